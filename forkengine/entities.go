@@ -1,0 +1,188 @@
+package forkengine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SessionKind says whether a session is a user-facing conversation (root) or a provider-native
+// sub-agent (child). Only root sessions can be fork sources; a fork target is always root.
+type SessionKind string
+
+// Session kinds.
+const (
+	SessionRoot  SessionKind = "root"
+	SessionChild SessionKind = "child"
+)
+
+// Valid reports whether k is a known kind.
+func (k SessionKind) Valid() bool { return k == SessionRoot || k == SessionChild }
+
+// TurnPhase is where a turn is in its life. Phases only move forward, in the order declared.
+type TurnPhase string
+
+// Turn phases, in order.
+const (
+	PhaseSubmitted TurnPhase = "submitted"
+	PhaseRunning   TurnPhase = "running"
+	PhaseWaiting   TurnPhase = "waiting"
+	PhaseSettling  TurnPhase = "settling"
+	PhaseSettled   TurnPhase = "settled"
+)
+
+var phaseRank = map[TurnPhase]int{
+	PhaseSubmitted: 1, PhaseRunning: 2, PhaseWaiting: 3, PhaseSettling: 4, PhaseSettled: 5,
+}
+
+// Valid reports whether p is a known phase.
+func (p TurnPhase) Valid() bool { return phaseRank[p] > 0 }
+
+// Rank orders phases: a report may never lower a turn's rank.
+func (p TurnPhase) Rank() int { return phaseRank[p] }
+
+// TurnOutcome is how a settled turn ended. It is empty until the turn is settled.
+type TurnOutcome string
+
+// Turn outcomes.
+const (
+	OutcomeCompleted   TurnOutcome = "completed"
+	OutcomeFailed      TurnOutcome = "failed"
+	OutcomeCanceled    TurnOutcome = "canceled"
+	OutcomeInterrupted TurnOutcome = "interrupted"
+)
+
+// Valid reports whether o is a known outcome.
+func (o TurnOutcome) Valid() bool {
+	switch o {
+	case OutcomeCompleted, OutcomeFailed, OutcomeCanceled, OutcomeInterrupted:
+		return true
+	}
+	return false
+}
+
+// MessageRole says who wrote a message.
+type MessageRole string
+
+// Message roles.
+const (
+	RoleUser      MessageRole = "user"
+	RoleAssistant MessageRole = "assistant"
+	RoleTool      MessageRole = "tool"
+	RoleSystem    MessageRole = "system"
+)
+
+// Valid reports whether r is a known role.
+func (r MessageRole) Valid() bool {
+	switch r {
+	case RoleUser, RoleAssistant, RoleTool, RoleSystem:
+		return true
+	}
+	return false
+}
+
+// Session is one conversation of an agent in a workspace.
+type Session struct {
+	WorkspaceID       string
+	ID                string
+	Kind              SessionKind
+	Provider          string // driver name, e.g. "simulated"
+	ProviderSessionID string // a fork source needs one
+	Title             string
+	RailSectionKey    string
+	Cwd               string
+	Model             string
+	Settings          json.RawMessage // a JSON object; never nil once stored ("{}")
+	Visible           bool
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	DeletedAt         *time.Time
+}
+
+// Deleted reports whether the session is soft-deleted.
+func (s Session) Deleted() bool { return s.DeletedAt != nil }
+
+// Turn is one prompt of a session and the agent's work on it.
+type Turn struct {
+	WorkspaceID string
+	SessionID   string
+	ID          string
+	Sequence    int64 // strictly increasing per session, assigned by the engine
+	Phase       TurnPhase
+	Outcome     TurnOutcome // empty unless Phase is settled
+	Origin      string
+	StartedAt   time.Time
+	SettledAt   *time.Time
+	UpdatedAt   time.Time
+
+	// ProviderTurnID and ProviderTurnBinding are the provider's own handle on the turn; the binding
+	// is an opaque JSON object owned by the driver.
+	ProviderTurnID      string
+	ProviderTurnBinding json.RawMessage
+}
+
+// Settled reports whether the turn has finished.
+func (t Turn) Settled() bool { return t.Phase == PhaseSettled }
+
+// HasProviderBinding reports whether a persisted provider binding exists: a provider turn id that is
+// not a copy of the canonical id, and a binding that is a non-empty JSON object.
+func (t Turn) HasProviderBinding() bool {
+	if t.ID == "" || t.ProviderTurnID == "" || t.ProviderTurnID == t.ID {
+		return false
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(t.ProviderTurnBinding, &obj); err != nil {
+		return false
+	}
+	return len(obj) > 0
+}
+
+// Message is one entry of a session's transcript.
+type Message struct {
+	WorkspaceID string
+	SessionID   string
+	TurnID      string
+	ID          string
+	Position    int64 // order within the workspace's transcript; assigned by the store on insert
+	Role        MessageRole
+	Content     string
+	CreatedAt   time.Time
+}
+
+// Lineage records that a root session was created by forking another through one turn.
+type Lineage struct {
+	WorkspaceID     string
+	OperationID     string
+	SourceSessionID string
+	SourceTurnID    string
+	TargetSessionID string
+	TargetTurnID    string
+	ForkedAt        time.Time
+}
+
+// LifecycleCapabilities are the session-level fork capabilities resolved from a driver descriptor.
+type LifecycleCapabilities struct {
+	Fork            bool // full-session fork; no driver supports it
+	ForkThroughTurn bool
+}
+
+// BindingState is the public forkability state of a turn.
+type BindingState string
+
+// Binding states.
+const (
+	BindingBound            BindingState = "bound"
+	BindingRecoveryRequired BindingState = "recovery_required"
+	BindingUnavailable      BindingState = "unavailable"
+)
+
+// TurnBindingState derives the public state from a turn and its probed availability.
+func TurnBindingState(t Turn, available bool) BindingState {
+	switch {
+	case available:
+		return BindingBound
+	case t.Settled():
+		return BindingRecoveryRequired
+	default:
+		return BindingUnavailable
+	}
+}

@@ -1,0 +1,121 @@
+package forkengine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable error code. The set is append-only: never reorder, rename or remove a code,
+// clients match on them. The string values are the GraphQL `extensions.code` values.
+type Code string
+
+// Error codes.
+const (
+	CodeInvalid             Code = "BAD_USER_INPUT"
+	CodeUnauthenticated     Code = "UNAUTHENTICATED"
+	CodeForbidden           Code = "FORBIDDEN"
+	CodeNotFound            Code = "NOT_FOUND"
+	CodeForkConflict        Code = "FORK_CONFLICT"
+	CodeForkInProgress      Code = "FORK_IN_PROGRESS"
+	CodeForkUnsupported     Code = "FORK_UNSUPPORTED"
+	CodeAcknowledgeConflict Code = "ACKNOWLEDGE_CONFLICT"
+	CodeInternal            Code = "INTERNAL_SERVER_ERROR"
+	CodeConflict            Code = "CONFLICT"        // a non-fork write conflict (e.g. a reserved id)
+	CodeResumeRequired      Code = "RESUME_REQUIRED" // a subscriber fell behind; resume from its last cursor
+	CodeRateLimited         Code = "RATE_LIMITED"
+)
+
+// Boundary and conflict reason codes (stable; reference §3.12 without its prefix).
+const (
+	ReasonSourceNotRoot          = "source_not_root"
+	ReasonProviderSessionMissing = "provider_session_missing"
+	ReasonTurnNotFound           = "turn_not_found"
+	ReasonTurnNotSettled         = "turn_not_settled"
+	ReasonTurnSequenceMissing    = "turn_sequence_missing"
+	ReasonProviderTurnMissing    = "provider_turn_missing"
+	ReasonProviderTurnUnforkable = "provider_turn_unforkable"
+	ReasonBoundaryMismatch       = "provider_turn_boundary_mismatch"
+	ReasonPrefixTurnMissing      = "prefix_turn_missing"
+	ReasonRequestConflict        = "request_conflict"
+	ReasonTargetReserved         = "target_reserved"
+	ReasonSourceDeleted          = "source_deleted"
+	ReasonSourceState            = "source_state"
+	ReasonInconsistentLineage    = "inconsistent_lineage"
+	ReasonTurnPhaseBackwards     = "turn_phase_backwards"
+	ReasonTurnOutcomeChanged     = "turn_outcome_changed"
+	ReasonDriverDrift            = "driver_drift"
+)
+
+// Error is the one domain error type. Code is stable; Reason is an optional stable sub-code;
+// Message is safe to show to clients; Err is the wrapped cause (never shown).
+type Error struct {
+	Code      Code
+	Reason    string
+	Message   string
+	Retryable bool
+	Err       error
+}
+
+func (e *Error) Error() string {
+	msg := e.Message
+	if e.Reason != "" {
+		msg = fmt.Sprintf("%s (%s)", msg, e.Reason)
+	}
+	if e.Err != nil {
+		return msg + ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches another *Error by Code and, when the target names one, Reason. So
+// errors.Is(err, &Error{Code: CodeForkConflict}) works through any wrapping.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	if !ok {
+		return false
+	}
+	return t.Code == e.Code && (t.Reason == "" || t.Reason == e.Reason)
+}
+
+// Errorf builds an Error with a client-safe message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ReasonErrorf builds an Error carrying a stable reason code.
+func ReasonErrorf(code Code, reason, format string, args ...any) *Error {
+	return &Error{Code: code, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, CodeInternal for any other
+// error, and "" for nil.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// ErrorReason returns the reason of the first *Error in err's chain, or "".
+func ErrorReason(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason
+	}
+	return ""
+}
+
+// Sentinels the stores return; the engine maps them to client errors.
+var (
+	// ErrNotFound is returned by a store read that finds no row.
+	ErrNotFound = errors.New("not found")
+	// ErrDuplicate is returned by a store write that violates a unique rule (one operation per
+	// request id, one active operation per boundary, one reservation per target id, ids).
+	ErrDuplicate = errors.New("duplicate")
+)

@@ -1,0 +1,219 @@
+package forkengine
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// PageCursor is a keyset position: rows strictly after (Time, ID) in ascending order. The zero
+// value means "from the start".
+type PageCursor struct {
+	Time time.Time
+	ID   string
+}
+
+// IsZero reports whether the cursor is the start.
+func (c PageCursor) IsZero() bool { return c.Time.IsZero() && c.ID == "" }
+
+// SessionFilter narrows ListSessions. Zero values mean "any".
+type SessionFilter struct {
+	Kind           SessionKind
+	Provider       string
+	Visible        *bool
+	IncludeDeleted bool
+	RootsOnly      bool // sessions without a forkedFrom lineage
+}
+
+// OperationFilter narrows ListOperations. Zero values mean "any".
+type OperationFilter struct {
+	SourceSessionID string
+	TargetSessionID string
+	ThroughTurnID   string
+	Statuses        []OperationStatus
+}
+
+// Reader is every read the engine and the API need. All reads are scoped by workspace. Single-row
+// reads return ErrNotFound (wrapped) when nothing matches; batch reads return maps that simply lack
+// the missing keys. Reads include soft-deleted sessions; callers decide what to show.
+type Reader interface {
+	GetSession(ctx context.Context, workspaceID, id string) (Session, error)
+	SessionsByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]Session, error)
+	// ListSessions returns up to limit sessions after the cursor, ordered by (CreatedAt, ID).
+	ListSessions(ctx context.Context, workspaceID string, f SessionFilter, after PageCursor, limit int) ([]Session, error)
+	CountSessions(ctx context.Context, workspaceID string, f SessionFilter) (int, error)
+
+	GetTurn(ctx context.Context, workspaceID, id string) (Turn, error)
+	TurnsByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]Turn, error)
+	// TurnsBySessionIDs returns, per session, up to limit turns with Sequence > afterSequence in
+	// sequence order (limit <= 0: all). One statement for all sessions.
+	TurnsBySessionIDs(ctx context.Context, workspaceID string, sessionIDs []string, afterSequence int64, limit int) (map[string][]Turn, error)
+	CountTurnsBySessionIDs(ctx context.Context, workspaceID string, sessionIDs []string) (map[string]int, error)
+	// LatestTurnsBySessionIDs returns each session's turn with the highest sequence.
+	LatestTurnsBySessionIDs(ctx context.Context, workspaceID string, sessionIDs []string) (map[string]Turn, error)
+	// ActiveTurnsBySessionIDs returns each session's highest-sequence turn that is not settled.
+	ActiveTurnsBySessionIDs(ctx context.Context, workspaceID string, sessionIDs []string) (map[string]Turn, error)
+	// TurnsThrough returns a session's turns with Sequence <= maxSequence, in sequence order.
+	TurnsThrough(ctx context.Context, workspaceID, sessionID string, maxSequence int64) ([]Turn, error)
+
+	// MessagesByTurnIDs returns each turn's messages in Position order.
+	MessagesByTurnIDs(ctx context.Context, workspaceID string, turnIDs []string) (map[string][]Message, error)
+	MessagesByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]Message, error)
+
+	LineagesByTargetIDs(ctx context.Context, workspaceID string, targetIDs []string) (map[string]Lineage, error)
+	// LineagesBySourceIDs returns each source's lineages ordered by (ForkedAt, TargetSessionID).
+	LineagesBySourceIDs(ctx context.Context, workspaceID string, sourceIDs []string) (map[string][]Lineage, error)
+
+	GetOperation(ctx context.Context, workspaceID, id string) (ForkOperation, error)
+	OperationsByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]ForkOperation, error)
+	GetOperationByRequestID(ctx context.Context, workspaceID, requestID string) (ForkOperation, error)
+	// LatestOperationOnBoundary returns the newest (CreatedAt, ID) operation forking source through
+	// turn, or ErrNotFound.
+	LatestOperationOnBoundary(ctx context.Context, workspaceID, sourceID, turnID string) (ForkOperation, error)
+	// OperationsBySourceIDs returns every operation whose source is one of ids.
+	OperationsBySourceIDs(ctx context.Context, workspaceID string, sourceIDs []string) ([]ForkOperation, error)
+	// OperationReservingTarget returns the non-failed operation that reserved target id, or ErrNotFound.
+	OperationReservingTarget(ctx context.Context, workspaceID, targetID string) (ForkOperation, error)
+	// ListOperations returns up to limit operations after the cursor, ordered by (CreatedAt, ID).
+	ListOperations(ctx context.Context, workspaceID string, f OperationFilter, after PageCursor, limit int) ([]ForkOperation, error)
+	CountOperations(ctx context.Context, workspaceID string, f OperationFilter) (int, error)
+	// RecoverableOperations pages active operations of every workspace in (CreatedAt, ID) order.
+	RecoverableOperations(ctx context.Context, after PageCursor, limit int) ([]ForkOperation, error)
+
+	// EventsAfter returns up to limit events of the workspace with Cursor > after, in cursor order.
+	EventsAfter(ctx context.Context, workspaceID string, after int64, limit int) ([]Event, error)
+	// OldestEventCursor returns the smallest cursor still kept for the workspace (0 if none), so an
+	// expired resume cursor can be told apart from an empty log.
+	OldestEventCursor(ctx context.Context, workspaceID string) (int64, error)
+}
+
+// Tx is one store transaction: reads see its own writes; nothing is visible to others until the
+// function passed to Store.Update returns nil.
+type Tx interface {
+	Reader
+
+	// UpsertSession inserts the session or replaces every field of the existing row.
+	UpsertSession(ctx context.Context, s Session) error
+	// UpsertTurn inserts the turn or replaces every field of the existing row.
+	UpsertTurn(ctx context.Context, t Turn) error
+	// InsertMessages inserts new messages (ErrDuplicate on an existing id) and returns them with
+	// Position assigned in slice order.
+	InsertMessages(ctx context.Context, msgs []Message) ([]Message, error)
+	// SoftDeleteSession stamps DeletedAt; the row and its operations stay.
+	SoftDeleteSession(ctx context.Context, workspaceID, id string, at time.Time) error
+	// PurgeSession removes the session, its turns and messages, every operation where it is source
+	// or target, and every lineage where it is source or target.
+	PurgeSession(ctx context.Context, workspaceID, id string) error
+
+	// InsertOperation inserts a new operation. ErrDuplicate when the request id is taken in the
+	// workspace, another active operation holds the same boundary, or a non-failed operation holds
+	// the same target id.
+	InsertOperation(ctx context.Context, op ForkOperation) error
+	// UpdateOperation replaces the stored operation if its stored status is expect (compare and
+	// swap). It reports whether a row changed.
+	UpdateOperation(ctx context.Context, op ForkOperation, expect OperationStatus) (bool, error)
+	// InsertLineage writes one lineage (one per target; ErrDuplicate otherwise).
+	InsertLineage(ctx context.Context, l Lineage) error
+
+	// AppendEvents appends to the durable log and returns the events with Cursor assigned.
+	AppendEvents(ctx context.Context, events []Event) ([]Event, error)
+}
+
+// Store persists the domain. Update runs fn in one transaction, serialised against other
+// writers, committing when fn returns nil and rolling back otherwise (also on panic).
+type Store interface {
+	Reader
+	Update(ctx context.Context, fn func(tx Tx) error) error
+}
+
+// Descriptor is what a driver says it can do for one session.
+type Descriptor struct {
+	Kind             string
+	Version          string
+	StateBindingMode BindingMode
+	ThroughTurn      bool
+	FullSession      bool
+}
+
+// SupportsThroughTurn is the rule for forkThroughTurn: the flag, a kind, a version and a valid mode.
+func (d Descriptor) SupportsThroughTurn() bool {
+	return d.ThroughTurn && d.Kind != "" && d.Version != "" && d.StateBindingMode.Valid()
+}
+
+// SupportsFullSession is the same rule for full-session forks.
+func (d Descriptor) SupportsFullSession() bool {
+	return d.FullSession && d.Kind != "" && d.Version != "" && d.StateBindingMode.Valid()
+}
+
+// Probe asks a driver whether one provider turn of a session can be forked.
+type Probe struct {
+	Session Session
+	Turn    Turn
+}
+
+// Disposition is what a driver knows about whether the provider made a child.
+type Disposition string
+
+// Delivery dispositions.
+const (
+	DispositionAccepted    Disposition = "accepted"
+	DispositionNotStarted  Disposition = "not_started" // proven never sent
+	DispositionRejected    Disposition = "rejected"    // explicit refusal from the provider
+	DispositionUnsupported Disposition = "unsupported"
+	DispositionUnknown     Disposition = "unknown" // sent, outcome unknown: a child may exist
+)
+
+// ForkRequest is what the engine asks a driver to do.
+type ForkRequest struct {
+	WorkspaceID     string
+	OperationID     string
+	RequestID       string
+	Source          Session
+	ThroughTurn     Turn
+	Turns           []Turn // the frozen prefix, ending with ThroughTurn
+	TargetSessionID string
+	TargetTitle     string
+	Descriptor      Descriptor
+}
+
+// ForkResult is a driver's answer. An error returned beside it means the result is unverifiable
+// unless Disposition says otherwise.
+type ForkResult struct {
+	Disposition       Disposition
+	ProviderSessionID string
+	StateBindingMode  BindingMode
+	TurnBindings      []TurnBinding // provider_owned: one per bound snapshot turn, in order
+	Receipt           string        // provider_owned: required; host_copy: must be empty
+	Error             string
+}
+
+// Driver performs provider work for sessions whose Provider names it.
+type Driver interface {
+	// Describe says what the driver can do for the session. An error means unsupported.
+	Describe(ctx context.Context, s Session) (Descriptor, error)
+	// ProbeTurns answers, for every probe in order, whether that provider turn can be forked. One
+	// call per batch; an error means "no" for all of them.
+	ProbeTurns(ctx context.Context, probes []Probe) ([]bool, error)
+	// Fork asks the provider to fork the source through the boundary turn.
+	Fork(ctx context.Context, req ForkRequest) (ForkResult, error)
+}
+
+// Publisher receives events after the transaction that wrote them commits. It must not block.
+type Publisher interface {
+	Publish(events []Event)
+}
+
+// Clock returns the current time. Tests inject fixed or stepping clocks.
+type Clock func() time.Time
+
+// jsonObject returns raw if it holds a JSON object, "{}" if it is empty, and false otherwise.
+func jsonObject(raw json.RawMessage) (json.RawMessage, bool) {
+	if len(raw) == 0 {
+		return json.RawMessage("{}"), true
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, false
+	}
+	return raw, true
+}
