@@ -1,0 +1,40 @@
+# forkgraph: the two commands are `go run .` (serve) and `make test` (everything below).
+# `make test` runs every suite: Go (race detector on), the generated-code check, the Node end-to-end
+# suite against the real server, the playground's browser tests in headless Chromium, and the store
+# contract suite against PostgreSQL when its server binaries are on the machine.
+
+SHELL := /bin/bash
+GO ?= go
+
+.PHONY: test check generate-check test-go test-postgres test-e2e test-browser generate run
+
+test: check generate-check test-go test-postgres test-e2e test-browser
+	@echo "make test: all suites passed"
+
+run:
+	$(GO) run .
+
+generate:
+	$(GO) generate ./...
+
+# gofmt and vet over hand-written code (graph/ is generated).
+check:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*') | grep -v '^graph/' || true); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+# Regenerate and fail if anything changed: generated code must be committed up to date.
+generate-check:
+	@bash scripts/check-generated.sh
+
+test-go:
+	$(GO) test -race -count=1 ./...
+
+test-postgres:
+	@bash scripts/test-postgres.sh
+
+test-e2e:
+	@bash scripts/run-optional.sh "end-to-end client suite (e2e/)" e2e/run.sh
+
+test-browser:
+	@bash scripts/run-optional.sh "playground browser tests (web/playground/)" web/playground/test-browser.sh
