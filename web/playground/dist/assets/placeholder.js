@@ -1,0 +1,2 @@
+document.getElementById("endpoint").textContent =
+  document.querySelector('meta[name="forkgraph-endpoint"]').content;

@@ -1,0 +1,112 @@
+package playground
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func serve(t *testing.T, h http.Handler, method, target string, header map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, target, nil)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestIndexInjectsEndpoint(t *testing.T) {
+	h := Handler(`/api/graphql?x="<y>"`)
+	rec := serve(t, h, http.MethodGet, "/", nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET / = %d, want 200", rec.Code)
+	}
+	body := rec.Body.String()
+	want := `<meta name="forkgraph-endpoint" content="/api/graphql?x=&#34;&lt;y&gt;&#34;">`
+	if !strings.Contains(body, want) {
+		t.Fatalf("index.html lacks escaped endpoint meta %q:\n%s", want, body)
+	}
+	if strings.Contains(body, endpointPlaceholder) {
+		t.Fatalf("index.html still holds the placeholder")
+	}
+	if got := rec.Header().Get("Content-Type"); got != "text/html; charset=utf-8" {
+		t.Errorf("Content-Type = %q", got)
+	}
+	if got := rec.Header().Get("Cache-Control"); got != "no-cache" {
+		t.Errorf("Cache-Control = %q, want no-cache", got)
+	}
+	if got := rec.Header().Get("Content-Security-Policy"); !strings.Contains(got, "default-src 'self'") {
+		t.Errorf("Content-Security-Policy = %q", got)
+	}
+}
+
+func TestIndexAliasServesSameDocument(t *testing.T) {
+	h := Handler("/graphql")
+	root := serve(t, h, http.MethodGet, "/", nil)
+	alias := serve(t, h, http.MethodGet, "/index.html", nil)
+	if alias.Code != http.StatusOK || alias.Body.String() != root.Body.String() {
+		t.Fatalf("/index.html = %d, differs from /", alias.Code)
+	}
+}
+
+func TestHashedAssetsAreImmutableWithTypes(t *testing.T) {
+	h := Handler("/graphql").(*handler)
+	var sawJS bool
+	for urlPath, a := range h.assets {
+		if !strings.HasPrefix(urlPath, "/assets/") {
+			continue
+		}
+		rec := serve(t, h, http.MethodGet, urlPath, nil)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s = %d", urlPath, rec.Code)
+		}
+		if got := rec.Header().Get("Cache-Control"); got != "public, max-age=31536000, immutable" {
+			t.Errorf("%s Cache-Control = %q", urlPath, got)
+		}
+		if got := rec.Header().Get("Content-Type"); got != a.contentType || got == "application/octet-stream" {
+			t.Errorf("%s Content-Type = %q", urlPath, got)
+		}
+		if strings.HasSuffix(urlPath, ".js") {
+			sawJS = true
+			if got := rec.Header().Get("Content-Type"); got != "text/javascript; charset=utf-8" {
+				t.Errorf("%s Content-Type = %q", urlPath, got)
+			}
+		}
+	}
+	if !sawJS {
+		t.Fatal("no JavaScript asset under /assets/")
+	}
+}
+
+func TestConditionalGetAnswers304(t *testing.T) {
+	h := Handler("/graphql")
+	first := serve(t, h, http.MethodGet, "/", nil)
+	etag := first.Header().Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag on index.html")
+	}
+	again := serve(t, h, http.MethodGet, "/", map[string]string{"If-None-Match": etag})
+	if again.Code != http.StatusNotModified {
+		t.Fatalf("revalidation = %d, want 304", again.Code)
+	}
+}
+
+func TestRejectsUnknownPathsAndMethods(t *testing.T) {
+	h := Handler("/graphql")
+	if rec := serve(t, h, http.MethodGet, "/nope.js", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("GET /nope.js = %d, want 404", rec.Code)
+	}
+	if rec := serve(t, h, http.MethodGet, "/assets/../index.html", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("GET traversal = %d, want 404", rec.Code)
+	}
+	rec := serve(t, h, http.MethodPost, "/", nil)
+	if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST / = %d Allow=%q, want 405 GET, HEAD", rec.Code, rec.Header().Get("Allow"))
+	}
+	if rec := serve(t, h, http.MethodHead, "/", nil); rec.Code != http.StatusOK || rec.Body.Len() != 0 {
+		t.Errorf("HEAD / = %d with %d bytes", rec.Code, rec.Body.Len())
+	}
+}
