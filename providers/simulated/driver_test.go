@@ -1,0 +1,125 @@
+package simulated_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/providers/simulated"
+)
+
+// session returns a root session whose settings.simulated is script ("" for no script).
+func session(script string) forkengine.Session {
+	settings := `{}`
+	if script != "" {
+		settings = `{"simulated":` + script + `}`
+	}
+	return forkengine.Session{
+		WorkspaceID: "ws", ID: "src", Kind: forkengine.SessionRoot, Provider: "simulated",
+		ProviderSessionID: "src-provider", Settings: json.RawMessage(settings),
+	}
+}
+
+func boundTurn(id string, seq int64) forkengine.Turn {
+	return forkengine.Turn{
+		WorkspaceID: "ws", SessionID: "src", ID: id, Sequence: seq,
+		Phase: forkengine.PhaseSettled, Outcome: forkengine.OutcomeCompleted,
+		ProviderTurnID: "p-" + id, ProviderTurnBinding: json.RawMessage(`{"rollout":"` + id + `"}`),
+	}
+}
+
+func forkRequest(script, operationID string) forkengine.ForkRequest {
+	unbound := boundTurn("t2", 2)
+	unbound.ProviderTurnID, unbound.ProviderTurnBinding = "", nil
+	turns := []forkengine.Turn{boundTurn("t1", 1), unbound, boundTurn("t3", 3)}
+	return forkengine.ForkRequest{
+		WorkspaceID: "ws", OperationID: operationID, RequestID: "req-" + operationID,
+		Source: session(script), ThroughTurn: turns[2], Turns: turns, TargetSessionID: "target",
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		name    string
+		script  string
+		version string
+		want    forkengine.Descriptor
+		wantErr bool
+	}{
+		{name: "DefaultHostCopy", want: forkengine.Descriptor{Kind: "simulated", Version: "v1",
+			StateBindingMode: forkengine.BindingHostCopy, ThroughTurn: true}},
+		{name: "ProviderOwned", script: `{"bindingMode":"provider_owned"}`, version: "v7",
+			want: forkengine.Descriptor{Kind: "simulated", Version: "v7",
+				StateBindingMode: forkengine.BindingProviderOwned, ThroughTurn: true}},
+		{name: "ErrUnknownBindingMode", script: `{"bindingMode":"copy"}`, wantErr: true},
+		{name: "ErrUnknownForkOutcome", script: `{"fork":"maybe"}`, wantErr: true},
+		{name: "ErrScriptNotObject", script: `[1]`, wantErr: true},
+		{name: "ErrNegativeLatency", script: `{"latencyMs":-1}`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := simulated.New(simulated.Options{Version: tt.version})
+			got, err := d.Describe(context.Background(), session(tt.script))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Describe error = %v, want error %v", err, tt.wantErr)
+			}
+			if err == nil && got != tt.want {
+				t.Fatalf("Describe = %+v, want %+v", got, tt.want)
+			}
+			if err == nil && !got.SupportsThroughTurn() {
+				t.Fatalf("descriptor %+v does not support through-turn forks", got)
+			}
+			if d.DescribeCalls() != 1 {
+				t.Fatalf("DescribeCalls = %d, want 1", d.DescribeCalls())
+			}
+		})
+	}
+}
+
+func TestProbeTurns(t *testing.T) {
+	running := boundTurn("t9", 9)
+	running.Phase, running.Outcome = forkengine.PhaseRunning, ""
+	unbound := boundTurn("t8", 8)
+	unbound.ProviderTurnBinding = json.RawMessage(`{}`)
+	copied := boundTurn("t7", 7)
+	copied.ProviderTurnID = copied.ID
+
+	probes := []forkengine.Probe{
+		{Session: session(""), Turn: boundTurn("t1", 1)},                 // forkable
+		{Session: session(`{"probe":false}`), Turn: boundTurn("t1", 1)},  // scripted no
+		{Session: session(`{"probe":true}`), Turn: running},              // not settled
+		{Session: session(""), Turn: unbound},                            // empty binding
+		{Session: session(""), Turn: copied},                             // provider id copies canonical id
+		{Session: session(`{"fork":"bogus"}`), Turn: boundTurn("t1", 1)}, // malformed script
+	}
+	want := []bool{true, false, false, false, false, false}
+
+	d := simulated.New(simulated.Options{})
+	got, err := d.ProbeTurns(context.Background(), probes)
+	if err != nil {
+		t.Fatalf("ProbeTurns: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("ProbeTurns returned %d answers, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("probe %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+	if d.ProbeCalls() != 1 {
+		t.Fatalf("ProbeCalls = %d, want 1 for one batch", d.ProbeCalls())
+	}
+}
+
+// jsonHas reports whether the JSON object raw mentions want as a string value anywhere.
+func jsonHas(t *testing.T, raw json.RawMessage, want string) bool {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("binding %s is not JSON: %v", raw, err)
+	}
+	return strings.Contains(string(raw), `"`+want+`"`)
+}

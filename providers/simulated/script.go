@@ -1,0 +1,117 @@
+package simulated
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// Script is a session's scripted provider behaviour, read from settings.simulated.
+type Script struct {
+	// Fork is the disposition Fork answers with.
+	Fork forkengine.Disposition
+	// Error is the error text of a non-accepted outcome ("" means a default text).
+	Error string
+	// Latency is how long Fork waits before answering.
+	Latency time.Duration
+	// Probe says whether provider-bound, settled turns of the session are forkable.
+	Probe bool
+	// BindingMode is the state binding mode Describe reports and Fork answers with.
+	BindingMode forkengine.BindingMode
+}
+
+// scriptJSON is the wire shape; pointers tell "absent" from a zero value.
+type scriptJSON struct {
+	Fork        string `json:"fork"`
+	Error       string `json:"error"`
+	LatencyMs   *int64 `json:"latencyMs"`
+	Probe       *bool  `json:"probe"`
+	BindingMode string `json:"bindingMode"`
+}
+
+// ScriptFor reads the script of a session, filling defaults for absent keys. It returns an error
+// when the settings or the script are malformed or name an unknown outcome or mode, so a typo is
+// loud instead of silently meaning "accepted".
+func ScriptFor(s forkengine.Session, defaultLatency time.Duration) (Script, error) {
+	script := Script{
+		Fork:        forkengine.DispositionAccepted,
+		Latency:     defaultLatency,
+		Probe:       true,
+		BindingMode: forkengine.BindingHostCopy,
+	}
+	raw, err := simulatedSettings(s.Settings)
+	if err != nil || raw == nil {
+		return script, err
+	}
+	var in scriptJSON
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return script, fmt.Errorf("session %s: settings.simulated: %w", s.ID, err)
+	}
+	if err := script.apply(in); err != nil {
+		return script, fmt.Errorf("session %s: settings.simulated: %w", s.ID, err)
+	}
+	return script, nil
+}
+
+// simulatedSettings returns the raw settings.simulated value, or nil when it is absent or null.
+func simulatedSettings(settings json.RawMessage) (json.RawMessage, error) {
+	if len(settings) == 0 {
+		return nil, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(settings, &obj); err != nil {
+		return nil, fmt.Errorf("settings are not a JSON object: %w", err)
+	}
+	raw := obj["simulated"]
+	if string(raw) == "null" {
+		return nil, nil
+	}
+	return raw, nil
+}
+
+// apply overlays the present keys of in onto the defaults.
+func (s *Script) apply(in scriptJSON) error {
+	switch d := forkengine.Disposition(in.Fork); d {
+	case "":
+	case forkengine.DispositionAccepted, forkengine.DispositionRejected,
+		forkengine.DispositionNotStarted, forkengine.DispositionUnknown:
+		s.Fork = d
+	default:
+		return fmt.Errorf("unknown fork outcome %q", in.Fork)
+	}
+	if m := forkengine.BindingMode(in.BindingMode); m != "" {
+		if !m.Valid() {
+			return fmt.Errorf("unknown bindingMode %q", in.BindingMode)
+		}
+		s.BindingMode = m
+	}
+	if in.LatencyMs != nil {
+		if *in.LatencyMs < 0 {
+			return fmt.Errorf("latencyMs %d is negative", *in.LatencyMs)
+		}
+		s.Latency = time.Duration(*in.LatencyMs) * time.Millisecond
+	}
+	if in.Probe != nil {
+		s.Probe = *in.Probe
+	}
+	s.Error = in.Error
+	return nil
+}
+
+// errorText is the error a non-accepted outcome reports.
+func (s Script) errorText() string {
+	if s.Error != "" {
+		return s.Error
+	}
+	switch s.Fork {
+	case forkengine.DispositionRejected:
+		return "simulated provider rejected the fork"
+	case forkengine.DispositionNotStarted:
+		return "simulated provider did not start the fork"
+	case forkengine.DispositionUnknown:
+		return "simulated provider fork delivery is unknown"
+	}
+	return ""
+}
