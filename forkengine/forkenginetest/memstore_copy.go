@@ -1,0 +1,130 @@
+package forkenginetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// The store keeps what the SQL store keeps: times in UTC at microsecond precision, JSON as the
+// bytes it was given (Settings defaulting to "{}"), operation JSON columns as their encoding.
+
+func storedTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+func storedTimePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := storedTime(*t)
+	return &v
+}
+
+func clonePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := *t
+	return &v
+}
+
+func cloneRaw(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	return append(json.RawMessage(nil), raw...)
+}
+
+func storedSession(s forkengine.Session) forkengine.Session {
+	s.Settings = cloneRaw(s.Settings)
+	if s.Settings == nil {
+		s.Settings = json.RawMessage("{}")
+	}
+	s.CreatedAt = storedTime(s.CreatedAt)
+	s.UpdatedAt = storedTime(s.UpdatedAt)
+	s.DeletedAt = storedTimePtr(s.DeletedAt)
+	return s
+}
+
+func copySession(s forkengine.Session) forkengine.Session {
+	s.Settings = cloneRaw(s.Settings)
+	s.DeletedAt = clonePtr(s.DeletedAt)
+	return s
+}
+
+func storedTurn(t forkengine.Turn) forkengine.Turn {
+	t.ProviderTurnBinding = cloneRaw(t.ProviderTurnBinding)
+	t.StartedAt = storedTime(t.StartedAt)
+	t.UpdatedAt = storedTime(t.UpdatedAt)
+	t.SettledAt = storedTimePtr(t.SettledAt)
+	return t
+}
+
+func copyTurn(t forkengine.Turn) forkengine.Turn {
+	t.ProviderTurnBinding = cloneRaw(t.ProviderTurnBinding)
+	t.SettledAt = clonePtr(t.SettledAt)
+	return t
+}
+
+// storedOperation round-trips the JSON-encoded fields through their encoding, exactly as the SQL
+// store does, so the fake cannot accept what the real store would mangle.
+func storedOperation(op forkengine.ForkOperation) (forkengine.ForkOperation, error) {
+	op.SourceProviderTurnBinding = cloneRaw(op.SourceProviderTurnBinding)
+	var err error
+	if op.TargetTurnBindings, err = roundTripJSON(op.TargetTurnBindings); err != nil {
+		return op, fmt.Errorf("encode turn bindings of operation %s: %w", op.ID, err)
+	}
+	if op.Snapshot, err = roundTripJSON(op.Snapshot); err != nil {
+		return op, fmt.Errorf("encode snapshot of operation %s: %w", op.ID, err)
+	}
+	op.CreatedAt = storedTime(op.CreatedAt)
+	op.UpdatedAt = storedTime(op.UpdatedAt)
+	op.DispatchedAt = storedTimePtr(op.DispatchedAt)
+	op.AcceptedAt = storedTimePtr(op.AcceptedAt)
+	op.CompletedAt = storedTimePtr(op.CompletedAt)
+	op.AcknowledgedAt = storedTimePtr(op.AcknowledgedAt)
+	return op, nil
+}
+
+func copyOperation(op forkengine.ForkOperation) forkengine.ForkOperation {
+	op.SourceProviderTurnBinding = cloneRaw(op.SourceProviderTurnBinding)
+	if op.TargetTurnBindings != nil {
+		bindings := make([]forkengine.TurnBinding, len(op.TargetTurnBindings))
+		for i, b := range op.TargetTurnBindings {
+			bindings[i] = forkengine.TurnBinding{ProviderTurnID: b.ProviderTurnID, Binding: cloneRaw(b.Binding)}
+		}
+		op.TargetTurnBindings = bindings
+	}
+	op.Snapshot = copySnapshot(op.Snapshot)
+	op.DispatchedAt = clonePtr(op.DispatchedAt)
+	op.AcceptedAt = clonePtr(op.AcceptedAt)
+	op.CompletedAt = clonePtr(op.CompletedAt)
+	op.AcknowledgedAt = clonePtr(op.AcknowledgedAt)
+	return op
+}
+
+func copySnapshot(s forkengine.Snapshot) forkengine.Snapshot {
+	s.Session = copySession(s.Session)
+	if s.Turns != nil {
+		turns := make([]forkengine.Turn, len(s.Turns))
+		for i, t := range s.Turns {
+			turns[i] = copyTurn(t)
+		}
+		s.Turns = turns
+	}
+	if s.Messages != nil {
+		s.Messages = append([]forkengine.Message(nil), s.Messages...)
+	}
+	return s
+}
+
+func roundTripJSON[T any](v T) (T, error) {
+	var out T
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return out, err
+	}
+	err = json.Unmarshal(raw, &out)
+	return out, err
+}
