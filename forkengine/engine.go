@@ -1,8 +1,12 @@
 package forkengine
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -95,4 +99,149 @@ type RecoveryReport struct {
 	Committed int // prepared or provider_accepted → committed
 	Failed    int
 	Errors    []error
+}
+
+// Defaults applied by New.
+const (
+	DefaultDispatchTimeout  = 30 * time.Second
+	DefaultRecoveryPageSize = 100
+	MaxRecoveryPageSize     = 1000
+	// checkpointTimeout bounds the local writes that follow a provider call. They run on a context
+	// detached from the caller, so a caller that hangs up cannot lose a provider's answer.
+	checkpointTimeout = 10 * time.Second
+)
+
+// Engine runs the fork lifecycle over a Store and provider Drivers. It is safe for concurrent use;
+// every decision that must not race is re-checked inside one store transaction.
+type Engine struct {
+	cfg   Config
+	store Store
+	now   Clock
+	newID func() string
+	log   *slog.Logger
+
+	// background tracks dispatches started by StartFork; Close waits for them. closed stops new
+	// ones from starting once Close has begun (WaitGroup.Add must not race with Wait).
+	mu         sync.Mutex
+	closed     bool
+	background sync.WaitGroup
+}
+
+// New builds an engine, filling defaults for every optional Config field. It does not start
+// recovery; call Recover once at start-up. It fails when Store is nil or a Config value is out of
+// range.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("forkengine: Config.Store is required")
+	}
+	if cfg.Drivers == nil {
+		cfg.Drivers = map[string]Driver{}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = newUUIDv4
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.DispatchTimeout <= 0 {
+		cfg.DispatchTimeout = DefaultDispatchTimeout
+	}
+	switch {
+	case cfg.RecoveryPageSize == 0:
+		cfg.RecoveryPageSize = DefaultRecoveryPageSize
+	case cfg.RecoveryPageSize < 0 || cfg.RecoveryPageSize > MaxRecoveryPageSize:
+		return nil, fmt.Errorf("forkengine: RecoveryPageSize %d outside 1..%d", cfg.RecoveryPageSize, MaxRecoveryPageSize)
+	}
+	return &Engine{cfg: cfg, store: cfg.Store, now: cfg.Clock, newID: cfg.NewID, log: cfg.Logger}, nil
+}
+
+// Reader returns the store's read side, for loaders.
+func (e *Engine) Reader() Reader { return e.store }
+
+// Close stops new background work from starting and waits for running work to finish. It returns
+// ctx's error if ctx ends first; operations left behind stay durable and Recover resumes them.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		e.background.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("close engine: %w", ctx.Err())
+	}
+}
+
+// goBackground runs fn on its own goroutine, tracked for Close. It reports false (and runs
+// nothing) once Close has begun.
+func (e *Engine) goBackground(fn func()) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.background.Add(1)
+	go func() {
+		defer e.background.Done()
+		fn()
+	}()
+	return true
+}
+
+// changes collects the events of one transaction; update appends them to the durable log inside
+// that transaction and publishes them after it commits.
+type changes struct {
+	at     time.Time
+	events []Event
+}
+
+func (c *changes) session(kind EventKind, s Session) {
+	c.events = append(c.events, Event{WorkspaceID: s.WorkspaceID, Kind: kind, SessionID: s.ID, OccurredAt: c.at})
+}
+
+func (c *changes) turn(t Turn) {
+	c.events = append(c.events, Event{WorkspaceID: t.WorkspaceID, Kind: EventTurnUpserted,
+		SessionID: t.SessionID, TurnID: t.ID, OccurredAt: c.at})
+}
+
+func (c *changes) operation(op ForkOperation) {
+	c.events = append(c.events, Event{WorkspaceID: op.WorkspaceID, Kind: EventForkOperationUpdated,
+		SessionID: op.SourceSessionID, OperationID: op.ID, Status: op.Status, OccurredAt: c.at})
+}
+
+// update runs fn in one store transaction with a fresh change set stamped with the engine clock,
+// appends the collected events to the log in that transaction, and publishes them after commit.
+func (e *Engine) update(ctx context.Context, fn func(tx Tx, c *changes) error) error {
+	var committed []Event
+	err := e.store.Update(ctx, func(tx Tx) error {
+		committed = nil
+		c := &changes{at: e.now()}
+		if err := fn(tx, c); err != nil {
+			return err
+		}
+		if len(c.events) == 0 {
+			return nil
+		}
+		events, err := tx.AppendEvents(ctx, c.events)
+		if err != nil {
+			return fmt.Errorf("append events: %w", err)
+		}
+		committed = events
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(committed) > 0 && e.cfg.Publisher != nil {
+		e.cfg.Publisher.Publish(committed)
+	}
+	return nil
 }

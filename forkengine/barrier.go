@@ -1,0 +1,41 @@
+package forkengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// blocksBoundary reports whether op, the latest operation on its boundary, keeps a new request on that
+// boundary from starting a fork of its own. With the barrier on, that is every operation that may
+// have produced (or may still produce) a child the client has not adopted: active, unknown, or
+// committed and not yet acknowledged. Acknowledging or failing releases the boundary; unknown
+// never does, because the provider may hold a child nobody can see.
+func blocksBoundary(op ForkOperation) bool {
+	switch {
+	case op.Status.Active(), op.Status == StatusUnknown:
+		return true
+	case op.Status == StatusCommitted:
+		return !op.Acknowledged()
+	}
+	return false
+}
+
+// blockingOperation applies the boundary policy to a new request. With the barrier on, a blocking
+// latest operation is returned (found=true) as the answer to the request. With it off, only an
+// active operation blocks, and the request fails with a retryable FORK_IN_PROGRESS.
+func (e *Engine) blockingOperation(ctx context.Context, r Reader, in ForkInput) (ForkOperation, bool, error) {
+	latest, err := r.LatestOperationOnBoundary(ctx, in.WorkspaceID, in.SourceSessionID, in.ThroughTurnID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ForkOperation{}, false, nil
+	case err != nil:
+		return ForkOperation{}, false, fmt.Errorf("read latest operation on turn %s: %w", in.ThroughTurnID, err)
+	case !e.cfg.DisableBarrier && blocksBoundary(latest):
+		return latest, true, nil
+	case e.cfg.DisableBarrier && latest.Status.Active():
+		return ForkOperation{}, false, &Error{Code: CodeForkInProgress, Retryable: true,
+			Message: fmt.Sprintf("fork operation %s is still running on turn %q", latest.ID, in.ThroughTurnID)}
+	}
+	return ForkOperation{}, false, nil
+}

@@ -1,0 +1,58 @@
+// Package forkengine is the domain of forkgraph: sessions of turns, their transcripts, the fork
+// lineage between sessions, and the Engine that runs each fork as a durable operation against a
+// provider driver. It imports only the standard library; storage (Store), providers (Driver) and
+// subscribers (Publisher) are ports other packages implement.
+//
+// # The fork lifecycle
+//
+//	StartFork ──► prepared ──CAS, persisted──► dispatching ──Fork call──┬─► provider_accepted ──commit──► committed
+//	  │  (snapshot frozen,  │   before the driver                        │                                   │
+//	  │   target reserved)  │                                            ├─► failed   (not_started, rejected,│
+//	  │                     └──re-check fails (driver drift, ...)──────► │             unsupported)          │
+//	  │                                                                  └─► unknown  (anything unverifiable: Acknowledge
+//	  └─ replay / barrier: the existing operation, no new work                          never dispatched again)│
+//	                                                                                                           ▼
+//	                                                                                             committed + AcknowledgedAt
+//
+// Public projection (status, phase): prepared (ACCEPTED, FROZEN), dispatching (ACCEPTED,
+// DISPATCHING), provider_accepted (ACCEPTED, MATERIALIZING), committed (COMMITTED, COMMITTED),
+// failed (FAILED, FAILED), unknown (UNKNOWN, DELIVERY_UNKNOWN).
+//
+// # Invariants
+//
+//   - The transitions table in operation.go is the only place legal status moves live; every
+//     status change is a compare-and-swap checked with CanTransition.
+//   - A driver's Fork is called at most once per operation: the move to dispatching is committed
+//     before the call, and nothing moves an operation out of dispatching or unknown back to
+//     prepared. Start-up recovery turns a leftover dispatching operation into unknown.
+//   - unknown means "the provider may have made a child". It is terminal: never re-dispatched,
+//     never acknowledged, and it keeps its target id reserved.
+//   - A request id names one request: the same body replays the same operation, another body is a
+//     FORK_CONFLICT (reason request_conflict). The target id derived for a request without one
+//     depends only on (workspace, request id), so replays agree.
+//   - Everything a fork copies is frozen into the operation's snapshot when it is prepared; later
+//     changes to the source never reach the fork. Commit copies exactly the snapshot, with ids
+//     derived from (operation, source id), in one transaction with the lineage, so a repeated
+//     commit is a no-op and never duplicates.
+//   - Every change appends its events to the durable log in the same transaction; they are
+//     published to subscribers only after the transaction commits.
+//   - A committed operation's session and lineage are rebuilt from the operation and its snapshot,
+//     so they answer even after the target session was deleted.
+//
+// # The barrier
+//
+// A client whose fork response was lost may retry with a new request id. With the barrier on (the
+// default), a new request on a boundary (source session, through turn) whose latest operation is
+// active, unknown, or committed but not yet acknowledged gets that operation back instead of a
+// second fork, so the user never ends up with duplicate children. Acknowledge releases a committed
+// operation's hold, failure releases it at once, unknown never does. With Config.DisableBarrier
+// only an active operation blocks, and the new request fails with a retryable FORK_IN_PROGRESS.
+//
+// # Lineage
+//
+// Forks form a forest. Every session has at most one forkedFrom lineage and any number of forks;
+// titles number the whole family from its root:
+//
+//	"123" ──fork──► "123 (2)" ──fork──► "123 (3)"
+//	  └─────fork──► "123 (4)"
+package forkengine

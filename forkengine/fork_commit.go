@@ -1,0 +1,159 @@
+package forkengine
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// commit materialises a provider_accepted operation: target session, copied turns and messages,
+// lineage and the move to committed, in one transaction. It is idempotent: a committed operation is
+// returned as it is. It runs on a context the caller cannot cancel, because the provider has
+// already made the child and the only thing left is to record it.
+func (e *Engine) commit(ctx context.Context, op ForkOperation) (ForkOperation, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
+	defer cancel()
+	var out ForkOperation
+	err := e.update(ctx, func(tx Tx, c *changes) error {
+		current, err := tx.GetOperation(ctx, op.WorkspaceID, op.ID)
+		switch {
+		case err != nil:
+			return readError(err, "fork operation", op.ID)
+		case current.Status == StatusCommitted:
+			out = current
+			return nil
+		case current.Status != StatusProviderAccepted:
+			return fmt.Errorf("fork operation %s is %s, not provider_accepted", op.ID, current.Status)
+		}
+		out, err = materialize(ctx, tx, c, current)
+		return err
+	})
+	if err != nil {
+		return op, fmt.Errorf("commit fork operation %s: %w", op.ID, err)
+	}
+	return out, nil
+}
+
+// materialize writes the fork target from the frozen snapshot and moves op to committed.
+func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation) (ForkOperation, error) {
+	if err := verifySnapshot(op); err != nil {
+		return op, err
+	}
+	if err := checkTargetAbsent(ctx, tx, op); err != nil {
+		return op, err
+	}
+	session := targetSession(op, c.at)
+	turns := targetTurns(op, c.at)
+	lineage := targetLineage(op, forkEntityID(op, "turn", op.ThroughTurnID), c.at)
+	if err := tx.UpsertSession(ctx, session); err != nil {
+		return op, fmt.Errorf("create target session %s: %w", session.ID, err)
+	}
+	c.session(EventSessionUpserted, session)
+	for _, t := range turns {
+		if err := tx.UpsertTurn(ctx, t); err != nil {
+			return op, fmt.Errorf("copy turn %s: %w", t.ID, err)
+		}
+		c.turn(t)
+	}
+	if messages := targetMessages(op); len(messages) > 0 {
+		if _, err := tx.InsertMessages(ctx, messages); err != nil {
+			return op, fmt.Errorf("copy messages: %w", err)
+		}
+	}
+	if err := tx.InsertLineage(ctx, lineage); err != nil {
+		return op, fmt.Errorf("write lineage of %s: %w", session.ID, err)
+	}
+	committed, moved, err := moveOperation(ctx, tx, c, op, StatusCommitted, func(next *ForkOperation, at time.Time) {
+		next.TargetTurnID, next.CompletedAt, next.Error = lineage.TargetTurnID, &at, ""
+	})
+	if err == nil && !moved {
+		err = fmt.Errorf("fork operation %s changed to %s during its commit", op.ID, committed.Status)
+	}
+	return committed, err
+}
+
+// verifySnapshot proves the snapshot is the one frozen at prepare and ends at the boundary.
+func verifySnapshot(op ForkOperation) error {
+	hash, err := snapshotHash(op.Snapshot)
+	switch {
+	case err != nil:
+		return err
+	case hash != op.SnapshotHash:
+		return fmt.Errorf("fork operation %s: frozen snapshot does not match its hash", op.ID)
+	case len(op.Snapshot.Turns) == 0 || op.Snapshot.Turns[len(op.Snapshot.Turns)-1].ID != op.ThroughTurnID:
+		return fmt.Errorf("fork operation %s: frozen snapshot does not end with turn %s", op.ID, op.ThroughTurnID)
+	}
+	return nil
+}
+
+// checkTargetAbsent refuses to overwrite a session that appeared under the reserved target id.
+func checkTargetAbsent(ctx context.Context, r Reader, op ForkOperation) error {
+	_, found, err := findSession(ctx, r, op.WorkspaceID, op.TargetSessionID)
+	if err != nil || !found {
+		return err
+	}
+	return ReasonErrorf(CodeForkConflict, ReasonTargetReserved,
+		"target session %q already exists", op.TargetSessionID)
+}
+
+// targetSession is the fork target as created at time at: a root session of the same provider
+// holding the child the provider made, with the frozen title and the source's presentation.
+func targetSession(op ForkOperation, at time.Time) Session {
+	src := op.Snapshot.Session
+	return Session{
+		WorkspaceID: op.WorkspaceID, ID: op.TargetSessionID, Kind: SessionRoot,
+		Provider: src.Provider, ProviderSessionID: op.TargetProviderSessionID, Title: op.TargetTitle,
+		RailSectionKey: src.RailSectionKey, Cwd: src.Cwd, Model: src.Model,
+		Settings: append([]byte(nil), src.Settings...), Visible: src.Visible,
+		CreatedAt: at, UpdatedAt: at,
+	}
+}
+
+// targetTurns copies the snapshot turns under deterministic ids with their sequences. A turn that
+// had not settled when frozen is settled as interrupted: the child will never finish it. In
+// provider_owned mode each bound turn takes the binding the provider returned for the child (so a
+// fork of the fork works) and unbound turns lose theirs; host_copy keeps the source bindings.
+func targetTurns(op ForkOperation, at time.Time) []Turn {
+	turns := make([]Turn, 0, len(op.Snapshot.Turns))
+	next := 0
+	for _, src := range op.Snapshot.Turns {
+		t := src
+		t.SessionID, t.ID, t.UpdatedAt = op.TargetSessionID, forkEntityID(op, "turn", src.ID), at
+		if !t.Settled() {
+			settledAt := at
+			t.Phase, t.Outcome, t.SettledAt = PhaseSettled, OutcomeInterrupted, &settledAt
+		}
+		if op.StateBindingMode == BindingProviderOwned {
+			t.ProviderTurnID, t.ProviderTurnBinding = "", nil
+			if src.HasProviderBinding() && next < len(op.TargetTurnBindings) {
+				b := op.TargetTurnBindings[next]
+				t.ProviderTurnID, t.ProviderTurnBinding = b.ProviderTurnID, b.Binding
+				next++
+			}
+		}
+		turns = append(turns, t)
+	}
+	return turns
+}
+
+// targetMessages copies the snapshot transcript, in order, under deterministic ids.
+func targetMessages(op ForkOperation) []Message {
+	messages := make([]Message, 0, len(op.Snapshot.Messages))
+	for _, src := range op.Snapshot.Messages {
+		m := src
+		m.SessionID, m.Position = op.TargetSessionID, 0
+		m.TurnID = forkEntityID(op, "turn", src.TurnID)
+		m.ID = forkEntityID(op, "message", src.ID)
+		messages = append(messages, m)
+	}
+	return messages
+}
+
+// targetLineage is the forkedFrom record of the target.
+func targetLineage(op ForkOperation, targetTurnID string, at time.Time) Lineage {
+	return Lineage{
+		WorkspaceID: op.WorkspaceID, OperationID: op.ID,
+		SourceSessionID: op.SourceSessionID, SourceTurnID: op.ThroughTurnID,
+		TargetSessionID: op.TargetSessionID, TargetTurnID: targetTurnID, ForkedAt: at,
+	}
+}

@@ -1,0 +1,113 @@
+package forkengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ProcessOperation drives one operation as far as it can go now: a prepared operation is
+// re-verified and dispatched to its driver (at most once: the move to dispatching is persisted
+// before the call), a provider_accepted one is committed. Dispatching, committed, failed and
+// unknown operations are returned unchanged, without a driver call. Background work and recovery
+// use it. Failed and unknown outcomes are data, not errors. Errors: BAD_USER_INPUT (ids),
+// NOT_FOUND, and internal errors of the store.
+func (e *Engine) ProcessOperation(ctx context.Context, workspaceID, id string) (ForkOperation, error) {
+	if err := cleanIDs(idField{"workspaceId", &workspaceID}, idField{"id", &id}); err != nil {
+		return ForkOperation{}, err
+	}
+	op, err := e.store.GetOperation(ctx, workspaceID, id)
+	if err != nil {
+		return ForkOperation{}, readError(err, "fork operation", id)
+	}
+	for {
+		switch op.Status {
+		case StatusPrepared:
+			op, err = e.dispatch(ctx, op)
+		case StatusProviderAccepted:
+			op, err = e.commit(ctx, op)
+		default:
+			return op, nil
+		}
+		if err != nil {
+			return op, fmt.Errorf("process fork operation %s: %w", id, err)
+		}
+	}
+}
+
+// dispatch moves a prepared operation through dispatching to the provider's verdict.
+func (e *Engine) dispatch(ctx context.Context, op ForkOperation) (ForkOperation, error) {
+	desc, driver, problem, err := e.verifyBeforeDispatch(ctx, op)
+	if err != nil {
+		return op, err
+	}
+	if problem != "" {
+		failed, _, err := e.transition(ctx, op, StatusFailed, settle(problem))
+		return failed, err
+	}
+	marked, moved, err := e.transition(ctx, op, StatusDispatching, func(next *ForkOperation, at time.Time) {
+		next.DispatchedAt = &at
+	})
+	if err != nil || !moved {
+		return marked, err // another worker got there first; the caller continues from its state
+	}
+	verdict := e.callFork(ctx, driver, marked, desc)
+	// The provider has answered: record that on a context the caller cannot cancel, or a child the
+	// provider made could be forgotten.
+	checkpoint, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
+	defer cancel()
+	recorded, _, err := e.transition(checkpoint, marked, verdict.status, verdict.record)
+	return recorded, err
+}
+
+// verifyBeforeDispatch checks that what was frozen still holds: the source has the same provider
+// session, the boundary turn the same provider turn, and the driver the same kind and version. A
+// broken promise comes back as problem (the operation fails without a driver call); err is for
+// failures to read, which leave the operation prepared for a later attempt.
+func (e *Engine) verifyBeforeDispatch(ctx context.Context, op ForkOperation) (Descriptor, Driver, string, error) {
+	if n := len(op.Snapshot.Turns); n == 0 || op.Snapshot.Turns[n-1].ID != op.ThroughTurnID {
+		return Descriptor{}, nil, "frozen snapshot does not end with the boundary turn", nil
+	}
+	source, found, err := findSession(ctx, e.store, op.WorkspaceID, op.SourceSessionID)
+	switch {
+	case err != nil:
+		return Descriptor{}, nil, "", err
+	case !found || source.Deleted():
+		return Descriptor{}, nil, "source session no longer exists", nil
+	case source.ProviderSessionID != op.SourceProviderSessionID:
+		return Descriptor{}, nil, "source provider session changed since the fork was prepared", nil
+	}
+	turn, err := e.store.GetTurn(ctx, op.WorkspaceID, op.ThroughTurnID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Descriptor{}, nil, "boundary turn no longer exists", nil
+	case err != nil:
+		return Descriptor{}, nil, "", fmt.Errorf("read turn %s: %w", op.ThroughTurnID, err)
+	case turn.ProviderTurnID != op.SourceProviderTurnID:
+		return Descriptor{}, nil, "boundary provider turn changed since the fork was prepared", nil
+	}
+	desc, driver, err := e.describe(ctx, source)
+	switch {
+	case err != nil:
+		return Descriptor{}, nil, err.Error(), nil
+	case desc.Kind != op.DriverKind || desc.Version != op.DriverVersion:
+		return Descriptor{}, nil, fmt.Sprintf("fork driver changed from %s/%s to %s/%s since the fork was prepared (%s)",
+			op.DriverKind, op.DriverVersion, desc.Kind, desc.Version, ReasonDriverDrift), nil
+	}
+	return desc, driver, "", nil
+}
+
+// callFork makes the one driver call of an operation, bounded by DispatchTimeout.
+func (e *Engine) callFork(ctx context.Context, driver Driver, op ForkOperation, desc Descriptor) verdict {
+	callCtx, cancel := context.WithTimeout(ctx, e.cfg.DispatchTimeout)
+	defer cancel()
+	turns := op.Snapshot.Turns
+	result, err := driver.Fork(callCtx, ForkRequest{
+		WorkspaceID: op.WorkspaceID, OperationID: op.ID, RequestID: op.RequestID,
+		Source: op.Snapshot.Session, ThroughTurn: turns[len(turns)-1], Turns: turns,
+		TargetSessionID: op.TargetSessionID, TargetTitle: op.TargetTitle, Descriptor: desc,
+	})
+	timedOut := err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded)
+	return judgeDelivery(op, desc, result, err, timedOut)
+}

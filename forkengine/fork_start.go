@@ -1,0 +1,178 @@
+package forkengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// StartFork validates a fork request, freezes the source history through the boundary turn,
+// reserves the target id and records the operation as prepared, all in one transaction, then
+// returns at once (public ACCEPTED/FROZEN) while the dispatch runs in the background.
+//
+// A replay of a request id with the same body returns that operation as it is now and does no
+// work. With the barrier on, a new request on a boundary whose latest operation is active,
+// unknown, or committed but unacknowledged gets that operation back instead of a new fork.
+//
+// Errors: BAD_USER_INPUT (ids, source equals target), NOT_FOUND (source missing or deleted),
+// FORK_CONFLICT with a reason (request_conflict, source_not_root, provider_session_missing,
+// turn_not_found, turn_not_settled, provider_turn_missing, provider_turn_unforkable,
+// provider_turn_boundary_mismatch, target_reserved), FORK_IN_PROGRESS (barrier off, an active
+// operation holds the boundary; retryable), FORK_UNSUPPORTED (no driver, or the driver cannot fork
+// through a turn; no operation is created).
+func (e *Engine) StartFork(ctx context.Context, in ForkInput) (ForkOperation, error) {
+	if err := cleanForkInput(&in); err != nil {
+		return ForkOperation{}, err
+	}
+	op, created, err := e.startFork(ctx, in)
+	if errors.Is(err, ErrDuplicate) {
+		// A concurrent start won a unique rule between our checks and our insert. Running the start
+		// again lets the replay, barrier or reservation check answer as if we had come second.
+		op, created, err = e.startFork(ctx, in)
+	}
+	if err != nil {
+		return ForkOperation{}, fmt.Errorf("start fork %s: %w", in.RequestID, err)
+	}
+	if created && !e.cfg.NoBackground {
+		e.processInBackground(ctx, op)
+	}
+	return op, nil
+}
+
+// cleanForkInput trims and checks the ids and derives the target id when none was given.
+func cleanForkInput(in *ForkInput) error {
+	err := cleanIDs(idField{"workspaceId", &in.WorkspaceID}, idField{"sourceSessionId", &in.SourceSessionID},
+		idField{"throughTurnId", &in.ThroughTurnID}, idField{"requestId", &in.RequestID})
+	if err != nil {
+		return err
+	}
+	if in.TargetSessionID == "" {
+		in.TargetSessionID = derivedTargetID(in.WorkspaceID, in.RequestID)
+	}
+	if err := cleanIDs(idField{"targetSessionId", &in.TargetSessionID}); err != nil {
+		return err
+	}
+	if in.SourceSessionID == in.TargetSessionID {
+		return Errorf(CodeInvalid, "targetSessionId must differ from sourceSessionId")
+	}
+	return nil
+}
+
+// startFork runs the checks in the order SPEC §2.1 gives them. The cheap read-only checks and the
+// driver calls run outside the transaction; the transaction repeats the checks that can race.
+func (e *Engine) startFork(ctx context.Context, in ForkInput) (ForkOperation, bool, error) {
+	hash := requestHash(in)
+	if op, found, err := replayedOperation(ctx, e.store, in, hash); found || err != nil {
+		return op, false, err
+	}
+	source, err := forkSource(ctx, e.store, in.WorkspaceID, in.SourceSessionID)
+	if err != nil {
+		return ForkOperation{}, false, err
+	}
+	if op, found, err := e.blockingOperation(ctx, e.store, in); found || err != nil {
+		return op, false, err
+	}
+	boundary, err := boundaryTurn(ctx, e.store, source, in.ThroughTurnID)
+	if err != nil {
+		return ForkOperation{}, false, err
+	}
+	desc, driver, err := e.describe(ctx, source)
+	if err != nil {
+		return ForkOperation{}, false, err
+	}
+	if !e.probeOne(ctx, driver, source, boundary) {
+		return ForkOperation{}, false, ReasonErrorf(CodeForkConflict, ReasonProviderTurnUnforkable,
+			"the provider cannot fork through turn %q", boundary.ID)
+	}
+	return e.prepare(ctx, in, hash, desc)
+}
+
+// replayedOperation answers a request id seen before: the same body gets its operation back, a
+// different body is a conflict (never projected as operation data).
+func replayedOperation(ctx context.Context, r Reader, in ForkInput, hash string) (ForkOperation, bool, error) {
+	op, err := r.GetOperationByRequestID(ctx, in.WorkspaceID, in.RequestID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ForkOperation{}, false, nil
+	case err != nil:
+		return ForkOperation{}, false, fmt.Errorf("read operation of request %s: %w", in.RequestID, err)
+	case op.RequestHash != hash:
+		return ForkOperation{}, false, ReasonErrorf(CodeForkConflict, ReasonRequestConflict,
+			"request id %q was already used for a different fork", in.RequestID)
+	}
+	return op, true, nil
+}
+
+// forkSource reads the source session and checks it can be forked at all.
+func forkSource(ctx context.Context, r Reader, workspaceID, id string) (Session, error) {
+	source, err := liveSession(ctx, r, workspaceID, id)
+	switch {
+	case err != nil:
+		return Session{}, err
+	case source.Kind != SessionRoot:
+		return Session{}, ReasonErrorf(CodeForkConflict, ReasonSourceNotRoot, "session %q is not a root session", id)
+	case source.ProviderSessionID == "":
+		return Session{}, ReasonErrorf(CodeForkConflict, ReasonProviderSessionMissing,
+			"session %q has no provider session", id)
+	}
+	return source, nil
+}
+
+// boundaryTurn reads the turn to fork through and checks it is a settled, provider-bound turn of
+// the source.
+func boundaryTurn(ctx context.Context, r Reader, source Session, turnID string) (Turn, error) {
+	turn, err := r.GetTurn(ctx, source.WorkspaceID, turnID)
+	switch {
+	case errors.Is(err, ErrNotFound) || (err == nil && turn.SessionID != source.ID):
+		return Turn{}, ReasonErrorf(CodeForkConflict, ReasonTurnNotFound,
+			"turn %q not found in session %q", turnID, source.ID)
+	case err != nil:
+		return Turn{}, fmt.Errorf("read turn %s: %w", turnID, err)
+	case !turn.Settled():
+		return Turn{}, ReasonErrorf(CodeForkConflict, ReasonTurnNotSettled, "turn %q is not settled", turnID)
+	case turn.Sequence <= 0:
+		return Turn{}, ReasonErrorf(CodeForkConflict, ReasonTurnSequenceMissing, "turn %q has no sequence", turnID)
+	case !turn.HasProviderBinding():
+		return Turn{}, ReasonErrorf(CodeForkConflict, ReasonProviderTurnMissing,
+			"turn %q has no provider binding", turnID)
+	}
+	return turn, nil
+}
+
+// describe resolves the driver descriptor for the source; anything short of a through-turn
+// capable descriptor is FORK_UNSUPPORTED.
+func (e *Engine) describe(ctx context.Context, source Session) (Descriptor, Driver, error) {
+	driver := e.cfg.Drivers[source.Provider]
+	if driver == nil {
+		return Descriptor{}, nil, Errorf(CodeForkUnsupported, "no fork driver for provider %q", source.Provider)
+	}
+	desc, err := driver.Describe(ctx, source)
+	if err != nil {
+		return Descriptor{}, nil, &Error{Code: CodeForkUnsupported, Err: err,
+			Message: fmt.Sprintf("provider %q cannot describe session %q", source.Provider, source.ID)}
+	}
+	if !desc.SupportsThroughTurn() {
+		return Descriptor{}, nil, Errorf(CodeForkUnsupported,
+			"provider %q does not support forking through a turn", source.Provider)
+	}
+	return desc, driver, nil
+}
+
+// probeOne asks the driver whether it can fork through one provider turn; an error means no.
+func (e *Engine) probeOne(ctx context.Context, driver Driver, source Session, turn Turn) bool {
+	answers, err := driver.ProbeTurns(ctx, []Probe{{Session: source, Turn: turn}})
+	return err == nil && len(answers) == 1 && answers[0]
+}
+
+// processInBackground dispatches a prepared operation on its own goroutine. The work is detached
+// from the caller's context: the request that started a fork may end long before the fork does.
+func (e *Engine) processInBackground(ctx context.Context, op ForkOperation) {
+	detached := context.WithoutCancel(ctx)
+	e.goBackground(func() {
+		if _, err := e.ProcessOperation(detached, op.WorkspaceID, op.ID); err != nil {
+			// Nobody waits for this goroutine; the operation's stored state already tells clients
+			// what happened, so the log is the only place left for the cause.
+			e.log.Error("fork operation processing failed", "workspace", op.WorkspaceID, "operation", op.ID, "error", err)
+		}
+	})
+}

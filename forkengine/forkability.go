@@ -1,0 +1,94 @@
+package forkengine
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// TurnForkability answers Turn.providerForkBindingAvailable for each query, in order. A turn is
+// forkable only when it is settled and provider-bound, its session is a root with a provider
+// session and a known driver, and the driver's probe says yes. Everything short of that is false
+// without a probe. The remaining probes are grouped by provider, identical ones are sent once, and
+// each provider gets one ProbeTurns call; an error or a short answer makes its whole batch false.
+// It never errors: forkability fails closed.
+func (e *Engine) TurnForkability(ctx context.Context, qs []ForkabilityQuery) []bool {
+	out := make([]bool, len(qs))
+	batches := map[string]*probeBatch{}
+	for i, q := range qs {
+		if !e.probeWorthy(q) {
+			continue
+		}
+		b := batches[q.Session.Provider]
+		if b == nil {
+			b = &probeBatch{positions: map[string][]int{}}
+			batches[q.Session.Provider] = b
+		}
+		b.add(i, q)
+	}
+	providers := make([]string, 0, len(batches))
+	for p := range batches {
+		providers = append(providers, p)
+	}
+	slices.Sort(providers) // a stable call order keeps tests and logs readable
+	for _, p := range providers {
+		batches[p].answer(ctx, e.cfg.Drivers[p], out)
+	}
+	return out
+}
+
+// probeWorthy applies every rule that needs no provider to a query.
+func (e *Engine) probeWorthy(q ForkabilityQuery) bool {
+	s, t := q.Session, q.Turn
+	return t.Settled() && t.HasProviderBinding() && t.SessionID == s.ID && t.WorkspaceID == s.WorkspaceID &&
+		s.Kind == SessionRoot && s.ProviderSessionID != "" && !s.Deleted() && e.cfg.Drivers[s.Provider] != nil
+}
+
+// probeBatch is one provider's deduplicated probes and the query positions each answers.
+type probeBatch struct {
+	probes    []Probe
+	keys      []string
+	positions map[string][]int
+}
+
+func (b *probeBatch) add(i int, q ForkabilityQuery) {
+	key := strings.Join([]string{q.Session.WorkspaceID, q.Session.ID, q.Turn.ID, q.Turn.ProviderTurnID,
+		string(q.Turn.ProviderTurnBinding)}, "\x00")
+	if _, seen := b.positions[key]; !seen {
+		b.probes = append(b.probes, Probe{Session: q.Session, Turn: q.Turn})
+		b.keys = append(b.keys, key)
+	}
+	b.positions[key] = append(b.positions[key], i)
+}
+
+func (b *probeBatch) answer(ctx context.Context, driver Driver, out []bool) {
+	answers, err := driver.ProbeTurns(ctx, b.probes)
+	if err != nil || len(answers) != len(b.probes) {
+		return // fail closed: the batch stays false
+	}
+	for j, key := range b.keys {
+		for _, i := range b.positions[key] {
+			out[i] = answers[j]
+		}
+	}
+}
+
+// Capabilities resolves Session.lifecycleCapabilities for each session, in order, from the
+// driver's descriptor: forkThroughTurn needs a root session with a provider session and a driver
+// whose descriptor supports it; fork (full session) follows the same rule with its own flag. The
+// answer ignores whether the session is busy. Any error is false; it never errors.
+func (e *Engine) Capabilities(ctx context.Context, sessions []Session) []LifecycleCapabilities {
+	out := make([]LifecycleCapabilities, len(sessions))
+	for i, s := range sessions {
+		driver := e.cfg.Drivers[s.Provider]
+		if s.Kind != SessionRoot || s.ProviderSessionID == "" || driver == nil {
+			continue
+		}
+		desc, err := driver.Describe(ctx, s)
+		if err != nil {
+			continue
+		}
+		out[i] = LifecycleCapabilities{Fork: desc.SupportsFullSession(), ForkThroughTurn: desc.SupportsThroughTurn()}
+	}
+	return out
+}

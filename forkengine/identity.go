@@ -1,0 +1,87 @@
+package forkengine
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// identityNamespace separates forkgraph's derived ids from any other hash of the same strings.
+// Changing it changes every derived id, so it is versioned and never edited.
+const identityNamespace = "forkgraph.fork.identity.v1"
+
+// newUUIDv4 returns a random RFC 9562 version 4 UUID from crypto/rand.
+func newUUIDv4() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand.Read never fails on supported platforms (Go 1.24+ panics inside it instead).
+		panic(fmt.Sprintf("forkengine: crypto/rand: %v", err))
+	}
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+	return formatUUID(b)
+}
+
+func formatUUID(b [16]byte) string {
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// digest hashes parts with a separator that cannot occur in ids (NUL), so ("ab","c") and
+// ("a","bc") never collide.
+func digest(parts ...string) [32]byte {
+	return sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+}
+
+// derivedTargetID picks the target session id of a fork request that named none. It depends only
+// on (workspace, request id), so a replayed request derives the same target and the same request
+// hash. The result is UUID-shaped (version 8, the RFC 9562 custom version).
+func derivedTargetID(workspaceID, requestID string) string {
+	sum := digest(identityNamespace, "target", workspaceID, requestID)
+	var b [16]byte
+	copy(b[:], sum[:16])
+	b[6] = b[6]&0x0f | 0x80 // version 8
+	b[8] = b[8]&0x3f | 0x80
+	return formatUUID(b)
+}
+
+// forkEntityID is the deterministic id of a copied entity (kind "turn" or "message") in a fork
+// target. It is isolated per operation, source and target, so two forks of the same turn never
+// share ids, while a repeated commit of one operation always produces the same ones.
+func forkEntityID(op ForkOperation, kind, sourceID string) string {
+	sum := digest(identityNamespace, op.WorkspaceID, op.ID, op.SourceSessionID, op.TargetSessionID, kind, sourceID)
+	return "fork-" + kind + "-" + hex.EncodeToString(sum[:])
+}
+
+// requestBody is the canonical body of a fork request. The request id is deliberately not part of
+// it: the hash answers "is this the same request?" for two calls that share a request id.
+type requestBody struct {
+	WorkspaceID     string `json:"workspaceId"`
+	SourceSessionID string `json:"sourceSessionId"`
+	TargetSessionID string `json:"targetSessionId"`
+	ThroughTurnID   string `json:"throughTurnId"`
+}
+
+// requestHash is the sha256 hex of the canonical JSON request body.
+func requestHash(in ForkInput) string {
+	body, err := json.Marshal(requestBody{in.WorkspaceID, in.SourceSessionID, in.TargetSessionID, in.ThroughTurnID})
+	if err != nil {
+		panic(fmt.Sprintf("forkengine: marshal request body: %v", err)) // four strings always marshal
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// snapshotHash is the sha256 hex of the snapshot's JSON encoding. Commit recomputes it to prove
+// the frozen history it copies is the one prepared.
+func snapshotHash(s Snapshot) (string, error) {
+	body, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("encode snapshot: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:]), nil
+}

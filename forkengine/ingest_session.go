@@ -1,0 +1,129 @@
+package forkengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ReportSession upserts a session as an agent runtime sees it. Nil pointer fields keep the stored
+// value (a new session gets empty strings, visible=true and settings {}). Reporting a soft-deleted
+// session restores it. A report identical to the stored state writes nothing and emits no event.
+// Errors: BAD_USER_INPUT (ids, provider, kind, settings), CONFLICT reason target_reserved (the id is
+// reserved as the target of a fork that has not committed).
+func (e *Engine) ReportSession(ctx context.Context, in SessionReport) (Session, error) {
+	if err := cleanSessionReport(&in); err != nil {
+		return Session{}, err
+	}
+	var out Session
+	err := e.update(ctx, func(tx Tx, c *changes) error {
+		if err := checkNotReserved(ctx, tx, in.WorkspaceID, in.ID); err != nil {
+			return err
+		}
+		stored, found, err := findSession(ctx, tx, in.WorkspaceID, in.ID)
+		if err != nil {
+			return err
+		}
+		next := applySessionReport(stored, found, in, c.at)
+		if found && sameSession(stored, next) {
+			out = stored
+			return nil
+		}
+		if err := tx.UpsertSession(ctx, next); err != nil {
+			return fmt.Errorf("upsert session %s: %w", next.ID, err)
+		}
+		c.session(EventSessionUpserted, next)
+		out = next
+		return nil
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("report session %s: %w", in.ID, err)
+	}
+	return out, nil
+}
+
+func cleanSessionReport(in *SessionReport) error {
+	if err := cleanIDs(idField{"workspaceId", &in.WorkspaceID}, idField{"id", &in.ID}); err != nil {
+		return err
+	}
+	in.Provider = strings.TrimSpace(in.Provider)
+	if in.Provider == "" {
+		return Errorf(CodeInvalid, "provider is required")
+	}
+	if in.Kind == "" {
+		in.Kind = SessionRoot
+	}
+	if !in.Kind.Valid() {
+		return Errorf(CodeInvalid, "kind %q is not a session kind", in.Kind)
+	}
+	settings, err := objectOrNil("settings", in.Settings)
+	in.Settings = settings
+	return err
+}
+
+// checkNotReserved refuses an id that a fork operation holds for a target it has not created yet.
+// Once the operation commits, the target session exists and may be reported like any other.
+func checkNotReserved(ctx context.Context, r Reader, workspaceID, id string) error {
+	op, err := r.OperationReservingTarget(ctx, workspaceID, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read reservation of %s: %w", id, err)
+	case op.Status == StatusCommitted:
+		return nil
+	}
+	return ReasonErrorf(CodeConflict, ReasonTargetReserved,
+		"session id %q is reserved by fork operation %s", id, op.ID)
+}
+
+// findSession reads a session, reporting a miss as found=false rather than an error.
+func findSession(ctx context.Context, r Reader, workspaceID, id string) (Session, bool, error) {
+	s, err := r.GetSession(ctx, workspaceID, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Session{}, false, nil
+	case err != nil:
+		return Session{}, false, fmt.Errorf("read session %s: %w", id, err)
+	}
+	return s, true, nil
+}
+
+func applySessionReport(s Session, found bool, in SessionReport, now time.Time) Session {
+	if !found {
+		s = Session{WorkspaceID: in.WorkspaceID, ID: in.ID, Visible: true, CreatedAt: now}
+	}
+	s.Kind, s.Provider, s.DeletedAt = in.Kind, in.Provider, nil
+	setIfGiven(&s.ProviderSessionID, in.ProviderSessionID)
+	setIfGiven(&s.Title, in.Title)
+	setIfGiven(&s.RailSectionKey, in.RailSectionKey)
+	setIfGiven(&s.Cwd, in.Cwd)
+	setIfGiven(&s.Model, in.Model)
+	if in.Visible != nil {
+		s.Visible = *in.Visible
+	}
+	if in.Settings != nil {
+		s.Settings = in.Settings
+	}
+	if s.Settings == nil {
+		s.Settings = []byte("{}")
+	}
+	s.UpdatedAt = now
+	return s
+}
+
+func setIfGiven[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// sameSession compares everything a report can change; timestamps are not reported.
+func sameSession(a, b Session) bool {
+	return a.Kind == b.Kind && a.Provider == b.Provider && a.ProviderSessionID == b.ProviderSessionID &&
+		a.Title == b.Title && a.RailSectionKey == b.RailSectionKey && a.Cwd == b.Cwd &&
+		a.Model == b.Model && a.Visible == b.Visible && sameJSON(a.Settings, b.Settings) &&
+		a.Deleted() == b.Deleted()
+}

@@ -1,0 +1,137 @@
+package forkengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ReportTurn upserts a turn. A new id appends a turn with the next sequence of its session; a known
+// id moves it forward. The phase never goes backwards, an outcome is given exactly when the phase
+// is settled, and a settled turn's outcome never changes. A report identical to the stored state
+// writes nothing. Errors: BAD_USER_INPUT (ids, phase, outcome, binding, a turn of another session;
+// reasons turn_phase_backwards, turn_outcome_changed), NOT_FOUND (session missing or deleted).
+func (e *Engine) ReportTurn(ctx context.Context, in TurnReport) (Turn, error) {
+	if err := cleanTurnReport(&in); err != nil {
+		return Turn{}, err
+	}
+	var out Turn
+	err := e.update(ctx, func(tx Tx, c *changes) error {
+		if _, err := liveSession(ctx, tx, in.WorkspaceID, in.SessionID); err != nil {
+			return err
+		}
+		stored, found, err := e.turnToReport(ctx, tx, in)
+		if err != nil {
+			return err
+		}
+		next, err := applyTurnReport(stored, in, c.at)
+		if err != nil {
+			return err
+		}
+		if found && sameTurn(stored, next) {
+			out = stored
+			return nil
+		}
+		if err := tx.UpsertTurn(ctx, next); err != nil {
+			return fmt.Errorf("upsert turn %s: %w", next.ID, err)
+		}
+		c.turn(next)
+		out = next
+		return nil
+	})
+	if err != nil {
+		return Turn{}, fmt.Errorf("report turn %s: %w", in.ID, err)
+	}
+	return out, nil
+}
+
+func cleanTurnReport(in *TurnReport) error {
+	err := cleanIDs(idField{"workspaceId", &in.WorkspaceID}, idField{"sessionId", &in.SessionID}, idField{"id", &in.ID})
+	if err != nil {
+		return err
+	}
+	if !in.Phase.Valid() {
+		return Errorf(CodeInvalid, "phase %q is not a turn phase", in.Phase)
+	}
+	settled := in.Phase == PhaseSettled
+	switch {
+	case settled && !in.Outcome.Valid():
+		return Errorf(CodeInvalid, "a settled turn needs an outcome (got %q)", in.Outcome)
+	case !settled && in.Outcome != "":
+		return Errorf(CodeInvalid, "outcome is given only when the turn is settled")
+	}
+	if in.ProviderTurnID != nil {
+		id := strings.TrimSpace(*in.ProviderTurnID)
+		in.ProviderTurnID = &id
+	}
+	binding, err := objectOrNil("providerTurnBinding", in.ProviderTurnBinding)
+	in.ProviderTurnBinding = binding
+	return err
+}
+
+// liveSession reads a session that must exist and not be soft-deleted (else NOT_FOUND).
+func liveSession(ctx context.Context, r Reader, workspaceID, id string) (Session, error) {
+	s, err := r.GetSession(ctx, workspaceID, id)
+	if err != nil {
+		return Session{}, readError(err, "session", id)
+	}
+	if s.Deleted() {
+		return Session{}, Errorf(CodeNotFound, "session %q not found", id)
+	}
+	return s, nil
+}
+
+// turnToReport returns the stored turn, or a new one holding the session's next sequence.
+func (e *Engine) turnToReport(ctx context.Context, tx Tx, in TurnReport) (Turn, bool, error) {
+	t, err := tx.GetTurn(ctx, in.WorkspaceID, in.ID)
+	switch {
+	case err == nil && t.SessionID != in.SessionID:
+		return Turn{}, false, Errorf(CodeInvalid, "turn %q belongs to another session", in.ID)
+	case err == nil:
+		return t, true, nil
+	case !errors.Is(err, ErrNotFound):
+		return Turn{}, false, fmt.Errorf("read turn %s: %w", in.ID, err)
+	}
+	latest, err := tx.LatestTurnsBySessionIDs(ctx, in.WorkspaceID, []string{in.SessionID})
+	if err != nil {
+		return Turn{}, false, fmt.Errorf("read latest turn of %s: %w", in.SessionID, err)
+	}
+	return Turn{WorkspaceID: in.WorkspaceID, SessionID: in.SessionID, ID: in.ID,
+		Sequence: latest[in.SessionID].Sequence + 1}, false, nil
+}
+
+// applyTurnReport moves t forward as the report says. A new turn has a zero phase, so any phase is
+// forward for it.
+func applyTurnReport(t Turn, in TurnReport, now time.Time) (Turn, error) {
+	if in.Phase.Rank() < t.Phase.Rank() {
+		return Turn{}, ReasonErrorf(CodeInvalid, ReasonTurnPhaseBackwards,
+			"turn %q cannot move from %s back to %s", t.ID, t.Phase, in.Phase)
+	}
+	if t.Settled() && in.Outcome != t.Outcome {
+		return Turn{}, ReasonErrorf(CodeInvalid, ReasonTurnOutcomeChanged,
+			"settled turn %q keeps its outcome %s", t.ID, t.Outcome)
+	}
+	if t.StartedAt.IsZero() {
+		t.StartedAt = now
+	}
+	if in.Phase == PhaseSettled && !t.Settled() {
+		settledAt := now
+		t.SettledAt = &settledAt
+	}
+	t.Phase, t.Outcome = in.Phase, in.Outcome
+	setIfGiven(&t.Origin, in.Origin)
+	setIfGiven(&t.ProviderTurnID, in.ProviderTurnID)
+	if in.ProviderTurnBinding != nil {
+		t.ProviderTurnBinding = in.ProviderTurnBinding
+	}
+	t.UpdatedAt = now
+	return t, nil
+}
+
+// sameTurn compares everything a report can change.
+func sameTurn(a, b Turn) bool {
+	return a.Phase == b.Phase && a.Outcome == b.Outcome && a.Origin == b.Origin &&
+		a.ProviderTurnID == b.ProviderTurnID && sameJSON(a.ProviderTurnBinding, b.ProviderTurnBinding)
+}

@@ -1,0 +1,78 @@
+package forkengine
+
+import (
+	"context"
+	"fmt"
+)
+
+// familyTitle is the frozen title of a new fork of source: "<base> (<n>)", where the base is the
+// title of the family root (the session the lineage leads back to), or the source's own title
+// when the root has none, and n is 2 plus the number of forks made so far anywhere in the family
+// that did not fail. Forks of forks share the root's numbering: "123 (2)", a fork of that "123
+// (3)", another fork of the root "123 (4)". An empty base gives an empty title.
+func familyTitle(ctx context.Context, r Reader, source Session) (string, error) {
+	root, err := familyRoot(ctx, r, source)
+	if err != nil {
+		return "", err
+	}
+	base := root.Title
+	if base == "" {
+		base = source.Title
+	}
+	if base == "" {
+		return "", nil
+	}
+	forks, err := countFamilyForks(ctx, r, root.WorkspaceID, root.ID)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s (%d)", base, forks+2), nil
+}
+
+// familyRoot follows forkedFrom lineages upward from s. A purged ancestor ends the walk at the
+// last session still present; the visited set guards against a corrupt cycle.
+func familyRoot(ctx context.Context, r Reader, s Session) (Session, error) {
+	visited := map[string]bool{s.ID: true}
+	for {
+		lineages, err := r.LineagesByTargetIDs(ctx, s.WorkspaceID, []string{s.ID})
+		if err != nil {
+			return Session{}, fmt.Errorf("read lineage of %s: %w", s.ID, err)
+		}
+		l, ok := lineages[s.ID]
+		if !ok || visited[l.SourceSessionID] {
+			return s, nil
+		}
+		parent, found, err := findSession(ctx, r, s.WorkspaceID, l.SourceSessionID)
+		if err != nil || !found {
+			return s, err
+		}
+		visited[parent.ID] = true
+		s = parent
+	}
+}
+
+// countFamilyForks counts the non-failed operations whose source is the root or, transitively, the
+// target of a non-failed operation of the family. One batched read per generation.
+func countFamilyForks(ctx context.Context, r Reader, workspaceID, rootID string) (int, error) {
+	count := 0
+	family := map[string]bool{rootID: true}
+	generation := []string{rootID}
+	for len(generation) > 0 {
+		ops, err := r.OperationsBySourceIDs(ctx, workspaceID, generation)
+		if err != nil {
+			return 0, fmt.Errorf("read forks of %v: %w", generation, err)
+		}
+		generation = nil
+		for _, op := range ops {
+			if op.Status == StatusFailed {
+				continue
+			}
+			count++
+			if !family[op.TargetSessionID] {
+				family[op.TargetSessionID] = true
+				generation = append(generation, op.TargetSessionID)
+			}
+		}
+	}
+	return count, nil
+}
