@@ -78,6 +78,7 @@ func storedOperation(op forkengine.ForkOperation) (forkengine.ForkOperation, err
 	if op.Snapshot, err = roundTripJSON(op.Snapshot); err != nil {
 		return op, fmt.Errorf("encode snapshot of operation %s: %w", op.ID, err)
 	}
+	dropJSONNulls(&op)
 	op.CreatedAt = storedTime(op.CreatedAt)
 	op.UpdatedAt = storedTime(op.UpdatedAt)
 	op.DispatchedAt = storedTimePtr(op.DispatchedAt)
@@ -85,6 +86,24 @@ func storedOperation(op forkengine.ForkOperation) (forkengine.ForkOperation, err
 	op.CompletedAt = storedTimePtr(op.CompletedAt)
 	op.AcknowledgedAt = storedTimePtr(op.AcknowledgedAt)
 	return op, nil
+}
+
+// dropJSONNulls undoes encoding/json turning a nil RawMessage into "null": what was absent
+// before encoding is absent after decoding.
+func dropJSONNulls(op *forkengine.ForkOperation) {
+	orNil := func(raw json.RawMessage) json.RawMessage {
+		if string(raw) == "null" {
+			return nil
+		}
+		return raw
+	}
+	for i := range op.TargetTurnBindings {
+		op.TargetTurnBindings[i].Binding = orNil(op.TargetTurnBindings[i].Binding)
+	}
+	op.Snapshot.Session.Settings = orNil(op.Snapshot.Session.Settings)
+	for i := range op.Snapshot.Turns {
+		op.Snapshot.Turns[i].ProviderTurnBinding = orNil(op.Snapshot.Turns[i].ProviderTurnBinding)
+	}
 }
 
 func copyOperation(op forkengine.ForkOperation) forkengine.ForkOperation {

@@ -1,0 +1,125 @@
+package forkenginetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// opAt is an operation created at minute m of the fixture clock.
+func opAt(ws, id, source, through, target string, status forkengine.OperationStatus, m int) forkengine.ForkOperation {
+	op := newOperation(ws, id, source, through, target, status)
+	op.CreatedAt, op.UpdatedAt = at(m), at(m)
+	return op
+}
+
+func operationQueryTests() map[string]storeTest {
+	return map[string]storeTest{
+		"LookupsByIDRequestIDAndSource": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			a := opAt(wsA, "a", "s1", "t1", "x1", forkengine.StatusCommitted, 2)
+			b := opAt(wsA, "b", "s2", "t1", "x2", forkengine.StatusFailed, 1)
+			c := opAt(wsA, "c", "s1", "t2", "x3", forkengine.StatusPrepared, 1)
+			insertOperations(t, s, a, b, c, opAt(wsB, "a", "s1", "t9", "x1", forkengine.StatusFailed, 0))
+
+			byID, err := s.OperationsByIDs(ctx, wsA, []string{"a", "c", "nope"})
+			require.NoError(t, err)
+			require.Equal(t, map[string]forkengine.ForkOperation{"a": a, "c": c}, byID)
+			byReq, err := s.GetOperationByRequestID(ctx, wsA, "req-b")
+			require.NoError(t, err)
+			require.Equal(t, b, byReq)
+			bySource, err := s.OperationsBySourceIDs(ctx, wsA, []string{"s1", "nope"})
+			require.NoError(t, err)
+			require.Equal(t, []string{"c", "a"}, ids(bySource, operationID), "in (CreatedAt, ID) order")
+		},
+		"LatestOnBoundaryIsNewestByCreatedAtThenID": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			insertOperations(t, s,
+				opAt(wsA, "b", "s1", "t1", "x1", forkengine.StatusFailed, 5),
+				opAt(wsA, "a", "s1", "t1", "x2", forkengine.StatusFailed, 5),
+				opAt(wsA, "z", "s1", "t1", "x3", forkengine.StatusCommitted, 4),
+				opAt(wsA, "later-other-turn", "s1", "t2", "x4", forkengine.StatusFailed, 9),
+				opAt(wsB, "later-other-ws", "s1", "t1", "x5", forkengine.StatusFailed, 9),
+			)
+			got, err := s.LatestOperationOnBoundary(ctx, wsA, "s1", "t1")
+			require.NoError(t, err)
+			require.Equal(t, "b", got.ID)
+		},
+		"ListPagesAndCountsWithFilters": testListOperations,
+		"RecoverablePagesActiveAcrossWorkspaces": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			insertOperations(t, s,
+				opAt(wsA, "a3", "s1", "t1", "x1", forkengine.StatusPrepared, 3),
+				opAt(wsB, "b1", "s1", "t1", "x1", forkengine.StatusDispatching, 1),
+				opAt(wsA, "a1", "s1", "t2", "x2", forkengine.StatusProviderAccepted, 1),
+				opAt(wsB, "b2", "s1", "t2", "x2", forkengine.StatusPrepared, 2),
+				opAt(wsA, "done", "s1", "t3", "x3", forkengine.StatusCommitted, 0),
+				opAt(wsA, "failed", "s1", "t4", "x4", forkengine.StatusFailed, 0),
+				opAt(wsA, "unknown", "s1", "t5", "x5", forkengine.StatusUnknown, 0),
+			)
+			var seen, workspaces []string
+			var after forkengine.PageCursor
+			for {
+				page, err := s.RecoverableOperations(ctx, after, 2)
+				require.NoError(t, err)
+				require.LessOrEqual(t, len(page), 2)
+				if len(page) == 0 {
+					break
+				}
+				for _, op := range page {
+					seen = append(seen, op.ID)
+					workspaces = append(workspaces, op.WorkspaceID)
+				}
+				last := page[len(page)-1]
+				after = forkengine.PageCursor{Time: last.CreatedAt, ID: last.ID}
+			}
+			require.Equal(t, []string{"a1", "b1", "b2", "a3"}, seen)
+			require.Equal(t, []string{wsA, wsB, wsB, wsA}, workspaces)
+		},
+	}
+}
+
+func testListOperations(t *testing.T, s forkengine.Store) {
+	ctx := context.Background()
+	insertOperations(t, s,
+		opAt(wsA, "o1", "s1", "t1", "x1", forkengine.StatusCommitted, 1),
+		opAt(wsA, "o2", "s1", "t2", "x2", forkengine.StatusFailed, 1),
+		opAt(wsA, "o3", "s2", "t1", "x3", forkengine.StatusPrepared, 0),
+		opAt(wsA, "o4", "s1", "t1", "x4", forkengine.StatusFailed, 3),
+		opAt(wsB, "o5", "s1", "t1", "x1", forkengine.StatusCommitted, 0),
+	)
+	cases := []struct {
+		filter forkengine.OperationFilter
+		want   []string
+	}{
+		{forkengine.OperationFilter{}, []string{"o3", "o1", "o2", "o4"}},
+		{forkengine.OperationFilter{SourceSessionID: "s1"}, []string{"o1", "o2", "o4"}},
+		{forkengine.OperationFilter{SourceSessionID: "s1", ThroughTurnID: "t1"}, []string{"o1", "o4"}},
+		{forkengine.OperationFilter{TargetSessionID: "x3"}, []string{"o3"}},
+		{forkengine.OperationFilter{Statuses: []forkengine.OperationStatus{forkengine.StatusFailed}}, []string{"o2", "o4"}},
+		{forkengine.OperationFilter{Statuses: []forkengine.OperationStatus{forkengine.StatusFailed, forkengine.StatusPrepared}, ThroughTurnID: "t1"}, []string{"o3", "o4"}},
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%+v", c.filter)
+		var seen []string
+		var after forkengine.PageCursor
+		for range 10 {
+			page, err := s.ListOperations(ctx, wsA, c.filter, after, 1)
+			require.NoError(t, err, name)
+			if len(page) == 0 {
+				break
+			}
+			require.Len(t, page, 1, name)
+			seen = append(seen, page[0].ID)
+			after = forkengine.PageCursor{Time: page[0].CreatedAt, ID: page[0].ID}
+		}
+		require.Equal(t, c.want, seen, name)
+		n, err := s.CountOperations(ctx, wsA, c.filter)
+		require.NoError(t, err, name)
+		require.Equal(t, len(c.want), n, name)
+	}
+}

@@ -1,0 +1,155 @@
+package forkenginetest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// fullOperation fills every field, JSON ones included, so a round trip checks them all.
+func fullOperation(ws, id string) forkengine.ForkOperation {
+	op := newOperation(ws, id, "src", "src-t2", "dst", forkengine.StatusCommitted)
+	op.TargetTurnID = "dst-t2"
+	op.Error = "none"
+	op.TargetProviderSessionID = "p-dst"
+	op.StateBindingMode = forkengine.BindingProviderOwned
+	op.TargetTurnBindings = []forkengine.TurnBinding{
+		{ProviderTurnID: "c1", Binding: json.RawMessage(`{"k":1}`)},
+		{ProviderTurnID: "c2", Binding: json.RawMessage(`{"k":[2,{"n":null}]}`)},
+	}
+	op.Receipt = "receipt"
+	src := newSession(ws, "src")
+	t1, t2 := newTurn(ws, "src", "src-t1", 1), newTurn(ws, "src", "src-t2", 2)
+	m1 := newMessage(ws, "src", "src-t1", "m1")
+	m1.Position = 4
+	op.Snapshot = forkengine.Snapshot{Version: 1, Session: src, Turns: []forkengine.Turn{t1, t2}, Messages: []forkengine.Message{m1}}
+	op.SnapshotHash = "snap"
+	op.DispatchedAt, op.AcceptedAt = timePtr(at(11)), timePtr(at(12))
+	op.CompletedAt, op.AcknowledgedAt = timePtr(at(13)), timePtr(at(14))
+	op.UpdatedAt = at(14)
+	return op
+}
+
+func operationTests() map[string]storeTest {
+	return map[string]storeTest{
+		"InsertRoundTripsEveryField": func(t *testing.T, s forkengine.Store) {
+			op := fullOperation(wsA, "op1")
+			insertOperations(t, s, op)
+			got, err := s.GetOperation(context.Background(), wsA, "op1")
+			require.NoError(t, err)
+			require.Equal(t, op, got)
+		},
+		"GetMissingIsErrNotFound": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			_, err := s.GetOperation(ctx, wsA, "nope")
+			require.ErrorIs(t, err, forkengine.ErrNotFound)
+			_, err = s.GetOperationByRequestID(ctx, wsA, "nope")
+			require.ErrorIs(t, err, forkengine.ErrNotFound)
+			_, err = s.LatestOperationOnBoundary(ctx, wsA, "s", "t")
+			require.ErrorIs(t, err, forkengine.ErrNotFound)
+			_, err = s.OperationReservingTarget(ctx, wsA, "x")
+			require.ErrorIs(t, err, forkengine.ErrNotFound)
+		},
+		"DuplicateIDIsErrDuplicate": func(t *testing.T, s forkengine.Store) {
+			insertOperations(t, s, newOperation(wsA, "op1", "s1", "t1", "x1", forkengine.StatusFailed))
+			requireDuplicate(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				op := newOperation(wsA, "op1", "s2", "t2", "x2", forkengine.StatusFailed)
+				op.RequestID = "fresh"
+				return tx.InsertOperation(ctx, op)
+			})
+		},
+		"RequestIDIsUniquePerWorkspace": func(t *testing.T, s forkengine.Store) {
+			insertOperations(t, s, newOperation(wsA, "op1", "s1", "t1", "x1", forkengine.StatusFailed))
+			requireDuplicate(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				op := newOperation(wsA, "op2", "s2", "t2", "x2", forkengine.StatusFailed)
+				op.RequestID = "req-op1"
+				return tx.InsertOperation(ctx, op)
+			})
+			other := newOperation(wsB, "op2", "s2", "t2", "x2", forkengine.StatusFailed)
+			other.RequestID = "req-op1"
+			insertOperations(t, s, other)
+		},
+		"OneActiveOperationPerBoundary": func(t *testing.T, s forkengine.Store) {
+			insertOperations(t, s,
+				newOperation(wsA, "done", "s1", "t1", "x1", forkengine.StatusCommitted),
+				newOperation(wsA, "failed", "s1", "t1", "x2", forkengine.StatusFailed),
+				newOperation(wsA, "unknown", "s1", "t1", "x3", forkengine.StatusUnknown),
+				newOperation(wsA, "active", "s1", "t1", "x4", forkengine.StatusDispatching),
+				newOperation(wsA, "other-turn", "s1", "t2", "x5", forkengine.StatusPrepared),
+				newOperation(wsB, "other-ws", "s1", "t1", "x6", forkengine.StatusPrepared),
+			)
+			for _, status := range []forkengine.OperationStatus{forkengine.StatusPrepared, forkengine.StatusDispatching, forkengine.StatusProviderAccepted} {
+				requireDuplicate(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+					return tx.InsertOperation(ctx, newOperation(wsA, "second", "s1", "t1", "x9", status))
+				})
+			}
+			// A terminal operation does not hold the boundary.
+			insertOperations(t, s, newOperation(wsA, "second", "s1", "t1", "x9", forkengine.StatusFailed))
+		},
+		"OneNonFailedReservationPerTarget": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			insertOperations(t, s,
+				newOperation(wsA, "failed", "s1", "t1", "x1", forkengine.StatusFailed),
+				newOperation(wsA, "failed-too", "s1", "t2", "x1", forkengine.StatusFailed),
+			)
+			_, err := s.OperationReservingTarget(ctx, wsA, "x1")
+			require.ErrorIs(t, err, forkengine.ErrNotFound, "failed operations release the target")
+			insertOperations(t, s, newOperation(wsA, "holder", "s1", "t3", "x1", forkengine.StatusCommitted))
+			for _, status := range []forkengine.OperationStatus{forkengine.StatusPrepared, forkengine.StatusCommitted, forkengine.StatusUnknown} {
+				requireDuplicate(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+					return tx.InsertOperation(ctx, newOperation(wsA, "second", "s2", "t1", "x1", status))
+				})
+			}
+			got, err := s.OperationReservingTarget(ctx, wsA, "x1")
+			require.NoError(t, err)
+			require.Equal(t, "holder", got.ID)
+		},
+		"UpdateSwapsOnlyFromExpectedStatus": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			op := newOperation(wsA, "op1", "s1", "t1", "x1", forkengine.StatusPrepared)
+			insertOperations(t, s, op)
+			next := fullOperation(wsA, "op1")
+			next.Status = forkengine.StatusDispatching
+			var changed bool
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) (err error) {
+				changed, err = tx.UpdateOperation(ctx, next, forkengine.StatusDispatching)
+				return err
+			})
+			require.False(t, changed, "wrong expected status")
+			got, err := s.GetOperation(ctx, wsA, "op1")
+			require.NoError(t, err)
+			require.Equal(t, op, got, "nothing written")
+
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) (err error) {
+				changed, err = tx.UpdateOperation(ctx, next, forkengine.StatusPrepared)
+				return err
+			})
+			require.True(t, changed)
+			got, err = s.GetOperation(ctx, wsA, "op1")
+			require.NoError(t, err)
+			require.Equal(t, next, got, "every field replaced")
+		},
+		"UpdateMissingReportsFalse": func(t *testing.T, s forkengine.Store) {
+			var changed bool
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) (err error) {
+				changed, err = tx.UpdateOperation(ctx, newOperation(wsA, "nope", "s", "t", "x", forkengine.StatusFailed), forkengine.StatusPrepared)
+				return err
+			})
+			require.False(t, changed)
+		},
+		"UpdateOntoHeldBoundaryIsErrDuplicate": func(t *testing.T, s forkengine.Store) {
+			old := newOperation(wsA, "old", "s1", "t1", "x1", forkengine.StatusFailed)
+			insertOperations(t, s, old, newOperation(wsA, "holder", "s1", "t1", "x2", forkengine.StatusPrepared))
+			requireDuplicate(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				revived := old
+				revived.Status = forkengine.StatusPrepared
+				_, err := tx.UpdateOperation(ctx, revived, forkengine.StatusFailed)
+				return err
+			})
+		},
+	}
+}

@@ -1,0 +1,187 @@
+package forkenginetest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+func turnTests() map[string]storeTest {
+	return map[string]storeTest{
+		"UpsertInsertsThenReplacesEveryField": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			turns := seedSessionWithTurns(t, s, wsA, "s1", 1)
+			got, err := s.GetTurn(ctx, wsA, turns[0].ID)
+			require.NoError(t, err)
+			require.Equal(t, turns[0], got)
+
+			changed := forkengine.Turn{
+				WorkspaceID: wsA, SessionID: "s1", ID: turns[0].ID, Sequence: 7,
+				Phase: forkengine.PhaseRunning, Origin: "api", StartedAt: at(20), UpdatedAt: at(21),
+				ProviderTurnID: "other", ProviderTurnBinding: json.RawMessage(`{"x":"y"}`),
+			}
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) error { return tx.UpsertTurn(ctx, changed) })
+			got, err = s.GetTurn(ctx, wsA, turns[0].ID)
+			require.NoError(t, err)
+			require.Equal(t, changed, got)
+		},
+		"UpsertWithoutSessionIsErrNotFound": func(t *testing.T, s forkengine.Store) {
+			err := s.Update(context.Background(), func(tx forkengine.Tx) error {
+				return tx.UpsertTurn(context.Background(), newTurn(wsA, "nope", "t1", 1))
+			})
+			require.ErrorIs(t, err, forkengine.ErrNotFound)
+		},
+		"SequenceIsUniquePerSession": func(t *testing.T, s forkengine.Store) {
+			seedSessionWithTurns(t, s, wsA, "s1", 1)
+			seedSessionWithTurns(t, s, wsA, "s2", 1) // the same sequence in another session is fine
+			requireDuplicate(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				return tx.UpsertTurn(ctx, newTurn(wsA, "s1", "another", 1))
+			})
+		},
+		"GetMissingIsErrNotFound": func(t *testing.T, s forkengine.Store) {
+			_, err := s.GetTurn(context.Background(), wsA, "nope")
+			require.ErrorIs(t, err, forkengine.ErrNotFound)
+		},
+		"TurnsByIDsOmitsMissing": func(t *testing.T, s forkengine.Store) {
+			turns := seedSessionWithTurns(t, s, wsA, "s1", 3)
+			got, err := s.TurnsByIDs(context.Background(), wsA, []string{turns[0].ID, turns[2].ID, "nope"})
+			require.NoError(t, err)
+			require.Equal(t, map[string]forkengine.Turn{turns[0].ID: turns[0], turns[2].ID: turns[2]}, got)
+		},
+		"TurnsBySessionIDsPagesEachSession": testTurnsBySession,
+		"CountTurnsBySessionIDs": func(t *testing.T, s forkengine.Store) {
+			seedSessionWithTurns(t, s, wsA, "s1", 3)
+			seedSessionWithTurns(t, s, wsA, "s2", 1)
+			seedSessionWithTurns(t, s, wsA, "empty", 0)
+			got, err := s.CountTurnsBySessionIDs(context.Background(), wsA, []string{"s1", "s2", "empty", "nope"})
+			require.NoError(t, err)
+			require.Equal(t, 3, got["s1"])
+			require.Equal(t, 1, got["s2"])
+			require.Zero(t, got["empty"])
+			require.Zero(t, got["nope"])
+		},
+		"LatestAndActiveTurnPerSession": testLatestAndActiveTurns,
+		"TurnsThroughStopsAtSequence": func(t *testing.T, s forkengine.Store) {
+			turns := seedSessionWithTurns(t, s, wsA, "s1", 4)
+			seedSessionWithTurns(t, s, wsA, "s2", 4)
+			got, err := s.TurnsThrough(context.Background(), wsA, "s1", 3)
+			require.NoError(t, err)
+			require.Equal(t, turns[:3], got)
+			got, err = s.TurnsThrough(context.Background(), wsA, "s1", 0)
+			require.NoError(t, err)
+			require.Empty(t, got)
+		},
+	}
+}
+
+func testTurnsBySession(t *testing.T, s forkengine.Store) {
+	ctx := context.Background()
+	s1 := seedSessionWithTurns(t, s, wsA, "s1", 5)
+	s2 := seedSessionWithTurns(t, s, wsA, "s2", 2)
+	seedSessionWithTurns(t, s, wsA, "empty", 0)
+	seedSessionWithTurns(t, s, wsB, "s1", 5)
+	sessions := []string{"s1", "s2", "empty", "nope"}
+
+	all, err := s.TurnsBySessionIDs(ctx, wsA, sessions, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]forkengine.Turn{"s1": s1, "s2": s2}, all)
+
+	page, err := s.TurnsBySessionIDs(ctx, wsA, sessions, 1, 2)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]forkengine.Turn{"s1": s1[1:3], "s2": s2[1:2]}, page)
+
+	rest, err := s.TurnsBySessionIDs(ctx, wsA, sessions, 3, 10)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]forkengine.Turn{"s1": s1[3:]}, rest)
+}
+
+func testLatestAndActiveTurns(t *testing.T, s forkengine.Store) {
+	ctx := context.Background()
+	s1 := seedSessionWithTurns(t, s, wsA, "s1", 3) // all settled
+	s2 := seedSessionWithTurns(t, s, wsA, "s2", 4)
+	seedSessionWithTurns(t, s, wsA, "empty", 0)
+	// s2: turn 2 running, turn 3 waiting, turn 4 settled: the active one is the highest unsettled.
+	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+		for i, phase := range map[int]forkengine.TurnPhase{1: forkengine.PhaseRunning, 2: forkengine.PhaseWaiting} {
+			s2[i].Phase, s2[i].Outcome, s2[i].SettledAt = phase, "", nil
+			if err := tx.UpsertTurn(ctx, s2[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	sessions := []string{"s1", "s2", "empty", "nope"}
+	latest, err := s.LatestTurnsBySessionIDs(ctx, wsA, sessions)
+	require.NoError(t, err)
+	require.Equal(t, map[string]forkengine.Turn{"s1": s1[2], "s2": s2[3]}, latest)
+	active, err := s.ActiveTurnsBySessionIDs(ctx, wsA, sessions)
+	require.NoError(t, err)
+	require.Equal(t, map[string]forkengine.Turn{"s2": s2[2]}, active)
+}
+
+func messageTests() map[string]storeTest {
+	return map[string]storeTest{
+		"InsertAssignsIncreasingPositionsInSliceOrder": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			turns := seedSessionWithTurns(t, s, wsA, "s1", 2)
+			var first, second []forkengine.Message
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) (err error) {
+				first, err = tx.InsertMessages(ctx, []forkengine.Message{
+					newMessage(wsA, "s1", turns[1].ID, "z"), newMessage(wsA, "s1", turns[0].ID, "a"),
+				})
+				return err
+			})
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) (err error) {
+				second, err = tx.InsertMessages(ctx, []forkengine.Message{newMessage(wsA, "s1", turns[1].ID, "m")})
+				return err
+			})
+			require.Equal(t, []string{"z", "a"}, ids(first, messageID))
+			require.Less(t, first[0].Position, first[1].Position)
+			require.Less(t, first[1].Position, second[0].Position)
+
+			byTurn, err := s.MessagesByTurnIDs(ctx, wsA, []string{turns[0].ID, turns[1].ID, "nope"})
+			require.NoError(t, err)
+			require.Equal(t, map[string][]forkengine.Message{
+				turns[0].ID: {first[1]}, turns[1].ID: {first[0], second[0]},
+			}, byTurn)
+			byID, err := s.MessagesByIDs(ctx, wsA, []string{"a", "m", "nope"})
+			require.NoError(t, err)
+			require.Equal(t, map[string]forkengine.Message{"a": first[1], "m": second[0]}, byID)
+		},
+		"DuplicateIDIsErrDuplicateAndInsertsNothing": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			turns := seedSessionWithTurns(t, s, wsA, "s1", 1)
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				_, err := tx.InsertMessages(ctx, []forkengine.Message{newMessage(wsA, "s1", turns[0].ID, "m1")})
+				return err
+			})
+			requireDuplicate(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				_, err := tx.InsertMessages(ctx, []forkengine.Message{
+					newMessage(wsA, "s1", turns[0].ID, "m2"), newMessage(wsA, "s1", turns[0].ID, "m1"),
+				})
+				return err
+			})
+			requireDuplicate(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				_, err := tx.InsertMessages(ctx, []forkengine.Message{
+					newMessage(wsA, "s1", turns[0].ID, "m3"), newMessage(wsA, "s1", turns[0].ID, "m3"),
+				})
+				return err
+			})
+			got, err := s.MessagesByTurnIDs(ctx, wsA, []string{turns[0].ID})
+			require.NoError(t, err)
+			require.Equal(t, []string{"m1"}, ids(got[turns[0].ID], messageID))
+		},
+		"InsertWithoutTurnIsErrNotFound": func(t *testing.T, s forkengine.Store) {
+			seedSessionWithTurns(t, s, wsA, "s1", 0)
+			err := s.Update(context.Background(), func(tx forkengine.Tx) error {
+				_, err := tx.InsertMessages(context.Background(), []forkengine.Message{newMessage(wsA, "s1", "nope", "m1")})
+				return err
+			})
+			require.ErrorIs(t, err, forkengine.ErrNotFound)
+		},
+	}
+}
