@@ -1,0 +1,198 @@
+package forkengine_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+func TestStartFork(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.mustFork("request-1", "turn-7")
+		status, phase := op.Status.Public()
+		require.Equal(t, forkengine.PublicAccepted, status)
+		require.Equal(t, forkengine.PhaseFrozen, phase)
+		require.NotEmpty(t, op.ID)
+		require.Equal(t, "provider-session-1", op.SourceProviderSessionID)
+		require.Equal(t, "provider-turn-7", op.SourceProviderTurnID)
+		require.JSONEq(t, `{"schemaVersion":1}`, string(op.SourceProviderTurnBinding))
+		require.Equal(t, "scripted", op.DriverKind)
+		require.Equal(t, "v1", op.DriverVersion)
+		require.Equal(t, "123 (2)", op.TargetTitle)
+		require.Len(t, op.Snapshot.Turns, 7)
+		require.Len(t, op.Snapshot.Messages, 14)
+		require.Equal(t, "turn-7", op.Snapshot.Turns[6].ID)
+		require.Equal(t, 0, h.driver.ForkCalls(), "StartFork returns before any dispatch")
+		require.Equal(t, op, h.stored(op.ID))
+	})
+	t.Run("OKSnapshotStopsAtTheBoundary", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.mustFork("request-1", "turn-3")
+		require.Len(t, op.Snapshot.Turns, 3)
+		require.Len(t, op.Snapshot.Messages, 6)
+		require.Equal(t, "msg-turn-1-user", op.Snapshot.Messages[0].ID)
+		require.Equal(t, "msg-turn-3-assistant", op.Snapshot.Messages[5].ID)
+	})
+	t.Run("OKSettledBoundaryWhileANewerTurnRuns", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		h.turn(source, "turn-8", forkengine.PhaseRunning)
+		op := h.mustFork("request-1", "turn-7")
+		require.Len(t, op.Snapshot.Turns, 7)
+	})
+	t.Run("OKTargetDerivedFromRequest", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.mustFork("request-1", "turn-7")
+		require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, op.TargetSessionID)
+		replay := h.mustFork("request-1", "turn-7")
+		require.Equal(t, op.ID, replay.ID)
+		explicit, err := h.engine.StartFork(h.ctx, forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source,
+			ThroughTurnID: "turn-7", RequestID: "request-1", TargetSessionID: op.TargetSessionID})
+		require.NoError(t, err, "naming the derived target is the same request")
+		require.Equal(t, op.ID, explicit.ID)
+	})
+	t.Run("OKReplayReturnsTheOperationAsItIsNow", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.forkAndProcess("request-1", "turn-7")
+		require.Equal(t, forkengine.StatusCommitted, op.Status)
+		replay := h.mustFork("request-1", "turn-7")
+		require.Equal(t, op, replay)
+		require.Equal(t, 1, h.driver.ForkCalls())
+		require.Equal(t, 1, h.operations())
+	})
+	t.Run("OKIdsAreTrimmed", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op, err := h.engine.StartFork(h.ctx, forkengine.ForkInput{WorkspaceID: " " + ws + " ",
+			SourceSessionID: source + "\t", ThroughTurnID: " turn-7", RequestID: "request-1 ", TargetSessionID: " target-1 "})
+		require.NoError(t, err)
+		require.Equal(t, "target-1", op.TargetSessionID)
+		require.Equal(t, "request-1", op.RequestID)
+	})
+}
+
+func TestStartForkErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		setup  func(h *harness)
+		input  forkengine.ForkInput
+		code   forkengine.Code
+		reason string
+	}{
+		{name: "ErrWorkspaceRequired", input: forkengine.ForkInput{SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "r"}, code: forkengine.CodeInvalid},
+		{name: "ErrRequestIDRequired", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "  "}, code: forkengine.CodeInvalid},
+		{name: "ErrTurnIDRequired", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, RequestID: "r"}, code: forkengine.CodeInvalid},
+		{name: "ErrIDTooLong", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: strings.Repeat("r", 201)}, code: forkengine.CodeInvalid},
+		{name: "ErrSourceIsTarget", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "r", TargetSessionID: source}, code: forkengine.CodeInvalid},
+		{name: "ErrSourceNotFound", input: forkInput("missing", "turn-7"), code: forkengine.CodeNotFound},
+		{name: "ErrSourceDeleted", setup: func(h *harness) {
+			require.NoError(t, h.engine.DeleteSession(h.ctx, ws, source, false))
+		}, input: forkInput(source, "turn-7"), code: forkengine.CodeNotFound},
+		{name: "ErrSourceNotRoot", setup: func(h *harness) {
+			_, err := h.engine.ReportSession(h.ctx, forkengine.SessionReport{WorkspaceID: ws, ID: source, Provider: provider, Kind: forkengine.SessionChild})
+			require.NoError(t, err)
+		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonSourceNotRoot},
+		{name: "ErrProviderSessionMissing", setup: func(h *harness) {
+			h.session(source, "", "123")
+		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonProviderSessionMissing},
+		{name: "ErrTurnNotFound", input: forkInput(source, "turn-99"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonTurnNotFound},
+		{name: "ErrTurnOfAnotherSession", setup: func(h *harness) {
+			h.session("other", "provider-session-other", "other")
+			h.turn("other", "other-turn", forkengine.PhaseSettled)
+		}, input: forkInput(source, "other-turn"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonTurnNotFound},
+		{name: "ErrTurnNotSettledRunning", setup: func(h *harness) {
+			h.turn(source, "turn-8", forkengine.PhaseRunning)
+		}, input: forkInput(source, "turn-8"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonTurnNotSettled},
+		{name: "ErrTurnNotSettledWaiting", setup: func(h *harness) {
+			h.turn(source, "turn-8", forkengine.PhaseWaiting)
+		}, input: forkInput(source, "turn-8"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonTurnNotSettled},
+		{name: "ErrProviderTurnMissingLegacyID", setup: func(h *harness) {
+			reportTurn(t, h, "turn-8", ptr("turn-8"), `{"schemaVersion":1}`)
+		}, input: forkInput(source, "turn-8"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonProviderTurnMissing},
+		{name: "ErrProviderTurnMissingEmptyBinding", setup: func(h *harness) {
+			reportTurn(t, h, "turn-8", ptr("provider-turn-8"), `{}`)
+		}, input: forkInput(source, "turn-8"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonProviderTurnMissing},
+		{name: "ErrProviderTurnMissingNoBinding", setup: func(h *harness) {
+			reportTurn(t, h, "turn-8", nil, "")
+		}, input: forkInput(source, "turn-8"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonProviderTurnMissing},
+		{name: "ErrProviderTurnUnforkable", setup: func(h *harness) {
+			h.driver.SetTurnProbe("provider-turn-7", false)
+		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonProviderTurnUnforkable},
+		{name: "ErrProviderTurnUnforkableProbeError", setup: func(h *harness) {
+			h.driver.SetProbe(true, errors.New("probe transport failed"))
+		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonProviderTurnUnforkable},
+		{name: "ErrUnsupportedNoDriver", setup: func(h *harness) {
+			_, err := h.engine.ReportSession(h.ctx, forkengine.SessionReport{WorkspaceID: ws, ID: source, Provider: "nobody"})
+			require.NoError(t, err)
+		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkUnsupported},
+		{name: "ErrUnsupportedDescribeError", setup: func(h *harness) {
+			h.driver.SetDescriptor(forkengine.Descriptor{}, errors.New("runtime unavailable"))
+		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkUnsupported},
+		{name: "ErrUnsupportedNoThroughTurn", setup: func(h *harness) {
+			h.driver.SetDescriptor(forkengine.Descriptor{Kind: "k", Version: "v1", StateBindingMode: forkengine.BindingHostCopy, FullSession: true}, nil)
+		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkUnsupported},
+		{name: "ErrUnsupportedInvalidMode", setup: func(h *harness) {
+			h.driver.SetDescriptor(forkengine.Descriptor{Kind: "k", Version: "v1", StateBindingMode: "rsync", ThroughTurn: true}, nil)
+		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkUnsupported},
+		{name: "ErrTargetExists", setup: func(h *harness) {
+			h.session("target-1", "provider-session-x", "taken")
+		}, input: forkTo("target-1"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonTargetReserved},
+		{name: "ErrTargetDeletedSessionStillTaken", setup: func(h *harness) {
+			h.session("target-1", "provider-session-x", "taken")
+			require.NoError(t, h.engine.DeleteSession(h.ctx, ws, "target-1", false))
+		}, input: forkTo("target-1"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonTargetReserved},
+		{name: "ErrTargetReservedByAnotherFork", setup: func(h *harness) {
+			_, err := h.engine.StartFork(h.ctx, forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source,
+				ThroughTurnID: "turn-6", RequestID: "other-request", TargetSessionID: "target-1"})
+			require.NoError(t, err)
+		}, input: forkTo("target-1"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonTargetReserved},
+		{name: "ErrRequestConflict", setup: func(h *harness) {
+			h.mustFork("r", "turn-6")
+		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonRequestConflict},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.seed(7)
+			if tc.setup != nil {
+				tc.setup(h)
+			}
+			before := h.operations()
+			op, err := h.engine.StartFork(h.ctx, tc.input)
+			requireCode(t, err, tc.code, tc.reason)
+			require.Equal(t, forkengine.ForkOperation{}, op)
+			require.Equal(t, before, h.operations(), "a refused fork creates no operation")
+			require.Equal(t, 0, h.driver.ForkCalls())
+		})
+	}
+}
+
+func forkInput(sourceID, turnID string) forkengine.ForkInput {
+	return forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: sourceID, ThroughTurnID: turnID, RequestID: "r"}
+}
+
+func forkTo(target string) forkengine.ForkInput {
+	return forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "r", TargetSessionID: target}
+}
+
+// reportTurn reports a settled turn-8 with a chosen provider binding.
+func reportTurn(t *testing.T, h *harness, id string, providerTurnID *string, binding string) {
+	t.Helper()
+	in := forkengine.TurnReport{WorkspaceID: ws, SessionID: source, ID: id, Phase: forkengine.PhaseSettled,
+		Outcome: forkengine.OutcomeCompleted, ProviderTurnID: providerTurnID}
+	if binding != "" {
+		in.ProviderTurnBinding = json.RawMessage(binding)
+	}
+	_, err := h.engine.ReportTurn(h.ctx, in)
+	require.NoError(t, err)
+}
