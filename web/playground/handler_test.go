@@ -1,6 +1,9 @@
 package playground
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,7 +28,7 @@ func TestIndexInjectsEndpoint(t *testing.T) {
 		t.Fatalf("GET / = %d, want 200", rec.Code)
 	}
 	body := rec.Body.String()
-	want := `<meta name="forkgraph-endpoint" content="/api/graphql?x=&#34;&lt;y&gt;&#34;">`
+	want := `name="forkgraph-endpoint" content="/api/graphql?x=&#34;&lt;y&gt;&#34;"`
 	if !strings.Contains(body, want) {
 		t.Fatalf("index.html lacks escaped endpoint meta %q:\n%s", want, body)
 	}
@@ -108,5 +111,39 @@ func TestRejectsUnknownPathsAndMethods(t *testing.T) {
 	}
 	if rec := serve(t, h, http.MethodHead, "/", nil); rec.Code != http.StatusOK || rec.Body.Len() != 0 {
 		t.Errorf("HEAD / = %d with %d bytes", rec.Code, rec.Body.Len())
+	}
+}
+
+func TestTextAssetsAreGzippedOnRequest(t *testing.T) {
+	h := Handler("/graphql").(*handler)
+	var largest string
+	for urlPath, a := range h.assets {
+		if strings.HasSuffix(urlPath, ".js") && (largest == "" || len(a.body) > len(h.assets[largest].body)) {
+			largest = urlPath
+		}
+	}
+	plain := serve(t, h, http.MethodGet, largest, nil)
+	zipped := serve(t, h, http.MethodGet, largest, map[string]string{"Accept-Encoding": "br, gzip"})
+	if zipped.Header().Get("Content-Encoding") != "gzip" || zipped.Body.Len() >= plain.Body.Len() {
+		t.Fatalf("%s: Content-Encoding=%q, %d gzipped vs %d plain bytes", largest,
+			zipped.Header().Get("Content-Encoding"), zipped.Body.Len(), plain.Body.Len())
+	}
+	if plain.Header().Get("Content-Encoding") != "" || plain.Header().Get("Vary") != "Accept-Encoding" {
+		t.Errorf("plain response: Content-Encoding=%q Vary=%q", plain.Header().Get("Content-Encoding"), plain.Header().Get("Vary"))
+	}
+	if zipped.Header().Get("ETag") == plain.Header().Get("ETag") {
+		t.Error("gzipped and plain representations share an ETag")
+	}
+	zr, err := gzip.NewReader(zipped.Body)
+	if err != nil {
+		t.Fatalf("gunzip: %v", err)
+	}
+	unzipped, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(unzipped, plain.Body.Bytes()) {
+		t.Fatalf("gzipped body does not decode to the plain body (err %v)", err)
+	}
+	refused := serve(t, h, http.MethodGet, largest, map[string]string{"Accept-Encoding": "gzip;q=0"})
+	if refused.Header().Get("Content-Encoding") != "" {
+		t.Error("gzip sent although the client refused it with q=0")
 	}
 }

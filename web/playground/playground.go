@@ -2,6 +2,7 @@ package playground
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -45,16 +47,45 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; " +
 	"style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
 	"connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 
-// asset is one embedded file, prepared once at start-up.
+// asset is one embedded file, prepared once at start-up. Text assets are also served gzipped;
+// the compressed copy is made on first request so server start-up stays fast.
 type asset struct {
 	body        []byte
 	contentType string
 	etag        string
 	immutable   bool
+
+	gzipOnce sync.Once
+	gzipped  []byte // nil when compression would not pay off
+}
+
+// minGzipSize skips compressing files whose gzip framing would eat the gain.
+const minGzipSize = 1024
+
+func (a *asset) compressed() []byte {
+	a.gzipOnce.Do(func() {
+		if len(a.body) < minGzipSize || !compressible(a.contentType) {
+			return
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // the level is valid
+		if _, err := zw.Write(a.body); err != nil || zw.Close() != nil {
+			return // serve uncompressed rather than fail the request
+		}
+		if buf.Len() < len(a.body) {
+			a.gzipped = buf.Bytes()
+		}
+	})
+	return a.gzipped
+}
+
+func compressible(contentType string) bool {
+	return strings.HasPrefix(contentType, "text/") || contentType == "application/json" ||
+		contentType == "image/svg+xml"
 }
 
 type handler struct {
-	assets map[string]asset // keyed by URL path, "/" for index.html
+	assets map[string]*asset // keyed by URL path, "/" for index.html
 }
 
 // Handler returns an http.Handler that serves the embedded playground at "/" (mount it on the root
@@ -71,12 +102,12 @@ func Handler(endpoint string) http.Handler {
 	return &handler{assets: assets}
 }
 
-func loadAssets(endpoint string) (map[string]asset, error) {
+func loadAssets(endpoint string) (map[string]*asset, error) {
 	root, err := fs.Sub(distFS, "dist")
 	if err != nil {
 		return nil, fmt.Errorf("open embedded dist: %w", err)
 	}
-	assets := make(map[string]asset)
+	assets := make(map[string]*asset)
 	err = fs.WalkDir(root, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -105,13 +136,13 @@ func loadAssets(endpoint string) (map[string]asset, error) {
 	return assets, nil
 }
 
-func newAsset(name string, body []byte) asset {
+func newAsset(name string, body []byte) *asset {
 	sum := sha256.Sum256(body)
 	contentType, ok := contentTypes[path.Ext(name)]
 	if !ok {
 		contentType = "application/octet-stream"
 	}
-	return asset{
+	return &asset{
 		body:        body,
 		contentType: contentType,
 		etag:        `"` + hex.EncodeToString(sum[:16]) + `"`,
@@ -147,6 +178,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		header.Set("Content-Security-Policy", contentSecurityPolicy)
 		header.Set("Referrer-Policy", "no-referrer")
 	}
+	body := a.body
+	if gz := a.compressed(); gz != nil {
+		header.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(r) {
+			body = gz
+			header.Set("Content-Encoding", "gzip")
+			// A different representation needs its own validator.
+			header.Set("ETag", strings.TrimSuffix(a.etag, `"`)+`-gz"`)
+		}
+	}
 	// ServeContent answers If-None-Match with 304 and handles HEAD and ranges.
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// acceptsGzip reports whether the client lists gzip in Accept-Encoding without refusing it (q=0).
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			q := strings.ReplaceAll(params, " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
 }

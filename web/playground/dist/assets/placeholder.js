@@ -1,2 +1,0 @@
-document.getElementById("endpoint").textContent =
-  document.querySelector('meta[name="forkgraph-endpoint"]').content;

@@ -1,0 +1,184 @@
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { request } from '../graphql.js';
+import { routeHref } from '../route.js';
+import { ForestGraph } from './ForestGraph.jsx';
+import { ForkActivity } from './ForkActivity.jsx';
+import { SessionPanel } from './SessionPanel.jsx';
+import { createForkRunner } from './forks.js';
+import { SESSION_DETAIL, SESSION_NODE_QUERY } from './queries.js';
+import { initialState, reducer } from './state.js';
+import { followWorkspace, loadSessions } from './sync.js';
+
+const MAX_TURN_PAGES = 20;
+
+async function loadDetail(workspaceId, id) {
+  let detail = null;
+  let after = null;
+  for (let page = 0; page < MAX_TURN_PAGES; page++) {
+    const data = await request(SESSION_DETAIL, { workspaceId, id, after });
+    if (!data.session) return null;
+    const edges = data.session.turns.edges;
+    detail = detail ? { ...detail, turns: [...detail.turns, ...edges.map((e) => e.node)] } : { ...data.session, turns: edges.map((e) => e.node) };
+    if (!data.session.turns.pageInfo.hasNextPage) break;
+    after = data.session.turns.pageInfo.endCursor;
+  }
+  return detail;
+}
+
+/** Explorer is the session-graph view of one workspace; remount it (key) to switch workspaces. */
+export function Explorer({ workspaceId }) {
+  const [state, dispatch] = useReducer(reducer, initialState);
+  const stateRef = useRef(state);
+  stateRef.current = state;
+  const [startError, setStartError] = useState(null);
+  const syncRef = useRef(null);
+
+  const forks = useMemo(
+    () => createForkRunner({ workspaceId, dispatch, hasSession: (id) => Boolean(stateRef.current.sessions[id]) }),
+    [workspaceId],
+  );
+
+  // Reload the selected session's turns; calls made while one is in flight coalesce into one more.
+  const detailLoad = useRef({ running: false, again: false });
+  const refreshDetail = useCallback(async () => {
+    const gate = detailLoad.current;
+    if (gate.running) { gate.again = true; return; }
+    gate.running = true;
+    try {
+      do {
+        gate.again = false;
+        const id = stateRef.current.selectedId;
+        if (!id) break;
+        try {
+          const detail = await loadDetail(workspaceId, id);
+          if (detail) dispatch({ type: 'detailLoaded', detail });
+          else dispatch({ type: 'detailFailed', id, message: 'This session no longer exists.' });
+        } catch (err) {
+          dispatch({ type: 'detailFailed', id, message: err.message });
+        }
+      } while (gate.again);
+    } finally {
+      gate.running = false;
+    }
+  }, [workspaceId]);
+
+  const applyEvent = useCallback(async (event) => {
+    dispatch({ type: 'eventApplied', cursor: event.cursor });
+    const selected = stateRef.current.selectedId;
+    switch (event.kind) {
+      case 'SESSION_UPSERTED':
+        if (event.session) dispatch({ type: 'sessionUpserted', session: event.session });
+        else {
+          const data = await request(SESSION_NODE_QUERY, { workspaceId, id: event.sessionId });
+          if (data.session) dispatch({ type: 'sessionUpserted', session: data.session });
+        }
+        if (event.sessionId === selected) refreshDetail();
+        break;
+      case 'SESSION_DELETED':
+        dispatch({ type: 'sessionDeleted', id: event.sessionId });
+        break;
+      case 'TURN_UPSERTED':
+        if (event.sessionId === selected || (event.turn && event.turn.sessionId === selected)) refreshDetail();
+        break;
+      case 'FORK_OPERATION_UPDATED':
+        if (event.forkOperation) forks.observe(event.forkOperation);
+        break;
+      default:
+        break;
+    }
+  }, [workspaceId, forks, refreshDetail]);
+
+  // Subscribe first and queue events until the snapshot is in, so nothing that happens between
+  // the snapshot read and the subscription start is lost; events are idempotent upserts.
+  useEffect(() => {
+    let ready = false;
+    let cancelled = false;
+    const queue = [];
+    const onEvent = (event) => (ready ? applyEvent(event) : queue.push(event));
+    const loadSnapshot = () =>
+      loadSessions(workspaceId)
+        .then((sessions) => {
+          if (cancelled) return;
+          dispatch({ type: 'sessionsLoaded', sessions });
+          ready = true;
+          queue.splice(0).forEach(applyEvent);
+        })
+        .catch((err) => !cancelled && dispatch({ type: 'loadFailed', message: err.message }));
+    const onResync = () => {
+      ready = false;
+      loadSnapshot();
+    };
+    const sync = followWorkspace(workspaceId, { onEvent, onStatus: (status) => dispatch({ type: 'live', status }), onResync });
+    syncRef.current = sync;
+    loadSnapshot();
+    return () => {
+      cancelled = true;
+      sync.stop();
+      forks.stop();
+    };
+  }, [workspaceId, applyEvent, forks]);
+
+  useEffect(() => {
+    if (state.selectedId) refreshDetail();
+  }, [state.selectedId, refreshDetail]);
+
+  const select = useCallback((id) => dispatch({ type: 'select', id }), []);
+  const fork = useCallback(async (turn) => {
+    setStartError(null);
+    try {
+      await forks.start(stateRef.current.selectedId, turn.id);
+    } catch (err) {
+      setStartError({ turnId: turn.id, message: err.message });
+    }
+  }, [forks]);
+
+  const myTargets = useMemo(() => {
+    const ids = new Set();
+    for (const op of Object.values(state.operations)) if (op.mine && op.targetSessionId) ids.add(op.targetSessionId);
+    return ids;
+  }, [state.operations]);
+
+  return (
+    <div className="explorer">
+      <Toolbar workspaceId={workspaceId} state={state} sync={syncRef} />
+      {state.loadError && <p className="banner banner-error" role="alert">Could not load sessions: {state.loadError}</p>}
+      <div className="explorer-body">
+        <section className="graph-pane" aria-label="Fork forest">
+          <ForestGraph sessions={state.sessions} loaded={state.loaded} selectedId={state.selectedId} highlightIds={myTargets} onSelect={select} workspaceId={workspaceId} />
+        </section>
+        <aside className="side-pane">
+          <ForkActivity operations={state.operations} order={state.operationOrder} sessions={state.sessions} onSelect={select} onRetryAck={forks.acknowledge} />
+          <SessionPanel detail={state.detail} selectedId={state.selectedId} error={state.detailError} sessions={state.sessions} onFork={fork} onSelect={select} startError={startError} />
+        </aside>
+      </div>
+    </div>
+  );
+}
+
+const LIVE_LABELS = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', paused: 'Paused' };
+
+function Toolbar({ workspaceId, state, sync }) {
+  const [draft, setDraft] = useState(workspaceId);
+  const submit = (e) => {
+    e.preventDefault();
+    const next = draft.trim();
+    if (next) window.location.hash = routeHref({ view: 'explorer', workspace: next });
+  };
+  const paused = state.live === 'paused';
+  return (
+    <div className="explorer-toolbar">
+      <form onSubmit={submit} className="workspace-form">
+        <label htmlFor="workspace-input">Workspace</label>
+        <input id="workspace-input" value={draft} onChange={(e) => setDraft(e.target.value)} spellCheck={false} autoComplete="off" />
+        <button type="submit">Open</button>
+      </form>
+      <span className="session-count">{Object.keys(state.sessions).length} sessions</span>
+      <span className={`live-status live-${state.live}`} role="status" data-live={state.live} data-cursor={state.cursor || ''}>
+        {LIVE_LABELS[state.live] || state.live}
+      </span>
+      <button type="button" onClick={() => (paused ? sync.current.resume() : sync.current.pause())} aria-pressed={paused}>
+        {paused ? 'Resume live updates' : 'Pause live updates'}
+      </button>
+    </div>
+  );
+}

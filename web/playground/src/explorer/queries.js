@@ -1,0 +1,84 @@
+// The explorer's GraphQL documents. Field names follow the contract of issue 3 / schema.graphqls.
+
+const SESSION_NODE = `
+  id
+  title
+  kind
+  provider
+  createdAt
+  deletedAt
+  forkedFrom { operationId sourceSessionId sourceTurnId sourceTurn { id sequence } }
+`;
+
+const OPERATION = `
+  id
+  requestId
+  status
+  phase
+  error
+  sourceSessionId
+  throughTurnId
+  targetSessionId
+  acknowledgedAt
+  updatedAt
+`;
+
+export const SESSIONS_PAGE = `query ExplorerSessions($workspaceId: ID!, $after: String) {
+  sessions(workspaceId: $workspaceId, first: 100, after: $after) {
+    edges { node { ${SESSION_NODE} } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+export const SESSION_NODE_QUERY = `query ExplorerSessionNode($workspaceId: ID!, $id: ID!) {
+  session(workspaceId: $workspaceId, id: $id) { ${SESSION_NODE} }
+}`;
+
+export const SESSION_DETAIL = `query ExplorerSession($workspaceId: ID!, $id: ID!, $after: String) {
+  session(workspaceId: $workspaceId, id: $id) {
+    ${SESSION_NODE}
+    provider
+    model
+    lifecycleCapabilities { forkThroughTurn }
+    turns(first: 100, after: $after) {
+      edges {
+        node {
+          id
+          sequence
+          phase
+          outcome
+          providerForkBindingAvailable
+          providerForkBindingState
+          messages { id role content }
+        }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`;
+
+export const FORK_SESSION = `mutation ExplorerFork($input: ForkSessionInput!) {
+  forkSession(input: $input) { ${OPERATION} }
+}`;
+
+export const FORK_OPERATION_UPDATED = `subscription ExplorerFollowFork($workspaceId: ID!, $id: ID!) {
+  forkOperationUpdated(workspaceId: $workspaceId, id: $id) { ${OPERATION} }
+}`;
+
+export const ACKNOWLEDGE = `mutation ExplorerAcknowledge($workspaceId: ID!, $id: ID!) {
+  acknowledgeForkOperation(workspaceId: $workspaceId, id: $id) { ${OPERATION} }
+}`;
+
+export const WORKSPACE_EVENTS = `subscription ExplorerEvents($workspaceId: ID!, $after: String) {
+  workspaceEvents(workspaceId: $workspaceId, after: $after) {
+    cursor
+    kind
+    sessionId
+    session { ${SESSION_NODE} }
+    turn { id sessionId sequence phase }
+    forkOperation { ${OPERATION} }
+  }
+}`;
+
+/** TERMINAL_PHASES end a fork operation; no further updates follow. */
+export const TERMINAL_PHASES = new Set(['COMMITTED', 'FAILED', 'DELIVERY_UNKNOWN']);
