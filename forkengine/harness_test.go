@@ -1,11 +1,13 @@
 package forkengine_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -186,4 +188,8 @@ func requireCode(t *testing.T, err error, code forkengine.Code, reason string) {
 	require.Error(t, err)
 	require.Equal(t, code, forkengine.ErrorCode(err), "error: %v", err)
 	require.Equal(t, reason, forkengine.ErrorReason(err), "error: %v", err)
+}
+
+func sortByPosition(msgs []forkengine.Message) {
+	slices.SortFunc(msgs, func(a, b forkengine.Message) int { return cmp.Compare(a.Position, b.Position) })
 }

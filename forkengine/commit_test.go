@@ -1,0 +1,377 @@
+package forkengine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
+)
+
+// Scenario 43: the commit copies the frozen history inclusively under deterministic ids.
+func TestCommitMaterializesTheTarget(t *testing.T) {
+	h := newHarness(t)
+	h.seed(7)
+	h.turn(source, "turn-8", forkengine.PhaseRunning) // after the boundary: never copied
+	op := h.forkAndProcess("request-1", "turn-7")
+	require.Equal(t, forkengine.StatusCommitted, op.Status)
+	require.NotNil(t, op.AcceptedAt)
+	require.NotNil(t, op.CompletedAt)
+	require.Nil(t, op.AcknowledgedAt)
+
+	target, err := h.store.GetSession(h.ctx, ws, op.TargetSessionID)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.SessionRoot, target.Kind)
+	require.Equal(t, provider, target.Provider)
+	require.Equal(t, "child-"+op.ID, target.ProviderSessionID)
+	require.Equal(t, "123 (2)", target.Title)
+	require.Equal(t, "conversations", target.RailSectionKey)
+	require.Equal(t, "/project", target.Cwd)
+	require.Equal(t, "model-1", target.Model)
+	require.JSONEq(t, `{"model":"model-1"}`, string(target.Settings))
+	require.Equal(t, *op.CompletedAt, target.CreatedAt)
+	require.Equal(t, target.CreatedAt, target.UpdatedAt)
+
+	turns, err := h.store.TurnsThrough(h.ctx, ws, op.TargetSessionID, 100)
+	require.NoError(t, err)
+	require.Len(t, turns, 7)
+	for i, turn := range turns {
+		require.Equal(t, int64(i+1), turn.Sequence)
+		require.True(t, strings.HasPrefix(turn.ID, "fork-turn-"), turn.ID)
+		require.Len(t, turn.ID, len("fork-turn-")+64)
+		require.Equal(t, op.Snapshot.Turns[i].ProviderTurnID, turn.ProviderTurnID, "host_copy keeps source bindings")
+	}
+	require.Equal(t, turns[6].ID, op.TargetTurnID)
+
+	byTurn, err := h.store.MessagesByTurnIDs(h.ctx, ws, []string{turns[0].ID, turns[6].ID})
+	require.NoError(t, err)
+	require.Len(t, byTurn[turns[6].ID], 2)
+	require.Equal(t, "prompt of turn-7", byTurn[turns[6].ID][0].Content)
+	require.True(t, strings.HasPrefix(byTurn[turns[6].ID][0].ID, "fork-message-"))
+
+	lineages, err := h.store.LineagesByTargetIDs(h.ctx, ws, []string{op.TargetSessionID})
+	require.NoError(t, err)
+	require.Equal(t, forkengine.Lineage{WorkspaceID: ws, OperationID: op.ID, SourceSessionID: source,
+		SourceTurnID: "turn-7", TargetSessionID: op.TargetSessionID, TargetTurnID: op.TargetTurnID,
+		ForkedAt: *op.CompletedAt}, lineages[op.TargetSessionID])
+}
+
+// Scenario 56: copied messages keep the source's transcript order.
+func TestCommitKeepsMessageOrder(t *testing.T) {
+	h := newHarness(t)
+	h.seed(2)
+	// A late message of turn-1 comes after turn-2's in the transcript and stays there.
+	_, err := h.engine.AppendMessages(h.ctx, forkengine.MessageAppend{WorkspaceID: ws, SessionID: source, TurnID: "turn-1",
+		Messages: []forkengine.MessageInput{{ID: "late", Role: forkengine.RoleTool, Content: "late tool output"}}})
+	require.NoError(t, err)
+	op := h.forkAndProcess("request-1", "turn-2")
+	var sourceOrder, targetOrder []string
+	for _, m := range op.Snapshot.Messages {
+		sourceOrder = append(sourceOrder, m.Content)
+	}
+	turns, err := h.store.TurnsThrough(h.ctx, ws, op.TargetSessionID, 100)
+	require.NoError(t, err)
+	byTurn, err := h.store.MessagesByTurnIDs(h.ctx, ws, []string{turns[0].ID, turns[1].ID})
+	require.NoError(t, err)
+	all := append(byTurn[turns[0].ID], byTurn[turns[1].ID]...)
+	sortByPosition(all)
+	for _, m := range all {
+		targetOrder = append(targetOrder, m.Content)
+	}
+	require.Equal(t, []string{"prompt of turn-1", "answer of turn-1", "prompt of turn-2", "answer of turn-2", "late tool output"}, sourceOrder)
+	require.Equal(t, sourceOrder, targetOrder)
+}
+
+// Scenario 55: the commit copies the frozen snapshot, not what the source became since.
+func TestCommitUsesTheFrozenSnapshot(t *testing.T) {
+	h := newHarness(t)
+	h.seed(2)
+	op := h.mustFork("request-1", "turn-2")
+	h.session(source, "provider-session-1", "renamed source")
+	_, err := h.engine.AppendMessages(h.ctx, forkengine.MessageAppend{WorkspaceID: ws, SessionID: source, TurnID: "turn-2",
+		Messages: []forkengine.MessageInput{{ID: "after-prepare", Role: forkengine.RoleUser, Content: "too late"}}})
+	require.NoError(t, err)
+	op = h.process(op)
+	require.Equal(t, forkengine.StatusCommitted, op.Status)
+	target, err := h.store.GetSession(h.ctx, ws, op.TargetSessionID)
+	require.NoError(t, err)
+	require.Equal(t, "123 (2)", target.Title)
+	msgs, err := h.store.MessagesByTurnIDs(h.ctx, ws, []string{op.TargetTurnID})
+	require.NoError(t, err)
+	require.Len(t, msgs[op.TargetTurnID], 2)
+}
+
+// A turn of the prefix that never settled is settled as interrupted in the target.
+func TestCommitSettlesUnsettledPrefixTurns(t *testing.T) {
+	h := newHarness(t)
+	h.session(source, "provider-session-1", "123")
+	h.turn(source, "turn-1", forkengine.PhaseRunning)
+	h.turn(source, "turn-2", forkengine.PhaseSettled)
+	op := h.forkAndProcess("request-1", "turn-2")
+	turns, err := h.store.TurnsThrough(h.ctx, ws, op.TargetSessionID, 100)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.PhaseSettled, turns[0].Phase)
+	require.Equal(t, forkengine.OutcomeInterrupted, turns[0].Outcome)
+	require.NotNil(t, turns[0].SettledAt)
+}
+
+// Scenario 50: provider_owned mode rewrites each bound child turn's binding, so the child is
+// forkable again and a fork of the fork commits.
+func TestCommitProviderOwnedForkOfFork(t *testing.T) {
+	h := newHarness(t)
+	h.driver.SetDescriptor(forkengine.Descriptor{Kind: "owned", Version: "v1",
+		StateBindingMode: forkengine.BindingProviderOwned, ThroughTurn: true}, nil)
+	h.seed(2)
+	h.turn(source, "turn-3", forkengine.PhaseSettled) // a bound turn without a binding would be skipped
+	reportTurn(t, h, "turn-3", ptr(""), "")           // ... so clear turn-3's provider turn id
+	h.turn(source, "turn-4", forkengine.PhaseSettled)
+	first := h.forkAndProcess("request-1", "turn-4")
+	require.Equal(t, forkengine.StatusCommitted, first.Status, first.Error)
+	require.Len(t, first.TargetTurnBindings, 3)
+	require.Equal(t, "receipt-"+first.ID, first.Receipt)
+
+	child, err := h.store.TurnsThrough(h.ctx, ws, first.TargetSessionID, 100)
+	require.NoError(t, err)
+	require.Equal(t, "child-provider-turn-1", child[0].ProviderTurnID)
+	require.Equal(t, "", child[2].ProviderTurnID, "an unbound source turn stays unbound")
+	require.Equal(t, "child-provider-turn-4", child[3].ProviderTurnID)
+	require.True(t, child[3].HasProviderBinding())
+
+	target, err := h.store.GetSession(h.ctx, ws, first.TargetSessionID)
+	require.NoError(t, err)
+	require.Equal(t, []bool{true}, h.engine.TurnForkability(h.ctx, []forkengine.ForkabilityQuery{{Session: target, Turn: child[3]}}))
+
+	second, err := h.engine.StartFork(h.ctx, forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: target.ID,
+		ThroughTurnID: child[3].ID, RequestID: "request-2"})
+	require.NoError(t, err)
+	second = h.process(second)
+	require.Equal(t, forkengine.StatusCommitted, second.Status, second.Error)
+	require.Equal(t, "123 (3)", second.TargetTitle)
+	grandchild, err := h.store.TurnsThrough(h.ctx, ws, second.TargetSessionID, 100)
+	require.NoError(t, err)
+	require.Equal(t, "child-child-provider-turn-4", grandchild[3].ProviderTurnID)
+	require.Equal(t, 2, h.driver.ForkCalls())
+}
+
+// Scenarios 21-23: when the local commit fails after the provider accepted, the acceptance is
+// kept, and a later read, replay or recovery commits it without calling the provider again.
+func TestCommitRetriedAfterLocalFailure(t *testing.T) {
+	for _, finish := range []string{"OKOperationReadCommits", "OKReplayThenProcessCommits", "OKRecoveryCommits"} {
+		t.Run(finish, func(t *testing.T) {
+			flaky := &flakyStore{MemStore: forkenginetest.NewMemStore()}
+			h := newHarness(t, func(cfg *forkengine.Config) { cfg.Store = flaky })
+			h.store = flaky.MemStore
+			h.seed(7)
+			op := h.mustFork("request-1", "turn-7")
+			flaky.failLineageWrites.Store(2)
+			_, err := h.engine.ProcessOperation(h.ctx, ws, op.ID)
+			require.ErrorIs(t, err, errDiskFull)
+			require.Equal(t, forkengine.StatusProviderAccepted, h.stored(op.ID).Status)
+			require.Equal(t, "child-"+op.ID, h.stored(op.ID).TargetProviderSessionID)
+
+			read, err := h.engine.Operation(h.ctx, ws, op.ID)
+			require.NoError(t, err, "a failed commit on read is not an error")
+			require.Equal(t, forkengine.StatusProviderAccepted, read.Status)
+
+			switch finish {
+			case "OKOperationReadCommits":
+				read, err = h.engine.Operation(h.ctx, ws, op.ID)
+			case "OKReplayThenProcessCommits":
+				read = h.mustFork("request-1", "turn-7")
+				require.Equal(t, forkengine.StatusProviderAccepted, read.Status, "a replay does no work")
+				read, err = h.engine.ProcessOperation(h.ctx, ws, op.ID)
+			case "OKRecoveryCommits":
+				var report forkengine.RecoveryReport
+				report, err = h.engine.Recover(h.ctx)
+				require.Equal(t, forkengine.RecoveryReport{Scanned: 1, Committed: 1}, report)
+				read = h.stored(op.ID)
+			}
+			require.NoError(t, err)
+			require.Equal(t, forkengine.StatusCommitted, read.Status)
+			require.Equal(t, 1, h.driver.ForkCalls())
+		})
+	}
+}
+
+var errDiskFull = errors.New("disk full")
+
+// flakyStore fails a number of lineage writes, which makes that many commits roll back.
+type flakyStore struct {
+	*forkenginetest.MemStore
+	failLineageWrites atomic.Int32
+}
+
+func (s *flakyStore) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error {
+	return s.MemStore.Update(ctx, func(tx forkengine.Tx) error { return fn(flakyTx{tx, s}) })
+}
+
+type flakyTx struct {
+	forkengine.Tx
+	store *flakyStore
+}
+
+func (tx flakyTx) InsertLineage(ctx context.Context, l forkengine.Lineage) error {
+	if tx.store.failLineageWrites.Add(-1) >= 0 {
+		return errDiskFull
+	}
+	return tx.Tx.InsertLineage(ctx, l)
+}
+
+// Committing twice changes nothing the second time.
+func TestCommitIsIdempotent(t *testing.T) {
+	h := newHarness(t)
+	h.seed(3)
+	op := h.forkAndProcess("request-1", "turn-3")
+	events, err := h.store.EventsAfter(h.ctx, ws, 0, 1000)
+	require.NoError(t, err)
+	again, err := h.engine.ProcessOperation(h.ctx, ws, op.ID)
+	require.NoError(t, err)
+	require.Equal(t, op, again)
+	read, err := h.engine.Operation(h.ctx, ws, op.ID)
+	require.NoError(t, err)
+	require.Equal(t, op, read)
+	after, err := h.store.EventsAfter(h.ctx, ws, 0, 1000)
+	require.NoError(t, err)
+	require.Equal(t, events, after)
+}
+
+// Scenarios 17-20: the committed projection comes from the operation and its snapshot.
+func TestCommittedResult(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.forkAndProcess("request-1", "turn-7")
+		session, lineage, err := h.engine.CommittedResult(h.ctx, op)
+		require.NoError(t, err)
+		stored, err := h.store.GetSession(h.ctx, ws, op.TargetSessionID)
+		require.NoError(t, err)
+		require.Equal(t, stored, session)
+		live, err := h.store.LineagesByTargetIDs(h.ctx, ws, []string{op.TargetSessionID})
+		require.NoError(t, err)
+		require.Equal(t, live[op.TargetSessionID], lineage)
+	})
+	t.Run("OKAfterTargetDeleted", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.forkAndProcess("request-1", "turn-7")
+		require.NoError(t, h.engine.DeleteSession(h.ctx, ws, op.TargetSessionID, false))
+		read, err := h.engine.Operation(h.ctx, ws, op.ID)
+		require.NoError(t, err)
+		session, lineage, err := h.engine.CommittedResult(h.ctx, read)
+		require.NoError(t, err)
+		require.Equal(t, op.TargetSessionID, session.ID)
+		require.Nil(t, session.DeletedAt, "the projection is the session as committed")
+		require.Equal(t, "conversations", session.RailSectionKey)
+		require.Equal(t, op.ID, lineage.OperationID)
+		require.Equal(t, op.TargetTurnID, lineage.TargetTurnID)
+		require.Nil(t, read.AcknowledgedAt, "reading never acknowledges")
+	})
+	t.Run("ErrInconsistentLineage", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.forkAndProcess("request-1", "turn-7")
+		other := op
+		other.ID = "different-operation"
+		_, _, err := h.engine.CommittedResult(h.ctx, other)
+		requireCode(t, err, forkengine.CodeForkConflict, forkengine.ReasonInconsistentLineage)
+		other = op
+		other.TargetTurnID = "different-turn"
+		_, _, err = h.engine.CommittedResult(h.ctx, other)
+		requireCode(t, err, forkengine.CodeForkConflict, forkengine.ReasonInconsistentLineage)
+	})
+	t.Run("ErrNotCommitted", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.mustFork("request-1", "turn-7")
+		_, _, err := h.engine.CommittedResult(h.ctx, op)
+		requireCode(t, err, forkengine.CodeForkConflict, "")
+	})
+}
+
+// Scenario 31: reading a prepared or dispatching operation does nothing to it.
+func TestOperationRead(t *testing.T) {
+	t.Run("OKPreparedUnchanged", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.mustFork("request-1", "turn-7")
+		describes := h.driver.DescribeCalls()
+		read, err := h.engine.Operation(h.ctx, ws, op.ID)
+		require.NoError(t, err)
+		require.Equal(t, op, read)
+		require.Equal(t, describes, h.driver.DescribeCalls())
+		require.Equal(t, 0, h.driver.ForkCalls())
+	})
+	t.Run("OKDispatchingUnchanged", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.mustFork("request-1", "turn-7")
+		gate := make(chan struct{})
+		h.driver.SetGate(gate)
+		done := make(chan error, 1)
+		go func() {
+			_, err := h.engine.ProcessOperation(context.Background(), ws, op.ID)
+			done <- err
+		}()
+		<-h.driver.ForkEntered()
+		read, err := h.engine.Operation(h.ctx, ws, op.ID)
+		require.NoError(t, err)
+		require.Equal(t, forkengine.StatusDispatching, read.Status)
+		processed, err := h.engine.ProcessOperation(h.ctx, ws, op.ID)
+		require.NoError(t, err)
+		require.Equal(t, forkengine.StatusDispatching, processed.Status, "someone else is dispatching it")
+		close(gate)
+		require.NoError(t, <-done)
+		require.Equal(t, 1, h.driver.ForkCalls())
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		h := newHarness(t)
+		_, err := h.engine.Operation(h.ctx, ws, "missing")
+		requireCode(t, err, forkengine.CodeNotFound, "")
+		_, err = h.engine.ProcessOperation(h.ctx, ws, "missing")
+		requireCode(t, err, forkengine.CodeNotFound, "")
+	})
+	t.Run("ErrOtherWorkspace", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(7)
+		op := h.mustFork("request-1", "turn-7")
+		_, err := h.engine.Operation(h.ctx, "ws-2", op.ID)
+		requireCode(t, err, forkengine.CodeNotFound, "")
+	})
+}
+
+// A background start dispatches and commits on its own; Close waits for it.
+func TestStartForkBackground(t *testing.T) {
+	h := newHarness(t, withBackground)
+	h.seed(7)
+	sub := h.broker.Subscribe(ws)
+	defer sub.Close()
+	op := h.mustFork("request-1", "turn-7")
+	require.Equal(t, forkengine.StatusPrepared, op.Status)
+	require.NoError(t, h.engine.Close(h.ctx))
+	require.Equal(t, forkengine.StatusCommitted, h.stored(op.ID).Status)
+
+	var statuses []forkengine.OperationStatus
+	for len(statuses) < 4 {
+		ev := <-sub.C()
+		if ev.Kind == forkengine.EventForkOperationUpdated {
+			statuses = append(statuses, ev.Status)
+		}
+	}
+	require.Equal(t, []forkengine.OperationStatus{forkengine.StatusPrepared, forkengine.StatusDispatching,
+		forkengine.StatusProviderAccepted, forkengine.StatusCommitted}, statuses)
+}
+
+// After Close, started forks stay prepared for recovery instead of racing the shutdown.
+func TestStartForkAfterCloseStaysPrepared(t *testing.T) {
+	h := newHarness(t, withBackground)
+	h.seed(7)
+	require.NoError(t, h.engine.Close(h.ctx))
+	op := h.mustFork("request-1", "turn-7")
+	require.Equal(t, forkengine.StatusPrepared, h.stored(op.ID).Status)
+	require.Equal(t, 0, h.driver.ForkCalls())
+}
