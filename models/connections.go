@@ -1,0 +1,108 @@
+package models
+
+import (
+	"time"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// SessionConnection is a page of sessions. totalCount is resolved (one count statement) only when
+// a client selects it, from the workspace and filter kept here.
+type SessionConnection struct {
+	Edges    []*SessionEdge
+	PageInfo *PageInfo
+
+	WorkspaceID string
+	Filter      forkengine.SessionFilter
+}
+
+// SessionConnectionFrom builds a page from up to limit+1 sessions (the extra one only says that
+// another page follows).
+func SessionConnectionFrom(workspaceID string, f forkengine.SessionFilter, rows []forkengine.Session, limit int) *SessionConnection {
+	rows, info := pageOf(rows, limit, SessionCursor)
+	edges := make([]*SessionEdge, len(rows))
+	for i, s := range rows {
+		edges[i] = &SessionEdge{Cursor: SessionCursor(s), Node: SessionFrom(s)}
+	}
+	return &SessionConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, Filter: f}
+}
+
+// ForkOperationConnection is a page of fork operations; totalCount is resolved when selected.
+type ForkOperationConnection struct {
+	Edges    []*ForkOperationEdge
+	PageInfo *PageInfo
+
+	WorkspaceID string
+	Filter      forkengine.OperationFilter
+}
+
+// ForkOperationConnectionFrom builds a page from up to limit+1 operations.
+func ForkOperationConnectionFrom(workspaceID string, f forkengine.OperationFilter, rows []forkengine.ForkOperation, limit int) *ForkOperationConnection {
+	rows, info := pageOf(rows, limit, OperationCursor)
+	edges := make([]*ForkOperationEdge, len(rows))
+	for i, op := range rows {
+		edges[i] = &ForkOperationEdge{Cursor: OperationCursor(op), Node: ForkOperationFrom(op)}
+	}
+	return &ForkOperationConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, Filter: f}
+}
+
+// TurnConnection is a page of one session's turns; totalCount is resolved through a loader.
+type TurnConnection struct {
+	Edges    []*TurnEdge
+	PageInfo *PageInfo
+
+	WorkspaceID string
+	SessionID   string
+}
+
+// TurnConnectionFrom builds a page from up to limit+1 turns of one session.
+func TurnConnectionFrom(workspaceID, sessionID string, rows []forkengine.Turn, limit int) *TurnConnection {
+	rows, info := pageOf(rows, limit, TurnCursor)
+	edges := make([]*TurnEdge, len(rows))
+	for i, t := range rows {
+		edges[i] = &TurnEdge{Cursor: TurnCursor(t), Node: TurnFrom(t)}
+	}
+	return &TurnConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, SessionID: sessionID}
+}
+
+// pageOf trims the look-ahead row and says whether it existed.
+func pageOf[T any](rows []T, limit int, cursor func(T) string) ([]T, *PageInfo) {
+	info := &PageInfo{HasNextPage: len(rows) > limit}
+	if info.HasNextPage {
+		rows = rows[:limit]
+	}
+	if len(rows) > 0 {
+		end := cursor(rows[len(rows)-1])
+		info.EndCursor = &end
+	}
+	return rows, info
+}
+
+// WorkspaceEvent is the API view of one entry of the durable event log. The session, turn and
+// operation it names are loaded as they are now; the status fields are as of the event.
+type WorkspaceEvent struct {
+	Cursor              string
+	Kind                WorkspaceEventKind
+	OccurredAt          time.Time
+	SessionID           *string
+	TurnID              *string
+	ForkOperationID     *string
+	ForkOperationStatus *ForkOperationStatus
+	ForkOperationPhase  *ForkOperationPhase
+
+	WorkspaceID string
+}
+
+// WorkspaceEventFrom builds the API view of an event.
+func WorkspaceEventFrom(ev forkengine.Event) *WorkspaceEvent {
+	view := &WorkspaceEvent{
+		Cursor: EventCursor(ev.Cursor), Kind: EventKindFrom(ev.Kind), OccurredAt: ev.OccurredAt,
+		SessionID: optional(ev.SessionID), TurnID: optional(ev.TurnID),
+		ForkOperationID: optional(ev.OperationID), WorkspaceID: ev.WorkspaceID,
+	}
+	if ev.Status != "" {
+		status, phase := PublicStatus(ev.Status)
+		view.ForkOperationStatus, view.ForkOperationPhase = &status, &phase
+	}
+	return view
+}

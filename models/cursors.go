@@ -1,0 +1,139 @@
+package models
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// Reason codes of BAD_USER_INPUT errors raised by the API layer (the engine has its own).
+const (
+	ReasonInvalidFirst  = "invalid_first"
+	ReasonInvalidCursor = "invalid_cursor"
+	ReasonCursorExpired = "cursor_expired"
+)
+
+// Page size bounds of every connection.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 200
+)
+
+// Cursors are opaque to clients: base64url of "<kind>|<position>". The kind keeps a cursor of one
+// list from being accepted by another; the position is a keyset, so pages stay stable while rows
+// are added.
+const (
+	cursorSession   = "session"
+	cursorOperation = "operation"
+	cursorTurn      = "turn"
+	cursorEvent     = "event"
+)
+
+// PageSize validates a connection's `first` argument. Errors: BAD_USER_INPUT (invalid_first).
+func PageSize(first *int) (int, error) {
+	if first == nil {
+		return DefaultPageSize, nil
+	}
+	if *first < 1 || *first > MaxPageSize {
+		return 0, forkengine.ReasonErrorf(forkengine.CodeInvalid, ReasonInvalidFirst,
+			"first must be between 1 and %d, got %d", MaxPageSize, *first)
+	}
+	return *first, nil
+}
+
+func encodeCursor(kind, position string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + "|" + position))
+}
+
+// decodeCursor returns the position of a cursor of the given kind; nil or empty means the start.
+func decodeCursor(kind string, cursor *string) (string, bool, error) {
+	if cursor == nil || *cursor == "" {
+		return "", false, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(*cursor)
+	position, ok := strings.CutPrefix(string(raw), kind+"|")
+	if err != nil || !ok {
+		return "", false, invalidCursor(*cursor)
+	}
+	return position, true, nil
+}
+
+func invalidCursor(cursor string) error {
+	return forkengine.ReasonErrorf(forkengine.CodeInvalid, ReasonInvalidCursor,
+		"cursor %q is not a cursor of this list", cursor)
+}
+
+func encodeKeyset(kind string, t time.Time, id string) string {
+	return encodeCursor(kind, t.UTC().Format(time.RFC3339Nano)+"|"+id)
+}
+
+func decodeKeyset(kind string, cursor *string) (forkengine.PageCursor, error) {
+	position, ok, err := decodeCursor(kind, cursor)
+	if err != nil || !ok {
+		return forkengine.PageCursor{}, err
+	}
+	stamp, id, found := strings.Cut(position, "|")
+	t, perr := time.Parse(time.RFC3339Nano, stamp)
+	if !found || perr != nil || id == "" {
+		return forkengine.PageCursor{}, invalidCursor(*cursor)
+	}
+	return forkengine.PageCursor{Time: t, ID: id}, nil
+}
+
+// SessionCursor is the cursor of a session in a sessions connection.
+func SessionCursor(s forkengine.Session) string {
+	return encodeKeyset(cursorSession, s.CreatedAt, s.ID)
+}
+
+// DecodeSessionCursor reads an `after` argument of sessions. Errors: BAD_USER_INPUT (invalid_cursor).
+func DecodeSessionCursor(after *string) (forkengine.PageCursor, error) {
+	return decodeKeyset(cursorSession, after)
+}
+
+// OperationCursor is the cursor of an operation in a forkOperations connection.
+func OperationCursor(op forkengine.ForkOperation) string {
+	return encodeKeyset(cursorOperation, op.CreatedAt, op.ID)
+}
+
+// DecodeOperationCursor reads an `after` argument of forkOperations. Errors: BAD_USER_INPUT
+// (invalid_cursor).
+func DecodeOperationCursor(after *string) (forkengine.PageCursor, error) {
+	return decodeKeyset(cursorOperation, after)
+}
+
+// TurnCursor is the cursor of a turn in a session's turns connection.
+func TurnCursor(t forkengine.Turn) string {
+	return encodeCursor(cursorTurn, strconv.FormatInt(t.Sequence, 10))
+}
+
+// DecodeTurnCursor returns the sequence after which a turns page starts (0: the first turn).
+// Errors: BAD_USER_INPUT (invalid_cursor).
+func DecodeTurnCursor(after *string) (int64, error) {
+	return decodeNumber(cursorTurn, after)
+}
+
+// EventCursor is the cursor of a workspace event.
+func EventCursor(cursor int64) string {
+	return encodeCursor(cursorEvent, strconv.FormatInt(cursor, 10))
+}
+
+// DecodeEventCursor returns the log position a workspaceEvents `after` names (0: none given).
+// Errors: BAD_USER_INPUT (invalid_cursor).
+func DecodeEventCursor(after *string) (int64, error) {
+	return decodeNumber(cursorEvent, after)
+}
+
+func decodeNumber(kind string, cursor *string) (int64, error) {
+	position, ok, err := decodeCursor(kind, cursor)
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, perr := strconv.ParseInt(position, 10, 64)
+	if perr != nil || n < 1 {
+		return 0, invalidCursor(*cursor)
+	}
+	return n, nil
+}

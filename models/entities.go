@@ -1,0 +1,183 @@
+package models
+
+import (
+	"time"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// Session is the API view of a forkengine.Session. Relations (turns, latestTurn, forks, ...) are
+// resolved through loaders from the domain value kept beside the view.
+type Session struct {
+	ID                string
+	WorkspaceID       string
+	Kind              SessionKind
+	Provider          string
+	ProviderSessionID *string
+	Title             string
+	RailSectionKey    *string
+	Cwd               *string
+	Model             *string
+	Settings          JSON
+	Visible           bool
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	DeletedAt         *time.Time
+
+	domain forkengine.Session
+}
+
+// Domain returns the session the view was built from.
+func (s *Session) Domain() forkengine.Session { return s.domain }
+
+// SessionFrom builds the API view of a session.
+func SessionFrom(s forkengine.Session) *Session {
+	return &Session{
+		ID: s.ID, WorkspaceID: s.WorkspaceID, Kind: wire[SessionKind](s.Kind), Provider: s.Provider,
+		ProviderSessionID: optional(s.ProviderSessionID), Title: s.Title,
+		RailSectionKey: optional(s.RailSectionKey), Cwd: optional(s.Cwd), Model: optional(s.Model),
+		Settings: JSON(s.Settings), Visible: s.Visible,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, DeletedAt: s.DeletedAt,
+		domain: s,
+	}
+}
+
+// Turn is the API view of a forkengine.Turn. The provider binding stays internal: clients see
+// only the forkability it implies.
+type Turn struct {
+	ID        string
+	SessionID string
+	Sequence  int64
+	Phase     TurnPhase
+	Outcome   *TurnOutcome
+	Origin    *string
+	StartedAt time.Time
+	SettledAt *time.Time
+	UpdatedAt time.Time
+
+	domain forkengine.Turn
+}
+
+// Domain returns the turn the view was built from.
+func (t *Turn) Domain() forkengine.Turn { return t.domain }
+
+// TurnFrom builds the API view of a turn.
+func TurnFrom(t forkengine.Turn) *Turn {
+	view := &Turn{
+		ID: t.ID, SessionID: t.SessionID, Sequence: t.Sequence, Phase: wire[TurnPhase](t.Phase),
+		Origin: optional(t.Origin), StartedAt: t.StartedAt, SettledAt: t.SettledAt,
+		UpdatedAt: t.UpdatedAt, domain: t,
+	}
+	if t.Outcome != "" {
+		outcome := wire[TurnOutcome](t.Outcome)
+		view.Outcome = &outcome
+	}
+	return view
+}
+
+// TurnsFrom builds the API views of turns, keeping their order.
+func TurnsFrom(ts []forkengine.Turn) []*Turn {
+	out := make([]*Turn, len(ts))
+	for i, t := range ts {
+		out[i] = TurnFrom(t)
+	}
+	return out
+}
+
+// Message is the API view of a forkengine.Message.
+type Message struct {
+	ID        string
+	TurnID    string
+	SessionID string
+	Role      MessageRole
+	Content   string
+	CreatedAt time.Time
+}
+
+// MessagesFrom builds the API views of messages, keeping their order.
+func MessagesFrom(ms []forkengine.Message) []*Message {
+	out := make([]*Message, len(ms))
+	for i, m := range ms {
+		out[i] = &Message{
+			ID: m.ID, TurnID: m.TurnID, SessionID: m.SessionID, Role: wire[MessageRole](m.Role),
+			Content: m.Content, CreatedAt: m.CreatedAt,
+		}
+	}
+	return out
+}
+
+// ForkOperation is the API view of a forkengine.ForkOperation: the public status and phase, never
+// the provider binding or snapshot.
+type ForkOperation struct {
+	ID              string
+	WorkspaceID     string
+	RequestID       string
+	SourceSessionID string
+	TargetSessionID string
+	ThroughTurnID   string
+	TargetTurnID    *string
+	Status          ForkOperationStatus
+	Phase           ForkOperationPhase
+	Error           *string
+	Provider        string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	AcknowledgedAt  *time.Time
+
+	domain forkengine.ForkOperation
+}
+
+// Domain returns the operation the view was built from.
+func (op *ForkOperation) Domain() forkengine.ForkOperation { return op.domain }
+
+// ForkOperationFrom builds the API view of an operation.
+func ForkOperationFrom(op forkengine.ForkOperation) *ForkOperation {
+	status, phase := PublicStatus(op.Status)
+	return &ForkOperation{
+		ID: op.ID, WorkspaceID: op.WorkspaceID, RequestID: op.RequestID,
+		SourceSessionID: op.SourceSessionID, TargetSessionID: op.TargetSessionID,
+		ThroughTurnID: op.ThroughTurnID, TargetTurnID: optional(op.TargetTurnID),
+		Status: status, Phase: phase, Error: optional(op.Error), Provider: op.Provider,
+		CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, AcknowledgedAt: op.AcknowledgedAt,
+		domain: op,
+	}
+}
+
+// Lineage is the API view of a forkengine.Lineage.
+type Lineage struct {
+	OperationID     string
+	SourceSessionID string
+	SourceTurnID    string
+	TargetSessionID string
+	TargetTurnID    string
+	ForkedAt        time.Time
+
+	// WorkspaceID scopes the loaders that resolve the lineage's sessions and turns.
+	WorkspaceID string
+}
+
+// LineageFrom builds the API view of a lineage.
+func LineageFrom(l forkengine.Lineage) *Lineage {
+	return &Lineage{
+		OperationID: l.OperationID, SourceSessionID: l.SourceSessionID, SourceTurnID: l.SourceTurnID,
+		TargetSessionID: l.TargetSessionID, TargetTurnID: l.TargetTurnID, ForkedAt: l.ForkedAt,
+		WorkspaceID: l.WorkspaceID,
+	}
+}
+
+// LineagesFrom builds the API views of lineages, keeping their order.
+func LineagesFrom(ls []forkengine.Lineage) []*Lineage {
+	out := make([]*Lineage, len(ls))
+	for i, l := range ls {
+		out[i] = LineageFrom(l)
+	}
+	return out
+}
+
+// optional maps the domain's "empty means absent" strings to GraphQL nulls.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

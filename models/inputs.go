@@ -1,0 +1,117 @@
+package models
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// Domain returns the engine's session report. An omitted kind is ROOT.
+func (in ReportSessionInput) Domain() forkengine.SessionReport {
+	kind := forkengine.SessionRoot
+	if in.Kind != nil {
+		kind = in.Kind.Domain()
+	}
+	return forkengine.SessionReport{
+		WorkspaceID: in.WorkspaceID, ID: in.ID, Kind: kind, Provider: in.Provider,
+		ProviderSessionID: in.ProviderSessionID, Title: in.Title, RailSectionKey: in.RailSectionKey,
+		Cwd: in.Cwd, Model: in.Model, Settings: rawOrNil(in.Settings), Visible: in.Visible,
+	}
+}
+
+// Domain returns the engine's turn report.
+func (in ReportTurnInput) Domain() forkengine.TurnReport {
+	report := forkengine.TurnReport{
+		WorkspaceID: in.WorkspaceID, SessionID: in.SessionID, ID: in.ID, Phase: in.Phase.Domain(),
+		Origin: in.Origin, ProviderTurnID: in.ProviderTurnID,
+		ProviderTurnBinding: rawOrNil(in.ProviderTurnBinding),
+	}
+	if in.Outcome != nil {
+		report.Outcome = in.Outcome.Domain()
+	}
+	return report
+}
+
+// Domain returns the engine's message append.
+func (in AppendMessagesInput) Domain() forkengine.MessageAppend {
+	msgs := make([]forkengine.MessageInput, len(in.Messages))
+	for i, m := range in.Messages {
+		msgs[i] = forkengine.MessageInput{Role: m.Role.Domain(), Content: m.Content}
+		if m.ID != nil {
+			msgs[i].ID = *m.ID
+		}
+	}
+	return forkengine.MessageAppend{
+		WorkspaceID: in.WorkspaceID, SessionID: in.SessionID, TurnID: in.TurnID, Messages: msgs,
+	}
+}
+
+// Domain returns the engine's fork input.
+func (in ForkSessionInput) Domain() forkengine.ForkInput {
+	fork := forkengine.ForkInput{
+		WorkspaceID: in.WorkspaceID, SourceSessionID: in.SourceSessionID,
+		ThroughTurnID: in.ThroughTurnID, RequestID: in.RequestID,
+	}
+	if in.TargetSessionID != nil {
+		fork.TargetSessionID = *in.TargetSessionID
+	}
+	return fork
+}
+
+// Domain returns the engine's session filter (nil: everything).
+func (f *SessionFilter) Domain() forkengine.SessionFilter {
+	if f == nil {
+		return forkengine.SessionFilter{}
+	}
+	out := forkengine.SessionFilter{Visible: f.Visible}
+	if f.Kind != nil {
+		out.Kind = f.Kind.Domain()
+	}
+	out.Provider = deref(f.Provider)
+	out.IncludeDeleted = f.IncludeDeleted != nil && *f.IncludeDeleted
+	out.RootsOnly = f.RootsOnly != nil && *f.RootsOnly
+	return out
+}
+
+// Domain returns the engine's operation filter (nil: everything).
+func (f *ForkOperationFilter) Domain() forkengine.OperationFilter {
+	if f == nil {
+		return forkengine.OperationFilter{}
+	}
+	out := forkengine.OperationFilter{
+		SourceSessionID: deref(f.SourceSessionID), TargetSessionID: deref(f.TargetSessionID),
+		ThroughTurnID: deref(f.ThroughTurnID),
+	}
+	for _, s := range f.Statuses {
+		out.Statuses = append(out.Statuses, s.DomainStatuses()...)
+	}
+	return out
+}
+
+// Workspace names the workspace an input writes to, for authorization.
+func (in ReportSessionInput) Workspace() string { return in.WorkspaceID }
+
+// Workspace names the workspace an input writes to, for authorization.
+func (in ReportTurnInput) Workspace() string { return in.WorkspaceID }
+
+// Workspace names the workspace an input writes to, for authorization.
+func (in AppendMessagesInput) Workspace() string { return in.WorkspaceID }
+
+// Workspace names the workspace an input writes to, for authorization.
+func (in ForkSessionInput) Workspace() string { return in.WorkspaceID }
+
+// rawOrNil maps an omitted or explicit null JSON input to nil, which the engine reads as "keep".
+func rawOrNil(j JSON) json.RawMessage {
+	if len(j) == 0 || bytes.Equal(bytes.TrimSpace(j), []byte("null")) {
+		return nil
+	}
+	return json.RawMessage(j)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,104 @@
+package resolvers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+type requestIDKey struct{}
+
+// WithRequestID stores the id the error presenter logs and shows with internal errors.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID returns the request's id, or "" when none was set.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// NewRequestID returns a random request id.
+func NewRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// presentError is the one error presenter. A forkengine.Error becomes its code (+ reason, +
+// retryable); errors of the GraphQL layer keep their own code (GRAPHQL_PARSE_FAILED,
+// GRAPHQL_VALIDATION_FAILED, COMPLEXITY_LIMIT_EXCEEDED); an input gqlgen rejected while coercing
+// it is BAD_USER_INPUT; anything else is logged with the request id and shown as
+// INTERNAL_SERVER_ERROR without its details.
+func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		presented := graphql.DefaultErrorPresenter(ctx, err)
+		var domain *forkengine.Error
+		if errors.As(err, &domain) && domain.Code != forkengine.CodeInternal {
+			return withDomainError(presented, domain)
+		}
+		var gqlErr *gqlerror.Error
+		if errors.As(err, &gqlErr) && domain == nil {
+			if _, coded := gqlErr.Extensions["code"]; coded {
+				return presented
+			}
+			if gqlErr.Unwrap() == nil { // raised by gqlgen itself while reading the input
+				return withCode(presented, string(forkengine.CodeInvalid))
+			}
+		}
+		return internalError(ctx, logger, presented, err)
+	}
+}
+
+func withDomainError(presented *gqlerror.Error, domain *forkengine.Error) *gqlerror.Error {
+	presented.Message = domain.Message
+	presented = withCode(presented, string(domain.Code))
+	if domain.Reason != "" {
+		presented.Extensions["reason"] = domain.Reason
+	}
+	if domain.Retryable || domain.Code == forkengine.CodeForkInProgress {
+		presented.Extensions["retryable"] = true
+	}
+	return presented
+}
+
+func withCode(presented *gqlerror.Error, code string) *gqlerror.Error {
+	if presented.Extensions == nil {
+		presented.Extensions = map[string]any{}
+	}
+	presented.Extensions["code"] = code
+	return presented
+}
+
+func internalError(ctx context.Context, logger *slog.Logger, presented *gqlerror.Error, err error) *gqlerror.Error {
+	id := RequestID(ctx)
+	logger.ErrorContext(ctx, "internal error", "requestId", id, "path", presented.Path.String(), "err", err)
+	presented.Message = "internal server error"
+	if id != "" {
+		presented.Message = fmt.Sprintf("internal server error (request id %s)", id)
+	}
+	presented.Extensions = map[string]any{"code": string(forkengine.CodeInternal)}
+	if id != "" {
+		presented.Extensions["requestId"] = id
+	}
+	return presented
+}
+
+// recoverPanic turns a resolver panic into an internal error; the stack goes to the log only.
+func recoverPanic(logger *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		logger.ErrorContext(ctx, "resolver panic", "requestId", RequestID(ctx), "panic", p,
+			"stack", string(debug.Stack()))
+		return fmt.Errorf("panic: %v", p)
+	}
+}

@@ -1,0 +1,116 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/models"
+)
+
+// streamEvents replays the durable log after the client's cursor, then streams live events. It
+// subscribes before replaying, so an event committed meanwhile arrives live; live events at or
+// below the last cursor sent are skipped, so none is sent twice.
+func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (<-chan *models.WorkspaceEvent, error) {
+	cursor, err := models.DecodeEventCursor(after)
+	if err != nil {
+		return nil, err
+	}
+	sub := r.broker.Subscribe(ws)
+	if err := r.checkResumeCursor(ctx, ws, cursor); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	out := make(chan *models.WorkspaceEvent, 1)
+	go func() {
+		defer close(out)
+		defer sub.Close()
+		last, err := r.replay(ctx, ws, cursor, out)
+		if err != nil {
+			failStream(ctx, err)
+			return
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-sub.C():
+				if !ok {
+					failStream(ctx, lagged(sub.Err(), last))
+					return
+				}
+				if ev.Cursor <= last {
+					continue
+				}
+				if !send(ctx, out, models.WorkspaceEventFrom(ev)) {
+					return
+				}
+				last = ev.Cursor
+			}
+		}
+	}()
+	return out, nil
+}
+
+// replay sends every logged event after cursor (when one was given) and returns the last cursor
+// sent. Without a cursor the stream starts live: nothing is replayed.
+func (r *Resolver) replay(ctx context.Context, ws string, cursor int64, out chan<- *models.WorkspaceEvent) (int64, error) {
+	if cursor == 0 {
+		return 0, nil
+	}
+	for {
+		page, err := r.engine.Reader().EventsAfter(ctx, ws, cursor, replayPage)
+		if err != nil {
+			return cursor, fmt.Errorf("replay events of %s after %d: %w", ws, cursor, err)
+		}
+		for _, ev := range page {
+			if !send(ctx, out, models.WorkspaceEventFrom(ev)) {
+				return cursor, ctx.Err()
+			}
+			cursor = ev.Cursor
+		}
+		if len(page) < replayPage {
+			return cursor, nil
+		}
+	}
+}
+
+// checkResumeCursor rejects a cursor the log cannot resume from: one older than the oldest event
+// kept (expired), or one that names no event of this workspace (unknown). Errors: BAD_USER_INPUT
+// (cursor_expired, invalid_cursor).
+func (r *Resolver) checkResumeCursor(ctx context.Context, ws string, cursor int64) error {
+	if cursor == 0 {
+		return nil
+	}
+	raw := models.EventCursor(cursor)
+	oldest, err := r.engine.Reader().OldestEventCursor(ctx, ws)
+	if err != nil {
+		return fmt.Errorf("oldest event of %s: %w", ws, err)
+	}
+	if oldest > 0 && cursor < oldest {
+		return forkengine.ReasonErrorf(forkengine.CodeInvalid, models.ReasonCursorExpired,
+			"cursor %q is older than the event log kept; reload the workspace and subscribe without after", raw)
+	}
+	named, err := r.engine.Reader().EventsAfter(ctx, ws, cursor-1, 1)
+	if err != nil {
+		return fmt.Errorf("check event cursor of %s: %w", ws, err)
+	}
+	if len(named) == 0 || named[0].Cursor != cursor {
+		return forkengine.ReasonErrorf(forkengine.CodeInvalid, models.ReasonInvalidCursor,
+			"cursor %q names no event of workspace %s", raw, ws)
+	}
+	return nil
+}
+
+// lagged explains why the broker dropped the subscriber (it fell behind) and where to resume.
+// Errors: RESUME_REQUIRED.
+func lagged(cause error, last int64) error {
+	resume := "subscribe again without after"
+	if last > 0 {
+		resume = fmt.Sprintf("subscribe again with after: %q", models.EventCursor(last))
+	}
+	return &forkengine.Error{
+		Code: forkengine.CodeResumeRequired, Reason: forkengine.ErrorReason(cause), Retryable: true,
+		Message: "the event stream fell behind; " + resume, Err: cause,
+	}
+}

@@ -1,0 +1,137 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// key names one row of one workspace. Loader keys carry the workspace so one response may read
+// several workspaces (in open mode) without mixing them.
+type key struct{ ws, id string }
+
+// pageKey names one page of one session's turns; pages with the same arguments are read together.
+type pageKey struct {
+	ws, sessionID string
+	first         int
+	afterSequence int64
+}
+
+// loaders is the set of batched reads of one response. It is built fresh for every response (a
+// query, a mutation, or one event of a subscription) by withLoaders, so nothing is cached across
+// responses and a subscription event always sees the data as it is when the event is sent.
+type loaders struct {
+	engine *forkengine.Engine
+
+	sessions       *relation[key, forkengine.Session]
+	turns          *relation[key, forkengine.Turn]
+	latestTurn     *relation[key, forkengine.Turn]
+	activeTurn     *relation[key, forkengine.Turn]
+	turnPages      *relation[pageKey, []forkengine.Turn]
+	turnCounts     *relation[key, int]
+	turnMessages   *relation[key, []forkengine.Message]
+	transcripts    *relation[key, []forkengine.Message]
+	forkedFrom     *relation[key, forkengine.Lineage]
+	forks          *relation[key, []forkengine.Lineage]
+	operations     *relation[key, forkengine.ForkOperation]
+	forkability    *relation[key, bool]
+	capabilities   *relation[key, forkengine.LifecycleCapabilities]
+	probeTurnsMu   sync.Mutex
+	probeTurns     map[key]forkengine.Turn // every turn of the response, for forkability probes
+	pageSessionsMu sync.Mutex
+	pageSessions   map[string][]string // sessions seen per workspace, to batch turn pages
+}
+
+type loadersKey struct{}
+
+// withLoaders installs a fresh loader set for each response. It is registered with
+// srv.AroundResponses, not as HTTP middleware: a websocket is one HTTP request for its whole life,
+// and per-request loaders would serve every subscription event from the first event's cache.
+func withLoaders(engine *forkengine.Engine) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		return next(context.WithValue(ctx, loadersKey{}, newLoaders(engine)))
+	}
+}
+
+func newLoaders(engine *forkengine.Engine) *loaders {
+	rd := engine.Reader()
+	l := &loaders{engine: engine, probeTurns: map[key]forkengine.Turn{}, pageSessions: map[string][]string{}}
+	l.sessions = newRelation(func(ctx context.Context, keys []key) (map[key]forkengine.Session, error) {
+		m, err := byWorkspace(ctx, keys, rd.SessionsByIDs)
+		l.sawSessions(values(m))
+		return m, err
+	})
+	l.turns = newRelation(l.turnReader(rd.TurnsByIDs))
+	l.latestTurn = newRelation(l.turnReader(rd.LatestTurnsBySessionIDs))
+	l.activeTurn = newRelation(l.turnReader(rd.ActiveTurnsBySessionIDs))
+	l.turnPages = newRelation(l.readTurnPages)
+	l.turnCounts = newRelation(func(ctx context.Context, keys []key) (map[key]int, error) {
+		return byWorkspace(ctx, keys, rd.CountTurnsBySessionIDs)
+	})
+	l.turnMessages = newRelation(func(ctx context.Context, keys []key) (map[key][]forkengine.Message, error) {
+		return byWorkspace(ctx, keys, rd.MessagesByTurnIDs)
+	})
+	l.transcripts = newRelation(l.readTranscripts)
+	l.forkedFrom = newRelation(func(ctx context.Context, keys []key) (map[key]forkengine.Lineage, error) {
+		m, err := byWorkspace(ctx, keys, rd.LineagesByTargetIDs)
+		l.sawLineages(values(m))
+		return m, err
+	})
+	l.forks = newRelation(func(ctx context.Context, keys []key) (map[key][]forkengine.Lineage, error) {
+		m, err := byWorkspace(ctx, keys, rd.LineagesBySourceIDs)
+		for _, ls := range m {
+			l.sawLineages(ls)
+		}
+		return m, err
+	})
+	l.operations = newRelation(func(ctx context.Context, keys []key) (map[key]forkengine.ForkOperation, error) {
+		return byWorkspace(ctx, keys, rd.OperationsByIDs)
+	})
+	l.forkability = newRelation(l.probe)
+	l.capabilities = newRelation(l.describe)
+	return l
+}
+
+// turnReader wraps a batch read of turns so every turn read is remembered for its children.
+func (l *loaders) turnReader(read func(ctx context.Context, ws string, ids []string) (map[string]forkengine.Turn, error)) func(context.Context, []key) (map[key]forkengine.Turn, error) {
+	return func(ctx context.Context, keys []key) (map[key]forkengine.Turn, error) {
+		m, err := byWorkspace(ctx, keys, read)
+		l.sawTurns(values(m))
+		return m, err
+	}
+}
+
+// byWorkspace runs one batch read per workspace (one in practice) and keys the result by (ws, id).
+func byWorkspace[V any](ctx context.Context, keys []key, read func(ctx context.Context, ws string, ids []string) (map[string]V, error)) (map[key]V, error) {
+	ids := map[string][]string{}
+	var order []string
+	for _, k := range keys {
+		if _, ok := ids[k.ws]; !ok {
+			order = append(order, k.ws)
+		}
+		ids[k.ws] = append(ids[k.ws], k.id)
+	}
+	out := make(map[key]V, len(keys))
+	for _, ws := range order {
+		m, err := read(ctx, ws, ids[ws])
+		if err != nil {
+			return nil, fmt.Errorf("batch read in workspace %s: %w", ws, err)
+		}
+		for id, v := range m {
+			out[key{ws, id}] = v
+		}
+	}
+	return out, nil
+}
+
+func values[K comparable, V any](m map[K]V) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,0 +1,175 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// The saw* methods hint, for rows the response just read, the relations their children will ask
+// for. This is what makes a list's children one batch each (see relation).
+
+func (l *loaders) sawSessions(sessions []forkengine.Session) {
+	keys := make([]key, len(sessions))
+	l.pageSessionsMu.Lock()
+	for i, s := range sessions {
+		keys[i] = key{s.WorkspaceID, s.ID}
+		l.pageSessions[s.WorkspaceID] = append(l.pageSessions[s.WorkspaceID], s.ID)
+	}
+	l.pageSessionsMu.Unlock()
+	for _, r := range []interface{ hint(...key) }{
+		l.latestTurn, l.activeTurn, l.turnCounts, l.transcripts, l.forkedFrom, l.forks, l.capabilities,
+	} {
+		r.hint(keys...)
+	}
+}
+
+func (l *loaders) sawTurns(turns []forkengine.Turn) {
+	keys := make([]key, len(turns))
+	sessions := make([]key, len(turns))
+	l.probeTurnsMu.Lock()
+	for i, t := range turns {
+		keys[i], sessions[i] = key{t.WorkspaceID, t.ID}, key{t.WorkspaceID, t.SessionID}
+		l.probeTurns[keys[i]] = t
+	}
+	l.probeTurnsMu.Unlock()
+	l.turnMessages.hint(keys...)
+	l.forkability.hint(keys...)
+	l.sessions.hint(sessions...)
+}
+
+func (l *loaders) sawLineages(lineages []forkengine.Lineage) {
+	for _, ln := range lineages {
+		l.sessions.hint(key{ln.WorkspaceID, ln.SourceSessionID}, key{ln.WorkspaceID, ln.TargetSessionID})
+		l.turns.hint(key{ln.WorkspaceID, ln.SourceTurnID}, key{ln.WorkspaceID, ln.TargetTurnID})
+	}
+}
+
+// primeSessions records sessions a root field already read (a listed page, a mutation result).
+func (l *loaders) primeSessions(sessions ...forkengine.Session) {
+	m := make(map[key]forkengine.Session, len(sessions))
+	for _, s := range sessions {
+		m[key{s.WorkspaceID, s.ID}] = s
+	}
+	l.sessions.prime(m)
+	l.sawSessions(sessions)
+}
+
+// primeTurns records turns a resolver already holds, so their sessions and forkability batch too.
+func (l *loaders) primeTurns(turns ...forkengine.Turn) {
+	m := make(map[key]forkengine.Turn, len(turns))
+	for _, t := range turns {
+		m[key{t.WorkspaceID, t.ID}] = t
+	}
+	l.turns.prime(m)
+	l.sawTurns(turns)
+}
+
+// readTurnPages reads pages of turns, one statement per distinct (first, after) pair. It asks for
+// one extra turn per session so the page knows whether another follows.
+func (l *loaders) readTurnPages(ctx context.Context, keys []pageKey) (map[pageKey][]forkengine.Turn, error) {
+	type args struct {
+		ws            string
+		first         int
+		afterSequence int64
+	}
+	groups := map[args][]string{}
+	for _, k := range keys {
+		a := args{k.ws, k.first, k.afterSequence}
+		groups[a] = append(groups[a], k.sessionID)
+	}
+	out := map[pageKey][]forkengine.Turn{}
+	for a, ids := range groups {
+		m, err := l.engine.Reader().TurnsBySessionIDs(ctx, a.ws, ids, a.afterSequence, a.first+1)
+		if err != nil {
+			return nil, fmt.Errorf("turn pages: %w", err)
+		}
+		for _, id := range ids {
+			out[pageKey{a.ws, id, a.first, a.afterSequence}] = m[id]
+			l.sawTurns(m[id])
+		}
+	}
+	return out, nil
+}
+
+// readTranscripts reads whole transcripts: every turn of the sessions, then their messages, in
+// turn sequence and message position order.
+func (l *loaders) readTranscripts(ctx context.Context, keys []key) (map[key][]forkengine.Message, error) {
+	turns, err := byWorkspace(ctx, keys, func(ctx context.Context, ws string, ids []string) (map[string][]forkengine.Turn, error) {
+		return l.engine.Reader().TurnsBySessionIDs(ctx, ws, ids, 0, 0)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("transcripts: %w", err)
+	}
+	var turnKeys []key
+	for k, ts := range turns {
+		for _, t := range ts {
+			turnKeys = append(turnKeys, key{k.ws, t.ID})
+		}
+	}
+	messages, err := l.turnMessages.getMany(ctx, turnKeys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[key][]forkengine.Message, len(keys))
+	for k, ts := range turns {
+		for _, t := range ts {
+			out[k] = append(out[k], messages[key{k.ws, t.ID}]...)
+		}
+	}
+	return out, nil
+}
+
+// probe answers providerForkBindingAvailable for every turn of the response at once: the engine
+// sends one ProbeTurns call per provider.
+func (l *loaders) probe(ctx context.Context, keys []key) (map[key]bool, error) {
+	l.probeTurnsMu.Lock()
+	var queries []forkengine.ForkabilityQuery
+	var asked []key
+	var sessionKeys []key
+	for _, k := range keys {
+		if t, ok := l.probeTurns[k]; ok {
+			asked = append(asked, k)
+			queries = append(queries, forkengine.ForkabilityQuery{Turn: t})
+			sessionKeys = append(sessionKeys, key{t.WorkspaceID, t.SessionID})
+		}
+	}
+	l.probeTurnsMu.Unlock()
+	sessions, err := l.sessions.getMany(ctx, sessionKeys)
+	if err != nil {
+		return nil, fmt.Errorf("forkability sessions: %w", err)
+	}
+	out := make(map[key]bool, len(keys))
+	var known []forkengine.ForkabilityQuery
+	var knownKeys []key
+	for i, q := range queries {
+		if s, ok := sessions[sessionKeys[i]]; ok { // a turn without its session is not forkable
+			q.Session = s
+			known, knownKeys = append(known, q), append(knownKeys, asked[i])
+		}
+	}
+	for i, available := range l.engine.TurnForkability(ctx, known) {
+		out[knownKeys[i]] = available
+	}
+	return out, nil
+}
+
+// describe resolves lifecycle capabilities from each session's driver descriptor.
+func (l *loaders) describe(ctx context.Context, keys []key) (map[key]forkengine.LifecycleCapabilities, error) {
+	sessions, err := l.sessions.getMany(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("capabilities sessions: %w", err)
+	}
+	ordered := make([]forkengine.Session, 0, len(sessions))
+	for _, k := range keys {
+		if s, ok := sessions[k]; ok {
+			ordered = append(ordered, s)
+		}
+	}
+	out := make(map[key]forkengine.LifecycleCapabilities, len(ordered))
+	for i, c := range l.engine.Capabilities(ctx, ordered) {
+		out[key{ordered[i].WorkspaceID, ordered[i].ID}] = c
+	}
+	return out, nil
+}

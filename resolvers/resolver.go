@@ -1,0 +1,29 @@
+// Package resolvers holds forkgraph's GraphQL resolvers: thin functions that map arguments, call
+// the forkengine.Engine or a request-scoped loader, and map the result; the loaders; the
+// subscription adapters over the engine's Broker; workspace authorization; and the one error
+// presenter. NewServer assembles them into a gqlgen server (transports are added by the caller).
+package resolvers
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// Resolver is the root of every resolver. It holds no request state: per-response state lives in
+// the loaders installed by NewServer.
+type Resolver struct {
+	engine *forkengine.Engine
+	broker *forkengine.Broker
+	logger *slog.Logger
+}
+
+// loaders returns the response's loader set.
+// Outside a response (never, in the server) it returns a fresh, unshared set.
+func (r *Resolver) loaders(ctx context.Context) *loaders {
+	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
+		return l
+	}
+	return newLoaders(r.engine)
+}
