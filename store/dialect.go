@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+)
+
+// dialect is what differs between the databases; the SQL itself is shared.
+type dialect struct {
+	name string
+	// maxParams bounds the ids of one IN list; longer lists are split into several statements.
+	maxParams     int
+	dialector     func(dsn string) gorm.Dialector
+	configurePool func(*sql.DB)
+	verify        func(ctx context.Context, db *gorm.DB) error
+	// lockWriters serialises write transactions across processes; it runs first in each one.
+	lockWriters func(tx *gorm.DB) error
+	// abortsOnError: a failed statement poisons the whole transaction (PostgreSQL), so statements
+	// that may hit a unique index run under a savepoint.
+	abortsOnError bool
+}
+
+// sqliteParams are applied by mattn/go-sqlite3 to every new connection: WAL lets readers run
+// beside the writer; foreign keys are off by default in SQLite; busy_timeout waits for another
+// process's lock instead of failing; _txlock=immediate takes the write lock at BEGIN, so two
+// writers never deadlock upgrading read locks; synchronous=NORMAL is durable against process
+// crashes in WAL mode (only an OS crash can lose the last commits) and avoids an fsync per commit.
+const sqliteParams = "_journal_mode=WAL&_foreign_keys=on&_busy_timeout=5000&_txlock=immediate&_synchronous=NORMAL"
+
+func sqliteDSN(path string) string {
+	if !strings.HasPrefix(path, "file:") {
+		path = "file:" + path
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + sqliteParams
+}
+
+var sqliteDialect = dialect{
+	name:      DriverSQLite,
+	maxParams: 900, // well under SQLite's bound-variable limit, leaving room for the other arguments
+	dialector: func(dsn string) gorm.Dialector { return sqlite.Open(sqliteDSN(dsn)) },
+	configurePool: func(db *sql.DB) {
+		// One writer at a time anyway; a few connections let reads run beside it.
+		db.SetMaxOpenConns(4)
+		db.SetMaxIdleConns(4)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+	},
+	verify:      verifySQLite,
+	lockWriters: func(*gorm.DB) error { return nil }, // BEGIN IMMEDIATE already holds the lock
+}
+
+// verifySQLite refuses a database on which WAL or foreign keys silently did not take effect
+// (for example a file system without shared memory support).
+func verifySQLite(ctx context.Context, db *gorm.DB) error {
+	var mode string
+	if err := db.WithContext(ctx).Raw("PRAGMA journal_mode").Scan(&mode).Error; err != nil {
+		return fmt.Errorf("read sqlite journal mode: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("sqlite journal mode is %q, want wal", mode)
+	}
+	var fk int
+	if err := db.WithContext(ctx).Raw("PRAGMA foreign_keys").Scan(&fk).Error; err != nil {
+		return fmt.Errorf("read sqlite foreign_keys: %w", err)
+	}
+	if fk != 1 {
+		return fmt.Errorf("sqlite foreign keys are off")
+	}
+	return nil
+}
+
+// writerLockClass namespaces forkgraph's advisory lock; the second key is the schema, so
+// separate schemas of one database (tests) do not serialise each other.
+const writerLockClass = 0x666f726b // "fork"
+
+var postgresDialect = dialect{
+	name:      DriverPostgres,
+	maxParams: 20000, // PostgreSQL allows 65535 parameters per statement
+	dialector: func(dsn string) gorm.Dialector { return postgres.Open(dsn) },
+	configurePool: func(db *sql.DB) {
+		db.SetMaxOpenConns(16)
+		db.SetMaxIdleConns(8)
+		db.SetConnMaxLifetime(30 * time.Minute)
+	},
+	verify: func(context.Context, *gorm.DB) error { return nil },
+	lockWriters: func(tx *gorm.DB) error {
+		return tx.Exec("SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))", writerLockClass).Error
+	},
+	abortsOnError: true,
+}

@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ErrSchemaTooNew is returned by Open when the database holds a migration this binary does not
+// know: a newer forkgraph migrated it, and running older code on it could corrupt data.
+var ErrSchemaTooNew = errors.New("database schema is newer than this forkgraph")
+
+const createMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version       BIGINT NOT NULL PRIMARY KEY,
+	name          TEXT   NOT NULL,
+	applied_at_us BIGINT NOT NULL
+)`
+
+// migrate applies the pending migrations in order, each in its own transaction, and returns how
+// many it applied. Concurrent openers are safe: each step re-checks its version under the
+// writer lock before running.
+func migrate(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger) (int, error) {
+	db = db.WithContext(ctx)
+	if err := db.Exec(createMigrationsTable).Error; err != nil {
+		return 0, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	current, err := schemaVersion(db)
+	if err != nil {
+		return 0, err
+	}
+	latest := migrations[len(migrations)-1].version
+	if current > latest {
+		return 0, fmt.Errorf("%w: database is at version %d, this binary knows up to %d", ErrSchemaTooNew, current, latest)
+	}
+	applied := 0
+	for _, m := range migrations {
+		if m.version <= current {
+			continue
+		}
+		ran, err := applyMigration(db, d, m)
+		if err != nil {
+			return applied, fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+		if ran {
+			applied++
+			log.Info("store: applied migration", "version", m.version, "name", m.name, "driver", d.name)
+		}
+	}
+	return applied, nil
+}
+
+func schemaVersion(db *gorm.DB) (int, error) {
+	var version int
+	if err := db.Raw("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version).Error; err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return version, nil
+}
+
+// applyMigration runs one step unless another process applied it first.
+func applyMigration(db *gorm.DB, d dialect, m migration) (ran bool, err error) {
+	err = db.Transaction(func(tx *gorm.DB) error {
+		if err := d.lockWriters(tx); err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Raw("SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		for _, stmt := range m.sql(d.name) {
+			if err := tx.Exec(stmt).Error; err != nil {
+				return err
+			}
+		}
+		ran = true
+		return tx.Exec("INSERT INTO schema_migrations (version, name, applied_at_us) VALUES (?, ?, ?)",
+			m.version, m.name, time.Now().UnixMicro()).Error
+	})
+	return ran, err
+}

@@ -1,0 +1,158 @@
+package store
+
+// migration is one schema step. Statements run on every dialect; perDialect adds statements for
+// one dialect only (after the shared ones). Versions only ever grow: never edit a released step,
+// append a new one.
+type migration struct {
+	version    int
+	name       string
+	statements []string
+	perDialect map[string][]string
+}
+
+// The JSON columns are TEXT on both dialects: the store never queries inside them, and TEXT keeps
+// the client's bytes exactly. Every *_at_us column is microseconds since the Unix epoch, UTC.
+var migrations = []migration{
+	{version: 1, name: "sessions, turns and messages", statements: []string{
+		`CREATE TABLE sessions (
+			workspace_id        TEXT    NOT NULL,
+			id                  TEXT    NOT NULL,
+			kind                TEXT    NOT NULL,
+			provider            TEXT    NOT NULL,
+			provider_session_id TEXT    NOT NULL,
+			title               TEXT    NOT NULL,
+			rail_section_key    TEXT    NOT NULL,
+			cwd                 TEXT    NOT NULL,
+			model               TEXT    NOT NULL,
+			settings            TEXT    NOT NULL,
+			visible             BOOLEAN NOT NULL,
+			created_at_us       BIGINT  NOT NULL,
+			updated_at_us       BIGINT  NOT NULL,
+			deleted_at_us       BIGINT,
+			PRIMARY KEY (workspace_id, id)
+		)`,
+		`CREATE INDEX sessions_by_creation ON sessions (workspace_id, created_at_us, id)`,
+		`CREATE TABLE turns (
+			workspace_id          TEXT   NOT NULL,
+			id                    TEXT   NOT NULL,
+			session_id            TEXT   NOT NULL,
+			sequence              BIGINT NOT NULL,
+			phase                 TEXT   NOT NULL,
+			outcome               TEXT   NOT NULL,
+			origin                TEXT   NOT NULL,
+			started_at_us         BIGINT NOT NULL,
+			settled_at_us         BIGINT,
+			updated_at_us         BIGINT NOT NULL,
+			provider_turn_id      TEXT   NOT NULL,
+			provider_turn_binding TEXT,
+			PRIMARY KEY (workspace_id, id),
+			FOREIGN KEY (workspace_id, session_id) REFERENCES sessions (workspace_id, id)
+		)`,
+		`CREATE UNIQUE INDEX turns_sequence_per_session ON turns (workspace_id, session_id, sequence)`,
+		`CREATE TABLE messages (
+			workspace_id  TEXT   NOT NULL,
+			id            TEXT   NOT NULL,
+			session_id    TEXT   NOT NULL,
+			turn_id       TEXT   NOT NULL,
+			position      BIGINT NOT NULL,
+			role          TEXT   NOT NULL,
+			content       TEXT   NOT NULL,
+			created_at_us BIGINT NOT NULL,
+			PRIMARY KEY (workspace_id, id),
+			FOREIGN KEY (workspace_id, turn_id) REFERENCES turns (workspace_id, id)
+		)`,
+		`CREATE INDEX messages_by_turn ON messages (workspace_id, turn_id, position)`,
+		`CREATE INDEX messages_by_session ON messages (workspace_id, session_id)`,
+	}},
+	{version: 2, name: "fork operations and lineages", statements: []string{
+		`CREATE TABLE fork_operations (
+			workspace_id                 TEXT   NOT NULL,
+			id                           TEXT   NOT NULL,
+			request_id                   TEXT   NOT NULL,
+			request_hash                 TEXT   NOT NULL,
+			source_session_id            TEXT   NOT NULL,
+			target_session_id            TEXT   NOT NULL,
+			through_turn_id              TEXT   NOT NULL,
+			target_turn_id               TEXT   NOT NULL,
+			source_provider_session_id   TEXT   NOT NULL,
+			source_provider_turn_id      TEXT   NOT NULL,
+			source_provider_turn_binding TEXT,
+			provider                     TEXT   NOT NULL,
+			driver_kind                  TEXT   NOT NULL,
+			driver_version               TEXT   NOT NULL,
+			status                       TEXT   NOT NULL,
+			error                        TEXT   NOT NULL,
+			target_title                 TEXT   NOT NULL,
+			target_provider_session_id   TEXT   NOT NULL,
+			state_binding_mode           TEXT   NOT NULL,
+			target_turn_bindings         TEXT,
+			receipt                      TEXT   NOT NULL,
+			snapshot                     TEXT   NOT NULL,
+			snapshot_hash                TEXT   NOT NULL,
+			created_at_us                BIGINT NOT NULL,
+			updated_at_us                BIGINT NOT NULL,
+			dispatched_at_us             BIGINT,
+			accepted_at_us               BIGINT,
+			completed_at_us              BIGINT,
+			acknowledged_at_us           BIGINT,
+			PRIMARY KEY (workspace_id, id)
+		)`,
+		// The three rules the engine relies on under races.
+		`CREATE UNIQUE INDEX fork_operations_request ON fork_operations (workspace_id, request_id)`,
+		`CREATE UNIQUE INDEX fork_operations_active_boundary ON fork_operations (workspace_id, source_session_id, through_turn_id)
+			WHERE status IN ('prepared', 'dispatching', 'provider_accepted')`,
+		`CREATE UNIQUE INDEX fork_operations_target_reservation ON fork_operations (workspace_id, target_session_id)
+			WHERE status <> 'failed'`,
+		`CREATE INDEX fork_operations_by_creation ON fork_operations (workspace_id, created_at_us, id)`,
+		`CREATE INDEX fork_operations_by_boundary ON fork_operations (workspace_id, source_session_id, through_turn_id, created_at_us, id)`,
+		`CREATE INDEX fork_operations_by_target ON fork_operations (workspace_id, target_session_id)`,
+		`CREATE INDEX fork_operations_recoverable ON fork_operations (created_at_us, id)
+			WHERE status IN ('prepared', 'dispatching', 'provider_accepted')`,
+		`CREATE TABLE lineages (
+			workspace_id      TEXT   NOT NULL,
+			target_session_id TEXT   NOT NULL,
+			operation_id      TEXT   NOT NULL,
+			source_session_id TEXT   NOT NULL,
+			source_turn_id    TEXT   NOT NULL,
+			target_turn_id    TEXT   NOT NULL,
+			forked_at_us      BIGINT NOT NULL,
+			PRIMARY KEY (workspace_id, target_session_id)
+		)`,
+		`CREATE UNIQUE INDEX lineages_operation ON lineages (workspace_id, operation_id)`,
+		`CREATE INDEX lineages_by_source ON lineages (workspace_id, source_session_id, forked_at_us, target_session_id)`,
+	}},
+	{version: 3, name: "event log and counters", statements: []string{
+		// Counters hand out event cursors and message positions. A counter row is only ever
+		// incremented, so a cursor is never reused even if old events are pruned.
+		`CREATE TABLE counters (
+			scope TEXT   NOT NULL,
+			name  TEXT   NOT NULL,
+			value BIGINT NOT NULL,
+			PRIMARY KEY (scope, name)
+		)`,
+	}, perDialect: map[string][]string{
+		// In SQLite an INTEGER PRIMARY KEY is the rowid itself: no second b-tree for the key.
+		DriverSQLite:   {eventsTable("INTEGER PRIMARY KEY"), eventsIndex},
+		DriverPostgres: {eventsTable("BIGINT NOT NULL PRIMARY KEY"), eventsIndex},
+	}},
+}
+
+func eventsTable(cursorType string) string {
+	return `CREATE TABLE events (
+		cursor         ` + cursorType + `,
+		workspace_id   TEXT   NOT NULL,
+		kind           TEXT   NOT NULL,
+		session_id     TEXT   NOT NULL,
+		turn_id        TEXT   NOT NULL,
+		operation_id   TEXT   NOT NULL,
+		status         TEXT   NOT NULL,
+		occurred_at_us BIGINT NOT NULL
+	)`
+}
+
+const eventsIndex = `CREATE INDEX events_by_workspace ON events (workspace_id, cursor)`
+
+// sql returns the statements of m for dialect name, shared ones first.
+func (m migration) sql(name string) []string {
+	return append(append([]string(nil), m.statements...), m.perDialect[name]...)
+}

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+type operationRow struct {
+	WorkspaceID               string  `gorm:"column:workspace_id;primaryKey"`
+	ID                        string  `gorm:"column:id;primaryKey"`
+	RequestID                 string  `gorm:"column:request_id"`
+	RequestHash               string  `gorm:"column:request_hash"`
+	SourceSessionID           string  `gorm:"column:source_session_id"`
+	TargetSessionID           string  `gorm:"column:target_session_id"`
+	ThroughTurnID             string  `gorm:"column:through_turn_id"`
+	TargetTurnID              string  `gorm:"column:target_turn_id"`
+	SourceProviderSessionID   string  `gorm:"column:source_provider_session_id"`
+	SourceProviderTurnID      string  `gorm:"column:source_provider_turn_id"`
+	SourceProviderTurnBinding *string `gorm:"column:source_provider_turn_binding"`
+	Provider                  string  `gorm:"column:provider"`
+	DriverKind                string  `gorm:"column:driver_kind"`
+	DriverVersion             string  `gorm:"column:driver_version"`
+	Status                    string  `gorm:"column:status"`
+	Error                     string  `gorm:"column:error"`
+	TargetTitle               string  `gorm:"column:target_title"`
+	TargetProviderSessionID   string  `gorm:"column:target_provider_session_id"`
+	StateBindingMode          string  `gorm:"column:state_binding_mode"`
+	TargetTurnBindings        *string `gorm:"column:target_turn_bindings"`
+	Receipt                   string  `gorm:"column:receipt"`
+	Snapshot                  string  `gorm:"column:snapshot"`
+	SnapshotHash              string  `gorm:"column:snapshot_hash"`
+	CreatedAtUs               int64   `gorm:"column:created_at_us"`
+	UpdatedAtUs               int64   `gorm:"column:updated_at_us"`
+	DispatchedAtUs            *int64  `gorm:"column:dispatched_at_us"`
+	AcceptedAtUs              *int64  `gorm:"column:accepted_at_us"`
+	CompletedAtUs             *int64  `gorm:"column:completed_at_us"`
+	AcknowledgedAtUs          *int64  `gorm:"column:acknowledged_at_us"`
+}
+
+func (operationRow) TableName() string { return "fork_operations" }
+
+// operationColumns are every column but the key, for the compare-and-swap UPDATE.
+var operationColumns = []string{
+	"request_id", "request_hash", "source_session_id", "target_session_id", "through_turn_id",
+	"target_turn_id", "source_provider_session_id", "source_provider_turn_id",
+	"source_provider_turn_binding", "provider", "driver_kind", "driver_version", "status", "error",
+	"target_title", "target_provider_session_id", "state_binding_mode", "target_turn_bindings",
+	"receipt", "snapshot", "snapshot_hash", "created_at_us", "updated_at_us", "dispatched_at_us",
+	"accepted_at_us", "completed_at_us", "acknowledged_at_us",
+}
+
+func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
+	snapshot, err := json.Marshal(op.Snapshot)
+	if err != nil {
+		return operationRow{}, fmt.Errorf("encode snapshot of operation %s: %w", op.ID, err)
+	}
+	var bindings *string
+	if op.TargetTurnBindings != nil {
+		raw, err := json.Marshal(op.TargetTurnBindings)
+		if err != nil {
+			return operationRow{}, fmt.Errorf("encode turn bindings of operation %s: %w", op.ID, err)
+		}
+		bindings = rawPtr(raw)
+	}
+	return operationRow{
+		WorkspaceID: op.WorkspaceID, ID: op.ID, RequestID: op.RequestID, RequestHash: op.RequestHash,
+		SourceSessionID: op.SourceSessionID, TargetSessionID: op.TargetSessionID,
+		ThroughTurnID: op.ThroughTurnID, TargetTurnID: op.TargetTurnID,
+		SourceProviderSessionID: op.SourceProviderSessionID, SourceProviderTurnID: op.SourceProviderTurnID,
+		SourceProviderTurnBinding: rawPtr(op.SourceProviderTurnBinding),
+		Provider:                  op.Provider, DriverKind: op.DriverKind, DriverVersion: op.DriverVersion,
+		Status: string(op.Status), Error: op.Error, TargetTitle: op.TargetTitle,
+		TargetProviderSessionID: op.TargetProviderSessionID, StateBindingMode: string(op.StateBindingMode),
+		TargetTurnBindings: bindings, Receipt: op.Receipt, Snapshot: string(snapshot), SnapshotHash: op.SnapshotHash,
+		CreatedAtUs: micros(op.CreatedAt), UpdatedAtUs: micros(op.UpdatedAt),
+		DispatchedAtUs: microsPtr(op.DispatchedAt), AcceptedAtUs: microsPtr(op.AcceptedAt),
+		CompletedAtUs: microsPtr(op.CompletedAt), AcknowledgedAtUs: microsPtr(op.AcknowledgedAt),
+	}, nil
+}
+
+func (r operationRow) domain() (forkengine.ForkOperation, error) {
+	op := forkengine.ForkOperation{
+		WorkspaceID: r.WorkspaceID, ID: r.ID, RequestID: r.RequestID, RequestHash: r.RequestHash,
+		SourceSessionID: r.SourceSessionID, TargetSessionID: r.TargetSessionID,
+		ThroughTurnID: r.ThroughTurnID, TargetTurnID: r.TargetTurnID,
+		SourceProviderSessionID: r.SourceProviderSessionID, SourceProviderTurnID: r.SourceProviderTurnID,
+		SourceProviderTurnBinding: fromRawPtr(r.SourceProviderTurnBinding),
+		Provider:                  r.Provider, DriverKind: r.DriverKind, DriverVersion: r.DriverVersion,
+		Status: forkengine.OperationStatus(r.Status), Error: r.Error, TargetTitle: r.TargetTitle,
+		TargetProviderSessionID: r.TargetProviderSessionID, StateBindingMode: forkengine.BindingMode(r.StateBindingMode),
+		Receipt: r.Receipt, SnapshotHash: r.SnapshotHash,
+		CreatedAt: fromMicros(r.CreatedAtUs), UpdatedAt: fromMicros(r.UpdatedAtUs),
+		DispatchedAt: fromMicrosPtr(r.DispatchedAtUs), AcceptedAt: fromMicrosPtr(r.AcceptedAtUs),
+		CompletedAt: fromMicrosPtr(r.CompletedAtUs), AcknowledgedAt: fromMicrosPtr(r.AcknowledgedAtUs),
+	}
+	if err := json.Unmarshal([]byte(r.Snapshot), &op.Snapshot); err != nil {
+		return op, fmt.Errorf("decode snapshot of operation %s: %w", r.ID, err)
+	}
+	if r.TargetTurnBindings != nil {
+		if err := json.Unmarshal([]byte(*r.TargetTurnBindings), &op.TargetTurnBindings); err != nil {
+			return op, fmt.Errorf("decode turn bindings of operation %s: %w", r.ID, err)
+		}
+	}
+	dropJSONNulls(&op)
+	return op, nil
+}
+
+// dropJSONNulls undoes encoding/json turning an absent RawMessage into "null", so what was nil
+// before encoding is nil after decoding.
+func dropJSONNulls(op *forkengine.ForkOperation) {
+	orNil := func(raw json.RawMessage) json.RawMessage {
+		if string(raw) == "null" {
+			return nil
+		}
+		return raw
+	}
+	for i := range op.TargetTurnBindings {
+		op.TargetTurnBindings[i].Binding = orNil(op.TargetTurnBindings[i].Binding)
+	}
+	op.Snapshot.Session.Settings = orNil(op.Snapshot.Session.Settings)
+	for i := range op.Snapshot.Turns {
+		op.Snapshot.Turns[i].ProviderTurnBinding = orNil(op.Snapshot.Turns[i].ProviderTurnBinding)
+	}
+}

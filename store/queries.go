@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"slices"
+
+	"gorm.io/gorm"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// queries implements forkengine.Reader over a gorm handle: the pool for DB, the transaction for
+// txn. Every batch read is one statement for up to dialect.maxParams ids.
+type queries struct {
+	db      *gorm.DB
+	dialect dialect
+}
+
+func (q queries) with(ctx context.Context) *gorm.DB { return q.db.WithContext(ctx) }
+
+// inChunks calls fn with the distinct ids split into parameter-sized chunks; no ids, no call.
+func (q queries) inChunks(ids []string, fn func(chunk []string) error) error {
+	distinct := slices.Compact(slices.Sorted(slices.Values(ids)))
+	for chunk := range slices.Chunk(distinct, q.dialect.maxParams) {
+		if err := fn(chunk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyset adds "strictly after (time, id)" to an ordered query.
+func keyset(db *gorm.DB, after forkengine.PageCursor) *gorm.DB {
+	if after.IsZero() {
+		return db
+	}
+	us := micros(after.Time)
+	return db.Where("(created_at_us > ? OR (created_at_us = ? AND id > ?))", us, us, after.ID)
+}
+
+func limit(db *gorm.DB, n int) *gorm.DB {
+	if n > 0 {
+		return db.Limit(n)
+	}
+	return db
+}
+
+// activeStatuses are the statuses of a moving saga, as in the partial unique index.
+var activeStatuses = []string{
+	string(forkengine.StatusPrepared), string(forkengine.StatusDispatching), string(forkengine.StatusProviderAccepted),
+}
+
+// GetSession returns one session, or ErrNotFound.
+func (q queries) GetSession(ctx context.Context, ws, id string) (forkengine.Session, error) {
+	var rows []sessionRow
+	if err := q.with(ctx).Where("workspace_id = ? AND id = ?", ws, id).Limit(1).Find(&rows).Error; err != nil {
+		return forkengine.Session{}, classify(err, "get session %s", id)
+	}
+	if len(rows) == 0 {
+		return forkengine.Session{}, notFound("session", ws, id)
+	}
+	return rows[0].domain(), nil
+}
+
+// SessionsByIDs returns the existing sessions among ids, keyed by id.
+func (q queries) SessionsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Session, error) {
+	out := map[string]forkengine.Session{}
+	err := q.inChunks(ids, func(chunk []string) error {
+		var rows []sessionRow
+		if err := q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, chunk).Find(&rows).Error; err != nil {
+			return classify(err, "sessions by ids")
+		}
+		for _, r := range rows {
+			out[r.ID] = r.domain()
+		}
+		return nil
+	})
+	return out, err
+}
+
+func filterSessions(db *gorm.DB, ws string, f forkengine.SessionFilter) *gorm.DB {
+	db = db.Where("workspace_id = ?", ws)
+	if f.Kind != "" {
+		db = db.Where("kind = ?", string(f.Kind))
+	}
+	if f.Provider != "" {
+		db = db.Where("provider = ?", f.Provider)
+	}
+	if f.Visible != nil {
+		db = db.Where("visible = ?", *f.Visible)
+	}
+	if !f.IncludeDeleted {
+		db = db.Where("deleted_at_us IS NULL")
+	}
+	if f.RootsOnly {
+		db = db.Where(`NOT EXISTS (SELECT 1 FROM lineages l
+			WHERE l.workspace_id = sessions.workspace_id AND l.target_session_id = sessions.id)`)
+	}
+	return db
+}
+
+// ListSessions returns up to limit (<= 0: all) sessions matching f after the cursor, in
+// (CreatedAt, ID) order.
+func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.SessionFilter, after forkengine.PageCursor, n int) ([]forkengine.Session, error) {
+	var rows []sessionRow
+	db := keyset(filterSessions(q.with(ctx), ws, f), after).Order("created_at_us, id")
+	if err := limit(db, n).Find(&rows).Error; err != nil {
+		return nil, classify(err, "list sessions")
+	}
+	out := make([]forkengine.Session, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}
+
+// CountSessions counts the sessions matching f.
+func (q queries) CountSessions(ctx context.Context, ws string, f forkengine.SessionFilter) (int, error) {
+	var n int64
+	if err := filterSessions(q.with(ctx).Model(&sessionRow{}), ws, f).Count(&n).Error; err != nil {
+		return 0, classify(err, "count sessions")
+	}
+	return int(n), nil
+}

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+func operationsFrom(rows []operationRow) ([]forkengine.ForkOperation, error) {
+	out := make([]forkengine.ForkOperation, len(rows))
+	for i, r := range rows {
+		op, err := r.domain()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = op
+	}
+	return out, nil
+}
+
+// findOperations runs one operations query.
+func findOperations(db *gorm.DB, what string) ([]forkengine.ForkOperation, error) {
+	var rows []operationRow
+	if err := db.Find(&rows).Error; err != nil {
+		return nil, classify(err, "%s", what)
+	}
+	return operationsFrom(rows)
+}
+
+// oneOperation returns the first operation of the query or ErrNotFound.
+func oneOperation(db *gorm.DB, ws, what, key string) (forkengine.ForkOperation, error) {
+	ops, err := findOperations(db.Limit(1), what+" "+key)
+	if err != nil {
+		return forkengine.ForkOperation{}, err
+	}
+	if len(ops) == 0 {
+		return forkengine.ForkOperation{}, notFound(what, ws, key)
+	}
+	return ops[0], nil
+}
+
+// GetOperation returns one operation, or ErrNotFound.
+func (q queries) GetOperation(ctx context.Context, ws, id string) (forkengine.ForkOperation, error) {
+	return oneOperation(q.with(ctx).Where("workspace_id = ? AND id = ?", ws, id), ws, "operation", id)
+}
+
+// OperationsByIDs returns the existing operations among ids, keyed by id.
+func (q queries) OperationsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.ForkOperation, error) {
+	out := map[string]forkengine.ForkOperation{}
+	err := q.inChunks(ids, func(chunk []string) error {
+		ops, err := findOperations(q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, chunk), "operations by ids")
+		for _, op := range ops {
+			out[op.ID] = op
+		}
+		return err
+	})
+	return out, err
+}
+
+// GetOperationByRequestID returns the workspace's operation for a request id, or ErrNotFound.
+func (q queries) GetOperationByRequestID(ctx context.Context, ws, requestID string) (forkengine.ForkOperation, error) {
+	db := q.with(ctx).Where("workspace_id = ? AND request_id = ?", ws, requestID)
+	return oneOperation(db, ws, "operation with request id", requestID)
+}
+
+// LatestOperationOnBoundary returns the newest (CreatedAt, ID) operation forking sourceID through
+// turnID, or ErrNotFound.
+func (q queries) LatestOperationOnBoundary(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
+	db := q.with(ctx).Where("workspace_id = ? AND source_session_id = ? AND through_turn_id = ?", ws, sourceID, turnID).
+		Order("created_at_us DESC, id DESC")
+	return oneOperation(db, ws, "operation on boundary", sourceID+"/"+turnID)
+}
+
+// OperationsBySourceIDs returns every operation whose source is one of sourceIDs, in
+// (CreatedAt, ID) order.
+func (q queries) OperationsBySourceIDs(ctx context.Context, ws string, sourceIDs []string) ([]forkengine.ForkOperation, error) {
+	var out []forkengine.ForkOperation
+	err := q.inChunks(sourceIDs, func(chunk []string) error {
+		db := q.with(ctx).Where("workspace_id = ? AND source_session_id IN ?", ws, chunk).Order("created_at_us, id")
+		ops, err := findOperations(db, "operations by sources")
+		out = append(out, ops...)
+		return err
+	})
+	// Chunks are each ordered; only a list longer than one chunk needs merging.
+	slices.SortStableFunc(out, func(a, b forkengine.ForkOperation) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, err
+}
+
+// OperationReservingTarget returns the non-failed operation holding targetID, or ErrNotFound.
+func (q queries) OperationReservingTarget(ctx context.Context, ws, targetID string) (forkengine.ForkOperation, error) {
+	db := q.with(ctx).Where("workspace_id = ? AND target_session_id = ? AND status <> ?", ws, targetID, string(forkengine.StatusFailed))
+	return oneOperation(db, ws, "operation reserving target", targetID)
+}
+
+func filterOperations(db *gorm.DB, ws string, f forkengine.OperationFilter) *gorm.DB {
+	db = db.Where("workspace_id = ?", ws)
+	if f.SourceSessionID != "" {
+		db = db.Where("source_session_id = ?", f.SourceSessionID)
+	}
+	if f.TargetSessionID != "" {
+		db = db.Where("target_session_id = ?", f.TargetSessionID)
+	}
+	if f.ThroughTurnID != "" {
+		db = db.Where("through_turn_id = ?", f.ThroughTurnID)
+	}
+	if len(f.Statuses) > 0 {
+		db = db.Where("status IN ?", f.Statuses)
+	}
+	return db
+}
+
+// ListOperations returns up to limit (<= 0: all) operations matching f after the cursor, in
+// (CreatedAt, ID) order.
+func (q queries) ListOperations(ctx context.Context, ws string, f forkengine.OperationFilter, after forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
+	db := keyset(filterOperations(q.with(ctx), ws, f), after).Order("created_at_us, id")
+	return findOperations(limit(db, n), "list operations")
+}
+
+// CountOperations counts the operations matching f.
+func (q queries) CountOperations(ctx context.Context, ws string, f forkengine.OperationFilter) (int, error) {
+	var n int64
+	if err := filterOperations(q.with(ctx).Model(&operationRow{}), ws, f).Count(&n).Error; err != nil {
+		return 0, classify(err, "count operations")
+	}
+	return int(n), nil
+}
+
+// RecoverableOperations pages the active operations of every workspace in (CreatedAt, ID) order.
+func (q queries) RecoverableOperations(ctx context.Context, after forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
+	db := keyset(q.with(ctx).Where("status IN ?", activeStatuses), after).Order("created_at_us, id")
+	return findOperations(limit(db, n), "recoverable operations")
+}

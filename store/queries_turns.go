@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+const turnColumns = `workspace_id, id, session_id, sequence, phase, outcome, origin, started_at_us,
+	settled_at_us, updated_at_us, provider_turn_id, provider_turn_binding`
+
+// GetTurn returns one turn, or ErrNotFound.
+func (q queries) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, error) {
+	var rows []turnRow
+	if err := q.with(ctx).Where("workspace_id = ? AND id = ?", ws, id).Limit(1).Find(&rows).Error; err != nil {
+		return forkengine.Turn{}, classify(err, "get turn %s", id)
+	}
+	if len(rows) == 0 {
+		return forkengine.Turn{}, notFound("turn", ws, id)
+	}
+	return rows[0].domain(), nil
+}
+
+// TurnsByIDs returns the existing turns among ids, keyed by id.
+func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Turn, error) {
+	out := map[string]forkengine.Turn{}
+	err := q.inChunks(ids, func(chunk []string) error {
+		var rows []turnRow
+		if err := q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, chunk).Find(&rows).Error; err != nil {
+			return classify(err, "turns by ids")
+		}
+		for _, r := range rows {
+			out[r.ID] = r.domain()
+		}
+		return nil
+	})
+	return out, err
+}
+
+// pagedTurnsSQL numbers each session's turns after the cursor, so one statement returns the
+// first page of every session.
+const pagedTurnsSQL = `SELECT ` + turnColumns + ` FROM (
+	SELECT turns.*, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY sequence) AS page_row
+	FROM turns WHERE workspace_id = ? AND session_id IN ? AND sequence > ?
+) paged WHERE page_row <= ? ORDER BY session_id, sequence`
+
+// TurnsBySessionIDs returns, per session, up to limit (<= 0: all) turns with Sequence >
+// afterSequence in sequence order. Sessions without such turns are absent.
+func (q queries) TurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string, afterSequence int64, n int) (map[string][]forkengine.Turn, error) {
+	out := map[string][]forkengine.Turn{}
+	err := q.inChunks(sessionIDs, func(chunk []string) error {
+		var rows []turnRow
+		db := q.with(ctx)
+		if n > 0 {
+			db = db.Raw(pagedTurnsSQL, ws, chunk, afterSequence, n)
+		} else {
+			db = db.Where("workspace_id = ? AND session_id IN ? AND sequence > ?", ws, chunk, afterSequence).Order("session_id, sequence")
+		}
+		if err := db.Find(&rows).Error; err != nil {
+			return classify(err, "turns by sessions")
+		}
+		for _, r := range rows {
+			out[r.SessionID] = append(out[r.SessionID], r.domain())
+		}
+		return nil
+	})
+	return out, err
+}
+
+// CountTurnsBySessionIDs counts each session's turns; sessions without turns are absent.
+func (q queries) CountTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]int, error) {
+	out := map[string]int{}
+	err := q.inChunks(sessionIDs, func(chunk []string) error {
+		var rows []struct {
+			SessionID string
+			N         int
+		}
+		err := q.with(ctx).Raw(`SELECT session_id, COUNT(*) AS n FROM turns
+			WHERE workspace_id = ? AND session_id IN ? GROUP BY session_id`, ws, chunk).Scan(&rows).Error
+		if err != nil {
+			return classify(err, "count turns by sessions")
+		}
+		for _, r := range rows {
+			out[r.SessionID] = r.N
+		}
+		return nil
+	})
+	return out, err
+}
+
+// lastTurnSQL picks each session's highest-sequence turn among those the extra condition keeps.
+func lastTurnSQL(extra string) string {
+	return `SELECT ` + turnColumns + ` FROM (
+	SELECT turns.*, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY sequence DESC) AS newest
+	FROM turns WHERE workspace_id = ? AND session_id IN ?` + extra + `
+) ranked WHERE newest = 1`
+}
+
+var (
+	latestTurnSQL = lastTurnSQL("")
+	activeTurnSQL = lastTurnSQL(" AND phase <> 'settled'")
+)
+
+// LatestTurnsBySessionIDs returns each session's highest-sequence turn.
+func (q queries) LatestTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
+	return q.turnPerSession(ctx, latestTurnSQL, ws, sessionIDs)
+}
+
+// ActiveTurnsBySessionIDs returns each session's highest-sequence turn that is not settled.
+func (q queries) ActiveTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
+	return q.turnPerSession(ctx, activeTurnSQL, ws, sessionIDs)
+}
+
+func (q queries) turnPerSession(ctx context.Context, query, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
+	out := map[string]forkengine.Turn{}
+	err := q.inChunks(sessionIDs, func(chunk []string) error {
+		var rows []turnRow
+		if err := q.with(ctx).Raw(query, ws, chunk).Scan(&rows).Error; err != nil {
+			return classify(err, "turn per session")
+		}
+		for _, r := range rows {
+			out[r.SessionID] = r.domain()
+		}
+		return nil
+	})
+	return out, err
+}
+
+// TurnsThrough returns the session's turns with Sequence <= maxSequence in sequence order.
+func (q queries) TurnsThrough(ctx context.Context, ws, sessionID string, maxSequence int64) ([]forkengine.Turn, error) {
+	var rows []turnRow
+	err := q.with(ctx).Where("workspace_id = ? AND session_id = ? AND sequence <= ?", ws, sessionID, maxSequence).
+		Order("sequence").Find(&rows).Error
+	if err != nil {
+		return nil, classify(err, "turns of session %s through %d", sessionID, maxSequence)
+	}
+	out := make([]forkengine.Turn, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}
+
+// MessagesByTurnIDs returns each turn's messages in Position order.
+func (q queries) MessagesByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
+	out := map[string][]forkengine.Message{}
+	err := q.inChunks(turnIDs, func(chunk []string) error {
+		var rows []messageRow
+		err := q.with(ctx).Where("workspace_id = ? AND turn_id IN ?", ws, chunk).Order("turn_id, position").Find(&rows).Error
+		if err != nil {
+			return classify(err, "messages by turns")
+		}
+		for _, r := range rows {
+			out[r.TurnID] = append(out[r.TurnID], r.domain())
+		}
+		return nil
+	})
+	return out, err
+}
+
+// MessagesByIDs returns the existing messages among ids, keyed by id.
+func (q queries) MessagesByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Message, error) {
+	out := map[string]forkengine.Message{}
+	err := q.inChunks(ids, func(chunk []string) error {
+		var rows []messageRow
+		if err := q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, chunk).Find(&rows).Error; err != nil {
+			return classify(err, "messages by ids")
+		}
+		for _, r := range rows {
+			out[r.ID] = r.domain()
+		}
+		return nil
+	})
+	return out, err
+}

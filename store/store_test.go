@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
+)
+
+var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// sqliteConfig returns a config for a fresh SQLite file in the test's temp dir.
+func sqliteConfig(t *testing.T) Config {
+	return Config{DSN: filepath.Join(t.TempDir(), "forkgraph.db"), Logger: quietLog}
+}
+
+func openTest(t *testing.T, cfg Config) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	return db
+}
+
+func TestSQLiteContract(t *testing.T) {
+	forkenginetest.RunStoreTests(t, func(t *testing.T) forkengine.Store { return openTest(t, sqliteConfig(t)) })
+}
+
+// postgresDSNEnv names the server the Postgres tests use; scripts/start-postgres.sh prints it.
+const postgresDSNEnv = "FORKGRAPH_TEST_POSTGRES_DSN"
+
+func TestPostgresContract(t *testing.T) {
+	requirePostgres(t)
+	forkenginetest.RunStoreTests(t, func(t *testing.T) forkengine.Store { return openTest(t, postgresConfig(t)) })
+}
+
+func requirePostgres(t *testing.T) {
+	if os.Getenv(postgresDSNEnv) == "" {
+		t.Skipf("%s is not set; run: eval \"$(scripts/start-postgres.sh)\"", postgresDSNEnv)
+	}
+}
+
+// postgresConfig creates a schema of its own for the test (dropped afterwards) and returns a
+// config whose connections use it.
+func postgresConfig(t *testing.T) Config {
+	t.Helper()
+	base := os.Getenv(postgresDSNEnv)
+	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})
+	require.NoError(t, err)
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	schema := "forkgraph_test_" + hex.EncodeToString(suffix)
+	require.NoError(t, admin.Exec("CREATE SCHEMA "+schema).Error)
+	t.Cleanup(func() {
+		require.NoError(t, admin.Exec("DROP SCHEMA "+schema+" CASCADE").Error)
+		if sqlDB, err := admin.DB(); err == nil {
+			_ = sqlDB.Close()
+		}
+	})
+	return Config{Driver: DriverPostgres, DSN: withSearchPath(base, schema), Logger: quietLog}
+}
+
+// withSearchPath adds a search_path run-time parameter to a URL or key=value connection string.
+func withSearchPath(dsn, schema string) string {
+	if strings.Contains(dsn, "://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + "search_path=" + schema
+	}
+	return dsn + " search_path=" + schema
+}

@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// txn is the forkengine.Tx of one Update: reads and writes on the same transaction.
+type txn struct {
+	queries
+}
+
+// insertBatch bounds rows per INSERT; with the widest row (8 columns) it stays under SQLite's
+// parameter limit, and a fork's copied transcript is normally one statement.
+const insertBatch = 500
+
+// guarded runs a statement that may violate a constraint. On PostgreSQL a failed statement
+// aborts the whole transaction, so it runs under a savepoint and the transaction stays usable
+// after ErrDuplicate, as it does on SQLite.
+func (tx *txn) guarded(ctx context.Context, fn func(db *gorm.DB) error) error {
+	db := tx.with(ctx)
+	if !tx.dialect.abortsOnError {
+		return fn(db)
+	}
+	const sp = "forkgraph_guard"
+	if err := db.SavePoint(sp).Error; err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := fn(db); err != nil {
+		if rbErr := db.RollbackTo(sp).Error; rbErr != nil {
+			return fmt.Errorf("%w (and rollback to savepoint: %v)", err, rbErr)
+		}
+		return err
+	}
+	return db.Exec("RELEASE SAVEPOINT " + sp).Error
+}
+
+func upsert(keys ...string) clause.OnConflict {
+	cols := make([]clause.Column, len(keys))
+	for i, k := range keys {
+		cols[i] = clause.Column{Name: k}
+	}
+	return clause.OnConflict{Columns: cols, UpdateAll: true}
+}
+
+// UpsertSession inserts s or replaces every field of the stored row.
+func (tx *txn) UpsertSession(ctx context.Context, s forkengine.Session) error {
+	row := toSessionRow(s)
+	return tx.guarded(ctx, func(db *gorm.DB) error {
+		return classify(db.Clauses(upsert("workspace_id", "id")).Create(&row).Error, "upsert session %s", s.ID)
+	})
+}
+
+// UpsertTurn inserts t or replaces every field of the stored row. ErrNotFound when its session
+// does not exist; ErrDuplicate when another turn of the session has its sequence.
+func (tx *txn) UpsertTurn(ctx context.Context, t forkengine.Turn) error {
+	row := toTurnRow(t)
+	return tx.guarded(ctx, func(db *gorm.DB) error {
+		return classify(db.Clauses(upsert("workspace_id", "id")).Create(&row).Error, "upsert turn %s", t.ID)
+	})
+}
+
+// InsertMessages inserts msgs with positions assigned in slice order and returns them.
+// ErrDuplicate on an existing id, ErrNotFound when a message's turn does not exist.
+func (tx *txn) InsertMessages(ctx context.Context, msgs []forkengine.Message) ([]forkengine.Message, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	out := append([]forkengine.Message(nil), msgs...)
+	for ws, idx := range groupByWorkspace(out) {
+		first, err := tx.reserve(ctx, ws, "message_position", int64(len(idx)))
+		if err != nil {
+			return nil, err
+		}
+		for i, j := range idx {
+			out[j].Position = first + int64(i)
+		}
+	}
+	rows := make([]messageRow, len(out))
+	for i, m := range out {
+		rows[i] = toMessageRow(m)
+		out[i].CreatedAt = fromMicros(rows[i].CreatedAtUs)
+	}
+	err := tx.guarded(ctx, func(db *gorm.DB) error {
+		return classify(db.CreateInBatches(rows, insertBatch).Error, "insert %d messages", len(rows))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func groupByWorkspace(msgs []forkengine.Message) map[string][]int {
+	groups := map[string][]int{}
+	for i, m := range msgs {
+		groups[m.WorkspaceID] = append(groups[m.WorkspaceID], i)
+	}
+	return groups
+}
+
+// reserve advances a counter by n and returns the first of the n values reserved. The counter
+// row is written, so it stays locked until commit: values are handed out in commit order.
+func (tx *txn) reserve(ctx context.Context, scope, name string, n int64) (int64, error) {
+	var last int64
+	err := tx.with(ctx).Raw(`INSERT INTO counters (scope, name, value) VALUES (?, ?, ?)
+		ON CONFLICT (scope, name) DO UPDATE SET value = counters.value + excluded.value
+		RETURNING value`, scope, name, n).Scan(&last).Error
+	if err != nil {
+		return 0, classify(err, "reserve %d %s values", n, name)
+	}
+	return last - n + 1, nil
+}
+
+// SoftDeleteSession stamps DeletedAt. ErrNotFound when the session does not exist.
+func (tx *txn) SoftDeleteSession(ctx context.Context, ws, id string, at time.Time) error {
+	res := tx.with(ctx).Model(&sessionRow{}).Where("workspace_id = ? AND id = ?", ws, id).
+		Update("deleted_at_us", micros(at))
+	if res.Error != nil {
+		return classify(res.Error, "soft-delete session %s", id)
+	}
+	if res.RowsAffected == 0 {
+		return notFound("session", ws, id)
+	}
+	return nil
+}
+
+// PurgeSession removes the session, its turns and messages, and every operation and lineage
+// where it is source or target. A missing session still has its operations and lineages removed.
+func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
+	steps := []struct{ what, sql string }{
+		{"messages", `DELETE FROM messages WHERE workspace_id = @ws AND (session_id = @id
+			OR turn_id IN (SELECT t.id FROM turns t WHERE t.workspace_id = @ws AND t.session_id = @id))`},
+		{"turns", `DELETE FROM turns WHERE workspace_id = @ws AND session_id = @id`},
+		{"session", `DELETE FROM sessions WHERE workspace_id = @ws AND id = @id`},
+		{"operations", `DELETE FROM fork_operations WHERE workspace_id = @ws AND (source_session_id = @id OR target_session_id = @id)`},
+		{"lineages", `DELETE FROM lineages WHERE workspace_id = @ws AND (source_session_id = @id OR target_session_id = @id)`},
+	}
+	args := map[string]any{"ws": ws, "id": id}
+	for _, step := range steps {
+		if err := tx.with(ctx).Exec(step.sql, args).Error; err != nil {
+			return classify(err, "purge %s of session %s", step.what, id)
+		}
+	}
+	return nil
+}

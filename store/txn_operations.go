@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// InsertOperation inserts a new operation. ErrDuplicate when its id or request id is taken in
+// the workspace, another active operation holds its boundary, or a non-failed operation holds
+// its target id.
+func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation) error {
+	row, err := toOperationRow(op)
+	if err != nil {
+		return err
+	}
+	return tx.guarded(ctx, func(db *gorm.DB) error {
+		return classify(db.Create(&row).Error, "insert operation %s", op.ID)
+	})
+}
+
+// UpdateOperation replaces every field of the stored operation if its status is expect, and
+// reports whether it did. ErrDuplicate when the new values break a unique rule.
+func (tx *txn) UpdateOperation(ctx context.Context, op forkengine.ForkOperation, expect forkengine.OperationStatus) (bool, error) {
+	row, err := toOperationRow(op)
+	if err != nil {
+		return false, err
+	}
+	var changed bool
+	err = tx.guarded(ctx, func(db *gorm.DB) error {
+		res := db.Model(&operationRow{}).
+			Where("workspace_id = ? AND id = ? AND status = ?", op.WorkspaceID, op.ID, string(expect)).
+			Select(operationColumns).Updates(&row)
+		changed = res.RowsAffected > 0
+		return classify(res.Error, "update operation %s from %s", op.ID, expect)
+	})
+	return changed && err == nil, err
+}
+
+// InsertLineage writes one lineage. ErrDuplicate when the target or the operation already has one.
+func (tx *txn) InsertLineage(ctx context.Context, l forkengine.Lineage) error {
+	row := toLineageRow(l)
+	return tx.guarded(ctx, func(db *gorm.DB) error {
+		return classify(db.Create(&row).Error, "insert lineage of %s", l.TargetSessionID)
+	})
+}
+
+// AppendEvents appends events to the durable log with cursors assigned in slice order.
+func (tx *txn) AppendEvents(ctx context.Context, events []forkengine.Event) ([]forkengine.Event, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	first, err := tx.reserve(ctx, "", "event_cursor", int64(len(events)))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]forkengine.Event, len(events))
+	rows := make([]eventRow, len(events))
+	for i, e := range events {
+		e.Cursor = first + int64(i)
+		rows[i] = toEventRow(e)
+		out[i] = rows[i].domain()
+	}
+	if err := tx.with(ctx).CreateInBatches(rows, insertBatch).Error; err != nil {
+		return nil, classify(err, "append %d events", len(rows))
+	}
+	return out, nil
+}
