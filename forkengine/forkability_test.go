@@ -33,7 +33,9 @@ func TestTurnForkability(t *testing.T) {
 		{"FalseNotSettled", func(_ *harness, _ *forkengine.Session, turn *forkengine.Turn) { turn.Phase = forkengine.PhaseSettling }, false, 0},
 		{"FalseNoProviderTurn", func(_ *harness, _ *forkengine.Session, turn *forkengine.Turn) { turn.ProviderTurnID = "" }, false, 0},
 		{"FalseLegacyProviderTurn", func(_ *harness, _ *forkengine.Session, turn *forkengine.Turn) { turn.ProviderTurnID = turn.ID }, false, 0},
-		{"FalseEmptyBinding", func(_ *harness, _ *forkengine.Session, turn *forkengine.Turn) { turn.ProviderTurnBinding = []byte(`{}`) }, false, 0},
+		{"FalseEmptyBinding", func(_ *harness, _ *forkengine.Session, turn *forkengine.Turn) {
+			turn.ProviderTurnBinding = []byte(`{}`)
+		}, false, 0},
 		{"FalseChildSession", func(_ *harness, s *forkengine.Session, _ *forkengine.Turn) { s.Kind = forkengine.SessionChild }, false, 0},
 		{"FalseNoProviderSession", func(_ *harness, s *forkengine.Session, _ *forkengine.Turn) { s.ProviderSessionID = "" }, false, 0},
 		{"FalseUnknownDriver", func(_ *harness, s *forkengine.Session, _ *forkengine.Turn) { s.Provider = "nobody" }, false, 0},

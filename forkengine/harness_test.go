@@ -193,3 +193,5 @@ func requireCode(t *testing.T, err error, code forkengine.Code, reason string) {
 func sortByPosition(msgs []forkengine.Message) {
 	slices.SortFunc(msgs, func(a, b forkengine.Message) int { return cmp.Compare(a.Position, b.Position) })
 }
+
+func forkengineMemStore() *forkenginetest.MemStore { return forkenginetest.NewMemStore() }
