@@ -1,0 +1,111 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forkgraph/forkgraph/resolvers"
+)
+
+// config is everything the server can be told. Every flag has an environment variable; a flag
+// given on the command line wins over the variable, the variable over the default.
+type config struct {
+	addr           string
+	dbPath         string
+	simLatency     time.Duration
+	barrier        bool
+	webhookURL     string
+	webhookTimeout time.Duration
+	tokens         resolvers.Tokens
+	maxBody        int64
+	noSeed         bool
+}
+
+// parseConfig reads flags and FORKGRAPH_* variables. Errors name the bad flag or variable.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("forkgraph", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := envReader{getenv: getenv}
+	var cfg config
+	var tokens string
+	fs.StringVar(&cfg.addr, "addr", env.str("FORKGRAPH_ADDR", "127.0.0.1:8080"), "listen address (FORKGRAPH_ADDR)")
+	fs.StringVar(&cfg.dbPath, "db", env.str("FORKGRAPH_DB", "./forkgraph.db"), "SQLite database file (FORKGRAPH_DB)")
+	fs.DurationVar(&cfg.simLatency, "sim-latency", env.duration("FORKGRAPH_SIM_LATENCY", 400*time.Millisecond),
+		"how long a simulated fork takes, so its phases are visible (FORKGRAPH_SIM_LATENCY)")
+	fs.BoolVar(&cfg.barrier, "barrier", env.boolean("FORKGRAPH_BARRIER", true),
+		"return the unacknowledged fork instead of forking a boundary again (FORKGRAPH_BARRIER)")
+	fs.StringVar(&cfg.webhookURL, "webhook-url", env.str("FORKGRAPH_WEBHOOK_URL", ""),
+		"base URL of a webhook provider adapter; registers the provider `webhook` (FORKGRAPH_WEBHOOK_URL)")
+	fs.DurationVar(&cfg.webhookTimeout, "webhook-timeout", env.duration("FORKGRAPH_WEBHOOK_TIMEOUT", 10*time.Second),
+		"timeout of one webhook call (FORKGRAPH_WEBHOOK_TIMEOUT)")
+	fs.StringVar(&tokens, "tokens", env.str("FORKGRAPH_TOKENS", ""),
+		"API tokens as token=workspace,token=workspace; none: open development mode (FORKGRAPH_TOKENS)")
+	fs.Int64Var(&cfg.maxBody, "max-body", env.int64("FORKGRAPH_MAX_BODY", 1<<20), "largest request body in bytes (FORKGRAPH_MAX_BODY)")
+	fs.BoolVar(&cfg.noSeed, "no-seed", env.boolean("FORKGRAPH_NO_SEED", false), "do not create the demo workspace (FORKGRAPH_NO_SEED)")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if env.err != nil {
+		return config{}, env.err
+	}
+	var err error
+	if cfg.tokens, err = resolvers.ParseTokens(tokens); err != nil {
+		return config{}, fmt.Errorf("-tokens: %w", err)
+	}
+	if cfg.maxBody <= 0 {
+		return config{}, fmt.Errorf("-max-body must be positive, got %d", cfg.maxBody)
+	}
+	return cfg, nil
+}
+
+// envReader reads typed defaults from the environment, remembering the first malformed value.
+type envReader struct {
+	getenv func(string) string
+	err    error
+}
+
+func (e *envReader) str(name, def string) string {
+	if v := strings.TrimSpace(e.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (e *envReader) duration(name string, def time.Duration) time.Duration {
+	return parseEnv(e, name, def, time.ParseDuration)
+}
+
+func (e *envReader) boolean(name string, def bool) bool {
+	return parseEnv(e, name, def, func(s string) (bool, error) {
+		switch strings.ToLower(s) {
+		case "on", "yes":
+			return true, nil
+		case "off", "no":
+			return false, nil
+		}
+		return strconv.ParseBool(s)
+	})
+}
+
+func (e *envReader) int64(name string, def int64) int64 {
+	return parseEnv(e, name, def, func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) })
+}
+
+func parseEnv[T any](e *envReader, name string, def T, parse func(string) (T, error)) T {
+	raw := strings.TrimSpace(e.getenv(name))
+	if raw == "" {
+		return def
+	}
+	v, err := parse(raw)
+	if err != nil && e.err == nil {
+		e.err = fmt.Errorf("%s=%q: %w", name, raw, err)
+	}
+	if err != nil {
+		return def
+	}
+	return v
+}

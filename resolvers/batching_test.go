@@ -1,0 +1,92 @@
+package resolvers_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The batching proof of SPEC §3: the statements a query runs depend on its depth, not on the
+// number of rows, and every forkability probe of a response is one driver call.
+const graphQuery = `query($ws: ID!, $first: Int) {
+  sessions(workspaceId: $ws, first: $first) {
+    edges { node {
+      id
+      latestTurn { id providerForkBindingAvailable messages { content } }
+      forkedFrom { sourceSession { title } }
+    } }
+  }
+}`
+
+type graphPage struct {
+	Sessions struct {
+		Edges []struct {
+			Node struct {
+				ID         string
+				LatestTurn *struct {
+					ID                           string
+					ProviderForkBindingAvailable bool
+					Messages                     []struct{ Content string }
+				}
+				ForkedFrom *struct {
+					SourceSession *struct{ Title string }
+				}
+			}
+		}
+	}
+}
+
+// measureGraph seeds n sessions (one turn each) plus one committed fork of the first, runs the
+// graph query, and returns the SQL statements and probe calls it cost.
+func measureGraph(t *testing.T, n int) (statements, probes int64) {
+	api := newTestAPI(t, apiOptions{engine: noBackground})
+	for i := range n {
+		api.seedSession("w", fmt.Sprintf("s%03d", i), 1, "")
+	}
+	api.forkAndCommit("w", "s000", "s000-t1", "req-1")
+
+	var page graphPage
+	stmtsBefore, probesBefore := api.db.Statements(), api.sim.ProbeCalls()
+	api.mustDo(graphQuery, &page, map[string]any{"ws": "w", "first": 200})
+	statements, probes = api.db.Statements()-stmtsBefore, api.sim.ProbeCalls()-probesBefore
+
+	require.Len(t, page.Sessions.Edges, n+1)
+	forked := 0
+	for _, e := range page.Sessions.Edges {
+		require.NotNil(t, e.Node.LatestTurn, e.Node.ID)
+		require.True(t, e.Node.LatestTurn.ProviderForkBindingAvailable, e.Node.ID)
+		require.Len(t, e.Node.LatestTurn.Messages, 2, e.Node.ID)
+		if e.Node.ForkedFrom != nil {
+			forked++
+			require.Equal(t, "Title of s000", e.Node.ForkedFrom.SourceSession.Title)
+		}
+	}
+	require.Equal(t, 1, forked)
+	return statements, probes
+}
+
+func TestBatching(t *testing.T) {
+	t.Run("statements do not grow with the number of sessions; one probe call", func(t *testing.T) {
+		stmts10, probes10 := measureGraph(t, 10)
+		stmts100, probes100 := measureGraph(t, 100)
+		t.Logf("graph query: %d SQL statements and %d probe calls for 10 sessions; %d and %d for 100",
+			stmts10, probes10, stmts100, probes100)
+		require.Equal(t, stmts10, stmts100)
+		require.Equal(t, int64(1), probes10)
+		require.Equal(t, int64(1), probes100)
+	})
+
+	t.Run("no forkability field selected: no probe call", func(t *testing.T) {
+		api := newTestAPI(t, apiOptions{})
+		for i := range 20 {
+			api.seedSession("w", fmt.Sprintf("s%02d", i), 2, "")
+		}
+		before := api.sim.ProbeCalls()
+		var page graphPage
+		api.mustDo(`query { sessions(workspaceId: "w") { edges { node { id
+			latestTurn { id messages { content } } turns { edges { node { id phase } } } } } } }`, &page, nil)
+		require.Len(t, page.Sessions.Edges, 20)
+		require.Equal(t, before, api.sim.ProbeCalls())
+	})
+}

@@ -1,0 +1,127 @@
+package resolvers_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/99designs/gqlgen/client"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/providers/simulated"
+	"github.com/forkgraph/forkgraph/resolvers"
+	"github.com/forkgraph/forkgraph/store"
+)
+
+// testAPI is the GraphQL server over a real engine, a real SQLite file in t.TempDir() and the
+// simulated driver, reachable in process (gqlgen's client) and over a real websocket.
+type testAPI struct {
+	t      *testing.T
+	db     *store.DB
+	engine *forkengine.Engine
+	broker *forkengine.Broker
+	sim    *simulated.Driver
+	srv    *handler.Server
+	http   http.Handler
+	client *client.Client
+	url    string // base URL of the httptest server (websocket clients)
+}
+
+// quiet drops the store's migration notes from test output.
+var quiet = slog.New(slog.DiscardHandler)
+
+type apiOptions struct {
+	engine      func(*forkengine.Config)
+	tokens      resolvers.Tokens
+	latency     time.Duration
+	brokerQueue int
+	limits      func(*resolvers.Config)
+}
+
+func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "forkgraph.db"), Logger: quiet})
+	require.NoError(t, err)
+	sim := simulated.New(simulated.Options{Latency: opts.latency})
+	broker := forkengine.NewBroker(opts.brokerQueue)
+	ecfg := forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"simulated": sim}, Publisher: broker}
+	if opts.engine != nil {
+		opts.engine(&ecfg)
+	}
+	engine, err := forkengine.New(ecfg)
+	require.NoError(t, err)
+	rcfg := resolvers.Config{Engine: engine, Broker: broker, Tokens: opts.tokens}
+	if opts.limits != nil {
+		opts.limits(&rcfg)
+	}
+	srv := resolvers.NewServer(rcfg)
+	for _, tr := range testTransports(opts.tokens) {
+		srv.AddTransport(tr)
+	}
+	h := opts.tokens.HTTPMiddleware(srv)
+	ts := httptest.NewServer(h)
+	api := &testAPI{t: t, db: db, engine: engine, broker: broker, sim: sim, srv: srv, http: h,
+		client: client.New(h), url: ts.URL}
+	t.Cleanup(func() {
+		ts.Close()
+		closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, engine.Close(closeCtx))
+		require.NoError(t, db.Close())
+	})
+	return api
+}
+
+// gqlError is one entry of a response's errors.
+type gqlError struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+func (e gqlError) code() string { s, _ := e.Extensions["code"].(string); return s }
+
+// do runs an operation in process and decodes data into out (when not nil). It returns the
+// response's errors.
+func (a *testAPI) do(query string, out any, vars map[string]any, opts ...client.Option) []gqlError {
+	a.t.Helper()
+	for k, v := range vars {
+		opts = append(opts, client.Var(k, v))
+	}
+	resp, err := a.client.RawPost(query, opts...)
+	require.NoError(a.t, err)
+	var errs []gqlError
+	if len(resp.Errors) > 0 {
+		require.NoError(a.t, json.Unmarshal(resp.Errors, &errs))
+	}
+	if out != nil && resp.Data != nil {
+		raw, err := json.Marshal(resp.Data)
+		require.NoError(a.t, err)
+		require.NoError(a.t, json.Unmarshal(raw, out))
+	}
+	return errs
+}
+
+// mustDo runs an operation that must succeed.
+func (a *testAPI) mustDo(query string, out any, vars map[string]any, opts ...client.Option) {
+	a.t.Helper()
+	errs := a.do(query, out, vars, opts...)
+	require.Empty(a.t, errs, "query: %s", query)
+}
+
+// expectCode runs an operation that must fail with one error of the given code; it returns it.
+func (a *testAPI) expectCode(code, query string, vars map[string]any, opts ...client.Option) gqlError {
+	a.t.Helper()
+	errs := a.do(query, nil, vars, opts...)
+	require.Len(a.t, errs, 1, "query: %s", query)
+	require.Equal(a.t, code, errs[0].code(), "error: %+v", errs[0])
+	return errs[0]
+}

@@ -1,0 +1,135 @@
+// Command forkgraph serves the forkgraph GraphQL API: agent sessions, their turns and fork lineage,
+// and durable fork operations streamed over websockets. `go run .` starts it on
+// http://127.0.0.1:8080 with a SQLite file and a seeded demo workspace; see README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/providers/simulated"
+	"github.com/forkgraph/forkgraph/resolvers"
+	"github.com/forkgraph/forkgraph/store"
+)
+
+// shutdownGrace bounds how long shutdown waits for requests and background fork work.
+const shutdownGrace = 10 * time.Second
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "forkgraph:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until ctx ends, then shuts down gracefully: it stops accepting, closes websockets,
+// waits for the engine's background work and closes the store. In-flight fork operations are
+// durable; the next start's recovery finishes them.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: cfg.dbPath, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", cfg.dbPath, err)
+	}
+	defer db.Close()
+
+	broker := forkengine.NewBroker(0)
+	engine, err := forkengine.New(forkengine.Config{
+		Store: db, Drivers: drivers(cfg), Publisher: broker, Logger: logger, DisableBarrier: !cfg.barrier,
+	})
+	if err != nil {
+		return fmt.Errorf("build engine: %w", err)
+	}
+	if err := prepare(ctx, cfg, engine, broker, logger); err != nil {
+		return err
+	}
+	gql := resolvers.NewServer(resolvers.Config{Engine: engine, Broker: broker, Tokens: cfg.tokens, Logger: logger})
+	for _, t := range graphqlTransports(cfg.tokens) {
+		gql.AddTransport(t)
+	}
+	healthy := func(ctx context.Context) error {
+		_, err := db.CountSessions(ctx, "", forkengine.SessionFilter{})
+		return err
+	}
+	return serve(ctx, cfg, routes(cfg, gql, healthy), engine, stdout, logger)
+}
+
+// prepare runs start-up recovery and seeds the demo workspace.
+func prepare(ctx context.Context, cfg config, engine *forkengine.Engine, broker *forkengine.Broker, logger *slog.Logger) error {
+	report, err := engine.Recover(ctx)
+	if err != nil {
+		return fmt.Errorf("start-up recovery: %w", err)
+	}
+	logger.Info("recovery done", "scanned", report.Scanned, "unknown", report.Unknown,
+		"committed", report.Committed, "failed", report.Failed, "errors", len(report.Errors))
+	if cfg.tokens.Open() {
+		logger.Warn("no API tokens configured: every workspace is open (development mode); set FORKGRAPH_TOKENS to require tokens")
+	}
+	if cfg.noSeed {
+		return nil
+	}
+	if err := seedDemo(ctx, engine, broker); err != nil {
+		return fmt.Errorf("seed demo workspace: %w", err)
+	}
+	return nil
+}
+
+// drivers returns the provider drivers by name: simulated always, webhook when configured.
+func drivers(cfg config) map[string]forkengine.Driver {
+	ds := map[string]forkengine.Driver{
+		"simulated": simulated.New(simulated.Options{Latency: cfg.simLatency}),
+	}
+	addWebhook(cfg, ds)
+	return ds
+}
+
+// serve listens on cfg.addr until ctx ends, then shuts everything down in order.
+func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.Engine, stdout io.Writer, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	// Requests, and so websocket connections, live in baseCtx: canceling it on shutdown ends
+	// the hijacked connections that http.Server.Shutdown does not track.
+	baseCtx, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelBase()
+	srv := &http.Server{
+		Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return baseCtx },
+	}
+	srv.RegisterOnShutdown(cancelBase)
+	fmt.Fprintf(stdout, "forkgraph listening on http://%s/ (playground at /, GraphQL at /graphql)\n", ln.Addr())
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	errs := []error{srv.Shutdown(shutdownCtx)}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		errs = append(errs, err)
+	}
+	errs = append(errs, engine.Close(shutdownCtx))
+	return errors.Join(errs...)
+}
