@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+type appliedMigration struct {
+	Version     int
+	Name        string
+	AppliedAtUs int64
+}
+
+func appliedMigrations(t *testing.T, db *DB) []appliedMigration {
+	t.Helper()
+	var rows []appliedMigration
+	require.NoError(t, db.gorm.Raw("SELECT version, name, applied_at_us FROM schema_migrations ORDER BY version").Scan(&rows).Error)
+	return rows
+}
+
+func testMigrations(t *testing.T, cfg Config) {
+	ctx := context.Background()
+	first, err := Open(ctx, cfg)
+	require.NoError(t, err)
+	require.Equal(t, len(migrations), first.migrated, "a new database gets every migration")
+	before := appliedMigrations(t, first)
+	require.Len(t, before, len(migrations))
+	for i, m := range migrations {
+		require.Equal(t, m.version, before[i].Version)
+	}
+	require.NoError(t, first.Close())
+
+	again := openTest(t, cfg)
+	require.Zero(t, again.migrated, "reopening runs nothing")
+	require.Equal(t, before, appliedMigrations(t, again), "and rewrites nothing")
+
+	newer := migrations[len(migrations)-1].version + 1
+	require.NoError(t, again.gorm.Exec("INSERT INTO schema_migrations (version, name, applied_at_us) VALUES (?, 'from the future', 0)", newer).Error)
+	_, err = Open(ctx, cfg)
+	require.ErrorIs(t, err, ErrSchemaTooNew)
+	require.ErrorContains(t, err, fmt.Sprintf("version %d", newer))
+}
+
+func TestMigrationsSQLite(t *testing.T) { testMigrations(t, sqliteConfig(t)) }
+
+func TestMigrationsPostgres(t *testing.T) {
+	requirePostgres(t)
+	testMigrations(t, postgresConfig(t))
+}
+
+func TestMigrationVersionsIncrease(t *testing.T) {
+	for i := 1; i < len(migrations); i++ {
+		require.Greater(t, migrations[i].version, migrations[i-1].version, "migration %d", i)
+	}
+}

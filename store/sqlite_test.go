@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+func TestSQLitePragmasHoldOnEveryConnection(t *testing.T) {
+	db := openTest(t, sqliteConfig(t))
+	ctx := context.Background()
+	sqlDB, err := db.gorm.DB()
+	require.NoError(t, err)
+	// Hold several connections at once, so the check is not answered by one reused connection.
+	const conns = 4
+	held := make([]interface{ Close() error }, 0, conns)
+	for range conns {
+		conn, err := sqlDB.Conn(ctx)
+		require.NoError(t, err)
+		held = append(held, conn)
+		var mode string
+		var fk, busy int
+		require.NoError(t, conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode))
+		require.NoError(t, conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk))
+		require.NoError(t, conn.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy))
+		require.Equal(t, "wal", mode)
+		require.Equal(t, 1, fk)
+		require.Equal(t, 5000, busy)
+	}
+	for _, c := range held {
+		require.NoError(t, c.Close())
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	ctx := context.Background()
+	for name, cfg := range map[string]Config{
+		"SQLiteWithoutPath":      {},
+		"PostgresWithoutDSN":     {Driver: DriverPostgres},
+		"UnknownDriverIsRefused": {Driver: "oracle", DSN: "x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Open(ctx, cfg)
+			require.ErrorIs(t, err, ErrConfig)
+		})
+	}
+}
+
+// TestTwoHandlesOnOneFileSerialise is what a second process (or a restarted one while the old is
+// still exiting) sees: the in-process mutex does not help across handles, the SQLite write lock
+// taken at BEGIN IMMEDIATE must.
+func TestTwoHandlesOnOneFileSerialise(t *testing.T) {
+	cfg := sqliteConfig(t)
+	first, second := openTest(t, cfg), openTest(t, cfg)
+	require.Zero(t, second.migrated, "the second handle finds the schema in place")
+	ctx := context.Background()
+	counter := forkengine.Session{WorkspaceID: "ws", ID: "counter", Title: "0"}
+	require.NoError(t, first.Update(ctx, func(tx forkengine.Tx) error { return tx.UpsertSession(ctx, counter) }))
+
+	const perHandle = 15
+	errs := make(chan error, 2*perHandle)
+	var wg sync.WaitGroup
+	for _, db := range []*DB{first, second} {
+		for range perHandle {
+			wg.Go(func() { errs <- incrementTitle(ctx, db) })
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	for _, db := range []*DB{first, second} {
+		got, err := db.GetSession(ctx, "ws", "counter")
+		require.NoError(t, err)
+		require.Equal(t, strconv.Itoa(2*perHandle), got.Title, "no update was lost")
+		events, err := db.EventsAfter(ctx, "ws", 0, 0)
+		require.NoError(t, err)
+		require.Len(t, events, 2*perHandle)
+		for i := range events {
+			require.Equal(t, int64(i+1), events[i].Cursor, "cursors are dense and ordered across handles")
+		}
+	}
+}
+
+// incrementTitle is a read-modify-write that loses updates unless writers are serialised.
+func incrementTitle(ctx context.Context, db *DB) error {
+	return db.Update(ctx, func(tx forkengine.Tx) error {
+		s, err := tx.GetSession(ctx, "ws", "counter")
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(s.Title)
+		if err != nil {
+			return errors.Join(errors.New("counter title is not a number"), err)
+		}
+		s.Title = strconv.Itoa(n + 1)
+		if err := tx.UpsertSession(ctx, s); err != nil {
+			return err
+		}
+		_, err = tx.AppendEvents(ctx, []forkengine.Event{{WorkspaceID: "ws", Kind: forkengine.EventSessionUpserted, SessionID: "counter"}})
+		return err
+	})
+}

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// seedGraph stores n sessions s0..s(n-1) with three turns each (two messages per turn) and an
+// operation plus lineage per session forking it into "<id>-fork".
+func seedGraph(t *testing.T, db *DB, n int) (sessions, turns []string) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
+		for i := range n {
+			sid := fmt.Sprintf("s%d", i)
+			sessions = append(sessions, sid)
+			if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: sid, Kind: forkengine.SessionRoot}); err != nil {
+				return err
+			}
+			var msgs []forkengine.Message
+			for seq := int64(1); seq <= 3; seq++ {
+				tid := fmt.Sprintf("%s-t%d", sid, seq)
+				turns = append(turns, tid)
+				phase := forkengine.PhaseSettled
+				if seq == 3 {
+					phase = forkengine.PhaseRunning
+				}
+				if err := tx.UpsertTurn(ctx, forkengine.Turn{WorkspaceID: "ws", SessionID: sid, ID: tid, Sequence: seq, Phase: phase}); err != nil {
+					return err
+				}
+				msgs = append(msgs, forkengine.Message{WorkspaceID: "ws", SessionID: sid, TurnID: tid, ID: tid + "-m1"},
+					forkengine.Message{WorkspaceID: "ws", SessionID: sid, TurnID: tid, ID: tid + "-m2"})
+			}
+			if _, err := tx.InsertMessages(ctx, msgs); err != nil {
+				return err
+			}
+			op := forkengine.ForkOperation{WorkspaceID: "ws", ID: "op-" + sid, RequestID: "req-" + sid, SourceSessionID: sid,
+				ThroughTurnID: sid + "-t1", TargetSessionID: sid + "-fork", Status: forkengine.StatusCommitted}
+			if err := tx.InsertOperation(ctx, op); err != nil {
+				return err
+			}
+			l := forkengine.Lineage{WorkspaceID: "ws", OperationID: op.ID, SourceSessionID: sid, SourceTurnID: op.ThroughTurnID, TargetSessionID: op.TargetSessionID}
+			if err := tx.InsertLineage(ctx, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	return sessions, turns
+}
+
+// batchReaders calls every batch reader of r with the given session and turn ids.
+func batchReaders(r forkengine.Reader, sessions, turns []string) map[string]func(context.Context) error {
+	targets := make([]string, len(sessions))
+	ops := make([]string, len(sessions))
+	for i, s := range sessions {
+		targets[i], ops[i] = s+"-fork", "op-"+s
+	}
+	discard := func(_ any, err error) error { return err }
+	return map[string]func(context.Context) error{
+		"SessionsByIDs":                  func(ctx context.Context) error { return discard(r.SessionsByIDs(ctx, "ws", sessions)) },
+		"TurnsByIDs":                     func(ctx context.Context) error { return discard(r.TurnsByIDs(ctx, "ws", turns)) },
+		"TurnsBySessionIDs(all)":         func(ctx context.Context) error { return discard(r.TurnsBySessionIDs(ctx, "ws", sessions, 0, 0)) },
+		"TurnsBySessionIDs(after,limit)": func(ctx context.Context) error { return discard(r.TurnsBySessionIDs(ctx, "ws", sessions, 1, 1)) },
+		"CountTurnsBySessionIDs":         func(ctx context.Context) error { return discard(r.CountTurnsBySessionIDs(ctx, "ws", sessions)) },
+		"LatestTurnsBySessionIDs":        func(ctx context.Context) error { return discard(r.LatestTurnsBySessionIDs(ctx, "ws", sessions)) },
+		"ActiveTurnsBySessionIDs":        func(ctx context.Context) error { return discard(r.ActiveTurnsBySessionIDs(ctx, "ws", sessions)) },
+		"MessagesByTurnIDs":              func(ctx context.Context) error { return discard(r.MessagesByTurnIDs(ctx, "ws", turns)) },
+		"MessagesByIDs":                  func(ctx context.Context) error { return discard(r.MessagesByIDs(ctx, "ws", turns)) },
+		"LineagesByTargetIDs":            func(ctx context.Context) error { return discard(r.LineagesByTargetIDs(ctx, "ws", targets)) },
+		"LineagesBySourceIDs":            func(ctx context.Context) error { return discard(r.LineagesBySourceIDs(ctx, "ws", sessions)) },
+		"OperationsByIDs":                func(ctx context.Context) error { return discard(r.OperationsByIDs(ctx, "ws", ops)) },
+		"OperationsBySourceIDs":          func(ctx context.Context) error { return discard(r.OperationsBySourceIDs(ctx, "ws", sessions)) },
+	}
+}
+
+// statementsOf returns how many statements fn executed.
+func statementsOf(t *testing.T, db *DB, fn func(context.Context) error) int64 {
+	t.Helper()
+	before := db.Statements()
+	require.NoError(t, fn(context.Background()))
+	return db.Statements() - before
+}
+
+func TestEveryBatchReaderIsOneStatement(t *testing.T) {
+	db := openTest(t, sqliteConfig(t))
+	sessions, turns := seedGraph(t, db, 100)
+	for name, read := range batchReaders(db, sessions, turns) {
+		require.Equal(t, int64(1), statementsOf(t, db, read), "%s over %d sessions / %d turns", name, len(sessions), len(turns))
+	}
+	for name, read := range batchReaders(db, nil, nil) {
+		require.Zero(t, statementsOf(t, db, read), "%s with no ids asks nothing", name)
+	}
+}
+
+func TestBatchReadersSplitOnlyAboveTheParameterLimit(t *testing.T) {
+	db := openTest(t, sqliteConfig(t))
+	sessions, turns := seedGraph(t, db, 350) // 1050 turns: two chunks of turn ids
+	for name, read := range batchReaders(db, sessions, turns) {
+		want := int64(1)
+		if name == "TurnsByIDs" || name == "MessagesByTurnIDs" || name == "MessagesByIDs" {
+			want = 2
+		}
+		require.Equal(t, want, statementsOf(t, db, read), name)
+	}
+	got, err := db.TurnsByIDs(context.Background(), "ws", turns)
+	require.NoError(t, err)
+	require.Len(t, got, len(turns), "chunked reads return every row")
+}
+
+func TestStatementsCountsInsideTransactions(t *testing.T) {
+	db := openTest(t, sqliteConfig(t))
+	n := statementsOf(t, db, func(ctx context.Context) error {
+		return db.Update(ctx, func(tx forkengine.Tx) error {
+			if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "s"}); err != nil { // 1
+				return err
+			}
+			_, err := tx.SessionsByIDs(ctx, "ws", []string{"s", "t"}) // 1
+			if err != nil {
+				return err
+			}
+			_, err = tx.AppendEvents(ctx, []forkengine.Event{{WorkspaceID: "ws"}, {WorkspaceID: "ws"}}) // reserve + insert
+			return err
+		})
+	})
+	require.Equal(t, int64(4), n)
+}
