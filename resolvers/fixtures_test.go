@@ -62,3 +62,9 @@ func (a *testAPI) forkAndCommit(ws, source, through, requestID string) string {
 }
 
 func noBackground(c *forkengine.Config) { c.NoBackground = true }
+
+// reportHidden hides a session.
+func reportHidden(ws, id string) forkengine.SessionReport {
+	hidden := false
+	return forkengine.SessionReport{WorkspaceID: ws, ID: id, Provider: "simulated", Visible: &hidden}
+}
