@@ -15,33 +15,38 @@ func (e *Engine) Acknowledge(ctx context.Context, workspaceID, id string) (ForkO
 	}
 	var out ForkOperation
 	err := e.update(ctx, func(tx Tx, c *changes) error {
-		op, err := tx.GetOperation(ctx, workspaceID, id)
-		switch {
-		case err != nil:
-			return readError(err, "fork operation", id)
-		case op.Status != StatusCommitted:
-			return Errorf(CodeAcknowledgeConflict, "fork operation %s is %s; only a committed fork can be acknowledged", id, op.Status)
-		case op.Acknowledged():
-			out = op
-			return nil
-		}
-		// Not a status change (committed stays committed), so no transition: a CAS on committed
-		// keeps two first acknowledgements from both stamping.
-		at := c.at
-		op.AcknowledgedAt, op.UpdatedAt = &at, at
-		changed, err := tx.UpdateOperation(ctx, op, StatusCommitted)
-		if err != nil {
-			return fmt.Errorf("stamp acknowledgement: %w", err)
-		}
-		if !changed {
-			return fmt.Errorf("fork operation %s changed during its acknowledgement", id)
-		}
-		c.operation(op)
-		out = op
-		return nil
+		var err error
+		out, err = acknowledge(ctx, tx, c, workspaceID, id)
+		return err
 	})
 	if err != nil {
 		return ForkOperation{}, fmt.Errorf("acknowledge fork operation %s: %w", id, err)
 	}
 	return out, nil
+}
+
+// acknowledge stamps the first acknowledgement inside tx. It is not a status change (committed
+// stays committed), so it needs no transition; the compare-and-swap on committed still keeps two
+// concurrent first acknowledgements from both stamping.
+func acknowledge(ctx context.Context, tx Tx, c *changes, workspaceID, id string) (ForkOperation, error) {
+	op, err := tx.GetOperation(ctx, workspaceID, id)
+	switch {
+	case err != nil:
+		return op, readError(err, "fork operation", id)
+	case op.Status != StatusCommitted:
+		return op, Errorf(CodeAcknowledgeConflict, "fork operation %s is %s; only a committed fork can be acknowledged", id, op.Status)
+	case op.Acknowledged():
+		return op, nil
+	}
+	at := c.at
+	op.AcknowledgedAt, op.UpdatedAt = &at, at
+	changed, err := tx.UpdateOperation(ctx, op, StatusCommitted)
+	if err != nil {
+		return op, fmt.Errorf("stamp acknowledgement: %w", err)
+	}
+	if !changed {
+		return op, fmt.Errorf("fork operation %s changed during its acknowledgement", id)
+	}
+	c.operation(op)
+	return op, nil
 }
