@@ -1,7 +1,7 @@
 import { useMemo } from 'react';
 import { NODE_HEIGHT, NODE_WIDTH, layoutForest } from './forest.js';
 
-const TITLE_CHARS = 26;
+const TITLE_CHARS = 25;
 
 function truncate(text, max) {
   const s = text || '';
@@ -90,7 +90,7 @@ function Node({ node, selected, fresh, onSelect }) {
       <title>{`${sessionLabel(session)} (${session.id})`}</title>
       <rect width={NODE_WIDTH} height={NODE_HEIGHT} rx={8} />
       <text x={12} y={19} className="node-title">{truncate(sessionLabel(session), TITLE_CHARS)}</text>
-      <text x={12} y={36} className="node-meta">{truncate([kind, session.provider, session.id].filter(Boolean).join(' · '), 32)}</text>
+      <text x={12} y={36} className="node-meta">{truncate([kind, session.provider, session.id].filter(Boolean).join(' · '), 34)}</text>
     </g>
   );
 }

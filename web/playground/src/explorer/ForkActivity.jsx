@@ -29,7 +29,7 @@ function Operation({ op, sessions, onSelect, onRetryAck }) {
   const source = sessions[op.sourceSessionId];
   const target = op.targetSessionId && sessions[op.targetSessionId];
   return (
-    <li className={`operation phase-${(op.phase || '').toLowerCase()}`} data-operation-id={op.id} data-phase={op.phase} data-acknowledged={op.acknowledgedAt ? 'true' : 'false'}>
+    <li className={`operation phase-${(op.phase || '').toLowerCase()}`} data-operation-id={op.id} data-phase={op.phase} data-target-session-id={op.targetSessionId || ''} data-acknowledged={op.acknowledgedAt ? 'true' : 'false'}>
       <div className="operation-head">
         <span>Fork of <strong>{source ? sessionLabel(source) : op.sourceSessionId}</strong></span>
         {op.mine && <span className="tag">yours</span>}

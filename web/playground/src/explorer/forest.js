@@ -3,7 +3,7 @@
 // consecutive rows with each parent centred on its children. Pure functions, unit-tested in
 // test/forest.test.mjs.
 
-export const NODE_WIDTH = 210;
+export const NODE_WIDTH = 224;
 export const NODE_HEIGHT = 46;
 const COLUMN_GAP = 96; // room for the edge label ("turn 2")
 const ROW_GAP = 14;

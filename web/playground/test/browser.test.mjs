@@ -1,0 +1,84 @@
+// End-to-end tests of the embedded front end in headless Chromium against the real server (see
+// test-browser.sh). Each test starts from a fresh browser profile; none may reach past 127.0.0.1.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BASE, gql, launch, screenshot, seedSession, subscriptionPayloads } from './harness.mjs';
+
+const TIMEOUT = 20_000;
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  if (!browser) return;
+  await browser.close();
+  assert.deepEqual(browser.blocked, [], 'the page tried to reach outside 127.0.0.1');
+  assert.deepEqual(browser.pageErrors, [], 'uncaught errors in the page');
+  for (const url of browser.sockets) assert.match(url, /^ws:\/\/127\.0\.0\.1:\d+\/graphql$/);
+});
+
+// GraphiQL's editors are CodeMirror 5 instances; their API is the reliable way to type and read.
+async function setEditor(page, selector, value) {
+  await page.locator(`${selector} .CodeMirror`).first().waitFor({ timeout: TIMEOUT });
+  await page.evaluate(([sel, v]) => document.querySelector(`${sel} .CodeMirror`).CodeMirror.setValue(v), [selector, value]);
+}
+
+// Waits until GraphiQL's response pane contains every one of the given strings; returns it parsed.
+async function waitForResponse(page, needles, description) {
+  try {
+    const handle = await page.waitForFunction(
+      (wanted) => {
+        const cm = document.querySelector('.graphiql-response .CodeMirror');
+        const text = cm ? cm.CodeMirror.getValue() : '';
+        return wanted.every((w) => text.includes(w)) ? text : false;
+      },
+      needles,
+      { timeout: TIMEOUT },
+    );
+    return JSON.parse(await handle.jsonValue());
+  } catch (err) {
+    const text = await page.evaluate(() => document.querySelector('.graphiql-response .CodeMirror')?.CodeMirror.getValue());
+    throw new Error(`GraphiQL response never showed ${description}; it shows: ${text}`, { cause: err });
+  }
+}
+
+// Replaces the active tab's operation and runs it. Named operations keep GraphiQL's operation
+// picker out of the way.
+async function run(page, query) {
+  await setEditor(page, '.graphiql-query-editor', query);
+  await setEditor(page, '.graphiql-editor-tool', '{}');
+  // GraphiQL parses the edited document asynchronously; its tab title shows the operation name
+  // once the new operation is the one that will run.
+  const name = query.match(/^\s*(?:query|mutation|subscription)\s+(\w+)/)[1];
+  await page.locator('.graphiql-tab-active', { hasText: name }).waitFor({ timeout: TIMEOUT });
+  await page.locator('.graphiql-execute-button').click();
+}
+
+describe('playground', () => {
+  test('loads offline, runs a query and streams a subscription', async () => {
+    const { page, frames } = browser;
+    await page.goto(`${BASE}/`);
+    await page.locator('.graphiql-container').waitFor({ timeout: TIMEOUT });
+    await screenshot(page, 'playground-start');
+
+    await run(page, 'query PlaywrightSessions { sessions(workspaceId: "demo", first: 5) { totalCount edges { node { id title } } } }');
+    const listed = await waitForResponse(page, ['"totalCount"'], 'the sessions query result');
+    assert.ok(listed.data.sessions.totalCount >= 1, 'the demo workspace is seeded');
+
+    // A slow scripted fork so the subscription is running well before the operation commits.
+    const source = await seedSession({ title: 'playground subscription', turns: 2, settings: { simulated: { latencyMs: 2000 } } });
+    const started = await gql(
+      `mutation($input: ForkSessionInput!) { forkSession(input: $input) { id phase } }`,
+      { input: { workspaceId: 'demo', sourceSessionId: source.id, throughTurnId: source.turnIds[1], requestId: `pw-${Date.now()}` } },
+    );
+    const opId = started.forkSession.id;
+    await run(page, `subscription PlaywrightFollow { forkOperationUpdated(workspaceId: "demo", id: "${opId}") { id status phase } }`);
+    const last = await waitForResponse(page, ['"phase": "COMMITTED"'], 'the COMMITTED update');
+    assert.equal(last.data.forkOperationUpdated.phase, 'COMMITTED');
+    const phases = subscriptionPayloads(frames, 'forkOperationUpdated').filter((p) => p.id === opId).map((p) => p.phase);
+    assert.ok(phases.length >= 2 && phases[0] !== 'COMMITTED', `streamed phases before the commit: ${phases}`);
+    assert.equal(phases.at(-1), 'COMMITTED');
+    await screenshot(page, 'playground-subscription');
+  });
+});

@@ -1,0 +1,113 @@
+// The session-graph explorer against the real server: forks from the UI (committed and failed),
+// live updates from other clients, and resuming the event stream from the last cursor.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BASE, gql, launch, screenshot, seedSession, subscriptionPayloads } from './harness.mjs';
+
+const TIMEOUT = 20_000;
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  if (!browser) return;
+  await browser.close();
+  assert.deepEqual(browser.blocked, [], 'the page tried to reach outside 127.0.0.1');
+  assert.deepEqual(browser.pageErrors, [], 'uncaught errors in the page');
+});
+
+const node = (page, id) => page.locator(`g.node[data-session-id="${id}"]`);
+
+async function openExplorer(page) {
+  await page.goto(`${BASE}/#/explorer?workspace=demo`);
+  await page.locator('[data-live="live"]').waitFor({ timeout: TIMEOUT });
+  await page.locator('g.node').first().waitFor({ timeout: TIMEOUT });
+}
+
+// Selects a session with the keyboard, as a keyboard user would: focus the node, press Enter.
+async function selectSession(page, id) {
+  await node(page, id).focus();
+  await page.keyboard.press('Enter');
+  await page.locator(`.session-panel[data-session-id="${id}"]`).waitFor({ timeout: TIMEOUT });
+}
+
+async function forkThrough(page, turnId) {
+  const button = page.locator(`li.turn[data-turn-id="${turnId}"] button.fork-button`);
+  await button.waitFor({ timeout: TIMEOUT });
+  assert.equal(await button.isEnabled(), true, 'the fork button of a bound settled turn is enabled');
+  await button.click();
+}
+
+describe('explorer', () => {
+  test('a fork button click commits, the new node appears and is acknowledged', async () => {
+    const { page, frames } = browser;
+    const source = await seedSession({ title: 'Explorer fork source', turns: 3, settings: { simulated: { latencyMs: 1000 } } });
+    await openExplorer(page);
+    await node(page, source.id).waitFor({ timeout: TIMEOUT }); // arrived live or in the snapshot
+    await selectSession(page, source.id);
+    await screenshot(page, 'explorer-selected');
+
+    await forkThrough(page, source.turnIds[1]);
+    await page.locator('li.operation[data-phase="COMMITTED"][data-acknowledged="true"]').waitFor({ timeout: TIMEOUT });
+    const opId = await page.locator('li.operation[data-phase="COMMITTED"]').first().getAttribute('data-operation-id');
+    const target = await page.locator(`li.operation[data-operation-id="${opId}"]`).getAttribute('data-target-session-id');
+
+    await node(page, target).waitFor({ timeout: TIMEOUT });
+    const edge = page.locator(`g.edge[data-edge="${source.id}->${target}"]`);
+    assert.equal((await edge.textContent()).trim(), 'turn 2', 'the lineage edge names the turn forked through');
+
+    const phases = subscriptionPayloads(frames, 'forkOperationUpdated').filter((p) => p.id === opId).map((p) => p.phase);
+    assert.ok(phases.includes('DISPATCHING') || phases.includes('MATERIALIZING'), `live phases seen: ${phases}`);
+    const server = await gql(`query($id: ID!) { forkOperation(workspaceId: "demo", id: $id) { phase acknowledgedAt session { turns { totalCount } } } }`, { id: opId });
+    assert.equal(server.forkOperation.phase, 'COMMITTED');
+    assert.ok(server.forkOperation.acknowledgedAt, 'the explorer acknowledged the operation');
+    assert.equal(server.forkOperation.session.turns.totalCount, 2);
+    await screenshot(page, 'explorer-fork-committed');
+  });
+
+  test('a scripted FAILED fork shows its error', async () => {
+    const { page } = browser;
+    const source = await seedSession({ title: 'Explorer failing fork', turns: 2, settings: { simulated: { fork: 'rejected', error: 'scripted failure' } } });
+    await node(page, source.id).waitFor({ timeout: TIMEOUT }); // live, no reload
+    await selectSession(page, source.id);
+    await forkThrough(page, source.turnIds[0]);
+    const failed = page.locator('li.operation[data-phase="FAILED"]').first();
+    await failed.waitFor({ timeout: TIMEOUT });
+    assert.match(await failed.locator('.operation-error').textContent(), /scripted failure/);
+    await screenshot(page, 'explorer-fork-failed');
+  });
+
+  test('changes by other clients appear live and a paused stream resumes from its cursor', async () => {
+    const { page, frames } = browser;
+    const live = await seedSession({ title: 'Reported while watching', turns: 1 });
+    await node(page, live.id).waitFor({ timeout: TIMEOUT });
+
+    await page.getByRole('button', { name: 'Pause live updates' }).click();
+    await page.locator('[data-live="paused"]').waitFor({ timeout: TIMEOUT });
+    const cursor = await page.locator('[data-live]').getAttribute('data-cursor');
+    assert.ok(cursor, 'events were applied before pausing');
+    const missed = await seedSession({ title: 'Reported while paused', turns: 1 });
+    assert.equal(await node(page, missed.id).count(), 0, 'a paused explorer does not see new sessions');
+
+    await page.getByRole('button', { name: 'Resume live updates' }).click();
+    await node(page, missed.id).waitFor({ timeout: TIMEOUT });
+    const resumed = frames
+      .filter((f) => f.dir === 'sent')
+      .map((f) => JSON.parse(f.data))
+      .filter((m) => m.type === 'subscribe' && m.payload.query.includes('workspaceEvents'))
+      .at(-1);
+    assert.equal(resumed.payload.variables.after, cursor, 'the resubscription passes the last cursor as after');
+    await screenshot(page, 'explorer-resumed');
+  });
+
+  test('usable at a narrow width', async () => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 420, height: 800 });
+    await openExplorer(page);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
+    await screenshot(page, 'explorer-narrow');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+});
