@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +81,13 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	return api
 }
 
+// with returns a copy of the API whose helpers report to t (a subtest).
+func (a *testAPI) with(t *testing.T) *testAPI {
+	c := *a
+	c.t = t
+	return &c
+}
+
 // gqlError is one entry of a response's errors.
 type gqlError struct {
 	Message    string         `json:"message"`
@@ -97,7 +105,12 @@ func (a *testAPI) do(query string, out any, vars map[string]any, opts ...client.
 		opts = append(opts, client.Var(k, v))
 	}
 	resp, err := a.client.RawPost(query, opts...)
-	require.NoError(a.t, err)
+	if err != nil { // a 4xx answer (parse and validation errors) still carries a GraphQL body
+		status, body, ok := strings.Cut(err.Error(), ": ")
+		require.True(a.t, ok && strings.HasPrefix(status, "http 4"), "request failed: %v", err)
+		resp = &client.Response{}
+		require.NoError(a.t, json.Unmarshal([]byte(body), resp))
+	}
 	var errs []gqlError
 	if len(resp.Errors) > 0 {
 		require.NoError(a.t, json.Unmarshal(resp.Errors, &errs))

@@ -1,0 +1,95 @@
+package resolvers_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/client"
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/resolvers"
+)
+
+func TestErrorCodes(t *testing.T) {
+	api := newTestAPI(t, apiOptions{engine: func(c *forkengine.Config) { c.NoBackground = true; c.DisableBarrier = true }})
+	api.seedSession("w", "src", 2, "")
+	api.seedTurn("w", "src", "src-running", forkengine.PhaseRunning)
+	api.seedSession("w", "nodriver", 0, "")
+	_, err := api.engine.ReportSession(t.Context(), forkengine.SessionReport{WorkspaceID: "w", ID: "nodriver", Provider: "nope"})
+	require.NoError(t, err)
+	api.seedTurn("w", "nodriver", "nodriver-t1", forkengine.PhaseSettled)
+
+	var started struct{ ForkSession forkOp }
+	api.mustDo(forkMutation, &started, map[string]any{"source": "src", "through": "src-t1", "req": "active"})
+	active := started.ForkSession // stays prepared: the engine runs no background work here
+
+	reason := func(e gqlError) string { s, _ := e.Extensions["reason"].(string); return s }
+	cases := []struct {
+		name, code, reason, query string
+		vars                      map[string]any
+	}{
+		{"first below 1", "BAD_USER_INPUT", "invalid_first", `{ sessions(workspaceId: "w", first: 0) { totalCount } }`, nil},
+		{"first above 200", "BAD_USER_INPUT", "invalid_first", `{ forkOperations(workspaceId: "w", first: 201) { totalCount } }`, nil},
+		{"malformed cursor", "BAD_USER_INPUT", "invalid_cursor", `{ sessions(workspaceId: "w", after: "%%%") { totalCount } }`, nil},
+		{"cursor of another list", "BAD_USER_INPUT", "invalid_cursor",
+			`query($c: String) { forkOperations(workspaceId: "w", after: $c) { totalCount } }`, map[string]any{"c": sessionCursor(t, api)}},
+		{"settings not an object", "BAD_USER_INPUT", "",
+			`mutation { reportSession(input: {workspaceId: "w", id: "s9", provider: "simulated", settings: [1]}) { id } }`, nil},
+		{"phase backwards", "BAD_USER_INPUT", forkengine.ReasonTurnPhaseBackwards,
+			`mutation { reportTurn(input: {workspaceId: "w", sessionId: "src", id: "src-t1", phase: RUNNING}) { id } }`, nil},
+		{"turn of an unknown session", "NOT_FOUND", "",
+			`mutation { reportTurn(input: {workspaceId: "w", sessionId: "ghost", id: "g1", phase: RUNNING}) { id } }`, nil},
+		{"acknowledge an unknown operation", "NOT_FOUND", "", `mutation { acknowledgeForkOperation(workspaceId: "w", id: "ghost") { id } }`, nil},
+		{"boundary not settled", "FORK_CONFLICT", forkengine.ReasonTurnNotSettled, forkMutation,
+			map[string]any{"source": "src", "through": "src-running", "req": "r2"}},
+		{"boundary unknown", "FORK_CONFLICT", forkengine.ReasonTurnNotFound, forkMutation,
+			map[string]any{"source": "src", "through": "ghost", "req": "r3"}},
+		{"active fork on the boundary", "FORK_IN_PROGRESS", "", forkMutation,
+			map[string]any{"source": "src", "through": "src-t1", "req": "r4"}},
+		{"provider without a driver", "FORK_UNSUPPORTED", "", forkMutation,
+			map[string]any{"source": "nodriver", "through": "nodriver-t1", "req": "r5"}},
+		{"acknowledge before commit", "ACKNOWLEDGE_CONFLICT", "",
+			`mutation($id: ID!) { acknowledgeForkOperation(workspaceId: "w", id: $id) { id } }`, map[string]any{"id": active.ID}},
+		{"session id reserved by a fork", "CONFLICT", forkengine.ReasonTargetReserved,
+			`mutation($id: ID!) { reportSession(input: {workspaceId: "w", id: $id, provider: "simulated"}) { id } }`,
+			map[string]any{"id": active.TargetSessionID}},
+		{"parse error", "GRAPHQL_PARSE_FAILED", "", `{ sessions(`, nil},
+		{"unknown field", "GRAPHQL_VALIDATION_FAILED", "", `{ nope }`, nil},
+		{"too complex", "COMPLEXITY_LIMIT_EXCEEDED", "", `{ sessions(workspaceId: "w", first: 200) { edges { node {
+			turns(first: 200) { edges { node { id messages { content } } } } } } } }`, nil},
+		{"too deep", "COMPLEXITY_LIMIT_EXCEEDED", "depth_limit", `{ session(workspaceId: "w", id: "src") { forks { targetSession {
+			forks { targetSession { forks { targetSession { forks { targetSession { forks { targetSession { forks { targetSession {
+			id } } } } } } } } } } } } } }`, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := api.with(t).expectCode(tc.code, tc.query, tc.vars)
+			require.Equal(t, tc.reason, reason(e), "error: %+v", e)
+			require.NotEmpty(t, e.Message)
+			if tc.code == "FORK_IN_PROGRESS" {
+				require.Equal(t, true, e.Extensions["retryable"])
+			}
+		})
+	}
+
+	t.Run("internal errors hide their cause and carry the request id", func(t *testing.T) {
+		require.NoError(t, api.db.Close())
+		withID := func(r *client.Request) {
+			r.HTTP = r.HTTP.WithContext(resolvers.WithRequestID(r.HTTP.Context(), "req-42"))
+		}
+		e := api.with(t).expectCode("INTERNAL_SERVER_ERROR", `{ sessions(workspaceId: "w") { totalCount } }`, nil, withID)
+		require.Equal(t, "internal server error (request id req-42)", e.Message)
+		require.Equal(t, "req-42", e.Extensions["requestId"])
+		require.False(t, strings.Contains(e.Message, "sql"))
+	})
+}
+
+func sessionCursor(t *testing.T, api *testAPI) string {
+	var p struct {
+		Sessions struct{ PageInfo struct{ EndCursor string } }
+	}
+	api.mustDo(`{ sessions(workspaceId: "w", first: 1) { pageInfo { endCursor } } }`, &p, nil)
+	require.NotEmpty(t, p.Sessions.PageInfo.EndCursor)
+	return p.Sessions.PageInfo.EndCursor
+}
