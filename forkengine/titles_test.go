@@ -27,6 +27,21 @@ func TestTitles(t *testing.T) {
 		again := h.forkAndProcess("request-3", "turn-1")
 		require.Equal(t, "123 (4)", again.TargetTitle)
 	})
+	t.Run("OKUnfinishedForksCount", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(3)
+		child := h.forkAndProcess("request-1", "turn-3")
+		childTurns, err := h.store.TurnsThrough(h.ctx, ws, child.TargetSessionID, 100)
+		require.NoError(t, err)
+		pending, err := h.engine.StartFork(h.ctx, forkengine.ForkInput{WorkspaceID: ws,
+			SourceSessionID: child.TargetSessionID, ThroughTurnID: childTurns[2].ID, RequestID: "request-2"})
+		require.NoError(t, err)
+		require.Equal(t, "123 (3)", pending.TargetTitle)
+		h.driver.QueueFork(forkenginetest.ForkStep{Result: forkengine.ForkResult{Disposition: forkengine.DispositionUnknown}})
+		require.Equal(t, "123 (4)", h.forkAndProcess("request-3", "turn-1").TargetTitle)
+		require.Equal(t, "123 (5)", h.mustFork("request-4", "turn-2").TargetTitle,
+			"counted: committed child, prepared grandchild, unknown sibling")
+	})
 	t.Run("OKFailedForksDoNotCount", func(t *testing.T) {
 		h := newHarness(t)
 		h.seed(2)
