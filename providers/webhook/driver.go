@@ -1,0 +1,192 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// DefaultTimeout bounds one adapter call when Options.Timeout is zero.
+const DefaultTimeout = 10 * time.Second
+
+// DefaultMaxResponseBytes caps an adapter response body when Options.MaxResponseBytes is zero.
+const DefaultMaxResponseBytes = 1 << 20
+
+// Options configures a Driver.
+type Options struct {
+	// BaseURL is the adapter's base, e.g. "http://127.0.0.1:9000/forkgraph"; paths are appended.
+	BaseURL string
+	// Client sends the requests (default: a new http.Client). The driver uses a copy that never
+	// follows redirects, because a followed redirect could deliver one fork twice.
+	Client *http.Client
+	// Timeout bounds each call, including reading the response (default DefaultTimeout). The
+	// engine's DispatchTimeout also bounds Fork; whichever ends first wins.
+	Timeout time.Duration
+	// Headers are added to every request (e.g. an Authorization header for the adapter).
+	Headers map[string]string
+	// MaxResponseBytes caps a response body (default DefaultMaxResponseBytes). A larger fork
+	// answer is unverifiable: disposition unknown.
+	MaxResponseBytes int64
+}
+
+// Driver is a forkengine.Driver backed by an HTTP provider adapter. It is safe for concurrent use.
+type Driver struct {
+	base     string
+	client   *http.Client
+	timeout  time.Duration
+	headers  map[string]string
+	maxBytes int64
+	calls    atomic.Int64
+}
+
+var _ forkengine.Driver = (*Driver)(nil)
+
+// New returns a webhook driver for the adapter at opts.BaseURL. It does not contact the adapter.
+func New(opts Options) *Driver {
+	client := &http.Client{}
+	if opts.Client != nil {
+		copied := *opts.Client
+		client = &copied
+	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	d := &Driver{
+		base:     strings.TrimRight(opts.BaseURL, "/"),
+		client:   client,
+		timeout:  opts.Timeout,
+		headers:  opts.Headers,
+		maxBytes: opts.MaxResponseBytes,
+	}
+	if d.timeout <= 0 {
+		d.timeout = DefaultTimeout
+	}
+	if d.maxBytes <= 0 {
+		d.maxBytes = DefaultMaxResponseBytes
+	}
+	return d
+}
+
+// Calls returns how many requests the driver has attempted (sent or not).
+func (d *Driver) Calls() int64 { return d.calls.Load() }
+
+// reply is what came back from one adapter call.
+type reply struct {
+	status int
+	body   []byte
+	// sent is false only when the request provably never reached the adapter.
+	sent bool
+}
+
+var errResponseTooLarge = errors.New("adapter response exceeds the size limit")
+
+// post sends body as JSON to path and reads the whole (size-limited) response within the timeout.
+// On error, reply.sent says whether the adapter may have seen the request.
+func (d *Driver) post(ctx context.Context, path string, body any, extra map[string]string) (reply, error) {
+	d.calls.Add(1)
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return reply{}, fmt.Errorf("encode %s request: %w", path, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		// Headers written to a connection is the earliest point at which the adapter could act.
+		WroteHeaders: func() { wrote.Store(true) },
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.base+path, bytes.NewReader(payload))
+	if err != nil {
+		return reply{}, fmt.Errorf("build %s request: %w", path, err)
+	}
+	d.setHeaders(req, extra)
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return reply{sent: wrote.Load()}, fmt.Errorf("POST %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, d.maxBytes+1))
+	if err == nil && int64(len(data)) > d.maxBytes {
+		err = errResponseTooLarge
+	}
+	if err != nil {
+		return reply{status: resp.StatusCode, sent: true}, fmt.Errorf("read %s response: %w", path, err)
+	}
+	return reply{status: resp.StatusCode, body: data, sent: true}, nil
+}
+
+func (d *Driver) setHeaders(req *http.Request, extra map[string]string) {
+	for k, v := range d.headers {
+		req.Header.Set(k, v)
+	}
+	for k, v := range extra {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+}
+
+// ok reports whether the status is 2xx.
+func (r reply) ok() bool { return r.status >= 200 && r.status < 300 }
+
+// statusError describes a non-2xx answer, with the adapter's error text when it sent one.
+func (r reply) statusError(path string) error {
+	var body errorBody
+	if json.Unmarshal(r.body, &body) == nil && body.Error != "" {
+		return fmt.Errorf("POST %s: adapter answered HTTP %d: %s", path, r.status, body.Error)
+	}
+	return fmt.Errorf("POST %s: adapter answered HTTP %d", path, r.status)
+}
+
+// Describe asks the adapter what it can do for s. Any transport failure, non-2xx status or
+// undecodable body is an error, which the engine treats as unsupported.
+func (d *Driver) Describe(ctx context.Context, s forkengine.Session) (forkengine.Descriptor, error) {
+	r, err := d.post(ctx, "/describe", describeRequest{Session: toWireSession(s)}, nil)
+	if err != nil {
+		return forkengine.Descriptor{}, err
+	}
+	if !r.ok() {
+		return forkengine.Descriptor{}, r.statusError("/describe")
+	}
+	var out wireDescriptor
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		return forkengine.Descriptor{}, fmt.Errorf("decode /describe response: %w", err)
+	}
+	return out.domain(), nil
+}
+
+// ProbeTurns sends the whole batch in one request and returns the adapter's answers in order. An
+// empty batch makes no request. Any failure, or an answer of the wrong length, is an error, which
+// callers read as "no" for every probe.
+func (d *Driver) ProbeTurns(ctx context.Context, probes []forkengine.Probe) ([]bool, error) {
+	if len(probes) == 0 {
+		return []bool{}, nil
+	}
+	body := probeRequest{Probes: make([]wireProbe, len(probes))}
+	for i, p := range probes {
+		body.Probes[i] = wireProbe{Session: toWireSession(p.Session), Turn: toWireTurn(p.Turn)}
+	}
+	r, err := d.post(ctx, "/probe", body, nil)
+	if err != nil {
+		return nil, err
+	}
+	if !r.ok() {
+		return nil, r.statusError("/probe")
+	}
+	var out probeResponse
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		return nil, fmt.Errorf("decode /probe response: %w", err)
+	}
+	if len(out.Forkable) != len(probes) {
+		return nil, fmt.Errorf("/probe answered %d values for %d probes", len(out.Forkable), len(probes))
+	}
+	return out.Forkable, nil
+}

@@ -1,0 +1,119 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// Fork sends the fork to the adapter and maps what happened to a delivery disposition:
+//
+//   - request never sent (bad URL, DNS failure, connection refused): not_started;
+//   - sent, then timeout, lost connection, oversized or undecodable body: unknown;
+//   - 2xx: the body's disposition (missing or unrecognised: unknown);
+//   - non-2xx whose body says rejected, not_started, unsupported or unknown: that;
+//   - other 4xx with an "error" text in the body: rejected (the adapter refused it);
+//   - any other non-2xx (5xx, 3xx, 4xx without an error body): unknown.
+//
+// The returned error is non-nil only for unknown outcomes caused by the transport or the body,
+// and wraps the cause; a decided not_started or rejected carries its text in ForkResult.Error.
+// The request carries the operation id as its Idempotency-Key header, so an adapter can recognise
+// a repeated delivery.
+func (d *Driver) Fork(ctx context.Context, req forkengine.ForkRequest) (forkengine.ForkResult, error) {
+	body := forkRequest{
+		WorkspaceID: req.WorkspaceID, OperationID: req.OperationID, RequestID: req.RequestID,
+		Source: toWireSession(req.Source), ThroughTurn: toWireTurn(req.ThroughTurn),
+		Turns: toWireTurns(req.Turns), TargetSessionID: req.TargetSessionID,
+		TargetTitle: req.TargetTitle, Descriptor: toWireDescriptor(req.Descriptor),
+	}
+	r, err := d.post(ctx, "/fork", body, map[string]string{"Idempotency-Key": req.OperationID})
+	switch {
+	case err != nil && !r.sent:
+		return failed(forkengine.DispositionNotStarted, "fork request was not sent: "+err.Error()), nil
+	case err != nil:
+		return failed(forkengine.DispositionUnknown, "fork delivery is unknown: "+err.Error()),
+			fmt.Errorf("webhook fork %s: %w", req.OperationID, err)
+	case r.ok():
+		return decodeAccepted(r, req.OperationID)
+	default:
+		return decodeRefusal(r), nil
+	}
+}
+
+// failed builds a non-accepted result; an adapter that gave no reason gets a generic one, since an
+// operation's error is what a user reads to learn why the fork did not happen.
+func failed(d forkengine.Disposition, text string) forkengine.ForkResult {
+	if text == "" {
+		text = fmt.Sprintf("provider adapter reported %s", d)
+	}
+	return forkengine.ForkResult{Disposition: d, Error: text}
+}
+
+// decodeAccepted maps a 2xx answer. Its body is the adapter's own account of what happened.
+func decodeAccepted(r reply, operationID string) (forkengine.ForkResult, error) {
+	var out forkResponse
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		return failed(forkengine.DispositionUnknown, "fork response could not be decoded"),
+			fmt.Errorf("webhook fork %s: decode response: %w", operationID, err)
+	}
+	disposition, known := parseDisposition(out.Disposition)
+	if !known {
+		text := fmt.Sprintf("fork response has no valid disposition (%q)", out.Disposition)
+		if out.Error != "" {
+			text += ": " + out.Error
+		}
+		return failed(forkengine.DispositionUnknown, text), nil
+	}
+	if disposition != forkengine.DispositionAccepted {
+		return failed(disposition, out.Error), nil
+	}
+	mode := forkengine.BindingMode(out.StateBindingMode)
+	if mode == "" {
+		mode = forkengine.BindingHostCopy // the protocol's default, as for descriptors
+	}
+	return forkengine.ForkResult{
+		Disposition:       forkengine.DispositionAccepted,
+		ProviderSessionID: out.ProviderSessionID,
+		StateBindingMode:  mode,
+		TurnBindings:      out.TurnBindings,
+		Receipt:           out.Receipt,
+		Error:             out.Error,
+	}, nil
+}
+
+// decodeRefusal maps a non-2xx answer. Only an explicit statement in the body, or a 4xx that
+// explains itself, counts as a refusal; anything else may come from a proxy or a crashed adapter
+// that had already acted, so it is unknown.
+func decodeRefusal(r reply) forkengine.ForkResult {
+	var out forkResponse
+	decoded := json.Unmarshal(r.body, &out) == nil
+	text := fmt.Sprintf("adapter answered HTTP %d", r.status)
+	if decoded && out.Error != "" {
+		text += ": " + out.Error
+	}
+	if decoded {
+		switch d, _ := parseDisposition(out.Disposition); d {
+		case forkengine.DispositionRejected, forkengine.DispositionNotStarted,
+			forkengine.DispositionUnsupported, forkengine.DispositionUnknown:
+			return failed(d, text)
+		case forkengine.DispositionAccepted:
+			return failed(forkengine.DispositionUnknown, text+" (an error status claiming acceptance)")
+		}
+	}
+	if decoded && out.Error != "" && r.status >= 400 && r.status < 500 {
+		return failed(forkengine.DispositionRejected, text)
+	}
+	return failed(forkengine.DispositionUnknown, text)
+}
+
+// parseDisposition recognises the protocol's disposition strings.
+func parseDisposition(s string) (forkengine.Disposition, bool) {
+	switch d := forkengine.Disposition(s); d {
+	case forkengine.DispositionAccepted, forkengine.DispositionRejected, forkengine.DispositionNotStarted,
+		forkengine.DispositionUnsupported, forkengine.DispositionUnknown:
+		return d, true
+	}
+	return "", false
+}

@@ -1,0 +1,131 @@
+package webhook
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// The wire types are the protocol's JSON shapes. They are kept apart from the domain types so that
+// renaming a Go field never changes the protocol.
+
+type wireSession struct {
+	WorkspaceID       string          `json:"workspaceId"`
+	ID                string          `json:"id"`
+	Kind              string          `json:"kind"`
+	Provider          string          `json:"provider"`
+	ProviderSessionID string          `json:"providerSessionId"`
+	Title             string          `json:"title"`
+	Cwd               string          `json:"cwd"`
+	Model             string          `json:"model"`
+	Settings          json.RawMessage `json:"settings"`
+}
+
+type wireTurn struct {
+	ID                  string          `json:"id"`
+	SessionID           string          `json:"sessionId"`
+	Sequence            int64           `json:"sequence"`
+	Phase               string          `json:"phase"`
+	Outcome             string          `json:"outcome,omitempty"`
+	SettledAt           *time.Time      `json:"settledAt,omitempty"`
+	ProviderTurnID      string          `json:"providerTurnId"`
+	ProviderTurnBinding json.RawMessage `json:"providerTurnBinding"`
+}
+
+type wireDescriptor struct {
+	Kind             string `json:"kind"`
+	Version          string `json:"version"`
+	StateBindingMode string `json:"stateBindingMode"`
+	ThroughTurn      bool   `json:"throughTurn"`
+	FullSession      bool   `json:"fullSession"`
+}
+
+type describeRequest struct {
+	Session wireSession `json:"session"`
+}
+
+type probeRequest struct {
+	Probes []wireProbe `json:"probes"`
+}
+
+type wireProbe struct {
+	Session wireSession `json:"session"`
+	Turn    wireTurn    `json:"turn"`
+}
+
+type probeResponse struct {
+	Forkable []bool `json:"forkable"`
+}
+
+type forkRequest struct {
+	WorkspaceID     string         `json:"workspaceId"`
+	OperationID     string         `json:"operationId"`
+	RequestID       string         `json:"requestId"`
+	Source          wireSession    `json:"source"`
+	ThroughTurn     wireTurn       `json:"throughTurn"`
+	Turns           []wireTurn     `json:"turns"`
+	TargetSessionID string         `json:"targetSessionId"`
+	TargetTitle     string         `json:"targetTitle"`
+	Descriptor      wireDescriptor `json:"descriptor"`
+}
+
+type forkResponse struct {
+	Disposition       string                   `json:"disposition"`
+	ProviderSessionID string                   `json:"providerSessionId"`
+	StateBindingMode  string                   `json:"stateBindingMode"`
+	TurnBindings      []forkengine.TurnBinding `json:"turnBindings"`
+	Receipt           string                   `json:"receipt"`
+	Error             string                   `json:"error"`
+}
+
+// errorBody is the shape of any error answer; describe and probe use it too.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func toWireSession(s forkengine.Session) wireSession {
+	settings := s.Settings
+	if len(settings) == 0 {
+		settings = json.RawMessage("{}")
+	}
+	return wireSession{
+		WorkspaceID: s.WorkspaceID, ID: s.ID, Kind: string(s.Kind), Provider: s.Provider,
+		ProviderSessionID: s.ProviderSessionID, Title: s.Title, Cwd: s.Cwd, Model: s.Model,
+		Settings: settings,
+	}
+}
+
+func toWireTurn(t forkengine.Turn) wireTurn {
+	binding := t.ProviderTurnBinding
+	if len(binding) == 0 {
+		binding = json.RawMessage("null")
+	}
+	return wireTurn{
+		ID: t.ID, SessionID: t.SessionID, Sequence: t.Sequence, Phase: string(t.Phase),
+		Outcome: string(t.Outcome), SettledAt: t.SettledAt, ProviderTurnID: t.ProviderTurnID,
+		ProviderTurnBinding: binding,
+	}
+}
+
+func toWireTurns(ts []forkengine.Turn) []wireTurn {
+	out := make([]wireTurn, len(ts))
+	for i, t := range ts {
+		out[i] = toWireTurn(t)
+	}
+	return out
+}
+
+func toWireDescriptor(d forkengine.Descriptor) wireDescriptor {
+	return wireDescriptor{
+		Kind: d.Kind, Version: d.Version, StateBindingMode: string(d.StateBindingMode),
+		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession,
+	}
+}
+
+func (d wireDescriptor) domain() forkengine.Descriptor {
+	return forkengine.Descriptor{
+		Kind: d.Kind, Version: d.Version, StateBindingMode: forkengine.BindingMode(d.StateBindingMode),
+		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession,
+	}
+}
