@@ -29,12 +29,16 @@ const (
 
 var baseTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
+// newTestStore returns the store a harness runs on. It is a variable so the same suite can be
+// pointed at another Store implementation from a file that is not part of this package's build.
+var newTestStore = func(*testing.T) forkengine.Store { return forkenginetest.NewMemStore() }
+
 // harness is one engine over a MemStore and a ScriptedDriver, with a stepping clock (every
 // reading is one millisecond after the previous one) and counting ids, so runs are reproducible.
 type harness struct {
 	t      *testing.T
 	ctx    context.Context
-	store  *forkenginetest.MemStore
+	store  forkengine.Store
 	driver *forkenginetest.ScriptedDriver
 	broker *forkengine.Broker
 	engine *forkengine.Engine
@@ -48,7 +52,7 @@ type harness struct {
 // the Config before New.
 func newHarness(t *testing.T, options ...func(*forkengine.Config)) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), store: forkenginetest.NewMemStore(),
+	h := &harness{t: t, ctx: context.Background(), store: newTestStore(t),
 		driver: forkenginetest.NewScriptedDriver(), broker: forkengine.NewBroker(4096), now: baseTime}
 	cfg := forkengine.Config{
 		Store:        h.store,
