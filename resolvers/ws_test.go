@@ -98,21 +98,7 @@ func (c *wsClient) streamError(id string) []gqlError {
 	c.t.Helper()
 	m := c.read()
 	require.Equal(c.t, id, m.ID)
-	var errs []gqlError
-	switch m.Type {
-	case "error":
-		require.NoError(c.t, json.Unmarshal(m.Payload, &errs))
-	case "next":
-		var p struct {
-			Errors []gqlError `json:"errors"`
-		}
-		require.NoError(c.t, json.Unmarshal(m.Payload, &p))
-		errs = p.Errors
-	default:
-		c.t.Fatalf("want an error for %s, got %s %s", id, m.Type, m.Payload)
-	}
-	require.NotEmpty(c.t, errs)
-	return errs
+	return streamErrorOf(c.t, m)
 }
 
 // complete requires the next message of id to be `complete`.
@@ -121,4 +107,32 @@ func (c *wsClient) complete(id string) {
 	m := c.read()
 	require.Equal(c.t, id, m.ID)
 	require.Equal(c.t, "complete", m.Type, "payload: %s", m.Payload)
+}
+
+func hasErrors(m wsMessage) bool {
+	var p struct {
+		Errors []gqlError `json:"errors"`
+	}
+	_ = json.Unmarshal(m.Payload, &p)
+	return len(p.Errors) > 0
+}
+
+// streamErrorOf returns the errors of an `error` message or of a `next` carrying errors.
+func streamErrorOf(t *testing.T, m wsMessage) []gqlError {
+	t.Helper()
+	var errs []gqlError
+	switch m.Type {
+	case "error":
+		require.NoError(t, json.Unmarshal(m.Payload, &errs))
+	case "next":
+		var p struct {
+			Errors []gqlError `json:"errors"`
+		}
+		require.NoError(t, json.Unmarshal(m.Payload, &p))
+		errs = p.Errors
+	default:
+		t.Fatalf("want an error, got %s %s", m.Type, m.Payload)
+	}
+	require.NotEmpty(t, errs)
+	return errs
 }
