@@ -55,17 +55,54 @@ async function run(page, query) {
   await page.locator('.graphiql-execute-button').click();
 }
 
+// Switches GraphiQL to the tab of a named example operation.
+async function openTab(page, name) {
+  await page.locator('.graphiql-tab', { hasText: name }).click();
+  await page.locator('.graphiql-tab-active', { hasText: name }).waitFor({ timeout: TIMEOUT });
+}
+
+async function execute(page, variables) {
+  if (variables) await setEditor(page, '.graphiql-editor-tool', JSON.stringify(variables));
+  await page.locator('.graphiql-execute-button').click();
+}
+
 describe('playground', () => {
-  test('loads offline, runs a query and streams a subscription', async () => {
-    const { page, frames } = browser;
+  test('opens with the demo walk-through, which runs as it is: list, fork, follow, acknowledge', async () => {
+    const { page } = browser;
     await page.goto(`${BASE}/`);
     await page.locator('.graphiql-container').waitFor({ timeout: TIMEOUT });
+    const tabs = await page.locator('.graphiql-tab').allTextContents();
+    for (const name of ['ListSessions', 'ForkThroughTurn', 'FollowFork', 'Acknowledge', 'WorkspaceEvents']) {
+      assert.ok(tabs.some((t) => t.includes(name)), `example tab ${name} among ${tabs}`);
+    }
     await screenshot(page, 'playground-start');
 
-    await run(page, 'query PlaywrightSessions { sessions(workspaceId: "demo", first: 5) { totalCount edges { node { id title } } } }');
-    const listed = await waitForResponse(page, ['"totalCount"'], 'the sessions query result');
-    assert.ok(listed.data.sessions.totalCount >= 1, 'the demo workspace is seeded');
+    await openTab(page, 'ListSessions');
+    await execute(page);
+    const listed = await waitForResponse(page, ['"totalCount"', '"providerForkBindingAvailable"'], 'the ListSessions result');
+    const ids = listed.data.sessions.edges.map((e) => e.node.id);
+    assert.ok(ids.includes('billing-refactor'), `the seeded demo sessions are listed: ${ids}`);
 
+    await openTab(page, 'ForkThroughTurn');
+    await execute(page);
+    const forked = await waitForResponse(page, ['"forkSession"', '"requestId"'], 'the ForkThroughTurn result');
+    const opId = forked.data.forkSession.id;
+    assert.equal(forked.data.forkSession.status, 'ACCEPTED');
+
+    await openTab(page, 'FollowFork');
+    await execute(page, { workspaceId: 'demo', id: opId });
+    const followed = await waitForResponse(page, ['"forkOperationUpdated"', '"phase": "COMMITTED"'], 'the followed fork committing');
+    assert.equal(followed.data.forkOperationUpdated.id, opId);
+
+    await openTab(page, 'Acknowledge');
+    await execute(page, { workspaceId: 'demo', id: opId });
+    const acked = await waitForResponse(page, ['"acknowledgeForkOperation"', '"acknowledgedAt": "'], 'the acknowledgement');
+    assert.equal(acked.data.acknowledgeForkOperation.status, 'COMMITTED');
+    await screenshot(page, 'playground-acknowledged');
+  });
+
+  test('streams a subscription live over graphql-transport-ws', async () => {
+    const { page, frames, sockets } = browser;
     // A slow scripted fork so the subscription is running well before the operation commits.
     const source = await seedSession({ title: 'playground subscription', turns: 2, settings: { simulated: { latencyMs: 2000 } } });
     const started = await gql(
@@ -74,11 +111,19 @@ describe('playground', () => {
     );
     const opId = started.forkSession.id;
     await run(page, `subscription PlaywrightFollow { forkOperationUpdated(workspaceId: "demo", id: "${opId}") { id status phase } }`);
-    const last = await waitForResponse(page, ['"phase": "COMMITTED"'], 'the COMMITTED update');
+    const last = await waitForResponse(page, ['"phase": "COMMITTED"', opId], 'the COMMITTED update');
     assert.equal(last.data.forkOperationUpdated.phase, 'COMMITTED');
     const phases = subscriptionPayloads(frames, 'forkOperationUpdated').filter((p) => p.id === opId).map((p) => p.phase);
     assert.ok(phases.length >= 2 && phases[0] !== 'COMMITTED', `streamed phases before the commit: ${phases}`);
     assert.equal(phases.at(-1), 'COMMITTED');
+    assert.ok(sockets.length >= 1, 'the subscription ran over a websocket');
     await screenshot(page, 'playground-subscription');
+  });
+
+  test('a plain query typed into the editor runs', async () => {
+    const { page } = browser;
+    await run(page, 'query PlaywrightSessions { sessions(workspaceId: "demo", first: 5) { totalCount edges { node { id title } } } }');
+    const listed = await waitForResponse(page, ['"totalCount"', '"title"'], 'the sessions query result');
+    assert.ok(listed.data.sessions.totalCount >= 3);
   });
 });

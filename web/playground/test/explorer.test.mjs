@@ -101,6 +101,61 @@ describe('explorer', () => {
     await screenshot(page, 'explorer-resumed');
   });
 
+  test('keyboard reachable: Tab leads from the toolbar into the graph and on to the fork buttons', async () => {
+    const { page } = browser;
+    await openExplorer(page);
+    await page.getByRole('button', { name: 'Pause live updates' }).focus();
+    await page.keyboard.press('Tab');
+    const first = await page.evaluate(() => document.activeElement.getAttribute('data-session-id'));
+    assert.ok(first, 'Tab after the toolbar focuses the first session node');
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement.querySelector('rect')).strokeWidth);
+    assert.equal(outline, '3.5px', 'a focused node shows the focus style');
+    await page.keyboard.press('Enter');
+    await page.locator(`.session-panel[data-session-id="${first}"]`).waitFor({ timeout: TIMEOUT });
+    let reached = false;
+    for (let i = 0; i < 60 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await page.evaluate(() => document.activeElement.classList.contains('fork-button'));
+    }
+    assert.ok(reached, 'a fork button is reachable with Tab');
+  });
+
+  test('text meets WCAG AA contrast (4.5:1) against its background', async () => {
+    const { page } = browser;
+    const { checked, failures } = await page.evaluate(() => {
+      const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+      const lum = ([r, g, b]) => {
+        const ch = [r, g, b].map((v) => {
+          const x = v / 255;
+          return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2];
+      };
+      const background = (el) => {
+        for (let e = el; e; e = e.parentElement) {
+          const c = rgb(getComputedStyle(e).backgroundColor);
+          if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c.slice(0, 3);
+        }
+        return [255, 255, 255];
+      };
+      const out = [];
+      let count = 0;
+      for (const el of document.querySelectorAll('.topbar *, .explorer *')) {
+        if (el.closest('svg') || el.closest(':disabled')) continue; // SVG uses fill; disabled controls are exempt
+        const hasText = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+        if (!hasText || !el.getClientRects().length) continue;
+        count++;
+        const fg = lum(rgb(getComputedStyle(el).color));
+        const bg = lum(background(el));
+        const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+        if (ratio < 4.5) out.push(`${el.tagName}.${el.className}: "${el.textContent.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
+      }
+      return { checked: count, failures: out };
+    });
+    assert.ok(checked > 20, `checked ${checked} text elements (session panel and fork activity included)`);
+    assert.deepEqual(failures, []);
+  });
+
   test('usable at a narrow width', async () => {
     const { page } = browser;
     await page.setViewportSize({ width: 420, height: 800 });
