@@ -1,0 +1,82 @@
+package resolvers_test
+
+import (
+	"testing"
+
+	"github.com/99designs/gqlgen/client"
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/resolvers"
+)
+
+func bearer(token string) client.Option { return client.AddHeader("Authorization", "Bearer "+token) }
+
+func TestWorkspaceTokens(t *testing.T) {
+	tokens, err := resolvers.ParseTokens("tokA=wa, tokB=wb")
+	require.NoError(t, err)
+	api := newTestAPI(t, apiOptions{tokens: tokens})
+	api.seedSession("wa", "s", 1, "")
+
+	read := `query($ws: ID!) { sessions(workspaceId: $ws) { totalCount } }`
+	write := `mutation($ws: ID!) { reportSession(input: {workspaceId: $ws, id: "n", provider: "simulated"}) { id } }`
+	for _, tc := range []struct {
+		name, query, ws, code string
+		opts               []client.Option
+	}{
+		{"read without a token", read, "wa", "UNAUTHENTICATED", nil},
+		{"read with an unknown token", read, "wa", "UNAUTHENTICATED", []client.Option{bearer("nope")}},
+		{"read with a non-bearer scheme", read, "wa", "UNAUTHENTICATED", []client.Option{client.AddHeader("Authorization", "Basic tokA")}},
+		{"read another workspace", read, "wb", "FORBIDDEN", []client.Option{bearer("tokA")}},
+		{"write another workspace", write, "wa", "FORBIDDEN", []client.Option{bearer("tokB")}},
+		{"write without a token", write, "wb", "UNAUTHENTICATED", nil},
+		{"read own workspace", read, "wa", "", []client.Option{bearer("tokA")}},
+		{"write own workspace", write, "wb", "", []client.Option{bearer("tokB")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := api.with(t).do(tc.query, nil, map[string]any{"ws": tc.ws}, tc.opts...)
+			if tc.code == "" {
+				require.Empty(t, errs)
+				return
+			}
+			require.Len(t, errs, 1)
+			require.Equal(t, tc.code, errs[0].code())
+		})
+	}
+
+	t.Run("a forbidden write changes nothing", func(t *testing.T) {
+		var got struct{ Session *struct{ ID string } }
+		api.with(t).mustDo(`{ session(workspaceId: "wa", id: "n") { id } }`, &got, nil, bearer("tokA"))
+		require.Nil(t, got.Session)
+	})
+
+	t.Run("websocket: token in connection_init", func(t *testing.T) {
+		ws := api.with(t).dialWS(map[string]any{"authorization": "Bearer tokA"})
+		ws.subscribe("own", eventsSubscription, map[string]any{"ws": "wa"})
+		ws.subscribe("other", eventsSubscription, map[string]any{"ws": "wb"})
+		errs := ws.streamError("other")
+		require.Equal(t, "FORBIDDEN", errs[0].code())
+	})
+
+	for name, payload := range map[string]map[string]any{
+		"websocket: no token":      nil,
+		"websocket: unknown token": {"authorization": "Bearer nope"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws := api.with(t).dialWSRaw(payload)
+			_, _, err := ws.conn.ReadMessage()
+			var closed *websocket.CloseError
+			require.ErrorAs(t, err, &closed, "refused before connection_ack")
+		})
+	}
+}
+
+func TestParseTokens(t *testing.T) {
+	tokens, err := resolvers.ParseTokens("")
+	require.NoError(t, err)
+	require.True(t, tokens.Open())
+	_, err = resolvers.ParseTokens("just-a-token")
+	require.Error(t, err)
+	_, err = resolvers.ParseTokens("t=")
+	require.Error(t, err)
+}
