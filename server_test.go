@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
+)
+
+// startServer runs the real server (run) on 127.0.0.1:0 and returns its base URL and a stop
+// function that cancels it and returns run's error.
+func startServer(t *testing.T, dbPath string, extra ...string) (string, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, lines := io.Pipe()
+	args := append([]string{"-addr", "127.0.0.1:0", "-db", dbPath, "-sim-latency", "30ms"}, extra...)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, args, func(string) string { return "" }, lines, io.Discard)
+		_ = lines.Close()
+	}()
+	urls := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			if _, rest, ok := strings.Cut(scanner.Text(), "listening on "); ok {
+				urls <- strings.TrimSuffix(strings.Fields(rest)[0], "/")
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-urls:
+	case err := <-done:
+		t.Fatalf("server exited before listening: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not print its address")
+	}
+	waitHealthy(t, base)
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("server did not shut down")
+		}
+	}
+	t.Cleanup(func() { _ = stop() })
+	return base, stop
+}
+
+// waitHealthy polls /healthz until it answers 200 (the server runs in this process, but its
+// listener is only known to be serving once a request succeeds).
+func waitHealthy(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("/healthz never answered 200")
+}
+
+// post runs a GraphQL operation over HTTP and decodes data into out; errors fail the test.
+func post(t *testing.T, base, query string, vars map[string]any, out any) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	require.NoError(t, err)
+	resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var envelope struct {
+		Data   json.RawMessage
+		Errors []map[string]any
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&envelope))
+	require.Empty(t, envelope.Errors, "query: %s", query)
+	if out != nil {
+		require.NoError(t, json.Unmarshal(envelope.Data, out))
+	}
+}
+
+// follow subscribes to forkOperationUpdated over a real websocket (graphql-transport-ws) and
+// returns the phases received until the server completes the stream.
+func follow(t *testing.T, base, ws, id string) []string {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
+	conn, resp, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/graphql", nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	defer conn.Close()
+	type message struct {
+		ID, Type string
+		Payload  json.RawMessage
+	}
+	require.NoError(t, conn.WriteJSON(map[string]any{"type": "connection_init"}))
+	read := func() message {
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+		var m message
+		require.NoError(t, conn.ReadJSON(&m))
+		return m
+	}
+	require.Equal(t, "connection_ack", read().Type)
+	require.NoError(t, conn.WriteJSON(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+		"query":     `subscription($ws: ID!, $id: ID!) { forkOperationUpdated(workspaceId: $ws, id: $id) { status phase } }`,
+		"variables": map[string]any{"ws": ws, "id": id},
+	}}))
+	var phases []string
+	for {
+		m := read()
+		switch m.Type {
+		case "ping":
+			require.NoError(t, conn.WriteJSON(map[string]any{"type": "pong"}))
+		case "next":
+			var p struct {
+				Data struct {
+					ForkOperationUpdated struct{ Status, Phase string }
+				}
+			}
+			require.NoError(t, json.Unmarshal(m.Payload, &p), "payload: %s", m.Payload)
+			phases = append(phases, p.Data.ForkOperationUpdated.Phase)
+		case "complete":
+			return phases
+		default:
+			t.Fatalf("unexpected %s: %s", m.Type, m.Payload)
+		}
+	}
+}
+
+func TestServerForkFlow(t *testing.T) {
+	base, stop := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-no-seed")
+
+	post(t, base, `mutation { reportSession(input: {workspaceId: "w", id: "s", provider: "simulated",
+		providerSessionId: "p-s", title: "Source"}) { id } }`, nil, nil)
+	for i := 1; i <= 3; i++ {
+		turn := fmt.Sprintf("t%d", i)
+		post(t, base, `mutation($id: ID!, $ptid: String!) { reportTurn(input: {workspaceId: "w", sessionId: "s", id: $id,
+			phase: SETTLED, outcome: COMPLETED, providerTurnId: $ptid, providerTurnBinding: {n: 1}}) { id } }`,
+			map[string]any{"id": turn, "ptid": "p-" + turn}, nil)
+		post(t, base, `mutation($turn: ID!, $q: String!, $a: String!) { appendMessages(input: {workspaceId: "w", sessionId: "s",
+			turnId: $turn, messages: [{role: USER, content: $q}, {role: ASSISTANT, content: $a}]}) { id } }`,
+			map[string]any{"turn": turn, "q": "question " + turn, "a": "answer " + turn}, nil)
+	}
+
+	var forked struct {
+		ForkSession struct{ ID, Status, Phase, TargetSessionID string }
+	}
+	post(t, base, `mutation { forkSession(input: {workspaceId: "w", sourceSessionId: "s", throughTurnId: "t2", requestId: "r1"}) {
+		id status phase targetSessionId } }`, nil, &forked)
+	require.Equal(t, "ACCEPTED", forked.ForkSession.Status)
+
+	phases := follow(t, base, "w", forked.ForkSession.ID)
+	t.Logf("phases seen over the websocket: %v", phases)
+	require.Equal(t, "COMMITTED", phases[len(phases)-1], "phases: %v", phases)
+	order := map[string]int{"FROZEN": 1, "DISPATCHING": 2, "MATERIALIZING": 3, "COMMITTED": 4}
+	for i := 1; i < len(phases); i++ {
+		require.Less(t, order[phases[i-1]], order[phases[i]], "phases move forward: %v", phases)
+	}
+
+	var target struct {
+		Session struct {
+			ForkedFrom struct{ SourceTurnID string }
+			Turns      struct {
+				Edges []struct {
+					Node struct {
+						ID       string
+						Messages []struct{ Role, Content string }
+					}
+				}
+			}
+		}
+	}
+	post(t, base, `query($id: ID!) { session(workspaceId: "w", id: $id) { forkedFrom { sourceTurnId }
+		turns { edges { node { id messages { role content } } } } } }`, map[string]any{"id": forked.ForkSession.TargetSessionID}, &target)
+	require.Equal(t, "t2", target.Session.ForkedFrom.SourceTurnID)
+	turns := target.Session.Turns.Edges
+	require.Len(t, turns, 2, "exactly the turns through the boundary")
+	for i, e := range turns {
+		n := fmt.Sprintf("t%d", i+1)
+		require.Equal(t, []struct{ Role, Content string }{{"USER", "question " + n}, {"ASSISTANT", "answer " + n}}, e.Node.Messages)
+	}
+
+	var acked struct {
+		AcknowledgeForkOperation struct{ AcknowledgedAt *string }
+	}
+	post(t, base, `mutation($id: ID!) { acknowledgeForkOperation(workspaceId: "w", id: $id) { acknowledgedAt } }`,
+		map[string]any{"id": forked.ForkSession.ID}, &acked)
+	require.NotNil(t, acked.AcknowledgeForkOperation.AcknowledgedAt)
+
+	require.NoError(t, stop(), "clean shutdown")
+	_, err := http.Get(base + "/healthz")
+	require.Error(t, err, "the listener is closed")
+}
+
+func TestServerSeedsDemoOnce(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "fg.db")
+	count := func(base string) (sessions, forks int) {
+		var got struct {
+			Sessions       struct{ TotalCount int }
+			ForkOperations struct {
+				TotalCount int
+				Edges      []struct {
+					Node struct {
+						Status         string
+						AcknowledgedAt *string
+					}
+				}
+			}
+		}
+		post(t, base, `{ sessions(workspaceId: "demo") { totalCount }
+			forkOperations(workspaceId: "demo") { totalCount edges { node { status acknowledgedAt } } } }`, nil, &got)
+		for _, e := range got.ForkOperations.Edges {
+			require.Equal(t, "COMMITTED", e.Node.Status)
+			require.NotNil(t, e.Node.AcknowledgedAt, "the seeded fork leaves its boundary free")
+		}
+		return got.Sessions.TotalCount, got.ForkOperations.TotalCount
+	}
+	base, stop := startServer(t, db)
+	sessions, forks := count(base)
+	require.NoError(t, stop())
+	require.Equal(t, 1, forks)
+	require.Greater(t, sessions, 3)
+
+	base, stop = startServer(t, db)
+	again, forksAgain := count(base)
+	require.NoError(t, stop())
+	require.Equal(t, sessions, again, "a restart seeds nothing new")
+	require.Equal(t, forks, forksAgain)
+}
+
+func TestConfig(t *testing.T) {
+	env := map[string]string{"FORKGRAPH_ADDR": "127.0.0.1:9", "FORKGRAPH_BARRIER": "off", "FORKGRAPH_TOKENS": "a=w1,b=w2"}
+	cfg, err := parseConfig([]string{"-addr", "127.0.0.1:7"}, func(k string) string { return env[k] }, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:7", cfg.addr, "a flag wins over the environment")
+	require.False(t, cfg.barrier)
+	require.Equal(t, "w2", cfg.tokens["b"])
+	require.Equal(t, "./forkgraph.db", cfg.dbPath)
+
+	_, err = parseConfig(nil, func(k string) string { return map[string]string{"FORKGRAPH_SIM_LATENCY": "soon"}[k] }, io.Discard)
+	require.ErrorContains(t, err, "FORKGRAPH_SIM_LATENCY")
+}
