@@ -5,14 +5,15 @@
 //
 // # The fork lifecycle
 //
-//	StartFork ──► prepared ──CAS, persisted──► dispatching ──Fork call──┬─► provider_accepted ──commit──► committed
-//	  │  (snapshot frozen,  │   before the driver                        │                                   │
-//	  │   target reserved)  │                                            ├─► failed   (not_started, rejected,│
-//	  │                     └──re-check fails (driver drift, ...)──────► │             unsupported)          │
-//	  │                                                                  └─► unknown  (anything unverifiable: Acknowledge
-//	  └─ replay / barrier: the existing operation, no new work                          never dispatched again)│
-//	                                                                                                           ▼
-//	                                                                                             committed + AcknowledgedAt
+//	StartFork ─► prepared ───────► dispatching ───────► provider_accepted ───► committed ─ack─► acknowledged
+//	   │         snapshot frozen, │  persisted before  │  child and evidence    target, turns,
+//	   │         target reserved  │  the Fork call     │  checked               messages, lineage:
+//	   │                          │                    │                        one transaction
+//	   │                          │                    ├─► failed   not_started, rejected, unsupported
+//	   │                          │                    └─► unknown  anything else (timeout, error, invalid
+//	   │                          │                                 result): never dispatched again
+//	   │                          └─► failed   re-check before dispatch broke (driver drift, source changed)
+//	   └─► replay or barrier: the existing operation comes back, no new work
 //
 // Public projection (status, phase): prepared (ACCEPTED, FROZEN), dispatching (ACCEPTED,
 // DISPATCHING), provider_accepted (ACCEPTED, MATERIALIZING), committed (COMMITTED, COMMITTED),
