@@ -38,6 +38,9 @@ type loaders struct {
 	forkedFrom     *relation[key, forkengine.Lineage]
 	forks          *relation[key, []forkengine.Lineage]
 	operations     *relation[key, forkengine.ForkOperation]
+	committed      *relation[key, committedResult]
+	committedOpsMu sync.Mutex
+	committedOps   map[key]forkengine.ForkOperation // operations whose committed result was asked for
 	forkability    *relation[key, bool]
 	capabilities   *relation[key, forkengine.LifecycleCapabilities]
 	probeTurnsMu   sync.Mutex
@@ -59,7 +62,8 @@ func withLoaders(engine *forkengine.Engine) graphql.ResponseMiddleware {
 
 func newLoaders(engine *forkengine.Engine) *loaders {
 	rd := engine.Reader()
-	l := &loaders{engine: engine, probeTurns: map[key]forkengine.Turn{}, pageSessions: map[string][]string{}}
+	l := &loaders{engine: engine, probeTurns: map[key]forkengine.Turn{}, pageSessions: map[string][]string{},
+		committedOps: map[key]forkengine.ForkOperation{}}
 	l.sessions = newRelation(func(ctx context.Context, keys []key) (map[key]forkengine.Session, error) {
 		m, err := byWorkspace(ctx, keys, rd.SessionsByIDs)
 		l.sawSessions(values(m))
@@ -91,6 +95,7 @@ func newLoaders(engine *forkengine.Engine) *loaders {
 	l.operations = newRelation(func(ctx context.Context, keys []key) (map[key]forkengine.ForkOperation, error) {
 		return byWorkspace(ctx, keys, rd.OperationsByIDs)
 	})
+	l.committed = newRelation(l.readCommitted)
 	l.forkability = newRelation(l.probe)
 	l.capabilities = newRelation(l.describe)
 	return l

@@ -17,22 +17,22 @@ func (r *forkOperationResolver) Session(ctx context.Context, obj *models.ForkOpe
 	if obj.Status != models.ForkOperationStatusCommitted {
 		return nil, nil
 	}
-	s, _, err := r.engine.CommittedResult(ctx, obj.Domain())
+	result, err := r.loaders(ctx).committedResultOf(ctx, obj.Domain())
 	if err != nil {
 		return nil, err
 	}
-	return models.SessionFrom(s), nil
+	return models.SessionFrom(result.session), nil
 }
 
 func (r *forkOperationResolver) Lineage(ctx context.Context, obj *models.ForkOperation) (*models.Lineage, error) {
 	if obj.Status != models.ForkOperationStatusCommitted {
 		return nil, nil
 	}
-	_, lineage, err := r.engine.CommittedResult(ctx, obj.Domain())
+	result, err := r.loaders(ctx).committedResultOf(ctx, obj.Domain())
 	if err != nil {
 		return nil, err
 	}
-	return models.LineageFrom(lineage), nil
+	return models.LineageFrom(result.lineage), nil
 }
 
 func (r *forkOperationConnectionResolver) TotalCount(ctx context.Context, obj *models.ForkOperationConnection) (int, error) {
