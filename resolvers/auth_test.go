@@ -22,7 +22,7 @@ func TestWorkspaceTokens(t *testing.T) {
 	write := `mutation($ws: ID!) { reportSession(input: {workspaceId: $ws, id: "n", provider: "simulated"}) { id } }`
 	for _, tc := range []struct {
 		name, query, ws, code string
-		opts               []client.Option
+		opts                  []client.Option
 	}{
 		{"read without a token", read, "wa", "UNAUTHENTICATED", nil},
 		{"read with an unknown token", read, "wa", "UNAUTHENTICATED", []client.Option{bearer("nope")}},
