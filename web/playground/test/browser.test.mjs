@@ -69,8 +69,16 @@ async function execute(page, variables) {
 describe('playground', () => {
   test('opens with the demo walk-through, which runs as it is: list, fork, follow, acknowledge', async () => {
     const { page } = browser;
+    // Without the schema GraphiQL has no autocompletion and no documentation explorer.
+    const introspection = page.waitForResponse(
+      (r) => r.url().endsWith('/graphql') && (r.request().postData() || '').includes('__schema'),
+      { timeout: TIMEOUT },
+    );
     await page.goto(`${BASE}/`);
     await page.locator('.graphiql-container').waitFor({ timeout: TIMEOUT });
+    const schema = await (await introspection).json();
+    assert.equal(schema.errors, undefined, `introspection failed: ${JSON.stringify(schema.errors)}`);
+    assert.ok(schema.data.__schema.types.some((t) => t.name === 'ForkOperation'), 'the schema reached GraphiQL');
     const tabs = await page.locator('.graphiql-tab').allTextContents();
     for (const name of ['ListSessions', 'ForkThroughTurn', 'FollowFork', 'Acknowledge', 'WorkspaceEvents']) {
       assert.ok(tabs.some((t) => t.includes(name)), `example tab ${name} among ${tabs}`);
