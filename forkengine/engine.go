@@ -95,9 +95,9 @@ type ForkabilityQuery struct {
 // RecoveryReport says what start-up recovery did.
 type RecoveryReport struct {
 	Scanned   int
-	Unknown   int // dispatching → unknown
+	Unknown   int // ended unknown: dispatching at start-up, or a prepared one's provider answer
 	Committed int // prepared or provider_accepted → committed
-	Failed    int
+	Failed    int // prepared ones whose re-check or provider refused
 	Errors    []error
 }
 
@@ -180,20 +180,19 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 }
 
-// goBackground runs fn on its own goroutine, tracked for Close. It reports false (and runs
-// nothing) once Close has begun.
-func (e *Engine) goBackground(fn func()) bool {
+// goBackground runs fn on its own goroutine, tracked for Close. Once Close has begun it runs
+// nothing: the work is durable (a prepared operation) and recovery picks it up at the next start.
+func (e *Engine) goBackground(fn func()) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return false
+		return
 	}
 	e.background.Add(1)
 	go func() {
 		defer e.background.Done()
 		fn()
 	}()
-	return true
 }
 
 // changes collects the events of one transaction; update appends them to the durable log inside
@@ -212,6 +211,8 @@ func (c *changes) turn(t Turn) {
 		SessionID: t.SessionID, TurnID: t.ID, OccurredAt: c.at})
 }
 
+// operation logs a fork operation change. SessionID names the source, so a session's subscribers
+// can see forks of it start and finish.
 func (c *changes) operation(op ForkOperation) {
 	c.events = append(c.events, Event{WorkspaceID: op.WorkspaceID, Kind: EventForkOperationUpdated,
 		SessionID: op.SourceSessionID, OperationID: op.ID, Status: op.Status, OccurredAt: c.at})
