@@ -25,7 +25,7 @@ var demoSessions = []seedSession{
 	{id: "lisbon-trip", title: "Plan a weekend in Lisbon", turns: [][2]string{
 		{"Plan a weekend in Lisbon for two.", "Day 1: Alfama and the castle; day 2: Belém and LX Factory."},
 		{"We prefer museums over walking tours.", "Swap the walking tour for the Gulbenkian and MAAT."},
-		{"Add a dinner with fado on Saturday.", "Booked-style suggestion: Clube de Fado, 21:00."},
+		{"Add a dinner with fado on Saturday.", "Suggestion: dinner at Clube de Fado, 21:00."},
 	}},
 	{id: "billing-refactor", title: "Refactor the billing module", turns: [][2]string{
 		{"Split invoice.go into smaller files.", "Proposed: invoice_totals.go, invoice_tax.go, invoice_pdf.go."},
