@@ -1,10 +1,12 @@
 package resolvers_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/client"
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
@@ -92,4 +94,17 @@ func sessionCursor(t *testing.T, api *testAPI) string {
 	api.mustDo(`{ sessions(workspaceId: "w", first: 1) { pageInfo { endCursor } } }`, &p, nil)
 	require.NotEmpty(t, p.Sessions.PageInfo.EndCursor)
 	return p.Sessions.PageInfo.EndCursor
+}
+
+func TestPanicsBecomeInternalErrors(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 0, "")
+	api.srv.AroundFields(func(ctx context.Context, next graphql.Resolver) (any, error) {
+		if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Name == "title" {
+			panic("secret detail")
+		}
+		return next(ctx)
+	})
+	e := api.expectCode("INTERNAL_SERVER_ERROR", `{ session(workspaceId: "w", id: "s") { id title } }`, nil)
+	require.NotContains(t, e.Message, "secret")
 }

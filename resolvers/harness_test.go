@@ -53,13 +53,13 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	require.NoError(t, err)
 	sim := simulated.New(simulated.Options{Latency: opts.latency})
 	broker := forkengine.NewBroker(opts.brokerQueue)
-	ecfg := forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"simulated": sim}, Publisher: broker}
+	ecfg := forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"simulated": sim}, Publisher: broker, Logger: quiet}
 	if opts.engine != nil {
 		opts.engine(&ecfg)
 	}
 	engine, err := forkengine.New(ecfg)
 	require.NoError(t, err)
-	rcfg := resolvers.Config{Engine: engine, Broker: broker, Tokens: opts.tokens}
+	rcfg := resolvers.Config{Engine: engine, Broker: broker, Tokens: opts.tokens, Logger: quiet}
 	if opts.limits != nil {
 		opts.limits(&rcfg)
 	}
