@@ -1,0 +1,16 @@
+// Package transports holds forkgraph's wire protocols as gqlgen transports (graphql.Transport):
+//
+//   - Websocket: graphql-transport-ws (the graphql-ws project's protocol) and the legacy
+//     graphql-ws subprotocol of subscriptions-transport-ws, on github.com/gorilla/websocket, with
+//     the protocol's close codes, an init timeout, keep-alive pings, dead-peer detection and a
+//     bounded outgoing queue per connection;
+//   - SSE: subscriptions and single results over Server-Sent Events in graphql-sse's "distinct
+//     connections" mode;
+//   - HTTP: GET and POST as the GraphQL-over-HTTP specification describes, with content
+//     negotiation between application/graphql-response+json and application/json.
+//
+// gqlgen ships transports for all three, but its websocket transport deviates from the
+// graphql-transport-ws protocol (close codes, duplicate ids, complete after error) and its HTTP
+// transports answer several requests differently from the specification. These are written from
+// the protocol documents; docs/transports.md lists every status and close code.
+package transports

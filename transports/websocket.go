@@ -1,0 +1,152 @@
+package transports
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/gorilla/websocket"
+)
+
+// Websocket subprotocols this transport speaks, in the order it prefers them.
+const (
+	// SubprotocolTransportWS is the graphql-ws project's protocol (graphql-transport-ws).
+	SubprotocolTransportWS = "graphql-transport-ws"
+	// SubprotocolLegacyWS is subscriptions-transport-ws's protocol, kept for old clients.
+	SubprotocolLegacyWS = "graphql-ws"
+)
+
+// Defaults applied to zero-valued Websocket fields.
+const (
+	DefaultInitTimeout      = 3 * time.Second
+	DefaultPingInterval     = 15 * time.Second
+	DefaultMaxMessageBytes  = 1 << 20
+	DefaultMaxSubscriptions = 100
+	DefaultSendQueue        = 256
+	DefaultWriteTimeout     = 10 * time.Second
+)
+
+// InitFunc authorises a connection from its connection_init payload (nil when the client sent
+// none). It returns the context every operation of the connection runs in (derive it from ctx)
+// and an optional payload for connection_ack. An error rejects the connection: close code 4403
+// (Forbidden) on graphql-transport-ws, connection_error then 4403 on the legacy protocol.
+type InitFunc func(ctx context.Context, payload map[string]any) (context.Context, *map[string]any, error)
+
+// Websocket is a gqlgen transport for GraphQL over websockets. Its zero value is ready to use;
+// zero fields take the Default* values. It negotiates graphql-transport-ws or, for old clients,
+// graphql-ws, and refuses any other (or a missing) subprotocol with HTTP 400 before upgrading.
+type Websocket struct {
+	// InitFunc authorises connection_init; nil accepts every connection.
+	InitFunc InitFunc
+	// InitTimeout bounds the wait for connection_init (close 4408). Default 3s.
+	InitTimeout time.Duration
+	// PingInterval is how often the server sends websocket ping frames; a peer that answers
+	// nothing (no pong, no message) for two intervals is disconnected. Negative disables.
+	PingInterval time.Duration
+	// MaxMessageBytes limits one incoming message; a bigger one closes with 1009. Default 1 MiB.
+	MaxMessageBytes int64
+	// MaxSubscriptions limits the operations running at once on one connection; one more gets
+	// an error message for its id and the connection stays open. Default 100.
+	MaxSubscriptions int
+	// SendQueue bounds the messages waiting to be written to one connection. When a client
+	// reads too slowly to keep it below the bound, that connection alone is closed with 1013
+	// (Try Again Later) so the client reconnects and resumes. Default 256.
+	SendQueue int
+	// WriteTimeout bounds the write of one frame. Default 10s.
+	WriteTimeout time.Duration
+	// Upgrader performs the handshake. nil uses a same-origin check (requests without an Origin
+	// header, such as non-browser clients, pass) and small pooled buffers. Set
+	// Upgrader.CheckOrigin to allow other origins, e.g. during development.
+	Upgrader *websocket.Upgrader
+}
+
+var _ graphql.Transport = Websocket{}
+
+// writeBuffers is shared by every connection of the default upgrader, so an idle connection
+// holds no write buffer.
+var writeBuffers = &sync.Pool{}
+
+// Supports reports whether r asks for a websocket upgrade.
+func (t Websocket) Supports(r *http.Request) bool {
+	return websocket.IsWebSocketUpgrade(r)
+}
+
+// Do negotiates the subprotocol, upgrades and serves the connection until it closes. It returns
+// only after every operation of the connection has ended.
+func (t Websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	protocol := negotiateSubprotocol(websocket.Subprotocols(r))
+	if protocol == "" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte("unsupported or missing websocket subprotocol (Sec-WebSocket-Protocol); supported: " +
+			SubprotocolTransportWS + ", " + SubprotocolLegacyWS + "\n"))
+		return
+	}
+	upgrader := t.upgrader()
+	upgrader.Subprotocols = []string{protocol}
+	ws, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has already answered with an HTTP error
+	}
+	c := newConn(t.withDefaults(), ws, exec, r)
+	if protocol == SubprotocolLegacyWS {
+		c.protocol = legacyProtocol{}
+	} else {
+		c.protocol = transportProtocol{}
+	}
+	c.serve()
+}
+
+// negotiateSubprotocol picks graphql-transport-ws when offered, else graphql-ws, else "".
+func negotiateSubprotocol(offered []string) string {
+	var legacy bool
+	for _, p := range offered {
+		switch strings.TrimSpace(p) {
+		case SubprotocolTransportWS:
+			return SubprotocolTransportWS
+		case SubprotocolLegacyWS:
+			legacy = true
+		}
+	}
+	if legacy {
+		return SubprotocolLegacyWS
+	}
+	return ""
+}
+
+func (t Websocket) upgrader() websocket.Upgrader {
+	if t.Upgrader != nil {
+		return *t.Upgrader
+	}
+	return websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		ReadBufferSize:   1024,
+		WriteBufferSize:  4096,
+		WriteBufferPool:  writeBuffers,
+	}
+}
+
+func (t Websocket) withDefaults() Websocket {
+	if t.InitTimeout <= 0 {
+		t.InitTimeout = DefaultInitTimeout
+	}
+	if t.PingInterval == 0 {
+		t.PingInterval = DefaultPingInterval
+	}
+	if t.MaxMessageBytes <= 0 {
+		t.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if t.MaxSubscriptions <= 0 {
+		t.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if t.SendQueue <= 0 {
+		t.SendQueue = DefaultSendQueue
+	}
+	if t.WriteTimeout <= 0 {
+		t.WriteTimeout = DefaultWriteTimeout
+	}
+	return t
+}

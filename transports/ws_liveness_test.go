@@ -1,0 +1,155 @@
+package transports
+
+import (
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+func TestWebsocket_RefusesUnsupportedSubprotocolBeforeUpgrade(t *testing.T) {
+	_, url := newTestServer(t, Websocket{})
+	for _, offered := range [][]string{nil, {"graphql-sse"}} {
+		d := websocket.Dialer{Subprotocols: offered}
+		_, resp, err := d.Dial(url, nil)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("offered %v: err=%v resp=%v, want HTTP 400", offered, err, resp)
+		}
+		body := make([]byte, 512)
+		n, _ := resp.Body.Read(body)
+		resp.Body.Close()
+		if !strings.Contains(string(body[:n]), "graphql-transport-ws, graphql-ws") {
+			t.Fatalf("body %q does not name the supported subprotocols", body[:n])
+		}
+	}
+	if c := dial(t, url, "graphql-ws", "graphql-transport-ws"); c.conn.Subprotocol() != SubprotocolTransportWS {
+		t.Fatalf("preferred %q, want graphql-transport-ws", c.conn.Subprotocol())
+	}
+	if c := dial(t, url, "graphql-ws"); c.conn.Subprotocol() != SubprotocolLegacyWS {
+		t.Fatalf("negotiated %q, want graphql-ws", c.conn.Subprotocol())
+	}
+}
+
+func TestWebsocket_ServerPingsAndLivePeerStays(t *testing.T) {
+	_, url := newTestServer(t, Websocket{PingInterval: 20 * time.Millisecond})
+	c := dial(t, url, SubprotocolTransportWS)
+	c.initialise()
+	pings := make(chan struct{}, 100)
+	c.conn.SetPingHandler(func(data string) error {
+		pings <- struct{}{}
+		return c.conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+	})
+	go func() { // keep reading so ping frames are handled
+		for {
+			if _, _, err := c.conn.NextReader(); err != nil {
+				return
+			}
+		}
+	}()
+	for i := 0; i < 6; i++ { // six pings answered is three dead-peer deadlines survived
+		select {
+		case <-pings:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("ping %d never came", i+1)
+		}
+	}
+	if err := c.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"ping"}`)); err != nil {
+		t.Fatalf("live peer was disconnected: %v", err)
+	}
+}
+
+func TestWebsocket_DeadPeerIsClosed(t *testing.T) {
+	hooks, url := newStreamServer(t, Websocket{PingInterval: 20 * time.Millisecond})
+	c := dial(t, url, SubprotocolTransportWS)
+	c.initialise()
+	c.subscribe("h", "subscription { held }")
+	var pinged atomic.Int32
+	c.conn.SetPingHandler(func(string) error { pinged.Add(1); return nil }) // never answers
+	c.expectClose(websocket.CloseGoingAway, "")
+	if pinged.Load() == 0 {
+		t.Fatal("server closed before pinging")
+	}
+	select {
+	case <-hooks.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the dead peer's operation was not cancelled")
+	}
+}
+
+func TestWebsocket_NothingLeaksAfterClose(t *testing.T) {
+	hooks, url := newStreamServer(t, Websocket{PingInterval: 10 * time.Millisecond})
+	before := runtime.NumGoroutine()
+	for round, closeBy := range []string{"client close frame", "dropped TCP", "protocol error"} {
+		c := dial(t, url, SubprotocolTransportWS)
+		c.initialise()
+		for i := 0; i < 3; i++ {
+			c.subscribe(fmt.Sprint(i), "subscription { held }")
+		}
+		for i := 0; i < 3; i++ {
+			<-hooks.started
+		}
+		if hooks.Running() != 3 {
+			t.Fatalf("%s: %d streams running, want 3", closeBy, hooks.Running())
+		}
+		switch round {
+		case 0:
+			_ = c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(1000, "bye"))
+			c.expectClose(1000, "")
+		case 1:
+			_ = c.conn.NetConn().Close()
+		case 2:
+			c.sendRaw("not json")
+			c.expectClose(CloseBadRequest, "")
+		}
+		for i := 0; i < 3; i++ {
+			<-hooks.cancelled
+		}
+		c.conn.Close()
+		settleGoroutines(t, before)
+	}
+}
+
+func TestWebsocket_SlowClientIsClosedAndOthersKeepFlowing(t *testing.T) {
+	hooks, url := newStreamServer(t, Websocket{SendQueue: 8})
+	slow := dial(t, url, SubprotocolTransportWS)
+	slow.initialise()
+	slow.subscribe("flood", "subscription { ticks(n: 2000, size: 32768) }")
+	// The slow client reads nothing; its producer must still finish without blocking.
+	select {
+	case n := <-hooks.produced:
+		if n == 2000 {
+			t.Log("producer finished all ticks before overflow")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a slow client blocked the executor")
+	}
+
+	fast := dial(t, url, SubprotocolTransportWS)
+	fast.initialise()
+	fast.subscribe("t", "subscription { ticks(n: 5, size: 10) }")
+	for i := 0; i < 5; i++ {
+		fast.expect("next", "t")
+	}
+	fast.expect("complete", "t")
+
+	_ = slow.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		_, _, err := slow.conn.ReadMessage()
+		if err == nil {
+			continue
+		}
+		var ce *websocket.CloseError
+		if asCloseError(err, &ce) && ce.Code != CloseTryAgainLater {
+			t.Fatalf("slow client closed with %d %q, want 1013 or a dropped connection", ce.Code, ce.Text)
+		}
+		if strings.Contains(err.Error(), "timeout") {
+			t.Fatalf("slow client was never disconnected: %v", err)
+		}
+		return
+	}
+}

@@ -1,0 +1,165 @@
+package transports
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// operation is one running subscribe (or legacy start). Its identity is the pointer, so an id
+// the client reuses after complete never collides with the operation it replaced.
+type operation struct {
+	id     string
+	cancel context.CancelFunc
+}
+
+func (c *conn) operationRunning(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.ops[id]
+	return ok
+}
+
+func (c *conn) runningOperations() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ops)
+}
+
+// rejectOverLimit answers with an error for id when the connection already runs
+// MaxSubscriptions operations, and reports whether it did.
+func (c *conn) rejectOverLimit(id string) bool {
+	if c.runningOperations() < c.cfg.MaxSubscriptions {
+		return false
+	}
+	err := &gqlerror.Error{
+		Message:    fmt.Sprintf("too many operations on this connection (at most %d at once)", c.cfg.MaxSubscriptions),
+		Extensions: map[string]any{"code": "TOO_MANY_SUBSCRIPTIONS"},
+	}
+	c.send(mustEncode(id, "error", errorList(gqlerror.List{err})))
+	return true
+}
+
+// startOperation registers id and executes params in a new goroutine.
+func (c *conn) startOperation(id string, params *graphql.RawParams) {
+	ctx, cancel := context.WithCancel(c.opBase)
+	op := &operation{id: id, cancel: cancel}
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		cancel()
+		return
+	}
+	c.ops[id] = op
+	c.opsWG.Add(1)
+	c.mu.Unlock()
+	params.Headers = c.headers
+	go c.runOperation(ctx, op, params)
+}
+
+// runOperation executes one operation: an `error` message for a request that fails before
+// execution (parse, validation, limits), else one result message per response, then
+// `complete`, or `error` when the resolver ended the stream with AddSubscriptionError.
+func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.RawParams) {
+	defer c.opsWG.Done()
+	defer op.cancel()
+	defer c.recoverOperation(op)
+
+	start := graphql.Now()
+	ctx = graphql.StartOperationTrace(ctx)
+	params.ReadTime = graphql.TraceTiming{Start: start, End: start}
+	opCtx, errs := c.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+		c.finishOperation(op, errorList(resp.Errors))
+		return
+	}
+	ctx = withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx))
+	responses, ctx := c.exec.DispatchOperation(ctx, opCtx)
+	for {
+		resp := responses(ctx)
+		if resp == nil {
+			break
+		}
+		frame, err := encodeMessage(op.id, c.protocol.resultType(), resp)
+		if err != nil {
+			log.Printf("transports: operation %s: %v", op.id, err)
+			c.close(CloseInternalError, "Internal server error")
+			return
+		}
+		if !c.sendFor(op, frame) {
+			return // completed by the client, or the connection is closing
+		}
+	}
+	c.finishOperation(op, subscriptionErrors(ctx))
+}
+
+// recoverOperation turns a panic that escaped the executor into close 4500: the connection's
+// state can no longer be trusted, and the client is told it was the server's fault.
+func (c *conn) recoverOperation(op *operation) {
+	if r := recover(); r != nil {
+		log.Printf("transports: panic in operation %s: %v\n%s", op.id, r, debug.Stack())
+		c.close(CloseInternalError, "Internal server error")
+	}
+}
+
+// sendFor queues frame only while op is still the running operation of its id.
+func (c *conn) sendFor(op *operation, frame []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ops[op.id] != op || c.closing {
+		return false
+	}
+	c.enqueueLocked(frame)
+	return true
+}
+
+// finishOperation ends op with `error` (errs non-empty) or `complete`, unless the client
+// completed it first: then the client hears nothing more about it.
+func (c *conn) finishOperation(op *operation, errs gqlerror.List) {
+	var frame []byte
+	if len(errs) > 0 {
+		frame = mustEncode(op.id, "error", errs)
+	} else {
+		frame = mustEncode(op.id, "complete", nil)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ops[op.id] != op {
+		return
+	}
+	delete(c.ops, op.id)
+	c.enqueueLocked(frame)
+}
+
+// stopOperation cancels the operation running under id, if any. notify sends `complete` (the
+// legacy protocol answers stop with complete; graphql-transport-ws sends nothing).
+func (c *conn) stopOperation(id string, notify bool) {
+	c.mu.Lock()
+	op := c.ops[id]
+	if op != nil {
+		delete(c.ops, id)
+		if notify {
+			c.enqueueLocked(mustEncode(id, "complete", nil))
+		}
+	}
+	c.mu.Unlock()
+	if op != nil {
+		op.cancel()
+	}
+}
+
+// cancelOperations cancels every running operation; they send nothing more.
+func (c *conn) cancelOperations() {
+	c.mu.Lock()
+	ops := c.ops
+	c.ops = map[string]*operation{}
+	c.mu.Unlock()
+	for _, op := range ops {
+		op.cancel()
+	}
+}
