@@ -42,7 +42,7 @@ type conn struct {
 
 	// Touched only by the reading goroutine (operations start after opBase is set).
 	initReceived bool
-	initError    error // why InitFunc refused, for the legacy connection_error
+	initError    error           // why InitFunc refused, for the legacy connection_error
 	opBase       context.Context // InitFunc's context; operations derive from it
 
 	acked atomic.Bool // set once connection_ack is queued; read by the ping timer too
