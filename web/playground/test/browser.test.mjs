@@ -85,7 +85,8 @@ describe('playground', () => {
     }
     await screenshot(page, 'playground-start');
 
-    await openTab(page, 'ListSessions');
+    // The first tab runs exactly as a first visit shows it, without switching tabs.
+    await page.locator('.graphiql-tab-active', { hasText: 'ListSessions' }).waitFor({ timeout: TIMEOUT });
     await execute(page);
     const listed = await waitForResponse(page, ['"totalCount"', '"providerForkBindingAvailable"'], 'the ListSessions result');
     const ids = listed.data.sessions.edges.map((e) => e.node.id);

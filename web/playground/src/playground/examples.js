@@ -5,8 +5,9 @@ import { DEMO_FORK } from './demo.js';
 
 const listSessions = `# Sessions of the demo workspace, with forkability of every turn.
 # A turn can be forked through when providerForkBindingAvailable is true.
-query ListSessions($workspaceId: ID!) {
-  sessions(workspaceId: $workspaceId, first: 20) {
+# Press the run button (or Ctrl-Enter).
+query ListSessions {
+  sessions(workspaceId: "demo", first: 20) {
     totalCount
     edges {
       node {
@@ -95,9 +96,12 @@ subscription WorkspaceEvents($workspaceId: ID!, $after: String) {
 
 const vars = (value) => JSON.stringify(value, null, 2);
 
-/** exampleTabs is passed to GraphiQL's defaultTabs. */
+/**
+ * exampleTabs is passed to GraphiQL's defaultTabs. The first tab takes no variables: GraphiQL 4
+ * opens with the first tab's query but not its variables (it fills them in only on a tab switch).
+ */
 export const exampleTabs = [
-  { query: listSessions, variables: vars({ workspaceId: 'demo' }) },
+  { query: listSessions },
   {
     query: forkSession,
     variables: vars({
