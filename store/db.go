@@ -60,7 +60,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	gdb, err := gorm.Open(d.dialector(cfg.DSN), &gorm.Config{
 		SkipDefaultTransaction: true, // every multi-row write already runs inside Update's transaction
-		Logger: logger.NewSlogLogger(cfg.Logger, logger.Config{
+		// gorm's own slog logger renders every statement's SQL even when it logs nothing; its
+		// classic logger only formats what it prints (slow queries, errors).
+		Logger: logger.New(slogWriter{cfg.Logger}, logger.Config{
 			SlowThreshold: 200 * time.Millisecond, LogLevel: logger.Warn, IgnoreRecordNotFoundError: true,
 		}),
 	})
@@ -145,6 +147,13 @@ func (db *DB) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error
 		}
 		return fn(&txn{queries: queries{db: gtx, dialect: db.dialect}})
 	})
+}
+
+// slogWriter lets gorm's logger print through slog.
+type slogWriter struct{ log *slog.Logger }
+
+func (w slogWriter) Printf(format string, args ...any) {
+	w.log.Warn("store: " + strings.TrimSpace(fmt.Sprintf(format, args...)))
 }
 
 // dialectFor validates cfg and picks the dialect.

@@ -6,9 +6,6 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-const turnColumns = `workspace_id, id, session_id, sequence, phase, outcome, origin, started_at_us,
-	settled_at_us, updated_at_us, provider_turn_id, provider_turn_binding`
-
 // GetTurn returns one turn, or ErrNotFound.
 func (q queries) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, error) {
 	var rows []turnRow
@@ -39,7 +36,7 @@ func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[s
 
 // pagedTurnsSQL numbers each session's turns after the cursor, so one statement returns the
 // first page of every session.
-const pagedTurnsSQL = `SELECT ` + turnColumns + ` FROM (
+var pagedTurnsSQL = `SELECT ` + turnSelectList + ` FROM (
 	SELECT turns.*, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY sequence) AS page_row
 	FROM turns WHERE workspace_id = ? AND session_id IN ? AND sequence > ?
 ) paged WHERE page_row <= ? ORDER BY session_id, sequence`
@@ -90,7 +87,7 @@ func (q queries) CountTurnsBySessionIDs(ctx context.Context, ws string, sessionI
 
 // lastTurnSQL picks each session's highest-sequence turn among those the extra condition keeps.
 func lastTurnSQL(extra string) string {
-	return `SELECT ` + turnColumns + ` FROM (
+	return `SELECT ` + turnSelectList + ` FROM (
 	SELECT turns.*, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY sequence DESC) AS newest
 	FROM turns WHERE workspace_id = ? AND session_id IN ?` + extra + `
 ) ranked WHERE newest = 1`

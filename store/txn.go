@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
@@ -41,28 +40,23 @@ func (tx *txn) guarded(ctx context.Context, fn func(db *gorm.DB) error) error {
 	return db.Exec("RELEASE SAVEPOINT " + sp).Error
 }
 
-func upsert(keys ...string) clause.OnConflict {
-	cols := make([]clause.Column, len(keys))
-	for i, k := range keys {
-		cols[i] = clause.Column{Name: k}
-	}
-	return clause.OnConflict{Columns: cols, UpdateAll: true}
+// execWith adapts a gorm handle to insertRows.
+func execWith(db *gorm.DB) func(sql string, args ...any) error {
+	return func(sql string, args ...any) error { return db.Exec(sql, args...).Error }
 }
 
 // UpsertSession inserts s or replaces every field of the stored row.
 func (tx *txn) UpsertSession(ctx context.Context, s forkengine.Session) error {
-	row := toSessionRow(s)
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(db.Clauses(upsert("workspace_id", "id")).Create(&row).Error, "upsert session %s", s.ID)
+		return classify(db.Exec(upsertSessionSQL, toSessionRow(s).values()...).Error, "upsert session %s", s.ID)
 	})
 }
 
 // UpsertTurn inserts t or replaces every field of the stored row. ErrNotFound when its session
 // does not exist; ErrDuplicate when another turn of the session has its sequence.
 func (tx *txn) UpsertTurn(ctx context.Context, t forkengine.Turn) error {
-	row := toTurnRow(t)
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(db.Clauses(upsert("workspace_id", "id")).Create(&row).Error, "upsert turn %s", t.ID)
+		return classify(db.Exec(upsertTurnSQL, toTurnRow(t).values()...).Error, "upsert turn %s", t.ID)
 	})
 }
 
@@ -88,7 +82,7 @@ func (tx *txn) InsertMessages(ctx context.Context, msgs []forkengine.Message) ([
 		out[i].CreatedAt = fromMicros(rows[i].CreatedAtUs)
 	}
 	err := tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(db.CreateInBatches(rows, insertBatch).Error, "insert %d messages", len(rows))
+		return classify(insertRows(execWith(db), "messages", messageColumns, rows), "insert %d messages", len(rows))
 	})
 	if err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ func (tx *txn) AppendEvents(ctx context.Context, events []forkengine.Event) ([]f
 		rows[i] = toEventRow(e)
 		out[i] = rows[i].domain()
 	}
-	if err := tx.with(ctx).CreateInBatches(rows, insertBatch).Error; err != nil {
+	if err := insertRows(execWith(tx.with(ctx)), "events", eventColumns, rows); err != nil {
 		return nil, classify(err, "append %d events", len(rows))
 	}
 	return out, nil
