@@ -90,3 +90,54 @@ func TestBatching(t *testing.T) {
 		require.Equal(t, before, api.sim.ProbeCalls())
 	})
 }
+
+// Every other relation of a session page is batched too: turn pages (with their counts and
+// messages), active turns, forks and their targets, transcripts and capabilities.
+const wideQuery = `query($ws: ID!) {
+  sessions(workspaceId: $ws, first: 200) { totalCount edges { node {
+    turns(first: 2) { totalCount edges { node { id session { id } messages { content } } } }
+    activeTurn { id }
+    messages { content }
+    lifecycleCapabilities { forkThroughTurn }
+    forks { targetSession { title } sourceTurn { id } targetTurn { id } }
+  } } }
+}`
+
+func measureWide(t *testing.T, n int) int64 {
+	api := newTestAPI(t, apiOptions{engine: noBackground})
+	for i := range n {
+		api.seedSession("w", fmt.Sprintf("s%03d", i), 3, "")
+	}
+	api.forkAndCommit("w", "s000", "s000-t2", "req-1")
+	api.forkAndCommit("w", "s001", "s001-t1", "req-2")
+	var page struct {
+		Sessions struct {
+			TotalCount int
+			Edges      []struct {
+				Node struct {
+					Turns struct {
+						TotalCount int
+						Edges      []struct{ Node struct{ Messages []struct{ Content string } } }
+					}
+					Forks []struct{ TargetSession struct{ Title string } }
+				}
+			}
+		}
+	}
+	before := api.db.Statements()
+	api.mustDo(wideQuery, &page, map[string]any{"ws": "w"})
+	statements := api.db.Statements() - before
+	require.Equal(t, n+2, page.Sessions.TotalCount)
+	first := page.Sessions.Edges[0].Node
+	require.Equal(t, 3, first.Turns.TotalCount)
+	require.Len(t, first.Turns.Edges, 2)
+	require.Len(t, first.Turns.Edges[1].Node.Messages, 2)
+	require.Len(t, first.Forks, 1)
+	return statements
+}
+
+func TestBatchingEveryRelation(t *testing.T) {
+	wide10, wide100 := measureWide(t, 10), measureWide(t, 100)
+	t.Logf("wide query: %d SQL statements for 10 sessions, %d for 100", wide10, wide100)
+	require.Equal(t, wide10, wide100)
+}
