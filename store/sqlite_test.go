@@ -108,3 +108,40 @@ func incrementTitle(ctx context.Context, db *DB) error {
 		return err
 	})
 }
+
+// TestRacingStartsOnOneBoundaryMakeOneOperation races inserts of active operations on one
+// boundary from two handles: the unique indexes, not application checks, must let exactly one in.
+func TestRacingStartsOnOneBoundaryMakeOneOperation(t *testing.T) {
+	cfg := sqliteConfig(t)
+	handles := []*DB{openTest(t, cfg), openTest(t, cfg)}
+	ctx := context.Background()
+	const racers = 12
+	errs := make(chan error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		db := handles[i%2]
+		wg.Go(func() {
+			errs <- db.Update(ctx, func(tx forkengine.Tx) error {
+				return tx.InsertOperation(ctx, forkengine.ForkOperation{
+					WorkspaceID: "ws", ID: "op" + strconv.Itoa(i), RequestID: "req" + strconv.Itoa(i),
+					SourceSessionID: "src", ThroughTurnID: "t1", TargetSessionID: "dst" + strconv.Itoa(i),
+					Status: forkengine.StatusPrepared,
+				})
+			})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	won := 0
+	for err := range errs {
+		if err == nil {
+			won++
+			continue
+		}
+		require.ErrorIs(t, err, forkengine.ErrDuplicate)
+	}
+	require.Equal(t, 1, won)
+	n, err := handles[0].CountOperations(ctx, "ws", forkengine.OperationFilter{})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+}
