@@ -73,6 +73,11 @@ func newConn(cfg Websocket, ws *websocket.Conn, exec graphql.GraphExecutor, r *h
 // serve reads until the connection ends, then releases everything the connection holds.
 func (c *conn) serve() {
 	defer c.shutdown()
+	// The request context ends when the server shuts down; tell the client rather than vanish.
+	stopShutdownClose := context.AfterFunc(c.ctx, func() {
+		c.close(websocket.CloseGoingAway, "Server shutting down")
+	})
+	defer stopShutdownClose()
 	c.ws.SetReadLimit(c.cfg.MaxMessageBytes)
 	c.ws.SetPongHandler(func(string) error {
 		c.extendReadDeadline()

@@ -1,7 +1,12 @@
 package transports
 
 import (
+	"context"
+	"net"
+	"net/http/httptest"
+
 	"fmt"
+	"github.com/99designs/gqlgen/graphql/handler"
 	"net/http"
 	"runtime"
 	"strings"
@@ -36,7 +41,7 @@ func TestWebsocket_RefusesUnsupportedSubprotocolBeforeUpgrade(t *testing.T) {
 }
 
 func TestWebsocket_ServerPingsAndLivePeerStays(t *testing.T) {
-	_, url := newTestServer(t, Websocket{PingInterval: 20 * time.Millisecond})
+	_, url := newTestServer(t, Websocket{PingInterval: 100 * time.Millisecond})
 	c := dial(t, url, SubprotocolTransportWS)
 	c.initialise()
 	pings := make(chan struct{}, 100)
@@ -152,4 +157,22 @@ func TestWebsocket_SlowClientIsClosedAndOthersKeepFlowing(t *testing.T) {
 		}
 		return
 	}
+}
+
+func TestWebsocket_ServerShutdownClosesWithGoingAway(t *testing.T) {
+	hooks := newStreamHooks()
+	srv := handler.New(streamSchema(hooks))
+	srv.AddTransport(Websocket{})
+	base, cancel := context.WithCancel(context.Background())
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Config.BaseContext = func(net.Listener) context.Context { return base }
+	hs.Start()
+	t.Cleanup(hs.Close)
+	c := dial(t, "ws"+strings.TrimPrefix(hs.URL, "http"), SubprotocolTransportWS)
+	c.initialise()
+	c.subscribe("h", "subscription { held }")
+	<-hooks.started
+	cancel()
+	c.expectClose(websocket.CloseGoingAway, "Server shutting down")
+	<-hooks.cancelled
 }
