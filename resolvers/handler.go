@@ -1,12 +1,14 @@
 package resolvers
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/graph"
@@ -22,6 +24,10 @@ type Config struct {
 	// DefaultDepthLimit).
 	ComplexityLimit int
 	DepthLimit      int
+	// StreamError, when set, ends a subscription with an error through the transport (for
+	// transports.AddSubscriptionError); it returns false when the transport cannot, and the
+	// error is then sent as a last response.
+	StreamError func(ctx context.Context, err *gqlerror.Error) bool
 }
 
 // NewServer builds the gqlgen server: schema, resolvers, per-response loaders, workspace
@@ -42,7 +48,7 @@ func NewServer(cfg Config) *handler.Server {
 
 	srv.AroundOperations(withStreamFailure)
 	srv.AroundResponses(withLoaders(cfg.Engine))
-	srv.AroundResponses(endStreamWithError)
+	srv.AroundResponses(endStreamWithError(cfg.StreamError))
 	srv.AroundFields(cfg.Tokens.authorizeRootField)
 	srv.SetErrorPresenter(presentError(cfg.Logger))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/models"
@@ -43,19 +44,28 @@ func withStreamFailure(ctx context.Context, next graphql.OperationHandler) graph
 	return next(context.WithValue(ctx, streamFailureKey{}, &streamFailure{}))
 }
 
-// endStreamWithError (srv.AroundResponses) reports a failed stream as one last response holding
-// the presented error; the next call ends the stream.
-func endStreamWithError(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	resp := next(ctx)
-	failure, _ := ctx.Value(streamFailureKey{}).(*streamFailure)
-	if resp != nil || failure == nil {
-		return resp
-	}
-	if err := failure.take(); err != nil {
+// endStreamWithError (srv.AroundResponses) reports a failed stream. When the transport can end
+// an operation with an error (report returns true, e.g. graphql-transport-ws's `error` message),
+// the presented error goes there and the stream simply ends; otherwise it is sent as one last
+// response holding only the error, and the next call ends the stream.
+func endStreamWithError(report func(context.Context, *gqlerror.Error) bool) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		resp := next(ctx)
+		failure, _ := ctx.Value(streamFailureKey{}).(*streamFailure)
+		if resp != nil || failure == nil {
+			return resp
+		}
+		err := failure.take()
+		if err == nil {
+			return nil
+		}
 		graphql.AddError(ctx, err)
-		return &graphql.Response{Errors: graphql.GetErrors(ctx)}
+		presented := graphql.GetErrors(ctx)
+		if report != nil && report(ctx, presented[len(presented)-1]) {
+			return nil
+		}
+		return &graphql.Response{Errors: presented}
 	}
-	return nil
 }
 
 func failStream(ctx context.Context, err error) {
