@@ -147,3 +147,22 @@ func TestTextAssetsAreGzippedOnRequest(t *testing.T) {
 		t.Error("gzip sent although the client refused it with q=0")
 	}
 }
+
+func TestWorksUnderPathPrefix(t *testing.T) {
+	h := http.StripPrefix("/ui", Handler("/ui/graphql"))
+	index := serve(t, h, http.MethodGet, "/ui/", nil)
+	if index.Code != http.StatusOK {
+		t.Fatalf("GET /ui/ = %d", index.Code)
+	}
+	// The build references assets relative to the document, so they resolve under the prefix.
+	body := index.Body.String()
+	start := strings.Index(body, `src="./assets/`)
+	if start < 0 {
+		t.Fatalf("index.html does not load its script relative to itself:\n%s", body)
+	}
+	script := body[start+len(`src="./`):]
+	script = script[:strings.IndexByte(script, '"')]
+	if rec := serve(t, h, http.MethodGet, "/ui/"+script, nil); rec.Code != http.StatusOK {
+		t.Fatalf("GET /ui/%s = %d", script, rec.Code)
+	}
+}

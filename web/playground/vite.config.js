@@ -4,7 +4,8 @@ import { offlineUrlsPlugin } from './scripts/offline-urls.mjs';
 // The build is embedded into the Go binary (go:embed dist), so it must be self-contained: no CDN,
 // no external fonts, hashed file names under assets/ (served as immutable by playground.go).
 export default defineConfig({
-  base: '/',
+  // Relative asset URLs, so the playground also works when mounted under a path prefix.
+  base: './',
   plugins: [offlineUrlsPlugin()],
   // React's automatic JSX runtime, compiled by vite's own transformer (no babel plugin needed).
   oxc: { jsx: { runtime: 'automatic' } },
