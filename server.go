@@ -20,6 +20,7 @@ import (
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
+	"github.com/forkgraph/forkgraph/transports"
 )
 
 // shutdownGrace bounds how long shutdown waits for requests and background fork work.
@@ -59,7 +60,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := prepare(ctx, cfg, engine, broker, logger); err != nil {
 		return err
 	}
-	gql := resolvers.NewServer(resolvers.Config{Engine: engine, Broker: broker, Tokens: cfg.tokens, Logger: logger})
+	gql := resolvers.NewServer(resolvers.Config{
+		Engine: engine, Broker: broker, Tokens: cfg.tokens, Logger: logger,
+		StreamError: transports.AddSubscriptionError,
+	})
 	for _, t := range graphqlTransports(cfg.tokens) {
 		gql.AddTransport(t)
 	}

@@ -67,6 +67,7 @@ func TestWorkspaceTokens(t *testing.T) {
 			_, _, err := ws.conn.ReadMessage()
 			var closed *websocket.CloseError
 			require.ErrorAs(t, err, &closed, "refused before connection_ack")
+			require.Equal(t, 4403, closed.Code)
 		})
 	}
 }

@@ -117,7 +117,9 @@ func measureWide(t *testing.T, n int) int64 {
 				Node struct {
 					Turns struct {
 						TotalCount int
-						Edges      []struct{ Node struct{ Messages []struct{ Content string } } }
+						Edges      []struct {
+							Node struct{ Messages []struct{ Content string } }
+						}
 					}
 					Forks []struct{ TargetSession struct{ Title string } }
 				}

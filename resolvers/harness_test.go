@@ -19,6 +19,7 @@ import (
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
+	"github.com/forkgraph/forkgraph/transports"
 )
 
 // testAPI is the GraphQL server over a real engine, a real SQLite file in t.TempDir() and the
@@ -59,7 +60,8 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	}
 	engine, err := forkengine.New(ecfg)
 	require.NoError(t, err)
-	rcfg := resolvers.Config{Engine: engine, Broker: broker, Tokens: opts.tokens, Logger: quiet}
+	rcfg := resolvers.Config{Engine: engine, Broker: broker, Tokens: opts.tokens, Logger: quiet,
+		StreamError: transports.AddSubscriptionError}
 	if opts.limits != nil {
 		opts.limits(&rcfg)
 	}
