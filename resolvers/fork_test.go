@@ -167,3 +167,44 @@ func TestFailedAndUnknownForksAreData(t *testing.T) {
 		})
 	}
 }
+
+func TestForkOperationsPagesAndDeletion(t *testing.T) {
+	api := newTestAPI(t, apiOptions{engine: noBackground})
+	for _, id := range []string{"a", "b", "c"} {
+		api.seedSession("w", id, 1, "")
+		api.forkAndCommit("w", id, id+"-t1", "req-"+id)
+	}
+	type page struct {
+		ForkOperations struct {
+			Edges    []struct{ Node struct{ SourceSessionID string } }
+			PageInfo struct {
+				HasNextPage bool
+				EndCursor   string
+			}
+		}
+	}
+	var first, second page
+	const q = `query($after: String) { forkOperations(workspaceId: "w", first: 2, after: $after) {
+		edges { node { sourceSessionId } } pageInfo { hasNextPage endCursor } } }`
+	api.mustDo(q, &first, nil)
+	require.True(t, first.ForkOperations.PageInfo.HasNextPage)
+	api.mustDo(q, &second, map[string]any{"after": first.ForkOperations.PageInfo.EndCursor})
+	require.False(t, second.ForkOperations.PageInfo.HasNextPage)
+	var sources []string
+	for _, e := range append(first.ForkOperations.Edges, second.ForkOperations.Edges...) {
+		sources = append(sources, e.Node.SourceSessionID)
+	}
+	require.Equal(t, []string{"a", "b", "c"}, sources)
+
+	var purged struct{ DeleteSession bool }
+	api.mustDo(`mutation { deleteSession(workspaceId: "w", id: "a", purge: true) }`, &purged, nil)
+	require.True(t, purged.DeleteSession)
+	var after struct {
+		Session        *struct{ ID string }
+		ForkOperations struct{ TotalCount int }
+	}
+	api.mustDo(`{ session(workspaceId: "w", id: "a") { id } forkOperations(workspaceId: "w") { totalCount } }`, &after, nil)
+	require.Nil(t, after.Session, "a purged session is gone")
+	require.Equal(t, 2, after.ForkOperations.TotalCount, "and so are its fork operations")
+	api.expectCode("NOT_FOUND", `mutation { deleteSession(workspaceId: "w", id: "a") }`, nil)
+}
