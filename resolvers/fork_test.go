@@ -176,7 +176,9 @@ func TestForkOperationsPagesAndDeletion(t *testing.T) {
 	}
 	type page struct {
 		ForkOperations struct {
-			Edges    []struct{ Node struct{ SourceSessionID string } }
+			Edges []struct {
+				Node struct{ SourceSessionID string }
+			}
 			PageInfo struct {
 				HasNextPage bool
 				EndCursor   string
