@@ -1,0 +1,50 @@
+package transports
+
+import (
+	"mime"
+	"strconv"
+	"strings"
+)
+
+// Response media types of GraphQL over HTTP.
+const (
+	mediaGraphQLResponse = "application/graphql-response+json; charset=utf-8"
+	mediaJSON            = "application/json; charset=utf-8"
+)
+
+// negotiateMedia picks the response media type from an Accept header: the acceptable type
+// with the highest q-value; on a tie application/graphql-response+json wins when named
+// explicitly, while wildcards mean application/json. An empty header means application/json.
+// ok is false when nothing acceptable is named.
+func negotiateMedia(accept string) (media string, ok bool) {
+	if strings.TrimSpace(accept) == "" {
+		return mediaJSON, true
+	}
+	bestQ, best := 0.0, ""
+	for _, part := range strings.Split(accept, ",") {
+		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, has := params["q"]; has {
+			if q, err = strconv.ParseFloat(v, 64); err != nil {
+				continue
+			}
+		}
+		candidate := ""
+		switch mediaType {
+		case "application/graphql-response+json":
+			candidate = mediaGraphQLResponse
+		case "application/json", "application/*", "*/*":
+			candidate = mediaJSON
+		}
+		if candidate == "" || q <= 0 {
+			continue
+		}
+		if q > bestQ || (q == bestQ && candidate == mediaGraphQLResponse) {
+			bestQ, best = q, candidate
+		}
+	}
+	return best, best != ""
+}

@@ -1,0 +1,120 @@
+package transports
+
+import (
+	"log"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// HTTP serves queries and mutations with GET and POST as the GraphQL-over-HTTP specification
+// describes. Put it after Websocket and SSE: it claims every request they leave.
+//
+// The response media type follows Accept: application/graphql-response+json or
+// application/json (also for */*, application/* or no Accept header); anything else is 406.
+// Status codes (docs/transports.md has the full table):
+//   - 200: a GraphQL response (with data, possibly with errors). Under application/json also
+//     parse, validation and variable errors, as the specification asks for that media type;
+//   - 400: malformed request (bad JSON, missing or mistyped parameters); under
+//     application/graphql-response+json also parse, validation and variable errors, answered
+//     without a data entry;
+//   - 401 / 403: under application/graphql-response+json, a request refused before execution
+//     with extensions.code UNAUTHENTICATED / FORBIDDEN;
+//   - 405 (with Allow): a mutation over GET (Allow: POST), or a method other than GET/POST;
+//   - 406: an Accept header naming neither JSON media type;
+//   - 413: a body larger than MaxBodyBytes; 415: a POST body that is not application/json;
+//   - 500: the server failed.
+type HTTP struct {
+	// MaxBodyBytes limits a POST body (413 beyond). Default 1 MiB.
+	MaxBodyBytes int64
+}
+
+var _ graphql.Transport = HTTP{}
+
+// Supports claims every request that is not a websocket upgrade, so unsupported methods get a
+// proper 405 instead of gqlgen's generic 400.
+func (HTTP) Supports(r *http.Request) bool {
+	return r.Header.Get("Upgrade") == ""
+}
+
+// Do reads, executes and answers one request.
+func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if r.Method == http.MethodOptions {
+		w.Header().Set("Allow", "GET, POST, OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	media, ok := negotiateMedia(r.Header.Get("Accept"))
+	if !ok {
+		writeJSONErrors(w, mediaJSON, http.StatusNotAcceptable, gqlerror.List{gqlerror.Errorf(
+			"cannot answer with %q: accept application/graphql-response+json or application/json", r.Header.Get("Accept"))}, nil)
+		return
+	}
+	start := graphql.Now()
+	params, failure := readParams(r, maxBody(t.MaxBodyBytes))
+	if failure != nil {
+		writeJSONErrors(w, media, failure.status, failure.errs, failure.header)
+		return
+	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	params.Headers = r.Header
+	t.execute(w, r, exec, params, media)
+}
+
+func (t HTTP) execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, media string) {
+	ctx := graphql.StartOperationTrace(r.Context())
+	opCtx, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+		writeResult(w, media, requestErrorStatus(media, resp.Errors), &result{Errors: resp.Errors, Extensions: resp.Extensions})
+		return
+	}
+	switch {
+	case r.Method == http.MethodGet && opCtx.Operation.Operation == ast.Mutation:
+		writeMutationOverGET(w, media)
+		return
+	case opCtx.Operation.Operation == ast.Subscription:
+		errs := gqlerror.List{gqlerror.Errorf("subscriptions need a websocket (graphql-transport-ws) or Accept: text/event-stream")}
+		writeResult(w, media, requestErrorStatus(media, errs), &result{Errors: errs})
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			log.Printf("transports: panic in HTTP operation: %v\n%s", p, debug.Stack())
+			writeJSONErrors(w, media, http.StatusInternalServerError, gqlerror.List{gqlerror.Errorf("internal server error")}, nil)
+		}
+	}()
+	ctx = graphql.WithOperationContext(ctx, opCtx)
+	responses, ctx := exec.DispatchOperation(ctx, opCtx)
+	resp := responses(ctx)
+	if resp == nil {
+		resp = &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the operation produced no result")}}
+	}
+	status := http.StatusOK
+	if resp.Data == nil && len(resp.Errors) > 0 {
+		// No data entry: the request was refused before execution (an interceptor's error).
+		status = requestErrorStatus(media, resp.Errors)
+	}
+	writeResult(w, media, status, &result{Errors: resp.Errors, Data: resp.Data, Extensions: resp.Extensions})
+}
+
+// requestErrorStatus is the status of a GraphQL response without data: 200 under
+// application/json (its clients read errors from the body), else 400, or 401/403 when the
+// errors say the request was not authenticated or not permitted.
+func requestErrorStatus(media string, errs gqlerror.List) int {
+	if media == mediaJSON {
+		return http.StatusOK
+	}
+	for _, err := range errs {
+		switch err.Extensions["code"] {
+		case "UNAUTHENTICATED":
+			return http.StatusUnauthorized
+		case "FORBIDDEN":
+			return http.StatusForbidden
+		}
+	}
+	return http.StatusBadRequest
+}

@@ -1,0 +1,189 @@
+package transports
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// DefaultSSEKeepAlive is how often an idle SSE stream sends a comment line, so proxies and load
+// balancers do not time it out.
+const DefaultSSEKeepAlive = 12 * time.Second
+
+// SSE serves any operation over Server-Sent Events in graphql-sse's "distinct connections" mode:
+// a GET or POST with `Accept: text/event-stream` gets one `next` event per result, then a
+// `complete` event. The client ends a subscription by closing the connection.
+//
+// Status codes: 200 with an event stream (validation errors included: they arrive as a `next`
+// event, as graphql-sse requires); 400 for an unreadable request (bad JSON, no query, variables
+// not an object); 405 with `Allow: POST` for a mutation over GET; 413 for a body larger than
+// MaxBodyBytes; 415 for a POST whose Content-Type is not application/json.
+type SSE struct {
+	// KeepAlive is the interval of keep-alive comments; negative disables. Default 12s.
+	KeepAlive time.Duration
+	// MaxBodyBytes limits a POST body. Default 1 MiB.
+	MaxBodyBytes int64
+}
+
+var _ graphql.Transport = SSE{}
+
+// Supports reports whether r is a GET or POST that accepts an event stream.
+func (t SSE) Supports(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		return false
+	}
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream") && r.Header.Get("Upgrade") == ""
+}
+
+// Do reads the request, then streams the operation's results until it ends or the client leaves.
+func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	start := graphql.Now()
+	params, failure := readParams(r, maxBody(t.MaxBodyBytes))
+	if failure != nil {
+		writeJSONErrors(w, "application/json; charset=utf-8", failure.status, failure.errs, failure.header)
+		return
+	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	params.Headers = r.Header
+
+	ctx, cancel := context.WithCancel(graphql.StartOperationTrace(r.Context()))
+	defer cancel()
+	opCtx, errs := exec.CreateOperationContext(ctx, params)
+	if errs == nil && r.Method == http.MethodGet && opCtx.Operation.Operation == ast.Mutation {
+		writeMutationOverGET(w, "application/json; charset=utf-8")
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeJSONErrors(w, "application/json; charset=utf-8", http.StatusInternalServerError,
+			gqlerror.List{gqlerror.Errorf("streaming is not supported by this server")}, nil)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+
+	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive}
+	if errs != nil {
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+		stream.event("next", resp)
+		stream.event("complete", nil)
+		return
+	}
+	stream.run(ctx, cancel, exec, opCtx)
+}
+
+// sseStream writes events; only the handler's goroutine touches it.
+type sseStream struct {
+	w         http.ResponseWriter
+	flush     func()
+	keepAlive time.Duration
+	failed    bool
+}
+
+// run executes the operation in a goroutine and writes its results, keep-alive comments
+// between them, until the results end or the client disconnects.
+func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) {
+	results := make(chan *graphql.Response)
+	done := make(chan gqlerror.List, 1)
+	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, results, done)
+	var tick <-chan time.Time
+	if interval := keepAliveOrDefault(s.keepAlive); interval > 0 {
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	for {
+		select {
+		case resp := <-results:
+			s.event("next", resp)
+		case errs := <-done:
+			if len(errs) > 0 {
+				s.event("next", &graphql.Response{Errors: errs})
+			}
+			s.event("complete", nil)
+			return
+		case <-tick:
+			s.comment()
+		case <-ctx.Done():
+			<-done // the producer sees the same cancellation and ends
+			return
+		}
+		if s.failed { // the client is gone: stop the producer and wait for it
+			cancel()
+			<-done
+			return
+		}
+	}
+}
+
+// produce pulls the operation's responses and hands them to the writer. done receives the
+// errors that ended the stream (AddSubscriptionError), or nil.
+func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext,
+	results chan<- *graphql.Response, done chan<- gqlerror.List) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Printf("transports: panic in SSE operation: %v", r)
+			done <- gqlerror.List{{Message: "internal server error", Extensions: map[string]any{"code": "INTERNAL_SERVER_ERROR"}}}
+		}
+	}()
+	responses, ctx := exec.DispatchOperation(ctx, opCtx)
+	for {
+		resp := responses(ctx)
+		if resp == nil {
+			break
+		}
+		select {
+		case results <- resp:
+		case <-ctx.Done():
+			done <- nil
+			return
+		}
+	}
+	done <- subscriptionErrors(ctx)
+}
+
+func keepAliveOrDefault(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultSSEKeepAlive
+	}
+	return d
+}
+
+// event writes one SSE event; data nil writes the empty data line graphql-sse asks for, which
+// EventSource needs to dispatch the event.
+func (s *sseStream) event(name string, data any) {
+	payload := ""
+	if data != nil {
+		b, err := json.Marshal(data)
+		if err != nil {
+			log.Printf("transports: encode SSE %s event: %v", name, err)
+			b = []byte(`{"errors":[{"message":"internal server error"}]}`)
+		}
+		payload = " " + string(b)
+	}
+	s.write(fmt.Sprintf("event: %s\ndata:%s\n\n", name, payload))
+}
+
+func (s *sseStream) comment() { s.write(":\n\n") }
+
+func (s *sseStream) write(text string) {
+	if s.failed {
+		return
+	}
+	if _, err := s.w.Write([]byte(text)); err != nil {
+		s.failed = true
+		return
+	}
+	s.flush()
+}
