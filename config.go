@@ -22,6 +22,8 @@ type config struct {
 	webhookTimeout time.Duration
 	tokens         resolvers.Tokens
 	maxBody        int64
+	rateLimit      float64
+	rateBurst      int64
 	noSeed         bool
 }
 
@@ -45,6 +47,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&tokens, "tokens", env.str("FORKGRAPH_TOKENS", ""),
 		"API tokens as token=workspace,token=workspace; none: open development mode (FORKGRAPH_TOKENS)")
 	fs.Int64Var(&cfg.maxBody, "max-body", env.int64("FORKGRAPH_MAX_BODY", 1<<20), "largest request body in bytes (FORKGRAPH_MAX_BODY)")
+	fs.Float64Var(&cfg.rateLimit, "rate-limit", env.float("FORKGRAPH_RATE_LIMIT", 50),
+		"with tokens: requests per second per token (per address without a valid one); 0 disables (FORKGRAPH_RATE_LIMIT)")
+	fs.Int64Var(&cfg.rateBurst, "rate-burst", env.int64("FORKGRAPH_RATE_BURST", 100), "requests a client may send at once (FORKGRAPH_RATE_BURST)")
 	fs.BoolVar(&cfg.noSeed, "no-seed", env.boolean("FORKGRAPH_NO_SEED", false), "do not create the demo workspace (FORKGRAPH_NO_SEED)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -89,6 +94,10 @@ func (e *envReader) boolean(name string, def bool) bool {
 		}
 		return strconv.ParseBool(s)
 	})
+}
+
+func (e *envReader) float(name string, def float64) float64 {
+	return parseEnv(e, name, def, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
 }
 
 func (e *envReader) int64(name string, def int64) int64 {

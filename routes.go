@@ -15,7 +15,12 @@ import (
 // playground at /.
 func routes(cfg config, gql *handler.Server, healthy func(context.Context) error) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", withRequestID(cfg.tokens.HTTPMiddleware(http.MaxBytesHandler(gql, cfg.maxBody))))
+	limit := resolvers.NewRateLimit(cfg.tokens, cfg.rateLimit, int(cfg.rateBurst))
+	if cfg.tokens.Open() {
+		limit = nil // development mode: local tools, tests and benchmarks run unthrottled
+	}
+	mux.Handle("/graphql", withRequestID(limit.HTTPMiddleware(
+		cfg.tokens.HTTPMiddleware(http.MaxBytesHandler(gql, cfg.maxBody)))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if err := healthy(r.Context()); err != nil {
