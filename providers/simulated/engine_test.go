@@ -1,0 +1,173 @@
+package simulated_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
+	"github.com/forkgraph/forkgraph/providers/simulated"
+)
+
+// These tests run the driver under the real engine (over the in-memory store) to prove that its
+// answers pass the engine's checks and that each script ends where docs/providers.md says.
+
+type harness struct {
+	engine *forkengine.Engine
+	driver *simulated.Driver
+	sub    *forkengine.Subscription
+}
+
+func newHarness(t *testing.T, script string) *harness {
+	t.Helper()
+	broker := forkengine.NewBroker(1024)
+	driver := simulated.New(simulated.Options{})
+	engine, err := forkengine.New(forkengine.Config{
+		Store: forkenginetest.NewMemStore(), Publisher: broker,
+		Drivers: map[string]forkengine.Driver{"simulated": driver},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = engine.Close(context.Background()) })
+	h := &harness{engine: engine, driver: driver, sub: broker.Subscribe("ws")}
+	t.Cleanup(h.sub.Close)
+	h.report(t, "src", script, 3)
+	return h
+}
+
+// report adds a root session with n settled, provider-bound turns.
+func (h *harness) report(t *testing.T, id, script string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	settings := json.RawMessage(`{}`)
+	if script != "" {
+		settings = json.RawMessage(`{"simulated":` + script + `}`)
+	}
+	ptr := func(s string) *string { return &s }
+	if _, err := h.engine.ReportSession(ctx, forkengine.SessionReport{WorkspaceID: "ws", ID: id,
+		Provider: "simulated", ProviderSessionID: ptr("prov-" + id), Title: ptr("Source"), Settings: settings}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		turn := fmt.Sprintf("%s-t%d", id, i)
+		if _, err := h.engine.ReportTurn(ctx, forkengine.TurnReport{WorkspaceID: "ws", SessionID: id, ID: turn,
+			Phase: forkengine.PhaseSettled, Outcome: forkengine.OutcomeCompleted,
+			ProviderTurnID: ptr("p-" + turn), ProviderTurnBinding: json.RawMessage(`{"n":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fork starts a fork through the last turn and returns the statuses it passes through, ending with
+// the terminal one, as a subscriber sees them.
+func (h *harness) fork(t *testing.T, source, through string) (forkengine.ForkOperation, []forkengine.OperationStatus) {
+	t.Helper()
+	op, err := h.engine.StartFork(context.Background(), forkengine.ForkInput{WorkspaceID: "ws",
+		SourceSessionID: source, ThroughTurnID: through, RequestID: "req-" + through})
+	if err != nil {
+		t.Fatalf("StartFork: %v", err)
+	}
+	var seen []forkengine.OperationStatus
+	for ev := range h.sub.C() {
+		if ev.OperationID != op.ID {
+			continue
+		}
+		seen = append(seen, ev.Status)
+		if ev.Status.Terminal() {
+			break
+		}
+	}
+	op, err = h.engine.Operation(context.Background(), "ws", op.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op, seen
+}
+
+func TestScriptsUnderTheEngine(t *testing.T) {
+	all := []forkengine.OperationStatus{forkengine.StatusPrepared, forkengine.StatusDispatching,
+		forkengine.StatusProviderAccepted, forkengine.StatusCommitted}
+	dispatched := []forkengine.OperationStatus{forkengine.StatusPrepared, forkengine.StatusDispatching}
+	tests := []struct {
+		name      string
+		script    string
+		want      []forkengine.OperationStatus
+		wantError string
+	}{
+		{name: "CommittedThroughEveryPhase", script: `{"latencyMs":5}`, want: all},
+		{name: "CommittedProviderOwned", script: `{"bindingMode":"provider_owned"}`, want: all},
+		{name: "FailedWhenRejected", script: `{"fork":"rejected","error":"quota"}`,
+			want: append(dispatched, forkengine.StatusFailed), wantError: "quota"},
+		{name: "FailedWhenNotStarted", script: `{"fork":"not_started"}`,
+			want: append(dispatched, forkengine.StatusFailed), wantError: "simulated provider did not start the fork"},
+		{name: "UnknownWhenUnknown", script: `{"fork":"unknown"}`,
+			want: append(dispatched, forkengine.StatusUnknown), wantError: "simulated provider fork delivery is unknown"},
+		{name: "UnknownWhenAcceptedWithError", script: `{"error":"half done"}`,
+			want: append(dispatched, forkengine.StatusUnknown), wantError: "half done"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.script)
+			op, seen := h.fork(t, "src", "src-t3")
+			if fmt.Sprint(seen) != fmt.Sprint(tt.want) {
+				t.Fatalf("statuses %v, want %v", seen, tt.want)
+			}
+			if op.Error != tt.wantError {
+				t.Fatalf("operation error %q, want %q", op.Error, tt.wantError)
+			}
+			if h.driver.ForkCalls() != 1 {
+				t.Fatalf("ForkCalls = %d, want 1", h.driver.ForkCalls())
+			}
+		})
+	}
+}
+
+// TestForkOfProviderOwnedForkIsForkable shows why provider_owned returns bindings: the child's
+// turns carry the driver's fresh bindings, so the child can be forked again.
+func TestForkOfProviderOwnedForkIsForkable(t *testing.T) {
+	h := newHarness(t, `{"bindingMode":"provider_owned"}`)
+	op, _ := h.fork(t, "src", "src-t2")
+	child, err := h.engine.Reader().TurnsThrough(context.Background(), "ws", op.TargetSessionID, 1<<62)
+	if err != nil || len(child) != 2 {
+		t.Fatalf("child turns %d (%v), want 2", len(child), err)
+	}
+	for _, turn := range child {
+		if !turn.HasProviderBinding() || turn.ProviderTurnID == "p-src-t1" || turn.ProviderTurnID == "p-src-t2" {
+			t.Fatalf("child turn %s has provider turn %q: want a fresh binding from the driver", turn.ID, turn.ProviderTurnID)
+		}
+	}
+	grandchild, seen := h.fork(t, op.TargetSessionID, child[1].ID)
+	if grandchild.Status != forkengine.StatusCommitted {
+		t.Fatalf("fork of the fork ended %s (%v): %s", grandchild.Status, seen, grandchild.Error)
+	}
+}
+
+func TestStartRefusals(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		code   forkengine.Code
+		reason string
+	}{
+		{name: "ErrUnsupportedWhenScriptMalformed", script: `{"fork":"bogus"}`, code: forkengine.CodeForkUnsupported},
+		{name: "ErrUnforkableWhenProbeFalse", script: `{"probe":false}`, code: forkengine.CodeForkConflict,
+			reason: forkengine.ReasonProviderTurnUnforkable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.script)
+			_, err := h.engine.StartFork(context.Background(), forkengine.ForkInput{WorkspaceID: "ws",
+				SourceSessionID: "src", ThroughTurnID: "src-t3", RequestID: "r1"})
+			if !errors.Is(err, &forkengine.Error{Code: tt.code, Reason: tt.reason}) {
+				t.Fatalf("StartFork error %v, want %s %s", err, tt.code, tt.reason)
+			}
+			if h.driver.ForkCalls() != 0 {
+				t.Fatalf("ForkCalls = %d, want 0", h.driver.ForkCalls())
+			}
+		})
+	}
+}
