@@ -48,3 +48,26 @@ func negotiateMedia(accept string) (media string, ok bool) {
 	}
 	return best, best != ""
 }
+
+// prefersEventStream reports whether text/event-stream is the client's first choice: listed
+// with the highest q-value before any other type. Clients such as urql list it after the JSON
+// types for incremental delivery; they want a plain JSON answer.
+func prefersEventStream(accept string) bool {
+	bestQ, best := 0.0, ""
+	for _, part := range strings.Split(accept, ",") {
+		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, has := params["q"]; has {
+			if q, err = strconv.ParseFloat(v, 64); err != nil {
+				continue
+			}
+		}
+		if q > bestQ {
+			bestQ, best = q, mediaType
+		}
+	}
+	return best == "text/event-stream"
+}

@@ -144,6 +144,16 @@ func TestNegotiateMedia(t *testing.T) {
 		"text/html":            "",
 		"application/json;q=0": "",
 	}
+	for accept, want := range map[string]bool{
+		"text/event-stream":                         true,
+		"text/event-stream, application/json;q=0.5": true,
+		"application/graphql-response+json, application/json, text/event-stream, multipart/mixed": false,
+		"": false,
+	} {
+		if got := prefersEventStream(accept); got != want {
+			t.Errorf("prefersEventStream(%q) = %v", accept, got)
+		}
+	}
 	for accept, want := range cases {
 		got, ok := negotiateMedia(accept)
 		if got != want || ok != (want != "") {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -35,12 +34,12 @@ type SSE struct {
 
 var _ graphql.Transport = SSE{}
 
-// Supports reports whether r is a GET or POST that accepts an event stream.
+// Supports reports whether r is a GET or POST whose first choice is an event stream.
 func (t SSE) Supports(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
 		return false
 	}
-	return strings.Contains(r.Header.Get("Accept"), "text/event-stream") && r.Header.Get("Upgrade") == ""
+	return prefersEventStream(r.Header.Get("Accept")) && r.Header.Get("Upgrade") == ""
 }
 
 // Do reads the request, then streams the operation's results until it ends or the client leaves.
