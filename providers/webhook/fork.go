@@ -19,8 +19,10 @@ import (
 //
 // The returned error is non-nil only for unknown outcomes caused by the transport or the body,
 // and wraps the cause; a decided not_started or rejected carries its text in ForkResult.Error.
-// The request carries the operation id as its Idempotency-Key header, so an adapter can recognise
-// a repeated delivery.
+// The request carries the operation id in a Forkgraph-Operation-Id header, so an adapter can
+// recognise a repeated delivery. It is deliberately not called Idempotency-Key: Go's HTTP client
+// treats a POST with that header as replayable and silently resends it when a reused connection
+// fails, which could deliver one fork twice.
 func (d *Driver) Fork(ctx context.Context, req forkengine.ForkRequest) (forkengine.ForkResult, error) {
 	body := forkRequest{
 		WorkspaceID: req.WorkspaceID, OperationID: req.OperationID, RequestID: req.RequestID,
@@ -28,7 +30,7 @@ func (d *Driver) Fork(ctx context.Context, req forkengine.ForkRequest) (forkengi
 		Turns: toWireTurns(req.Turns), TargetSessionID: req.TargetSessionID,
 		TargetTitle: req.TargetTitle, Descriptor: toWireDescriptor(req.Descriptor),
 	}
-	r, err := d.post(ctx, "/fork", body, map[string]string{"Idempotency-Key": req.OperationID})
+	r, err := d.post(ctx, "/fork", body, map[string]string{operationHeader: req.OperationID})
 	switch {
 	case err != nil && !r.sent:
 		return failed(forkengine.DispositionNotStarted, "fork request was not sent: "+err.Error()), nil
@@ -41,6 +43,9 @@ func (d *Driver) Fork(ctx context.Context, req forkengine.ForkRequest) (forkengi
 		return decodeRefusal(r), nil
 	}
 }
+
+// operationHeader names the operation on every /fork request.
+const operationHeader = "Forkgraph-Operation-Id"
 
 // failed builds a non-accepted result; an adapter that gave no reason gets a generic one, since an
 // operation's error is what a user reads to learn why the fork did not happen.

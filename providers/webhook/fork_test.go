@@ -79,13 +79,16 @@ func TestForkAnswers(t *testing.T) {
 
 func TestForkSendsTheRequest(t *testing.T) {
 	var got map[string]any
-	var idempotencyKey, auth string
+	var operationID, auth string
 	d, _ := adapter(t, webhook.Options{Headers: map[string]string{"Authorization": "Bearer test"}},
 		func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/adapter/fork" {
 				t.Errorf("path %s, want /adapter/fork", r.URL.Path)
 			}
-			idempotencyKey, auth = r.Header.Get("Idempotency-Key"), r.Header.Get("Authorization")
+			operationID, auth = r.Header.Get("Forkgraph-Operation-Id"), r.Header.Get("Authorization")
+			if r.Header.Get("Idempotency-Key") != "" {
+				t.Errorf("Idempotency-Key set: Go's client would replay the fork on a broken connection")
+			}
 			_ = json.NewDecoder(r.Body).Decode(&got)
 			reply(w, 200, `{"disposition":"accepted","providerSessionId":"child","stateBindingMode":"provider_owned",
 				"turnBindings":[{"providerTurnId":"c1","binding":{"a":1}},{"providerTurnId":"c2","binding":{"a":2}}],
@@ -95,8 +98,8 @@ func TestForkSendsTheRequest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fork: %v", err)
 	}
-	if idempotencyKey != "op-1" || auth != "Bearer test" {
-		t.Fatalf("headers Idempotency-Key=%q Authorization=%q", idempotencyKey, auth)
+	if operationID != "op-1" || auth != "Bearer test" {
+		t.Fatalf("headers Forkgraph-Operation-Id=%q Authorization=%q", operationID, auth)
 	}
 	if got["operationId"] != "op-1" || got["targetSessionId"] != "target" || got["targetTitle"] != "Plan (2)" {
 		t.Fatalf("adapter received %v", got)

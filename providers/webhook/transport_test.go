@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,5 +162,37 @@ func TestDescribeErrorOnClosedPort(t *testing.T) {
 	_, err := d.ProbeTurns(context.Background(), []forkengine.Probe{{Session: sourceSession(), Turn: boundTurn("t1", 1)}})
 	if !errors.As(err, &opErr) {
 		t.Fatalf("ProbeTurns error = %v, want a wrapped *net.OpError", err)
+	}
+}
+
+// TestForkIsNeverResentOnABrokenReusedConnection: Go's client resends a replayable request by
+// itself when a kept-alive connection turns out dead. A fork must not be replayable, or a provider
+// that acted before the connection broke would get it twice.
+func TestForkIsNeverResentOnABrokenReusedConnection(t *testing.T) {
+	var forks atomic.Int64
+	d, _ := adapter(t, webhook.Options{}, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/adapter/describe" {
+			reply(w, 200, `{"kind":"k","version":"1","stateBindingMode":"host_copy","throughTurn":true}`)
+			return
+		}
+		forks.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body) // the adapter has the whole request, then the connection dies
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		_ = conn.Close()
+	})
+	// Describe first, so the fork goes out on the kept-alive connection.
+	if _, err := d.Describe(context.Background(), sourceSession()); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := d.Fork(context.Background(), forkRequest())
+	if res.Disposition != forkengine.DispositionUnknown {
+		t.Fatalf("Fork = %s (%q), want unknown", res.Disposition, res.Error)
+	}
+	if forks.Load() != 1 {
+		t.Fatalf("adapter received the fork %d times, want exactly once", forks.Load())
 	}
 }
