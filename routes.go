@@ -20,7 +20,7 @@ func routes(cfg config, gql *handler.Server, healthy func(context.Context) error
 		limit = nil // development mode: local tools, tests and benchmarks run unthrottled
 	}
 	mux.Handle("/graphql", withRequestID(limit.HTTPMiddleware(
-		cfg.tokens.HTTPMiddleware(http.MaxBytesHandler(gql, cfg.maxBody)))))
+		cfg.tokens.HTTPMiddleware(gql))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if err := healthy(r.Context()); err != nil {

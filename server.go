@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Engine: engine, Broker: broker, Tokens: cfg.tokens, Logger: logger,
 		StreamError: transports.AddSubscriptionError,
 	})
-	for _, t := range graphqlTransports(cfg.tokens) {
+	for _, t := range graphqlTransports(cfg) {
 		gql.AddTransport(t)
 	}
 	healthy := func(ctx context.Context) error {

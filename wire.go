@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/transports"
@@ -12,13 +11,12 @@ import (
 
 // graphqlTransports returns the transports /graphql serves: the websocket first (it claims
 // upgrade requests; its connection_init payload carries the token), then server-sent events,
-// GET and POST.
-func graphqlTransports(tokens resolvers.Tokens) []graphql.Transport {
+// then GraphQL over HTTP (GET and POST), which answers an oversized body with 413.
+func graphqlTransports(cfg config) []graphql.Transport {
 	return []graphql.Transport{
-		transports.Websocket{InitFunc: websocketInit(tokens)},
-		transport.SSE{},
-		transport.GET{},
-		transport.POST{},
+		transports.Websocket{InitFunc: websocketInit(cfg.tokens)},
+		transports.SSE{MaxBodyBytes: cfg.maxBody},
+		transports.HTTP{MaxBodyBytes: cfg.maxBody},
 	}
 }
 

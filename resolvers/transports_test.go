@@ -4,19 +4,19 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/transports"
 )
 
-// testTransports: forkgraph's websocket (graphql-transport-ws on gorilla/websocket) and POST.
+// testTransports: forkgraph's websocket (graphql-transport-ws on gorilla/websocket) SSE and HTTP.
 func testTransports(tokens resolvers.Tokens) []graphql.Transport {
 	return []graphql.Transport{
 		transports.Websocket{InitFunc: func(ctx context.Context, payload map[string]any) (context.Context, *map[string]any, error) {
 			ctx, err := tokens.WebsocketInit(ctx, payload)
 			return ctx, nil, err
 		}},
-		transport.POST{},
+		transports.SSE{},
+		transports.HTTP{},
 	}
 }
