@@ -32,12 +32,14 @@ if ! cmp -s "$here/package-lock.json" "$here/node_modules/.forkgraph-lock" 2>/de
 fi
 
 tmp=$(mktemp -d)
-server_pid=""
+server_pids=()
 cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null
-    wait "$server_pid" 2>/dev/null
-  fi
+  for pid in "${server_pids[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+    fi
+  done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -45,31 +47,45 @@ trap cleanup EXIT
 echo "building the server"
 (cd "$repo" && "$GO" build -o "$tmp/forkgraph" .) || { echo "FAIL: go build" >&2; exit 1; }
 
-port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-base="http://127.0.0.1:$port"
-"$tmp/forkgraph" -addr "127.0.0.1:$port" -db "$tmp/fg.db" -sim-latency 150ms >"$tmp/server.log" 2>&1 &
-server_pid=$!
+free_port() {
+  node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
 
-# Poll /healthz: the server is an external process, so a bounded poll is the way to await it.
-ready=""
-for _ in $(seq 1 150); do
-  if ! kill -0 "$server_pid" 2>/dev/null; then break; fi
-  if node -e "fetch('$base/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"; then ready=1; break; fi
-  sleep 0.2
-done
-if [ -z "$ready" ]; then
-  echo "FAIL: the server did not become healthy at $base; its log:" >&2
-  cat "$tmp/server.log" >&2
-  exit 1
-fi
-echo "server ready at $base"
+# start_server NAME [FLAGS...] starts a server with its own database and prints its base URL once
+# /healthz answers. The server is an external process, so a bounded poll is how to await it.
+start_server() {
+  local name=$1; shift
+  local port; port=$(free_port)
+  local base="http://127.0.0.1:$port"
+  "$tmp/forkgraph" -addr "127.0.0.1:$port" -db "$tmp/$name.db" -sim-latency 150ms "$@" >"$tmp/$name.log" 2>&1 &
+  local pid=$!
+  server_pids+=("$pid")
+  for _ in $(seq 1 150); do
+    kill -0 "$pid" 2>/dev/null || break
+    if node -e "fetch('$base/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"; then
+      echo "$base"
+      return 0
+    fi
+    sleep 0.2
+  done
+  echo "FAIL: the $name server did not become healthy at $base; its log:" >&2
+  cat "$tmp/$name.log" >&2
+  return 1
+}
+
+# The open (development-mode) server most tests use, and one that requires API tokens.
+start_server open >"$tmp/open.url" || exit 1
+start_server tokens -tokens "pw-token=demo" >"$tmp/tokens.url" || exit 1
+base=$(cat "$tmp/open.url")
+token_base=$(cat "$tmp/tokens.url")
+echo "servers ready at $base and (with tokens) $token_base"
 
 mkdir -p "$here/artifacts"
-(cd "$here" && FORKGRAPH_URL="$base" node --test --test-concurrency=1 --test-timeout=120000 test/*.test.mjs)
+(cd "$here" && FORKGRAPH_URL="$base" FORKGRAPH_TOKEN_URL="$token_base" FORKGRAPH_TOKEN="pw-token" node --test --test-concurrency=1 --test-timeout=120000 test/*.test.mjs)
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "--- server log (last 60 lines) ---" >&2
-  tail -n 60 "$tmp/server.log" >&2
+  tail -n 60 "$tmp/open.log" >&2
   exit 1
 fi
 echo "screenshots: $here/artifacts/"

@@ -1,4 +1,5 @@
 import { createClient } from 'graphql-ws';
+import { authHeaders, connectionParams } from './auth.js';
 import { httpEndpoint, wsEndpoint } from './config.js';
 
 /** GraphQLError carries the errors array of a response and the first error's extensions.code. */
@@ -18,7 +19,7 @@ export class GraphQLError extends Error {
 export async function request(query, variables = {}) {
   const response = await fetch(httpEndpoint, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...authHeaders() },
     body: JSON.stringify({ query, variables }),
   });
   let body;
@@ -40,6 +41,7 @@ export async function request(query, variables = {}) {
 export function newSocketClient({ retry = true, on } = {}) {
   return createClient({
     url: wsEndpoint,
+    connectionParams,
     lazy: true,
     keepAlive: 10_000,
     retryAttempts: retry ? 5 : 0,

@@ -2,6 +2,7 @@ import { StrictMode, Suspense, lazy, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { Explorer } from './explorer/Explorer.jsx';
 import { parseRoute, routeHref } from './route.js';
+import { TokenControl } from './TokenControl.jsx';
 import './styles.css';
 
 // GraphiQL is by far the largest dependency; load it only when its view is opened.
@@ -32,6 +33,7 @@ function App() {
             Session graph
           </a>
         </nav>
+        <TokenControl />
       </header>
       <main id="main" className="view" tabIndex={-1}>
         {route.view === 'explorer' ? (

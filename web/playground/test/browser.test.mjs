@@ -52,13 +52,28 @@ async function run(page, query) {
   // once the new operation is the one that will run.
   const name = query.match(/^\s*(?:query|mutation|subscription)\s+(\w+)/)[1];
   await page.locator('.graphiql-tab-active', { hasText: name }).waitFor({ timeout: TIMEOUT });
+  await waitForOperation(page, name);
   await page.locator('.graphiql-execute-button').click();
+}
+
+// GraphiQL derives the operation to run from the editor asynchronously; it keeps the parsed facts
+// on the query editor's CodeMirror instance. Wait until they name the operation we mean to run.
+async function waitForOperation(page, name) {
+  await page.waitForFunction(
+    (wanted) => {
+      const cm = document.querySelector('.graphiql-query-editor .CodeMirror');
+      return cm && cm.CodeMirror.operationName === wanted;
+    },
+    name,
+    { timeout: TIMEOUT },
+  );
 }
 
 // Switches GraphiQL to the tab of a named example operation.
 async function openTab(page, name) {
   await page.locator('.graphiql-tab', { hasText: name }).click();
   await page.locator('.graphiql-tab-active', { hasText: name }).waitFor({ timeout: TIMEOUT });
+  await waitForOperation(page, name);
 }
 
 async function execute(page, variables) {
@@ -87,6 +102,7 @@ describe('playground', () => {
 
     // The first tab runs exactly as a first visit shows it, without switching tabs.
     await page.locator('.graphiql-tab-active', { hasText: 'ListSessions' }).waitFor({ timeout: TIMEOUT });
+    await waitForOperation(page, 'ListSessions');
     await execute(page);
     const listed = await waitForResponse(page, ['"totalCount"', '"providerForkBindingAvailable"'], 'the ListSessions result');
     const ids = listed.data.sessions.edges.map((e) => e.node.id);

@@ -113,3 +113,7 @@ export function subscriptionPayloads(frames, field) {
     .filter((m) => m.type === 'next' && m.payload && m.payload.data && m.payload.data[field])
     .map((m) => m.payload.data[field]);
 }
+
+/** TOKEN_BASE is a second server that requires TOKEN (for workspace demo) on every request. */
+export const TOKEN_BASE = process.env.FORKGRAPH_TOKEN_URL;
+export const TOKEN = process.env.FORKGRAPH_TOKEN;

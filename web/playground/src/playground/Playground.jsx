@@ -2,6 +2,7 @@ import { GraphiQL } from 'graphiql';
 import { createGraphiQLFetcher } from '@graphiql/toolkit';
 import { getIntrospectionQuery } from 'graphql';
 import 'graphiql/style.css';
+import { authHeaders } from '../auth.js';
 import { httpEndpoint } from '../config.js';
 import { sharedSocket } from '../graphql.js';
 import { exampleTabs } from './examples.js';
@@ -16,11 +17,14 @@ const transportFetcher = createGraphiQLFetcher({ url: httpEndpoint, wsClient: sh
 const INTROSPECTION_TYPE_DEPTH = 6;
 const introspectionQuery = getIntrospectionQuery({ typeDepth: INTROSPECTION_TYPE_DEPTH });
 
-function fetcher(params, options) {
+// The saved API token goes on every HTTP request unless the Headers tab sets its own.
+function fetcher(params, options = {}) {
+  const own = Object.keys(options.headers || {}).some((name) => name.toLowerCase() === 'authorization');
+  const withAuth = own ? options : { ...options, headers: { ...authHeaders(), ...options.headers } };
   if (params.operationName === 'IntrospectionQuery') {
-    return transportFetcher({ ...params, query: introspectionQuery }, options);
+    return transportFetcher({ ...params, query: introspectionQuery }, withAuth);
   }
-  return transportFetcher(params, options);
+  return transportFetcher(params, withAuth);
 }
 
 export default function Playground() {
