@@ -1,6 +1,7 @@
 package transports
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -95,13 +96,16 @@ func (h *streamHooks) ticks(ctx context.Context, n, size int) graphql.ResponseHa
 	ended := func() { once.Do(func() { h.produced <- int(i.Load()) }) }
 	context.AfterFunc(ctx, ended) // the transport gave up on the stream
 	padding := strings.Repeat("x", size)
+	var buf bytes.Buffer // reused for every response, as generated subscription code does
 	return func(context.Context) *graphql.Response {
 		if int(i.Load()) == n || ctx.Err() != nil {
 			ended()
 			return nil
 		}
 		i.Add(1)
-		return &graphql.Response{Data: json.RawMessage(fmt.Sprintf(`{"ticks":"%d %s"}`, i.Load(), padding))}
+		buf.Reset()
+		fmt.Fprintf(&buf, `{"ticks":"%d %s"}`, i.Load(), padding)
+		return &graphql.Response{Data: buf.Bytes()}
 	}
 }
 

@@ -93,7 +93,7 @@ type sseStream struct {
 // run executes the operation in a goroutine and writes its results, keep-alive comments
 // between them, until the results end or the client disconnects.
 func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) {
-	results := make(chan *graphql.Response)
+	results := make(chan []byte)
 	done := make(chan gqlerror.List, 1)
 	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, results, done)
 	var tick <-chan time.Time
@@ -104,8 +104,8 @@ func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec gra
 	}
 	for {
 		select {
-		case resp := <-results:
-			s.event("next", resp)
+		case data := <-results:
+			s.write("event: next\ndata: " + string(data) + "\n\n")
 		case errs := <-done:
 			if len(errs) > 0 {
 				s.event("next", &graphql.Response{Errors: errs})
@@ -126,10 +126,11 @@ func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec gra
 	}
 }
 
-// produce pulls the operation's responses and hands them to the writer. done receives the
-// errors that ended the stream (AddSubscriptionError), or nil.
+// produce pulls the operation's responses and hands them, encoded, to the writer: generated
+// subscription code reuses one buffer for every response, so a response is only valid until the
+// next is pulled. done receives the errors that ended the stream (AddSubscriptionError), or nil.
 func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext,
-	results chan<- *graphql.Response, done chan<- gqlerror.List) {
+	results chan<- []byte, done chan<- gqlerror.List) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.Printf("transports: panic in SSE operation: %v", r)
@@ -142,8 +143,13 @@ func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.Ope
 		if resp == nil {
 			break
 		}
+		data, err := json.Marshal(resp)
+		if err != nil {
+			log.Printf("transports: encode SSE result: %v", err)
+			data = []byte(`{"errors":[{"message":"internal server error"}]}`)
+		}
 		select {
-		case results <- resp:
+		case results <- data:
 		case <-ctx.Done():
 			done <- nil
 			return

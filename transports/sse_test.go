@@ -3,6 +3,7 @@ package transports
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -159,5 +160,22 @@ func TestSSE_SubscriptionErrorAndDisconnect(t *testing.T) {
 	case <-hooks.cancelled:
 	case <-time.After(5 * time.Second):
 		t.Fatal("closing the stream did not cancel the operation")
+	}
+}
+
+func TestSSE_EveryResultIntactWhenTheResolverReusesItsBuffer(t *testing.T) {
+	srv := handler.New(streamSchema(newStreamHooks()))
+	srv.AddTransport(SSE{})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	_, events := openStream(t, context.Background(), http.MethodPost, hs.URL, `{"query":"subscription { ticks(n: 200, size: 8) }"}`)
+	for i := 1; i <= 200; i++ {
+		want := fmt.Sprintf(`{"data":{"ticks":"%d xxxxxxxx"}}`, i)
+		if ev := nextEvent(t, events); ev.data != want {
+			t.Fatalf("event %d = %s, want %s", i, ev.data, want)
+		}
+	}
+	if ev := nextEvent(t, events); ev.name != "complete" {
+		t.Fatalf("event = %+v", ev)
 	}
 }

@@ -137,8 +137,10 @@ func TestWebsocket_SlowClientIsClosedAndOthersKeepFlowing(t *testing.T) {
 	fast := dial(t, url, SubprotocolTransportWS)
 	fast.initialise()
 	fast.subscribe("t", "subscription { ticks(n: 5, size: 10) }")
-	for i := 0; i < 5; i++ {
-		fast.expect("next", "t")
+	for i := 1; i <= 5; i++ {
+		if m := fast.expect("next", "t"); string(m.Payload) != fmt.Sprintf(`{"data":{"ticks":"%d xxxxxxxxxx"}}`, i) {
+			t.Fatalf("tick %d = %s", i, m.Payload)
+		}
 	}
 	fast.expect("complete", "t")
 
