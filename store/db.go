@@ -70,7 +70,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("open %s store: %w", d.name, err)
 	}
 	db := &DB{gorm: gdb, log: cfg.Logger, statements: new(atomic.Int64)}
-	db.queries = queries{db: gdb, dialect: d}
+	db.queries = queries{db: gdb, dialect: d, snapshots: newSnapshotCache()}
 	if err := db.init(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -145,7 +145,7 @@ func (db *DB) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error
 		if err := db.dialect.lockWriters(gtx); err != nil {
 			return fmt.Errorf("take the writer lock: %w", err)
 		}
-		return fn(&txn{queries: queries{db: gtx, dialect: db.dialect}})
+		return fn(&txn{queries: queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots}})
 	})
 }
 

@@ -80,7 +80,8 @@ func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
 	}, nil
 }
 
-func (r operationRow) domain() (forkengine.ForkOperation, error) {
+// domain maps the row back, decoding its snapshot through cache.
+func (r operationRow) domain(cache *snapshotCache) (forkengine.ForkOperation, error) {
 	op := forkengine.ForkOperation{
 		WorkspaceID: r.WorkspaceID, ID: r.ID, RequestID: r.RequestID, RequestHash: r.RequestHash,
 		SourceSessionID: r.SourceSessionID, TargetSessionID: r.TargetSessionID,
@@ -95,32 +96,34 @@ func (r operationRow) domain() (forkengine.ForkOperation, error) {
 		DispatchedAt: fromMicrosPtr(r.DispatchedAtUs), AcceptedAt: fromMicrosPtr(r.AcceptedAtUs),
 		CompletedAt: fromMicrosPtr(r.CompletedAtUs), AcknowledgedAt: fromMicrosPtr(r.AcknowledgedAtUs),
 	}
-	if err := json.Unmarshal([]byte(r.Snapshot), &op.Snapshot); err != nil {
+	snapshot, err := cache.decode(r.WorkspaceID, r.ID, r.Snapshot)
+	if err != nil {
 		return op, fmt.Errorf("decode snapshot of operation %s: %w", r.ID, err)
 	}
+	op.Snapshot = snapshot
 	if r.TargetTurnBindings != nil {
 		if err := json.Unmarshal([]byte(*r.TargetTurnBindings), &op.TargetTurnBindings); err != nil {
 			return op, fmt.Errorf("decode turn bindings of operation %s: %w", r.ID, err)
 		}
 	}
-	dropJSONNulls(&op)
+	for i := range op.TargetTurnBindings {
+		op.TargetTurnBindings[i].Binding = nullToNil(op.TargetTurnBindings[i].Binding)
+	}
 	return op, nil
 }
 
-// dropJSONNulls undoes encoding/json turning an absent RawMessage into "null", so what was nil
+// nullToNil undoes encoding/json turning an absent RawMessage into "null", so what was nil
 // before encoding is nil after decoding.
-func dropJSONNulls(op *forkengine.ForkOperation) {
-	orNil := func(raw json.RawMessage) json.RawMessage {
-		if string(raw) == "null" {
-			return nil
-		}
-		return raw
+func nullToNil(raw json.RawMessage) json.RawMessage {
+	if string(raw) == "null" {
+		return nil
 	}
-	for i := range op.TargetTurnBindings {
-		op.TargetTurnBindings[i].Binding = orNil(op.TargetTurnBindings[i].Binding)
-	}
-	op.Snapshot.Session.Settings = orNil(op.Snapshot.Session.Settings)
-	for i := range op.Snapshot.Turns {
-		op.Snapshot.Turns[i].ProviderTurnBinding = orNil(op.Snapshot.Turns[i].ProviderTurnBinding)
+	return raw
+}
+
+func dropSnapshotNulls(s *forkengine.Snapshot) {
+	s.Session.Settings = nullToNil(s.Session.Settings)
+	for i := range s.Turns {
+		s.Turns[i].ProviderTurnBinding = nullToNil(s.Turns[i].ProviderTurnBinding)
 	}
 }

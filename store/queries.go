@@ -12,8 +12,9 @@ import (
 // queries implements forkengine.Reader over a gorm handle: the pool for DB, the transaction for
 // txn. Every batch read is one statement for up to dialect.maxParams ids.
 type queries struct {
-	db      *gorm.DB
-	dialect dialect
+	db        *gorm.DB
+	dialect   dialect
+	snapshots *snapshotCache
 }
 
 func (q queries) with(ctx context.Context) *gorm.DB { return q.db.WithContext(ctx) }

@@ -10,10 +10,10 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-func operationsFrom(rows []operationRow) ([]forkengine.ForkOperation, error) {
+func operationsFrom(rows []operationRow, cache *snapshotCache) ([]forkengine.ForkOperation, error) {
 	out := make([]forkengine.ForkOperation, len(rows))
 	for i, r := range rows {
-		op, err := r.domain()
+		op, err := r.domain(cache)
 		if err != nil {
 			return nil, err
 		}
@@ -23,17 +23,17 @@ func operationsFrom(rows []operationRow) ([]forkengine.ForkOperation, error) {
 }
 
 // findOperations runs one operations query.
-func findOperations(db *gorm.DB, what string) ([]forkengine.ForkOperation, error) {
+func (q queries) findOperations(db *gorm.DB, what string) ([]forkengine.ForkOperation, error) {
 	var rows []operationRow
 	if err := db.Find(&rows).Error; err != nil {
 		return nil, classify(err, "%s", what)
 	}
-	return operationsFrom(rows)
+	return operationsFrom(rows, q.snapshots)
 }
 
 // oneOperation returns the first operation of the query or ErrNotFound.
-func oneOperation(db *gorm.DB, ws, what, key string) (forkengine.ForkOperation, error) {
-	ops, err := findOperations(db.Limit(1), what+" "+key)
+func (q queries) oneOperation(db *gorm.DB, ws, what, key string) (forkengine.ForkOperation, error) {
+	ops, err := q.findOperations(db.Limit(1), what+" "+key)
 	if err != nil {
 		return forkengine.ForkOperation{}, err
 	}
@@ -45,14 +45,14 @@ func oneOperation(db *gorm.DB, ws, what, key string) (forkengine.ForkOperation, 
 
 // GetOperation returns one operation, or ErrNotFound.
 func (q queries) GetOperation(ctx context.Context, ws, id string) (forkengine.ForkOperation, error) {
-	return oneOperation(q.with(ctx).Where("workspace_id = ? AND id = ?", ws, id), ws, "operation", id)
+	return q.oneOperation(q.with(ctx).Where("workspace_id = ? AND id = ?", ws, id), ws, "operation", id)
 }
 
 // OperationsByIDs returns the existing operations among ids, keyed by id.
 func (q queries) OperationsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.ForkOperation, error) {
 	out := map[string]forkengine.ForkOperation{}
 	err := q.inChunks(ids, func(chunk []string) error {
-		ops, err := findOperations(q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, chunk), "operations by ids")
+		ops, err := q.findOperations(q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, chunk), "operations by ids")
 		for _, op := range ops {
 			out[op.ID] = op
 		}
@@ -64,7 +64,7 @@ func (q queries) OperationsByIDs(ctx context.Context, ws string, ids []string) (
 // GetOperationByRequestID returns the workspace's operation for a request id, or ErrNotFound.
 func (q queries) GetOperationByRequestID(ctx context.Context, ws, requestID string) (forkengine.ForkOperation, error) {
 	db := q.with(ctx).Where("workspace_id = ? AND request_id = ?", ws, requestID)
-	return oneOperation(db, ws, "operation with request id", requestID)
+	return q.oneOperation(db, ws, "operation with request id", requestID)
 }
 
 // LatestOperationOnBoundary returns the newest (CreatedAt, ID) operation forking sourceID through
@@ -72,7 +72,7 @@ func (q queries) GetOperationByRequestID(ctx context.Context, ws, requestID stri
 func (q queries) LatestOperationOnBoundary(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
 	db := q.with(ctx).Where("workspace_id = ? AND source_session_id = ? AND through_turn_id = ?", ws, sourceID, turnID).
 		Order("created_at_us DESC, id DESC")
-	return oneOperation(db, ws, "operation on boundary", sourceID+"/"+turnID)
+	return q.oneOperation(db, ws, "operation on boundary", sourceID+"/"+turnID)
 }
 
 // OperationsBySourceIDs returns every operation whose source is one of sourceIDs, in
@@ -81,7 +81,7 @@ func (q queries) OperationsBySourceIDs(ctx context.Context, ws string, sourceIDs
 	var out []forkengine.ForkOperation
 	err := q.inChunks(sourceIDs, func(chunk []string) error {
 		db := q.with(ctx).Where("workspace_id = ? AND source_session_id IN ?", ws, chunk).Order("created_at_us, id")
-		ops, err := findOperations(db, "operations by sources")
+		ops, err := q.findOperations(db, "operations by sources")
 		out = append(out, ops...)
 		return err
 	})
@@ -98,7 +98,7 @@ func (q queries) OperationsBySourceIDs(ctx context.Context, ws string, sourceIDs
 // OperationReservingTarget returns the non-failed operation holding targetID, or ErrNotFound.
 func (q queries) OperationReservingTarget(ctx context.Context, ws, targetID string) (forkengine.ForkOperation, error) {
 	db := q.with(ctx).Where("workspace_id = ? AND target_session_id = ? AND status <> ?", ws, targetID, string(forkengine.StatusFailed))
-	return oneOperation(db, ws, "operation reserving target", targetID)
+	return q.oneOperation(db, ws, "operation reserving target", targetID)
 }
 
 func filterOperations(db *gorm.DB, ws string, f forkengine.OperationFilter) *gorm.DB {
@@ -122,7 +122,7 @@ func filterOperations(db *gorm.DB, ws string, f forkengine.OperationFilter) *gor
 // (CreatedAt, ID) order.
 func (q queries) ListOperations(ctx context.Context, ws string, f forkengine.OperationFilter, after forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
 	db := keyset(filterOperations(q.with(ctx), ws, f), after).Order("created_at_us, id")
-	return findOperations(limit(db, n), "list operations")
+	return q.findOperations(limit(db, n), "list operations")
 }
 
 // CountOperations counts the operations matching f.
@@ -137,5 +137,5 @@ func (q queries) CountOperations(ctx context.Context, ws string, f forkengine.Op
 // RecoverableOperations pages the active operations of every workspace in (CreatedAt, ID) order.
 func (q queries) RecoverableOperations(ctx context.Context, after forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
 	db := keyset(q.with(ctx).Where("status IN ?", activeStatuses), after).Order("created_at_us, id")
-	return findOperations(limit(db, n), "recoverable operations")
+	return q.findOperations(limit(db, n), "recoverable operations")
 }
