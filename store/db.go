@@ -64,6 +64,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		// classic logger only formats what it prints (slow queries, errors).
 		Logger: logger.New(slogWriter{cfg.Logger}, logger.Config{
 			SlowThreshold: 200 * time.Millisecond, LogLevel: logger.Warn, IgnoreRecordNotFoundError: true,
+			ParameterizedQueries: true, // a slow query's log line must not carry transcript text
 		}),
 	})
 	if err != nil {

@@ -1,5 +1,3 @@
-// Package forkenginetest holds test doubles and the contract suite for forkengine ports: an
-// in-memory Store (MemStore) and RunStoreTests, which every Store implementation must pass.
 package forkenginetest
 
 import (
