@@ -1,0 +1,85 @@
+package models
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// Every API enum value maps to a valid domain value and back, so a value added to one side only
+// fails here rather than on the wire.
+func TestEnumsMapBothWays(t *testing.T) {
+	for _, k := range AllSessionKind {
+		require.True(t, k.Domain().Valid(), k)
+		require.Equal(t, k, wire[SessionKind](k.Domain()))
+	}
+	for _, p := range AllTurnPhase {
+		require.True(t, p.Domain().Valid(), p)
+		require.Equal(t, p, wire[TurnPhase](p.Domain()))
+	}
+	for _, o := range AllTurnOutcome {
+		require.True(t, o.Domain().Valid(), o)
+	}
+	for _, r := range AllMessageRole {
+		require.True(t, r.Domain().Valid(), r)
+	}
+	for _, s := range []forkengine.OperationStatus{forkengine.StatusPrepared, forkengine.StatusDispatching,
+		forkengine.StatusProviderAccepted, forkengine.StatusCommitted, forkengine.StatusFailed, forkengine.StatusUnknown} {
+		status, phase := PublicStatus(s)
+		require.True(t, status.IsValid(), s)
+		require.True(t, phase.IsValid(), s)
+		require.Contains(t, status.DomainStatuses(), s)
+	}
+	for _, k := range []forkengine.EventKind{forkengine.EventSessionUpserted, forkengine.EventSessionDeleted,
+		forkengine.EventTurnUpserted, forkengine.EventForkOperationUpdated} {
+		require.True(t, EventKindFrom(k).IsValid(), k)
+	}
+	for _, b := range []forkengine.BindingState{forkengine.BindingBound, forkengine.BindingRecoveryRequired, forkengine.BindingUnavailable} {
+		require.True(t, BindingStateFrom(b).IsValid(), b)
+	}
+}
+
+func TestCursors(t *testing.T) {
+	s := forkengine.Session{ID: "a|b", CreatedAt: time.Date(2026, 11, 29, 17, 0, 0, 123456000, time.UTC)}
+	cursor := SessionCursor(s)
+	got, err := DecodeSessionCursor(&cursor)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.PageCursor{Time: s.CreatedAt, ID: "a|b"}, got)
+
+	_, err = DecodeOperationCursor(&cursor)
+	require.Equal(t, ReasonInvalidCursor, forkengine.ErrorReason(err), "a session cursor is not an operation cursor")
+	for _, bad := range []string{"%%%", EventCursor(0), encodeCursor(cursorSession, "nonsense")} {
+		_, err := DecodeSessionCursor(&bad)
+		require.Equal(t, forkengine.CodeInvalid, forkengine.ErrorCode(err), bad)
+	}
+
+	turn := TurnCursor(forkengine.Turn{Sequence: 7})
+	seq, err := DecodeTurnCursor(&turn)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), seq)
+	ev := EventCursor(42)
+	n, err := DecodeEventCursor(&ev)
+	require.NoError(t, err)
+	require.Equal(t, int64(42), n)
+	start, err := DecodeEventCursor(nil)
+	require.NoError(t, err)
+	require.Zero(t, start)
+}
+
+func TestPageSize(t *testing.T) {
+	size, err := PageSize(nil)
+	require.NoError(t, err)
+	require.Equal(t, DefaultPageSize, size)
+	for _, ok := range []int{1, MaxPageSize} {
+		size, err := PageSize(&ok)
+		require.NoError(t, err)
+		require.Equal(t, ok, size)
+	}
+	for _, bad := range []int{0, -1, MaxPageSize + 1} {
+		_, err := PageSize(&bad)
+		require.Equal(t, ReasonInvalidFirst, forkengine.ErrorReason(err), bad)
+	}
+}
