@@ -35,9 +35,11 @@ type dialect struct {
 // the statement cache keeps prepared statements per connection, since parsing dominated writes.
 const sqliteParams = "_journal_mode=WAL&_foreign_keys=on&_busy_timeout=5000&_txlock=immediate&_synchronous=NORMAL&_stmt_cache_size=256"
 
+// sqliteDSN turns a file path (or a "file:" URI, taken as is) into a URI with sqliteParams. In a
+// URI '?' starts the parameters, '#' a fragment and '%' an escape, so a path's own are escaped.
 func sqliteDSN(path string) string {
 	if !strings.HasPrefix(path, "file:") {
-		path = "file:" + path
+		path = "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	}
 	sep := "?"
 	if strings.Contains(path, "?") {

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -144,4 +146,16 @@ func TestRacingStartsOnOneBoundaryMakeOneOperation(t *testing.T) {
 	n, err := handles[0].CountOperations(ctx, "ws", forkengine.OperationFilter{})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
+}
+
+func TestSQLitePathWithURISyntaxCharacters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odd dir ?#%", "forkgraph.db")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	db := openTest(t, Config{DSN: path, Logger: quietLog})
+	ctx := context.Background()
+	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
+		return tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "s"})
+	}))
+	_, err := os.Stat(path)
+	require.NoError(t, err, "the database is the file at the path given")
 }
