@@ -56,10 +56,12 @@ type ComplexityRoot struct {
 		Provider        func(childComplexity int) int
 		RequestID       func(childComplexity int) int
 		Session         func(childComplexity int) int
+		SourceSession   func(childComplexity int) int
 		SourceSessionID func(childComplexity int) int
 		Status          func(childComplexity int) int
 		TargetSessionID func(childComplexity int) int
 		TargetTurnID    func(childComplexity int) int
+		ThroughTurn     func(childComplexity int) int
 		ThroughTurnID   func(childComplexity int) int
 		UpdatedAt       func(childComplexity int) int
 		WorkspaceID     func(childComplexity int) int
@@ -213,6 +215,8 @@ type ComplexityRoot struct {
 type ForkOperationResolver interface {
 	Session(ctx context.Context, obj *models.ForkOperation) (*models.Session, error)
 	Lineage(ctx context.Context, obj *models.ForkOperation) (*models.Lineage, error)
+	SourceSession(ctx context.Context, obj *models.ForkOperation) (*models.Session, error)
+	ThroughTurn(ctx context.Context, obj *models.ForkOperation) (*models.Turn, error)
 }
 type ForkOperationConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *models.ForkOperationConnection) (int, error)
@@ -340,6 +344,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ForkOperation.Session(childComplexity), true
+	case "ForkOperation.sourceSession":
+		if e.ComplexityRoot.ForkOperation.SourceSession == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkOperation.SourceSession(childComplexity), true
 	case "ForkOperation.sourceSessionId":
 		if e.ComplexityRoot.ForkOperation.SourceSessionID == nil {
 			break
@@ -364,6 +374,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ForkOperation.TargetTurnID(childComplexity), true
+	case "ForkOperation.throughTurn":
+		if e.ComplexityRoot.ForkOperation.ThroughTurn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkOperation.ThroughTurn(childComplexity), true
 	case "ForkOperation.throughTurnId":
 		if e.ComplexityRoot.ForkOperation.ThroughTurnID == nil {
 			break
@@ -1428,6 +1444,10 @@ type ForkOperation {
   session: Session
   "The fork's lineage, only when COMMITTED."
   lineage: Lineage
+  "The session being forked, or null once it was purged."
+  sourceSession: Session
+  "The boundary turn in the source, or null once it was purged."
+  throughTurn: Turn
   "The provider driver that handles the fork."
   provider: String!
   "When the fork was requested."
@@ -1699,6 +1719,10 @@ func (ec *executionContext) childFields_ForkOperation(ctx context.Context, field
 		return ec.fieldContext_ForkOperation_session(ctx, field)
 	case "lineage":
 		return ec.fieldContext_ForkOperation_lineage(ctx, field)
+	case "sourceSession":
+		return ec.fieldContext_ForkOperation_sourceSession(ctx, field)
+	case "throughTurn":
+		return ec.fieldContext_ForkOperation_throughTurn(ctx, field)
 	case "provider":
 		return ec.fieldContext_ForkOperation_provider(ctx, field)
 	case "createdAt":
@@ -2736,6 +2760,70 @@ func (ec *executionContext) fieldContext_ForkOperation_lineage(_ context.Context
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Lineage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ForkOperation_sourceSession(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkOperation_sourceSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ForkOperation().SourceSession(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Session) graphql.Marshaler {
+			return ec.marshalOSession2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSession(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkOperation_sourceSession(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ForkOperation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ForkOperation_throughTurn(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkOperation_throughTurn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ForkOperation().ThroughTurn(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Turn) graphql.Marshaler {
+			return ec.marshalOTurn2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurn(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkOperation_throughTurn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ForkOperation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Turn(ctx, field)
 		},
 	}
 	return fc, nil
@@ -7196,6 +7284,18 @@ func (ec *executionContext) _ForkOperation(ctx context.Context, sel ast.Selectio
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ForkOperation_lineage(ctx, field, obj)
+				})
+		case "sourceSession":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ForkOperation_sourceSession(ctx, field, obj)
+				})
+		case "throughTurn":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ForkOperation_throughTurn(ctx, field, obj)
 				})
 		case "provider":
 			out.Values[i] = ec._ForkOperation_provider(ctx, field, obj)

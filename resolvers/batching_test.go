@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
 )
 
 // The batching proof of SPEC §3: the statements a query runs depend on its depth, not on the
@@ -142,4 +144,39 @@ func TestBatchingEveryRelation(t *testing.T) {
 	wide10, wide100 := measureWide(t, 10), measureWide(t, 100)
 	t.Logf("wide query: %d SQL statements for 10 sessions, %d for 100", wide10, wide100)
 	require.Equal(t, wide10, wide100)
+}
+
+func measureOperations(t *testing.T, n int) int64 {
+	api := newTestAPI(t, apiOptions{engine: noBackground})
+	for i := range n {
+		id := fmt.Sprintf("s%03d", i)
+		api.seedSession("w", id, 1, "")
+		_, err := api.engine.StartFork(t.Context(), forkengine.ForkInput{WorkspaceID: "w", SourceSessionID: id,
+			ThroughTurnID: id + "-t1", RequestID: "r-" + id})
+		require.NoError(t, err)
+	}
+	var page struct {
+		ForkOperations struct {
+			Edges []struct {
+				Node struct {
+					SourceSession struct{ Title string }
+					ThroughTurn   struct{ ID string }
+				}
+			}
+		}
+	}
+	before := api.db.Statements()
+	api.mustDo(`{ forkOperations(workspaceId: "w", first: 200) { edges { node {
+		phase sourceSession { title latestTurn { id } } throughTurn { id messages { content } } } } } }`, &page, nil)
+	statements := api.db.Statements() - before
+	require.Len(t, page.ForkOperations.Edges, n)
+	require.Equal(t, "Title of s000", page.ForkOperations.Edges[0].Node.SourceSession.Title)
+	require.Equal(t, "s000-t1", page.ForkOperations.Edges[0].Node.ThroughTurn.ID)
+	return statements
+}
+
+func TestBatchingOperations(t *testing.T) {
+	ops10, ops100 := measureOperations(t, 10), measureOperations(t, 100)
+	t.Logf("operations query: %d SQL statements for 10 operations, %d for 100", ops10, ops100)
+	require.Equal(t, ops10, ops100)
 }

@@ -93,7 +93,9 @@ func newLoaders(engine *forkengine.Engine) *loaders {
 		return m, err
 	})
 	l.operations = newRelation(func(ctx context.Context, keys []key) (map[key]forkengine.ForkOperation, error) {
-		return byWorkspace(ctx, keys, rd.OperationsByIDs)
+		m, err := byWorkspace(ctx, keys, rd.OperationsByIDs)
+		l.sawOperations(values(m))
+		return m, err
 	})
 	l.committed = newRelation(l.readCommitted)
 	l.forkability = newRelation(l.probe)

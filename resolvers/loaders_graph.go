@@ -46,6 +46,13 @@ func (l *loaders) sawLineages(lineages []forkengine.Lineage) {
 	}
 }
 
+func (l *loaders) sawOperations(ops []forkengine.ForkOperation) {
+	for _, op := range ops {
+		l.sessions.hint(key{op.WorkspaceID, op.SourceSessionID})
+		l.turns.hint(key{op.WorkspaceID, op.ThroughTurnID})
+	}
+}
+
 // primeSessions records sessions a root field already read (a listed page, a mutation result).
 func (l *loaders) primeSessions(sessions ...forkengine.Session) {
 	m := make(map[key]forkengine.Session, len(sessions))

@@ -35,6 +35,14 @@ func (r *forkOperationResolver) Lineage(ctx context.Context, obj *models.ForkOpe
 	return models.LineageFrom(result.lineage), nil
 }
 
+func (r *forkOperationResolver) SourceSession(ctx context.Context, obj *models.ForkOperation) (*models.Session, error) {
+	return r.sessionView(ctx, obj.WorkspaceID, obj.SourceSessionID)
+}
+
+func (r *forkOperationResolver) ThroughTurn(ctx context.Context, obj *models.ForkOperation) (*models.Turn, error) {
+	return r.turnView(ctx, obj.WorkspaceID, obj.ThroughTurnID)
+}
+
 func (r *forkOperationConnectionResolver) TotalCount(ctx context.Context, obj *models.ForkOperationConnection) (int, error) {
 	return r.engine.Reader().CountOperations(ctx, obj.WorkspaceID, obj.Filter)
 }
@@ -141,6 +149,7 @@ func (r *queryResolver) ForkOperations(ctx context.Context, workspaceID string, 
 	if err != nil {
 		return nil, err
 	}
+	r.loaders(ctx).sawOperations(rows)
 	return models.ForkOperationConnectionFrom(workspaceID, filter.Domain(), rows, limit), nil
 }
 
