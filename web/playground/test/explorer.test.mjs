@@ -101,6 +101,42 @@ describe('explorer', () => {
     await screenshot(page, 'explorer-resumed');
   });
 
+  test('a turn reported by an agent shows up live; its fork button appears once it settles', async () => {
+    const { page } = browser;
+    const session = await seedSession({ title: 'Agent still working', turns: 1 });
+    await node(page, session.id).waitFor({ timeout: TIMEOUT });
+    await selectSession(page, session.id);
+    const turnId = `${session.id}-t2`;
+    const report = (phase, outcome) => gql(
+      `mutation($input: ReportTurnInput!) { reportTurn(input: $input) { id } }`,
+      { input: { workspaceId: 'demo', sessionId: session.id, id: turnId, phase, outcome, providerTurnId: `prov-${turnId}`, providerTurnBinding: { turn: 2 } } },
+    );
+    await report('RUNNING');
+    const turn = page.locator(`li.turn[data-turn-id="${turnId}"]`);
+    await turn.locator('.badge.phase-running').waitFor({ timeout: TIMEOUT });
+    assert.equal(await turn.locator('button.fork-button').count(), 0, 'an unsettled turn has no fork button');
+
+    await report('SETTLED', 'COMPLETED');
+    await gql(
+      `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { id } }`,
+      { input: { workspaceId: 'demo', sessionId: session.id, turnId, messages: [{ role: 'ASSISTANT', content: 'finished while you watched' }] } },
+    );
+    await turn.locator('.message .content', { hasText: 'finished while you watched' }).waitFor({ timeout: TIMEOUT });
+    await turn.locator('button.fork-button:enabled').waitFor({ timeout: TIMEOUT });
+  });
+
+  test('the fork button is disabled when the provider says the turn cannot be forked', async () => {
+    const { page } = browser;
+    const session = await seedSession({ title: 'Provider cannot fork', turns: 1, settings: { simulated: { probe: false } } });
+    await node(page, session.id).waitFor({ timeout: TIMEOUT });
+    await selectSession(page, session.id);
+    const turn = page.locator(`li.turn[data-turn-id="${session.turnIds[0]}"]`);
+    await turn.locator('button.fork-button:disabled').waitFor({ timeout: TIMEOUT });
+    assert.match(await turn.locator('.turn-actions').textContent(), /cannot fork through this turn/);
+    const data = await gql(`query($id: ID!) { session(workspaceId: "demo", id: $id) { latestTurn { providerForkBindingAvailable providerForkBindingState } } }`, { id: session.id });
+    assert.deepEqual(data.session.latestTurn, { providerForkBindingAvailable: false, providerForkBindingState: 'RECOVERY_REQUIRED' });
+  });
+
   test('keyboard reachable: Tab leads from the toolbar into the graph and on to the fork buttons', async () => {
     const { page } = browser;
     await openExplorer(page);
