@@ -209,9 +209,33 @@ func TestServerForkFlow(t *testing.T) {
 		map[string]any{"id": forked.ForkSession.ID}, &acked)
 	require.NotNil(t, acked.AcknowledgeForkOperation.AcknowledgedAt)
 
-	require.NoError(t, stop(), "clean shutdown")
-	_, err := http.Get(base + "/healthz")
+	open := dialEvents(t, base, "w")
+	require.NoError(t, stop(), "clean shutdown, with a subscription still open")
+	_, _, err := open.ReadMessage()
+	var closed *websocket.CloseError
+	require.ErrorAs(t, err, &closed, "the server closed the websocket")
+	require.Equal(t, websocket.CloseGoingAway, closed.Code)
+	_, err = http.Get(base + "/healthz")
 	require.Error(t, err, "the listener is closed")
+}
+
+// dialEvents opens a websocket with a live workspaceEvents subscription.
+func dialEvents(t *testing.T, base, ws string) *websocket.Conn {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
+	conn, resp, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/graphql", nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = conn.Close() })
+	require.NoError(t, conn.WriteJSON(map[string]any{"type": "connection_init"}))
+	var ack struct{ Type string }
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	require.NoError(t, conn.ReadJSON(&ack))
+	require.Equal(t, "connection_ack", ack.Type)
+	require.NoError(t, conn.WriteJSON(map[string]any{"id": "e", "type": "subscribe", "payload": map[string]any{
+		"query": `subscription($ws: ID!) { workspaceEvents(workspaceId: $ws) { cursor } }`, "variables": map[string]any{"ws": ws},
+	}}))
+	return conn
 }
 
 func TestServerSeedsDemoOnce(t *testing.T) {
