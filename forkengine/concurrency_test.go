@@ -89,19 +89,68 @@ func TestConcurrentProcessingDispatchesOnce(t *testing.T) {
 	op := h.mustFork("request-1", "turn-7")
 	var wg sync.WaitGroup
 	release := make(chan struct{})
-	for range 20 {
+	errs := make([]error, 20)
+	for i := range errs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-release
-			_, err := h.engine.ProcessOperation(h.ctx, ws, op.ID)
-			require.NoError(t, err)
+			_, errs[i] = h.engine.ProcessOperation(h.ctx, ws, op.ID)
 		}()
 	}
 	close(release)
 	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
 	require.Equal(t, 1, h.driver.ForkCalls())
 	require.Equal(t, forkengine.StatusCommitted, h.stored(op.ID).Status)
+}
+
+// A worker that loses the compare-and-swap to dispatching never calls the driver: it continues
+// from the state the winner left.
+func TestLostDispatchRaceDoesNotCallTheDriver(t *testing.T) {
+	holding := &holdingDriver{ScriptedDriver: forkenginetest.NewScriptedDriver(),
+		held: make(chan struct{}), release: make(chan struct{})}
+	h := newHarness(t, func(cfg *forkengine.Config) { cfg.Drivers[provider] = holding })
+	h.driver = holding.ScriptedDriver
+	h.seed(7)
+	op := h.mustFork("request-1", "turn-7")
+	holding.armed.Store(true)
+
+	type outcome struct {
+		op  forkengine.ForkOperation
+		err error
+	}
+	loser := make(chan outcome, 1)
+	go func() {
+		got, err := h.engine.ProcessOperation(h.ctx, ws, op.ID) // reads prepared, then is held in Describe
+		loser <- outcome{got, err}
+	}()
+	<-holding.held
+	winner := h.process(op)
+	require.Equal(t, forkengine.StatusCommitted, winner.Status)
+	close(holding.release)
+	lost := <-loser
+	require.NoError(t, lost.err)
+	require.Equal(t, winner, lost.op)
+	require.Equal(t, 1, h.driver.ForkCalls())
+}
+
+// holdingDriver holds the first Describe call after it is armed until release is closed.
+type holdingDriver struct {
+	*forkenginetest.ScriptedDriver
+	armed   atomic.Bool
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (d *holdingDriver) Describe(ctx context.Context, s forkengine.Session) (forkengine.Descriptor, error) {
+	if d.armed.CompareAndSwap(true, false) {
+		close(d.held)
+		<-d.release
+	}
+	return d.ScriptedDriver.Describe(ctx, s)
 }
 
 // A start that lost a race its reads could not see (another writer's insert was not visible to
