@@ -56,6 +56,7 @@ type Error struct {
 	Err       error
 }
 
+// Error renders the message, the reason in parentheses and the wrapped cause.
 func (e *Error) Error() string {
 	msg := e.Message
 	if e.Reason != "" {
@@ -67,6 +68,7 @@ func (e *Error) Error() string {
 	return msg
 }
 
+// Unwrap returns the cause, so errors.Is and errors.As see through an Error.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is matches another *Error by Code and, when the target names one, Reason. So
