@@ -108,8 +108,9 @@ func (db *DB) Close() error {
 	return sqlDB.Close()
 }
 
-// Statements returns how many SQL statements this DB has executed so far (queries and execs,
-// inside transactions too, migrations included). Tests compare two readings to prove batching.
+// Statements returns how many SQL statements this DB has executed so far: queries and execs,
+// inside transactions too, migrations included; BEGIN and COMMIT are not counted. Tests compare
+// two readings to prove batching.
 func (db *DB) Statements() int64 { return db.statements.Load() }
 
 // countStatements hooks every gorm processor, so anything that reaches the database is counted

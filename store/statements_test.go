@@ -61,6 +61,10 @@ func batchReaders(r forkengine.Reader, sessions, turns []string) map[string]func
 	for i, s := range sessions {
 		targets[i], ops[i] = s+"-fork", "op-"+s
 	}
+	messages := make([]string, len(turns))
+	for i, t := range turns {
+		messages[i] = t + "-m1"
+	}
 	discard := func(_ any, err error) error { return err }
 	return map[string]func(context.Context) error{
 		"SessionsByIDs":                  func(ctx context.Context) error { return discard(r.SessionsByIDs(ctx, "ws", sessions)) },
@@ -71,7 +75,7 @@ func batchReaders(r forkengine.Reader, sessions, turns []string) map[string]func
 		"LatestTurnsBySessionIDs":        func(ctx context.Context) error { return discard(r.LatestTurnsBySessionIDs(ctx, "ws", sessions)) },
 		"ActiveTurnsBySessionIDs":        func(ctx context.Context) error { return discard(r.ActiveTurnsBySessionIDs(ctx, "ws", sessions)) },
 		"MessagesByTurnIDs":              func(ctx context.Context) error { return discard(r.MessagesByTurnIDs(ctx, "ws", turns)) },
-		"MessagesByIDs":                  func(ctx context.Context) error { return discard(r.MessagesByIDs(ctx, "ws", turns)) },
+		"MessagesByIDs":                  func(ctx context.Context) error { return discard(r.MessagesByIDs(ctx, "ws", messages)) },
 		"LineagesByTargetIDs":            func(ctx context.Context) error { return discard(r.LineagesByTargetIDs(ctx, "ws", targets)) },
 		"LineagesBySourceIDs":            func(ctx context.Context) error { return discard(r.LineagesBySourceIDs(ctx, "ws", sessions)) },
 		"OperationsByIDs":                func(ctx context.Context) error { return discard(r.OperationsByIDs(ctx, "ws", ops)) },
