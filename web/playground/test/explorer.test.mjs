@@ -78,6 +78,18 @@ describe('explorer', () => {
     await screenshot(page, 'explorer-fork-failed');
   });
 
+  test('a fork whose delivery is unknown says so and is not retried', async () => {
+    const { page } = browser;
+    const source = await seedSession({ title: 'Explorer lost answer', turns: 1, settings: { simulated: { fork: 'unknown', error: 'answer lost in transit' } } });
+    await node(page, source.id).waitFor({ timeout: TIMEOUT });
+    await selectSession(page, source.id);
+    await forkThrough(page, source.turnIds[0]);
+    const unknown = page.locator('li.operation[data-phase="DELIVERY_UNKNOWN"]').first();
+    await unknown.waitFor({ timeout: TIMEOUT });
+    assert.match(await unknown.locator('.operation-error').textContent(), /Delivery unknown.*answer lost in transit/s);
+    assert.equal(await unknown.getAttribute('data-acknowledged'), 'false');
+  });
+
   test('changes by other clients appear live and a paused stream resumes from its cursor', async () => {
     const { page, frames } = browser;
     const live = await seedSession({ title: 'Reported while watching', turns: 1 });
