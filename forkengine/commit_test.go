@@ -239,3 +239,18 @@ func TestCommitIsIdempotent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, events, after)
 }
+
+// A snapshot that no longer matches its hash is never copied; the acceptance stays recorded.
+func TestCommitRefusesATamperedSnapshot(t *testing.T) {
+	h := newHarness(t)
+	h.seed(2)
+	op := h.mustFork("request-1", "turn-2")
+	op.Snapshot.Messages[0].Content = "rewritten history"
+	op.TargetProviderSessionID = "child-tampered"
+	putOperation(t, h, op, forkengine.StatusProviderAccepted)
+	_, err := h.engine.ProcessOperation(h.ctx, ws, op.ID)
+	require.ErrorContains(t, err, "frozen snapshot does not match its hash")
+	require.Equal(t, forkengine.StatusProviderAccepted, h.stored(op.ID).Status)
+	_, err = h.store.GetSession(h.ctx, ws, op.TargetSessionID)
+	require.ErrorIs(t, err, forkengine.ErrNotFound)
+}

@@ -57,6 +57,13 @@ func TestReportSession(t *testing.T) {
 		require.Equal(t, events, h.eventCount())
 		require.Empty(t, sub.C())
 	})
+	t.Run("OKCommittedTargetIsAnOrdinarySession", func(t *testing.T) {
+		h := newHarness(t)
+		h.seed(1)
+		op := h.forkAndProcess("request-1", "turn-1")
+		s := h.session(op.TargetSessionID, op.TargetProviderSessionID, "renamed fork")
+		require.Equal(t, "renamed fork", s.Title)
+	})
 	t.Run("OKPublishesAfterCommit", func(t *testing.T) {
 		h := newHarness(t)
 		sub := h.broker.Subscribe(ws)
