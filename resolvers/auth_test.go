@@ -44,6 +44,12 @@ func TestWorkspaceTokens(t *testing.T) {
 		})
 	}
 
+	t.Run("introspection needs no token", func(t *testing.T) {
+		var got struct{ Schema struct{ QueryType struct{ Name string } } }
+		api.with(t).mustDo(`{ Schema: __schema { queryType { name } } }`, &got, nil)
+		require.Equal(t, "Query", got.Schema.QueryType.Name)
+	})
+
 	t.Run("a forbidden write changes nothing", func(t *testing.T) {
 		var got struct{ Session *struct{ ID string } }
 		api.with(t).mustDo(`{ session(workspaceId: "wa", id: "n") { id } }`, &got, nil, bearer("tokA"))
