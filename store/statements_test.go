@@ -92,7 +92,15 @@ func statementsOf(t *testing.T, db *DB, fn func(context.Context) error) int64 {
 }
 
 func TestEveryBatchReaderIsOneStatement(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	t.Run("SQLite", func(t *testing.T) { testOneStatementPerBatchReader(t, sqliteConfig(t)) })
+	t.Run("Postgres", func(t *testing.T) {
+		requirePostgres(t)
+		testOneStatementPerBatchReader(t, postgresConfig(t))
+	})
+}
+
+func testOneStatementPerBatchReader(t *testing.T, cfg Config) {
+	db := openTest(t, cfg)
 	sessions, turns := seedGraph(t, db, 100)
 	for name, read := range batchReaders(db, sessions, turns) {
 		require.Equal(t, int64(1), statementsOf(t, db, read), "%s over %d sessions / %d turns", name, len(sessions), len(turns))
