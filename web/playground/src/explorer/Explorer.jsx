@@ -62,16 +62,24 @@ export function Explorer({ workspaceId }) {
     }
   }, [workspaceId]);
 
+  // An event without its session (it changed again since) is read back; a failed read only costs
+  // this node's freshness, the next event or the snapshot brings it back.
+  const readSessionNode = useCallback(async (id) => {
+    try {
+      const data = await request(SESSION_NODE_QUERY, { workspaceId, id });
+      if (data.session) dispatch({ type: 'sessionUpserted', session: data.session });
+    } catch (err) {
+      console.warn(`forkgraph: could not read session ${id}: ${err.message}`);
+    }
+  }, [workspaceId]);
+
   const applyEvent = useCallback(async (event) => {
     dispatch({ type: 'eventApplied', cursor: event.cursor });
     const selected = stateRef.current.selectedId;
     switch (event.kind) {
       case 'SESSION_UPSERTED':
         if (event.session) dispatch({ type: 'sessionUpserted', session: event.session });
-        else {
-          const data = await request(SESSION_NODE_QUERY, { workspaceId, id: event.sessionId });
-          if (data.session) dispatch({ type: 'sessionUpserted', session: data.session });
-        }
+        else await readSessionNode(event.sessionId);
         if (event.sessionId === selected) refreshDetail();
         break;
       case 'SESSION_DELETED':
@@ -86,7 +94,7 @@ export function Explorer({ workspaceId }) {
       default:
         break;
     }
-  }, [workspaceId, forks, refreshDetail]);
+  }, [forks, refreshDetail, readSessionNode]);
 
   // Subscribe first and queue events until the snapshot is in, so nothing that happens between
   // the snapshot read and the subscription start is lost; events are idempotent upserts.
