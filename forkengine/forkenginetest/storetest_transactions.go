@@ -113,6 +113,13 @@ func transactionTests() map[string]storeTest {
 			_, err = s.GetOperation(ctx, wsA, "op1")
 			require.NoError(t, err)
 		},
+		"CanceledContextWritesNothing": func(t *testing.T, s forkengine.Store) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			err := s.Update(ctx, func(tx forkengine.Tx) error { return writeOneOfEverything(ctx, tx, wsA) })
+			require.ErrorIs(t, err, context.Canceled)
+			requireNothingStored(t, s, wsA)
+		},
 		"ConcurrentUpdatesSerialiseWithoutLostUpdates": testConcurrentUpdates,
 		"ReturnedValuesAreCopies":                      testCopies,
 		"WorkspacesNeverMix":                           testWorkspaceIsolation,
