@@ -1,0 +1,86 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fetchLog is a fetch function over even numbers that records each call's keys.
+type fetchLog struct {
+	mu    sync.Mutex
+	calls [][]int
+	fail  error
+}
+
+func (f *fetchLog) fetch(_ context.Context, keys []int) (map[int]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, append([]int(nil), keys...))
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	out := map[int]string{}
+	for _, k := range keys {
+		if k%2 == 0 {
+			out[k] = fmt.Sprint("v", k)
+		}
+	}
+	return out, nil
+}
+
+func TestRelationFetchesHintedSiblingsOnce(t *testing.T) {
+	log := &fetchLog{}
+	r := newRelation(log.fetch)
+	r.hint(0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+
+	var wg sync.WaitGroup
+	for k := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, ok, err := r.load(context.Background(), k)
+			require.NoError(t, err)
+			require.Equal(t, k%2 == 0, ok, "odd keys have no row")
+			if ok {
+				require.Equal(t, fmt.Sprint("v", k), v)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, log.calls, 1, "however the loads were scheduled")
+	require.ElementsMatch(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, log.calls[0])
+
+	_, _, err := r.load(context.Background(), 4)
+	require.NoError(t, err)
+	require.Len(t, log.calls, 1, "a fetched key, present or not, is answered from the response's memo")
+}
+
+func TestRelationPrimedKeysCostNothing(t *testing.T) {
+	log := &fetchLog{}
+	r := newRelation(log.fetch)
+	r.prime(map[int]string{2: "primed"})
+	v, ok, err := r.load(context.Background(), 2)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "primed", v)
+	require.Empty(t, log.calls)
+}
+
+func TestRelationFailureIsNotRemembered(t *testing.T) {
+	log := &fetchLog{fail: errors.New("store down")}
+	r := newRelation(log.fetch)
+	_, _, err := r.load(context.Background(), 2)
+	require.ErrorContains(t, err, "store down")
+
+	log.mu.Lock()
+	log.fail = nil
+	log.mu.Unlock()
+	got, err := r.getMany(context.Background(), []int{2})
+	require.NoError(t, err)
+	require.Equal(t, map[int]string{2: "v2"}, got, "a failed fetch is retried, not cached as missing")
+}
