@@ -45,7 +45,9 @@ func TestWorkspaceTokens(t *testing.T) {
 	}
 
 	t.Run("introspection needs no token", func(t *testing.T) {
-		var got struct{ Schema struct{ QueryType struct{ Name string } } }
+		var got struct {
+			Schema struct{ QueryType struct{ Name string } }
+		}
 		api.with(t).mustDo(`{ Schema: __schema { queryType { name } } }`, &got, nil)
 		require.Equal(t, "Query", got.Schema.QueryType.Name)
 	})
