@@ -74,8 +74,10 @@ func (t Websocket) Supports(r *http.Request) bool {
 	return websocket.IsWebSocketUpgrade(r)
 }
 
-// Do negotiates the subprotocol, upgrades and serves the connection until it closes. It returns
-// only after every operation of the connection has ended.
+// Do negotiates the subprotocol, upgrades, and hands the connection to a goroutine of its own,
+// so that net/http's request goroutine, its stack and its buffers are released while the
+// connection lives. Operations run in the request's context values, not its cancellation; the
+// connection closes (1001) when the http.Server shuts down.
 func (t Websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	protocol := negotiateSubprotocol(websocket.Subprotocols(r))
 	if protocol == "" {
@@ -97,7 +99,14 @@ func (t Websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	} else {
 		c.protocol = transportProtocol{}
 	}
-	c.serve()
+	untrack, open := track(r, c)
+	if !open {
+		c.close(websocket.CloseGoingAway, "Server shutting down")
+	}
+	go func() {
+		defer untrack()
+		c.serve()
+	}()
 }
 
 // negotiateSubprotocol picks graphql-transport-ws when offered, else graphql-ws, else "".

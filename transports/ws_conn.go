@@ -62,7 +62,9 @@ type conn struct {
 }
 
 func newConn(cfg Websocket, ws *websocket.Conn, exec graphql.GraphExecutor, r *http.Request) *conn {
-	ctx, cancel := context.WithCancel(r.Context())
+	// The request context is cancelled when the handler returns, which is at once: keep its
+	// values only.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	return &conn{
 		cfg: cfg, ws: ws, exec: exec, headers: r.Header,
 		ctx: ctx, cancel: cancel, opBase: ctx,
@@ -73,11 +75,6 @@ func newConn(cfg Websocket, ws *websocket.Conn, exec graphql.GraphExecutor, r *h
 // serve reads until the connection ends, then releases everything the connection holds.
 func (c *conn) serve() {
 	defer c.shutdown()
-	// The request context ends when the server shuts down; tell the client rather than vanish.
-	stopShutdownClose := context.AfterFunc(c.ctx, func() {
-		c.close(websocket.CloseGoingAway, "Server shutting down")
-	})
-	defer stopShutdownClose()
 	c.ws.SetReadLimit(c.cfg.MaxMessageBytes)
 	c.ws.SetPongHandler(func(string) error {
 		c.extendReadDeadline()

@@ -2,7 +2,6 @@ package transports
 
 import (
 	"context"
-	"net"
 	"net/http/httptest"
 
 	"fmt"
@@ -165,16 +164,13 @@ func TestWebsocket_ServerShutdownClosesWithGoingAway(t *testing.T) {
 	hooks := newStreamHooks()
 	srv := handler.New(streamSchema(hooks))
 	srv.AddTransport(Websocket{})
-	base, cancel := context.WithCancel(context.Background())
-	hs := httptest.NewUnstartedServer(srv)
-	hs.Config.BaseContext = func(net.Listener) context.Context { return base }
-	hs.Start()
+	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	c := dial(t, "ws"+strings.TrimPrefix(hs.URL, "http"), SubprotocolTransportWS)
 	c.initialise()
 	c.subscribe("h", "subscription { held }")
 	<-hooks.started
-	cancel()
+	go func() { _ = hs.Config.Shutdown(context.Background()) }()
 	c.expectClose(websocket.CloseGoingAway, "Server shutting down")
 	<-hooks.cancelled
 }

@@ -169,3 +169,25 @@ func truncateCloseReason(reason string) string {
 	}
 	return reason[:cut]
 }
+
+// encodeResult encodes a result message. The common case, data and nothing else, is assembled
+// directly: json.Marshal would re-validate and compact the already encoded data, which costs
+// more than the rest of the message when one event fans out to thousands of subscribers.
+func encodeResult(id, typ string, resp *graphql.Response) ([]byte, error) {
+	plain := len(resp.Errors) == 0 && resp.Extensions == nil && resp.Label == "" && resp.Path == nil && resp.HasNext == nil
+	if !plain || len(resp.Data) == 0 {
+		return encodeMessage(id, typ, resp)
+	}
+	quotedID, err := json.Marshal(id)
+	if err != nil {
+		return nil, fmt.Errorf("encode id: %w", err)
+	}
+	frame := make([]byte, 0, len(resp.Data)+len(quotedID)+len(typ)+40)
+	frame = append(frame, `{"id":`...)
+	frame = append(frame, quotedID...)
+	frame = append(frame, `,"type":"`...)
+	frame = append(frame, typ...)
+	frame = append(frame, `","payload":{"data":`...)
+	frame = append(frame, resp.Data...)
+	return append(frame, "}}"...), nil
+}

@@ -85,7 +85,7 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 		if resp == nil {
 			break
 		}
-		frame, err := encodeMessage(op.id, c.protocol.resultType(), resp)
+		frame, err := encodeResult(op.id, c.protocol.resultType(), resp)
 		if err != nil {
 			log.Printf("transports: operation %s: %v", op.id, err)
 			c.close(CloseInternalError, "Internal server error")

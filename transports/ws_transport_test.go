@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/testserver"
 )
 
@@ -235,4 +237,17 @@ func TestTransportWS_MaxMessageBytes(t *testing.T) {
 	c.initialise()
 	c.subscribe("big", "query { name } # "+strings.Repeat("x", 300))
 	c.expectClose(1009, "")
+}
+
+func TestEncodeResult_FastPathMatchesJSON(t *testing.T) {
+	resp := &graphql.Response{Data: json.RawMessage(`{"a":"x\"y","b":[1,2]}`)}
+	fast, err := encodeResult("id \"1\" é", "next", resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, _ := encodeMessage("id \"1\" é", "next", resp)
+	var a, b any
+	if json.Unmarshal(fast, &a) != nil || json.Unmarshal(slow, &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("fast %s != %s", fast, slow)
+	}
 }

@@ -1,0 +1,109 @@
+// Command fanout measures websocket fan-out of the real forkgraph server: it builds and starts
+// the server as a subprocess on a loopback port, connects N graphql-transport-ws clients
+// subscribed to workspaceEvents, drives turn reports and forks through the API, and reports
+// connect time, delivery latency (p50/p99) and server memory per connection (RSS delta / N).
+//
+//	bash bench/fanout/run.sh            # 10,000 subscribers (raises ulimit -n)
+//	go run ./bench/fanout -n 1000       # smaller run
+//
+// It stops by itself: every phase has a deadline, and the whole run is bounded by -timeout.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	subscribers int
+	turns       int
+	forks       int
+	rate        float64
+	dialers     int
+	repo        string
+	timeout     time.Duration
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.subscribers, "n", 10000, "websocket subscribers")
+	flag.IntVar(&o.turns, "turns", 200, "turn reports to drive")
+	flag.IntVar(&o.forks, "forks", 20, "forks to drive (each makes several events)")
+	flag.Float64Var(&o.rate, "rate", 20, "mutations per second")
+	flag.IntVar(&o.dialers, "dialers", 64, "concurrent connection handshakes")
+	flag.StringVar(&o.repo, "repo", ".", "forkgraph module root (built with go build)")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "upper bound for the whole run")
+	flag.Parse()
+
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "fanout:", err)
+		os.Exit(1)
+	}
+}
+
+// raiseFileLimit lifts the soft descriptor limit to the hard one: every subscriber is a socket in
+// this process and another in the server, which inherits the limit.
+func raiseFileLimit() (uint64, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("get RLIMIT_NOFILE: %w", err)
+	}
+	lim.Cur = lim.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
+	}
+	return lim.Cur, nil
+}
+
+func run(ctx context.Context, o options) error {
+	limit, err := raiseFileLimit()
+	if err != nil {
+		return err
+	}
+	if need := uint64(o.subscribers + 256); limit < need {
+		return fmt.Errorf("file descriptor limit %d is below the %d this run needs", limit, need)
+	}
+	srv, err := startServer(ctx, o.repo)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	api := &apiClient{base: srv.base}
+	ws := fmt.Sprintf("fanout-%d", time.Now().UnixNano())
+	if err := api.seedSource(ctx, ws); err != nil {
+		return err
+	}
+	rssBefore, err := srv.rss()
+	if err != nil {
+		return err
+	}
+
+	fleet, err := connectFleet(ctx, srv.wsURL, ws, o.subscribers, o.dialers)
+	if err != nil {
+		return err
+	}
+	defer fleet.close()
+	if err := fleet.awaitLive(ctx, api, ws); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // let the server's allocations settle before reading RSS
+	rssAfter, err := srv.rss()
+	if err != nil {
+		return err
+	}
+
+	fleet.resetSamples()
+	driven, err := api.drive(ctx, ws, o)
+	if err != nil {
+		return err
+	}
+	delivered := fleet.awaitDelivery(ctx, 60*time.Second)
+	report(o, fleet, driven, delivered, rssBefore, rssAfter)
+	return nil
+}

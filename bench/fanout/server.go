@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// server is the forkgraph subprocess under measurement.
+type server struct {
+	cmd   *exec.Cmd
+	dir   string
+	base  string
+	wsURL string
+}
+
+// startServer builds the module at repo and starts it on a free loopback port with a fresh
+// database, the simulated driver at zero latency and no demo seed.
+func startServer(ctx context.Context, repo string) (*server, error) {
+	dir, err := os.MkdirTemp("", "fanout-")
+	if err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	bin := filepath.Join(dir, "forkgraph")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("build server: %w", err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		return nil, fmt.Errorf("server log: %w", err)
+	}
+	cmd := exec.Command(bin, "-addr", addr, "-db", filepath.Join(dir, "db"), "-sim-latency", "0s", "-no-seed")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start server: %w", err)
+	}
+	s := &server{cmd: cmd, dir: dir, base: "http://" + addr, wsURL: "ws://" + addr + "/graphql"}
+	if err := s.awaitHealthy(ctx); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func (s *server) awaitHealthy(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		resp, err := http.Get(s.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond) // an external process: poll with a deadline
+	}
+	return fmt.Errorf("server at %s not healthy within 30s (log: %s/server.log)", s.base, s.dir)
+}
+
+// rss returns the server's resident set size in bytes, from /proc.
+func (s *server) rss() (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("read server status: %w", err)
+	}
+	defer f.Close()
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		if fields := strings.Fields(scanner.Text()); len(fields) >= 2 && fields[0] == "VmRSS:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
+}
+
+// stop ends the server gracefully (SIGTERM), then forcibly, and removes its files.
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+	_ = os.RemoveAll(s.dir)
+}
