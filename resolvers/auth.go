@@ -66,8 +66,9 @@ func (t Tokens) HTTPMiddleware(next http.Handler) http.Handler {
 }
 
 // WebsocketInit authenticates a websocket's connection_init payload ({"authorization": "Bearer
-// ..."}). In open mode it accepts anything; with tokens, a missing or unknown token rejects the
-// connection (the transport closes it with 4403).
+// ..."}); a client that sends none may instead have sent the header on the upgrade request. In
+// open mode it accepts anything; with tokens, a missing or unknown token rejects the connection
+// (the transport closes it with 4403).
 func (t Tokens) WebsocketInit(ctx context.Context, payload map[string]any) (context.Context, error) {
 	if t.Open() {
 		return ctx, nil
@@ -76,7 +77,10 @@ func (t Tokens) WebsocketInit(ctx context.Context, payload map[string]any) (cont
 	if authorization == "" {
 		authorization, _ = payload["Authorization"].(string)
 	}
-	c := t.authenticate(authorization)
+	c, _ := ctx.Value(credentialKey{}).(credential) // from the upgrade request's header
+	if authorization != "" {
+		c = t.authenticate(authorization)
+	}
 	if c.workspace == "" {
 		return ctx, forkengine.Errorf(forkengine.CodeUnauthenticated, "a valid bearer token is required")
 	}

@@ -1,6 +1,7 @@
 package resolvers_test
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/99designs/gqlgen/client"
@@ -64,6 +65,11 @@ func TestWorkspaceTokens(t *testing.T) {
 		ws.subscribe("other", eventsSubscription, map[string]any{"ws": "wb"})
 		errs := ws.streamError("other")
 		require.Equal(t, "FORBIDDEN", errs[0].code())
+	})
+
+	t.Run("websocket: token in the upgrade request's header", func(t *testing.T) {
+		ws := api.with(t).dialWSRaw(nil, http.Header{"Authorization": {"Bearer tokB"}})
+		require.Equal(t, "connection_ack", ws.read().Type)
 	})
 
 	for name, payload := range map[string]map[string]any{

@@ -35,11 +35,16 @@ func (a *testAPI) dialWS(payload map[string]any) *wsClient {
 	return c
 }
 
-// dialWSRaw connects and sends connection_init without waiting for the answer.
-func (a *testAPI) dialWSRaw(payload map[string]any) *wsClient {
+// dialWSRaw connects (with the given upgrade headers, if any) and sends connection_init without
+// waiting for the answer.
+func (a *testAPI) dialWSRaw(payload map[string]any, headers ...http.Header) *wsClient {
 	a.t.Helper()
 	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
-	conn, resp, err := d.Dial("ws"+strings.TrimPrefix(a.url, "http")+"/graphql", http.Header{})
+	header := http.Header{}
+	for _, h := range headers {
+		header = h
+	}
+	conn, resp, err := d.Dial("ws"+strings.TrimPrefix(a.url, "http")+"/graphql", header)
 	require.NoError(a.t, err)
 	_ = resp.Body.Close()
 	c := &wsClient{t: a.t, conn: conn}
