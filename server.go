@@ -135,5 +135,9 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 		errs = append(errs, err)
 	}
 	errs = append(errs, engine.Close(shutdownCtx))
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("shutdown complete; in-flight forks resume at the next start")
+	return nil
 }
