@@ -42,8 +42,8 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	require.Len(t, turns, 7)
 	for i, turn := range turns {
 		require.Equal(t, int64(i+1), turn.Sequence)
-		require.True(t, strings.HasPrefix(turn.ID, "fork-turn-"), turn.ID)
-		require.Len(t, turn.ID, len("fork-turn-")+64)
+		require.Regexp(t, `^fork-[0-9a-f]{16}-turn-[0-9a-f]{64}$`, turn.ID)
+		require.Equal(t, turns[0].ID[:len("fork-")+16], turn.ID[:len("fork-")+16], "one prefix per fork")
 		require.Equal(t, op.Snapshot.Turns[i].ProviderTurnID, turn.ProviderTurnID, "host_copy keeps source bindings")
 	}
 	require.Equal(t, turns[6].ID, op.TargetTurnID)
@@ -52,7 +52,8 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, byTurn[turns[6].ID], 2)
 	require.Equal(t, "prompt of turn-7", byTurn[turns[6].ID][0].Content)
-	require.True(t, strings.HasPrefix(byTurn[turns[6].ID][0].ID, "fork-message-"))
+	require.Regexp(t, `^fork-[0-9a-f]{16}-message-[0-9a-f]{64}$`, byTurn[turns[6].ID][0].ID)
+	require.True(t, strings.HasPrefix(byTurn[turns[6].ID][0].ID, turns[0].ID[:len("fork-")+16]), "one prefix per fork")
 
 	lineages, err := h.store.LineagesByTargetIDs(h.ctx, ws, []string{op.TargetSessionID})
 	require.NoError(t, err)

@@ -49,11 +49,16 @@ func derivedTargetID(workspaceID, requestID string) string {
 }
 
 // forkEntityID is the deterministic id of a copied entity (kind "turn" or "message") in a fork
-// target. It is isolated per operation, source and target, so two forks of the same turn never
-// share ids, while a repeated commit of one operation always produces the same ones.
+// target: "fork-<operation prefix>-<kind>-<entity hash>". The entity hash covers (workspace,
+// operation, source, target, kind, source id), so ids are isolated per operation and two forks of
+// the same turn never share one, while a repeated commit of one operation always produces the same
+// ones. The prefix depends on the operation alone, so every row one commit inserts sorts into one
+// contiguous run of each index instead of a random page per row (random ids made a 120-row commit
+// dirty hundreds of b-tree pages).
 func forkEntityID(op ForkOperation, kind, sourceID string) string {
+	prefix := digest(identityNamespace, "prefix", op.WorkspaceID, op.ID, op.SourceSessionID, op.TargetSessionID)
 	sum := digest(identityNamespace, op.WorkspaceID, op.ID, op.SourceSessionID, op.TargetSessionID, kind, sourceID)
-	return "fork-" + kind + "-" + hex.EncodeToString(sum[:])
+	return "fork-" + hex.EncodeToString(prefix[:8]) + "-" + kind + "-" + hex.EncodeToString(sum[:])
 }
 
 // requestBody is the canonical body of a fork request. The request id is deliberately not part of
