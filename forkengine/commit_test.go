@@ -241,17 +241,55 @@ func TestCommitIsIdempotent(t *testing.T) {
 	require.Equal(t, events, after)
 }
 
-// A snapshot that no longer matches its hash is never copied; the acceptance stays recorded.
+// A snapshot that no longer matches its hash (changed in storage after it was frozen) is never
+// copied; the acceptance stays recorded.
 func TestCommitRefusesATamperedSnapshot(t *testing.T) {
-	h := newHarness(t)
+	var tampered tamperingStore
+	h := newHarness(t, func(cfg *forkengine.Config) {
+		tampered.Store = cfg.Store
+		cfg.Store = &tampered
+	})
 	h.seed(2)
 	op := h.mustFork("request-1", "turn-2")
-	op.Snapshot.Messages[0].Content = "rewritten history"
 	op.TargetProviderSessionID = "child-tampered"
 	putOperation(t, h, op, forkengine.StatusProviderAccepted)
+	tampered.active.Store(true)
 	_, err := h.engine.ProcessOperation(h.ctx, ws, op.ID)
 	require.ErrorContains(t, err, "frozen snapshot does not match its hash")
 	require.Equal(t, forkengine.StatusProviderAccepted, h.stored(op.ID).Status)
 	_, err = h.store.GetSession(h.ctx, ws, op.TargetSessionID)
 	require.ErrorIs(t, err, forkengine.ErrNotFound)
+}
+
+// tamperingStore, once active, rewrites the first message of every operation snapshot it reads,
+// as a corrupted or hand-edited database would return it.
+type tamperingStore struct {
+	forkengine.Store
+	active atomic.Bool
+}
+
+func (s *tamperingStore) GetOperation(ctx context.Context, workspaceID, id string) (forkengine.ForkOperation, error) {
+	op, err := s.Store.GetOperation(ctx, workspaceID, id)
+	return s.tamper(op), err
+}
+
+func (s *tamperingStore) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error {
+	return s.Store.Update(ctx, func(tx forkengine.Tx) error { return fn(tamperingTx{tx, s}) })
+}
+
+func (s *tamperingStore) tamper(op forkengine.ForkOperation) forkengine.ForkOperation {
+	if s.active.Load() && len(op.Snapshot.Messages) > 0 {
+		op.Snapshot.Messages[0].Content = "rewritten history"
+	}
+	return op
+}
+
+type tamperingTx struct {
+	forkengine.Tx
+	store *tamperingStore
+}
+
+func (tx tamperingTx) GetOperation(ctx context.Context, workspaceID, id string) (forkengine.ForkOperation, error) {
+	op, err := tx.Tx.GetOperation(ctx, workspaceID, id)
+	return tx.store.tamper(op), err
 }

@@ -110,7 +110,8 @@ type Tx interface {
 	// the same target id.
 	InsertOperation(ctx context.Context, op ForkOperation) error
 	// UpdateOperation replaces the stored operation if its stored status is expect (compare and
-	// swap). It reports whether a row changed.
+	// swap). It reports whether a row changed. Snapshot and SnapshotHash are fixed by
+	// InsertOperation: the stored ones are kept whatever op carries.
 	UpdateOperation(ctx context.Context, op ForkOperation, expect OperationStatus) (bool, error)
 	// InsertLineage writes one lineage (one per target; ErrDuplicate otherwise).
 	InsertLineage(ctx context.Context, l Lineage) error

@@ -143,12 +143,18 @@ func (db *DB) countStatements() error {
 func (db *DB) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	return db.gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
+	var pending []cachedSnapshot
+	err := db.gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
+		pending = pending[:0]
 		if err := db.dialect.lockWriters(gtx); err != nil {
 			return fmt.Errorf("take the writer lock: %w", err)
 		}
-		return fn(&txn{queries: queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots}})
+		return fn(&txn{queries: queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, pending: &pending}})
 	})
+	if err == nil {
+		db.snapshots.put(pending...)
+	}
+	return err
 }
 
 // slogWriter lets gorm's logger print through slog.

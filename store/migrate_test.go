@@ -56,3 +56,29 @@ func TestMigrationVersionsIncrease(t *testing.T) {
 		require.Greater(t, migrations[i].version, migrations[i-1].version, "migration %d", i)
 	}
 }
+
+// A database made before snapshots had a table of their own keeps every operation's snapshot.
+func TestSnapshotMigrationCarriesExistingSnapshots(t *testing.T) {
+	cfg := sqliteConfig(t)
+	ctx := context.Background()
+	full := migrations
+	migrations = full[:3] // the schema of a binary from before version 4
+	old, err := Open(ctx, cfg)
+	migrations = full
+	require.NoError(t, err)
+	require.NoError(t, old.gorm.Exec(`INSERT INTO fork_operations (workspace_id, id, request_id, request_hash,
+		source_session_id, target_session_id, through_turn_id, target_turn_id, source_provider_session_id,
+		source_provider_turn_id, provider, driver_kind, driver_version, status, error, target_title,
+		target_provider_session_id, state_binding_mode, receipt, snapshot, snapshot_hash, created_at_us, updated_at_us)
+		VALUES ('ws', 'op', 'req', 'h', 's', 't', 'turn', '', 'ps', 'pt', 'sim', 'k', '1', 'prepared', '', '', '', '', '',
+		'{"version":1,"session":{"id":"s","title":"kept"},"turns":[{"id":"turn"}]}', 'sh', 1, 1)`).Error)
+	require.NoError(t, old.Close())
+
+	db := openTest(t, cfg)
+	require.Equal(t, 1, db.migrated)
+	op, err := db.GetOperation(ctx, "ws", "op")
+	require.NoError(t, err)
+	require.Equal(t, "kept", op.Snapshot.Session.Title)
+	require.Equal(t, "turn", op.Snapshot.Turns[0].ID)
+	require.Equal(t, "sh", op.SnapshotHash)
+}

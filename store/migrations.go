@@ -135,6 +135,21 @@ var migrations = []migration{
 		DriverSQLite:   {eventsTable("INTEGER PRIMARY KEY"), eventsIndex},
 		DriverPostgres: {eventsTable("BIGINT NOT NULL PRIMARY KEY"), eventsIndex},
 	}},
+	{version: 4, name: "operation snapshots in their own table", statements: []string{
+		// A snapshot (the frozen transcript, often tens of kilobytes) is written once and never
+		// changes, while its operation's row is rewritten at every status change. Kept inline, every
+		// such UPDATE rewrote the snapshot's overflow pages too.
+		`CREATE TABLE fork_operation_snapshots (
+			workspace_id TEXT NOT NULL,
+			operation_id TEXT NOT NULL,
+			snapshot     TEXT NOT NULL,
+			PRIMARY KEY (workspace_id, operation_id),
+			FOREIGN KEY (workspace_id, operation_id) REFERENCES fork_operations (workspace_id, id) ON DELETE CASCADE
+		)`,
+		`INSERT INTO fork_operation_snapshots (workspace_id, operation_id, snapshot)
+			SELECT workspace_id, id, snapshot FROM fork_operations`,
+		`ALTER TABLE fork_operations DROP COLUMN snapshot`,
+	}},
 }
 
 func eventsTable(cursorType string) string {

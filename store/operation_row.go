@@ -29,7 +29,6 @@ type operationRow struct {
 	StateBindingMode          string  `gorm:"column:state_binding_mode"`
 	TargetTurnBindings        *string `gorm:"column:target_turn_bindings"`
 	Receipt                   string  `gorm:"column:receipt"`
-	Snapshot                  string  `gorm:"column:snapshot"`
 	SnapshotHash              string  `gorm:"column:snapshot_hash"`
 	CreatedAtUs               int64   `gorm:"column:created_at_us"`
 	UpdatedAtUs               int64   `gorm:"column:updated_at_us"`
@@ -41,21 +40,45 @@ type operationRow struct {
 
 func (operationRow) TableName() string { return "fork_operations" }
 
-// operationColumns are every column but the key, for the compare-and-swap UPDATE.
-var operationColumns = []string{
+// mutableOperationColumns are what the compare-and-swap UPDATE writes: every column but the key
+// and the snapshot hash, which, like the snapshot itself, is fixed when the operation is inserted.
+var mutableOperationColumns = []string{
 	"request_id", "request_hash", "source_session_id", "target_session_id", "through_turn_id",
 	"target_turn_id", "source_provider_session_id", "source_provider_turn_id",
 	"source_provider_turn_binding", "provider", "driver_kind", "driver_version", "status", "error",
 	"target_title", "target_provider_session_id", "state_binding_mode", "target_turn_bindings",
-	"receipt", "snapshot", "snapshot_hash", "created_at_us", "updated_at_us", "dispatched_at_us",
+	"receipt", "created_at_us", "updated_at_us", "dispatched_at_us",
 	"accepted_at_us", "completed_at_us", "acknowledged_at_us",
 }
 
-func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
-	snapshot, err := json.Marshal(op.Snapshot)
+// operationColumns are every column of the row, in the order of operationRow.values.
+var operationColumns = append([]string{"workspace_id", "id", "snapshot_hash"}, mutableOperationColumns...)
+
+// mutableValues are the values of mutableOperationColumns, in order.
+func (r operationRow) mutableValues() []any {
+	return []any{r.RequestID, r.RequestHash, r.SourceSessionID, r.TargetSessionID, r.ThroughTurnID,
+		r.TargetTurnID, r.SourceProviderSessionID, r.SourceProviderTurnID,
+		r.SourceProviderTurnBinding, r.Provider, r.DriverKind, r.DriverVersion, r.Status, r.Error,
+		r.TargetTitle, r.TargetProviderSessionID, r.StateBindingMode, r.TargetTurnBindings,
+		r.Receipt, r.CreatedAtUs, r.UpdatedAtUs, r.DispatchedAtUs,
+		r.AcceptedAtUs, r.CompletedAtUs, r.AcknowledgedAtUs}
+}
+
+func (r operationRow) values() []any {
+	return append([]any{r.WorkspaceID, r.ID, r.SnapshotHash}, r.mutableValues()...)
+}
+
+// encodeSnapshot is the stored text of op's snapshot.
+func encodeSnapshot(op forkengine.ForkOperation) (string, error) {
+	raw, err := json.Marshal(op.Snapshot)
 	if err != nil {
-		return operationRow{}, fmt.Errorf("encode snapshot of operation %s: %w", op.ID, err)
+		return "", fmt.Errorf("encode snapshot of operation %s: %w", op.ID, err)
 	}
+	return string(raw), nil
+}
+
+// toOperationRow maps every field but the snapshot, which has a table of its own.
+func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
 	var bindings *string
 	if op.TargetTurnBindings != nil {
 		raw, err := json.Marshal(op.TargetTurnBindings)
@@ -73,15 +96,15 @@ func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
 		Provider:                  op.Provider, DriverKind: op.DriverKind, DriverVersion: op.DriverVersion,
 		Status: string(op.Status), Error: op.Error, TargetTitle: op.TargetTitle,
 		TargetProviderSessionID: op.TargetProviderSessionID, StateBindingMode: string(op.StateBindingMode),
-		TargetTurnBindings: bindings, Receipt: op.Receipt, Snapshot: string(snapshot), SnapshotHash: op.SnapshotHash,
+		TargetTurnBindings: bindings, Receipt: op.Receipt, SnapshotHash: op.SnapshotHash,
 		CreatedAtUs: micros(op.CreatedAt), UpdatedAtUs: micros(op.UpdatedAt),
 		DispatchedAtUs: microsPtr(op.DispatchedAt), AcceptedAtUs: microsPtr(op.AcceptedAt),
 		CompletedAtUs: microsPtr(op.CompletedAt), AcknowledgedAtUs: microsPtr(op.AcknowledgedAt),
 	}, nil
 }
 
-// domain maps the row back, decoding its snapshot through cache.
-func (r operationRow) domain(cache *snapshotCache) (forkengine.ForkOperation, error) {
+// domain maps the row back; the snapshot is attached separately (attachSnapshots).
+func (r operationRow) domain() (forkengine.ForkOperation, error) {
 	op := forkengine.ForkOperation{
 		WorkspaceID: r.WorkspaceID, ID: r.ID, RequestID: r.RequestID, RequestHash: r.RequestHash,
 		SourceSessionID: r.SourceSessionID, TargetSessionID: r.TargetSessionID,
@@ -96,11 +119,6 @@ func (r operationRow) domain(cache *snapshotCache) (forkengine.ForkOperation, er
 		DispatchedAt: fromMicrosPtr(r.DispatchedAtUs), AcceptedAt: fromMicrosPtr(r.AcceptedAtUs),
 		CompletedAt: fromMicrosPtr(r.CompletedAtUs), AcknowledgedAt: fromMicrosPtr(r.AcknowledgedAtUs),
 	}
-	snapshot, err := cache.decode(r.WorkspaceID, r.ID, r.Snapshot)
-	if err != nil {
-		return op, fmt.Errorf("decode snapshot of operation %s: %w", r.ID, err)
-	}
-	op.Snapshot = snapshot
 	if r.TargetTurnBindings != nil {
 		if err := json.Unmarshal([]byte(*r.TargetTurnBindings), &op.TargetTurnBindings); err != nil {
 			return op, fmt.Errorf("decode turn bindings of operation %s: %w", r.ID, err)

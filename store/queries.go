@@ -15,6 +15,9 @@ type queries struct {
 	db        *gorm.DB
 	dialect   dialect
 	snapshots *snapshotCache
+	// pending, set inside a transaction, holds snapshots decoded or written by it; they reach
+	// the shared cache only after the transaction commits.
+	pending *[]cachedSnapshot
 }
 
 func (q queries) with(ctx context.Context) *gorm.DB { return q.db.WithContext(ctx) }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -10,25 +11,86 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-func operationsFrom(rows []operationRow, cache *snapshotCache) ([]forkengine.ForkOperation, error) {
-	out := make([]forkengine.ForkOperation, len(rows))
-	for i, r := range rows {
-		op, err := r.domain(cache)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = op
-	}
-	return out, nil
-}
-
-// findOperations runs one operations query.
+// findOperations runs one operations query and attaches the snapshots.
 func (q queries) findOperations(db *gorm.DB, what string) ([]forkengine.ForkOperation, error) {
 	var rows []operationRow
 	if err := db.Find(&rows).Error; err != nil {
 		return nil, classify(err, "%s", what)
 	}
-	return operationsFrom(rows, q.snapshots)
+	out := make([]forkengine.ForkOperation, len(rows))
+	for i, r := range rows {
+		op, err := r.domain()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = op
+	}
+	if err := q.attachSnapshots(db.Statement.Context, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// attachSnapshots fills in each operation's snapshot: from the cache when it holds the one with
+// the operation's hash, otherwise from the snapshots table, one statement per workspace and chunk.
+func (q queries) attachSnapshots(ctx context.Context, ops []forkengine.ForkOperation) error {
+	missing := map[string][]string{} // workspace → operation ids
+	where := map[snapshotKey]int{}
+	for i := range ops {
+		op := &ops[i]
+		if s, ok := q.snapshots.get(op.WorkspaceID, op.ID, op.SnapshotHash); ok {
+			op.Snapshot = s
+			continue
+		}
+		missing[op.WorkspaceID] = append(missing[op.WorkspaceID], op.ID)
+		where[snapshotKey{op.WorkspaceID, op.ID}] = i
+	}
+	for ws, ids := range missing {
+		err := q.inChunks(ids, func(chunk []string) error {
+			return q.loadSnapshots(ctx, ws, chunk, func(id string, s forkengine.Snapshot) {
+				op := &ops[where[snapshotKey{ws, id}]]
+				op.Snapshot = copySnapshot(s)
+				q.remember(cachedSnapshot{key: snapshotKey{ws, id}, hash: op.SnapshotHash, snapshot: s})
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadSnapshots reads and decodes the stored snapshots of ids; every one must exist.
+func (q queries) loadSnapshots(ctx context.Context, ws string, ids []string, found func(id string, s forkengine.Snapshot)) error {
+	var rows []struct {
+		OperationID string
+		Snapshot    string
+	}
+	err := q.with(ctx).Raw(`SELECT operation_id, snapshot FROM fork_operation_snapshots
+		WHERE workspace_id = ? AND operation_id IN ?`, ws, ids).Scan(&rows).Error
+	if err != nil {
+		return classify(err, "read snapshots of %d operations", len(ids))
+	}
+	if len(rows) != len(ids) {
+		return fmt.Errorf("read snapshots: %d of %d operations have none", len(ids)-len(rows), len(ids))
+	}
+	for _, r := range rows {
+		s, err := decodeSnapshot(r.Snapshot)
+		if err != nil {
+			return fmt.Errorf("decode snapshot of operation %s: %w", r.OperationID, err)
+		}
+		found(r.OperationID, s)
+	}
+	return nil
+}
+
+// remember caches a snapshot: at once outside a transaction, after commit inside one.
+func (q queries) remember(e cachedSnapshot) {
+	if q.pending != nil {
+		*q.pending = append(*q.pending, e)
+		return
+	}
+	q.snapshots.put(e)
 }
 
 // oneOperation returns the first operation of the query or ErrNotFound.

@@ -7,20 +7,22 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// snapshotCache memoises decoding of operation snapshots. A fork's operation is read several
-// times while it runs and its snapshot (the whole frozen transcript) never changes, so decoding
-// the same JSON again dominated those reads. An entry is used only when the stored text is
-// byte-for-byte the text it was decoded from, so the cache can never return stale data; the
-// (workspace, operation) key only bounds it to one entry per operation.
+// snapshotCache keeps decoded operation snapshots. A fork's operation is read several times while
+// it runs, and decoding its snapshot (the whole frozen transcript) dominated those reads. A stored
+// snapshot never changes: it is written once with its operation and only ever deleted with it, so
+// an entry stays right for as long as its operation exists. The entry also records the
+// operation's snapshot hash and is used only when the row read carries the same one, so an
+// operation purged and re-created under the same id by another process is not served stale data.
 type snapshotCache struct {
 	mu      sync.Mutex
-	entries map[snapshotKey]decodedSnapshot
+	entries map[snapshotKey]cachedSnapshot
 }
 
 type snapshotKey struct{ workspaceID, operationID string }
 
-type decodedSnapshot struct {
-	text     string
+type cachedSnapshot struct {
+	key      snapshotKey
+	hash     string
 	snapshot forkengine.Snapshot
 }
 
@@ -29,33 +31,43 @@ type decodedSnapshot struct {
 const snapshotCacheSize = 256
 
 func newSnapshotCache() *snapshotCache {
-	return &snapshotCache{entries: make(map[snapshotKey]decodedSnapshot, snapshotCacheSize)}
+	return &snapshotCache{entries: make(map[snapshotKey]cachedSnapshot, snapshotCacheSize)}
 }
 
-// decode returns a private copy of the snapshot encoded in text.
-func (c *snapshotCache) decode(workspaceID, operationID, text string) (forkengine.Snapshot, error) {
-	key := snapshotKey{workspaceID, operationID}
+// get returns a private copy of the cached snapshot of the operation, if its hash matches.
+func (c *snapshotCache) get(workspaceID, operationID, hash string) (forkengine.Snapshot, bool) {
 	c.mu.Lock()
-	hit, ok := c.entries[key]
+	hit, ok := c.entries[snapshotKey{workspaceID, operationID}]
 	c.mu.Unlock()
-	if ok && hit.text == text {
-		return copySnapshot(hit.snapshot), nil
+	if !ok || hit.hash != hash {
+		return forkengine.Snapshot{}, false
 	}
+	return copySnapshot(hit.snapshot), true
+}
+
+// put stores entries; the cache owns their snapshots from now on.
+func (c *snapshotCache) put(entries ...cachedSnapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range entries {
+		if _, present := c.entries[e.key]; !present && len(c.entries) >= snapshotCacheSize {
+			for victim := range c.entries { // map order is random: a cheap random eviction
+				delete(c.entries, victim)
+				break
+			}
+		}
+		c.entries[e.key] = e
+	}
+}
+
+// decodeSnapshot decodes a stored snapshot the way every read returns it.
+func decodeSnapshot(text string) (forkengine.Snapshot, error) {
 	var s forkengine.Snapshot
 	if err := json.Unmarshal([]byte(text), &s); err != nil {
 		return s, err
 	}
 	dropSnapshotNulls(&s)
-	c.mu.Lock()
-	if _, present := c.entries[key]; !present && len(c.entries) >= snapshotCacheSize {
-		for victim := range c.entries { // map order is random: a cheap random eviction
-			delete(c.entries, victim)
-			break
-		}
-	}
-	c.entries[key] = decodedSnapshot{text: text, snapshot: s}
-	c.mu.Unlock()
-	return copySnapshot(s), nil
+	return s, nil
 }
 
 // copySnapshot deep-copies s, so callers may change what they get.

@@ -10,7 +10,7 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-func encodedSnapshot(t *testing.T, title string) string {
+func decodedSnapshot(t *testing.T, title string) forkengine.Snapshot {
 	t.Helper()
 	raw, err := json.Marshal(forkengine.Snapshot{
 		Version: 1,
@@ -18,32 +18,36 @@ func encodedSnapshot(t *testing.T, title string) string {
 		Turns:   []forkengine.Turn{{ID: "t1", ProviderTurnBinding: json.RawMessage(`{"b":2}`)}},
 	})
 	require.NoError(t, err)
-	return string(raw)
+	s, err := decodeSnapshot(string(raw))
+	require.NoError(t, err)
+	return s
 }
 
 func TestSnapshotCacheNeverServesStaleOrSharedData(t *testing.T) {
 	c := newSnapshotCache()
-	first, err := c.decode("ws", "op", encodedSnapshot(t, "one"))
-	require.NoError(t, err)
+	key := snapshotKey{"ws", "op"}
+	c.put(cachedSnapshot{key: key, hash: "h1", snapshot: decodedSnapshot(t, "one")})
+	first, ok := c.get("ws", "op", "h1")
+	require.True(t, ok)
 	first.Turns[0].ID = "mutated by the caller"
 	first.Session.Settings[1] = 'X'
 
-	again, err := c.decode("ws", "op", encodedSnapshot(t, "one"))
-	require.NoError(t, err)
+	again, ok := c.get("ws", "op", "h1")
+	require.True(t, ok)
 	require.Equal(t, "t1", again.Turns[0].ID, "a caller's change does not reach the cache")
 	require.JSONEq(t, `{"a":1}`, string(again.Session.Settings))
 
-	changed, err := c.decode("ws", "op", encodedSnapshot(t, "two"))
-	require.NoError(t, err)
-	require.Equal(t, "two", changed.Session.Title, "new text is decoded again")
+	_, ok = c.get("ws", "op", "h2")
+	require.False(t, ok, "a row with another snapshot hash is not served the cached snapshot")
+	_, ok = c.get("other", "op", "h1")
+	require.False(t, ok, "entries are per workspace")
 }
 
 func TestSnapshotCacheStaysBounded(t *testing.T) {
 	c := newSnapshotCache()
-	text := encodedSnapshot(t, "x")
+	s := decodedSnapshot(t, "x")
 	for i := range 3 * snapshotCacheSize {
-		_, err := c.decode("ws", fmt.Sprint(i), text)
-		require.NoError(t, err)
+		c.put(cachedSnapshot{key: snapshotKey{"ws", fmt.Sprint(i)}, hash: "h", snapshot: copySnapshot(s)})
 	}
 	require.Len(t, c.entries, snapshotCacheSize)
 }

@@ -2,37 +2,62 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// InsertOperation inserts a new operation. ErrDuplicate when its id or request id is taken in
-// the workspace, another active operation holds its boundary, or a non-failed operation holds
-// its target id.
+// InsertOperation inserts a new operation and its snapshot. ErrDuplicate when its id or request
+// id is taken in the workspace, another active operation holds its boundary, or a non-failed
+// operation holds its target id.
 func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation) error {
 	row, err := toOperationRow(op)
 	if err != nil {
 		return err
 	}
-	return tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(db.Create(&row).Error, "insert operation %s", op.ID)
+	text, err := encodeSnapshot(op)
+	if err != nil {
+		return err
+	}
+	// Decoded from the stored text, so the cached copy is exactly what a read would return.
+	snapshot, err := decodeSnapshot(text)
+	if err != nil {
+		return fmt.Errorf("decode snapshot of operation %s: %w", op.ID, err)
+	}
+	err = tx.guarded(ctx, func(db *gorm.DB) error {
+		if err := db.Exec(insertOperationSQL, row.values()...).Error; err != nil {
+			return classify(err, "insert operation %s", op.ID)
+		}
+		return classify(db.Exec(insertSnapshotSQL, op.WorkspaceID, op.ID, text).Error, "insert snapshot of operation %s", op.ID)
 	})
+	if err == nil {
+		tx.remember(cachedSnapshot{key: snapshotKey{op.WorkspaceID, op.ID}, hash: op.SnapshotHash, snapshot: snapshot})
+	}
+	return err
 }
 
-// UpdateOperation replaces every field of the stored operation if its status is expect, and
-// reports whether it did. ErrDuplicate when the new values break a unique rule.
+var (
+	insertOperationSQL = insertSQL("fork_operations", operationColumns, 1)
+	insertSnapshotSQL  = "INSERT INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
+	updateOperationSQL = "UPDATE fork_operations SET " + strings.Join(mutableOperationColumns, " = ?, ") +
+		" = ? WHERE workspace_id = ? AND id = ? AND status = ?"
+)
+
+// UpdateOperation replaces every field of the stored operation but its snapshot and snapshot
+// hash (fixed at insert) if its status is expect, and reports whether it did. ErrDuplicate when
+// the new values break a unique rule.
 func (tx *txn) UpdateOperation(ctx context.Context, op forkengine.ForkOperation, expect forkengine.OperationStatus) (bool, error) {
 	row, err := toOperationRow(op)
 	if err != nil {
 		return false, err
 	}
+	args := append(row.mutableValues(), op.WorkspaceID, op.ID, string(expect))
 	var changed bool
 	err = tx.guarded(ctx, func(db *gorm.DB) error {
-		res := db.Model(&operationRow{}).
-			Where("workspace_id = ? AND id = ? AND status = ?", op.WorkspaceID, op.ID, string(expect)).
-			Select(operationColumns).Updates(&row)
+		res := db.Exec(updateOperationSQL, args...)
 		changed = res.RowsAffected > 0
 		return classify(res.Error, "update operation %s from %s", op.ID, expect)
 	})

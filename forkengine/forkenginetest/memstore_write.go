@@ -157,6 +157,8 @@ func (tx *memTx) UpdateOperation(_ context.Context, op forkengine.ForkOperation,
 	if err != nil {
 		return false, err
 	}
+	// The snapshot and its hash are fixed at insert, as in the SQL store.
+	stored.Snapshot, stored.SnapshotHash = st.operations[k].Snapshot, st.operations[k].SnapshotHash
 	st.operations[k] = stored
 	return true, nil
 }

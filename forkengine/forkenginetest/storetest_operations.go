@@ -131,7 +131,10 @@ func operationTests() map[string]storeTest {
 			require.True(t, changed)
 			got, err = s.GetOperation(ctx, wsA, "op1")
 			require.NoError(t, err)
-			require.Equal(t, next, got, "every field replaced")
+			want := next
+			want.Snapshot, want.SnapshotHash = op.Snapshot, op.SnapshotHash
+			require.NotEqual(t, want.SnapshotHash, next.SnapshotHash, "the test must try to change the snapshot")
+			require.Equal(t, want, got, "every field replaced but the snapshot and its hash, fixed at insert")
 		},
 		"UpdateMissingReportsFalse": func(t *testing.T, s forkengine.Store) {
 			var changed bool
