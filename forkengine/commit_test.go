@@ -169,7 +169,9 @@ func TestCommitRetriedAfterLocalFailure(t *testing.T) {
 			h.store = flaky.MemStore
 			h.seed(7)
 			op := h.mustFork("request-1", "turn-7")
-			flaky.failLineageWrites.Store(2)
+			// One failure for the commit beside the acceptance, one for the commit retried from
+			// provider_accepted, one for the commit attempted by the read below.
+			flaky.failLineageWrites.Store(3)
 			_, err := h.engine.ProcessOperation(h.ctx, ws, op.ID)
 			require.ErrorIs(t, err, errDiskFull)
 			require.Equal(t, forkengine.StatusProviderAccepted, h.stored(op.ID).Status)

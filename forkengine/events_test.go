@@ -68,7 +68,7 @@ func TestNoEventsFromARolledBackCommit(t *testing.T) {
 	op := h.mustFork("request-1", "turn-2")
 	sub := h.broker.Subscribe(ws)
 	defer sub.Close()
-	flaky.failLineageWrites.Store(1)
+	flaky.failLineageWrites.Store(2) // the commit beside the acceptance and its retry
 	_, err := h.engine.ProcessOperation(h.ctx, ws, op.ID)
 	require.ErrorIs(t, err, errDiskFull)
 	for _, ev := range drain(sub) {

@@ -21,6 +21,13 @@ func (e *Engine) ProcessOperation(ctx context.Context, workspaceID, id string) (
 	if err != nil {
 		return ForkOperation{}, readError(err, "fork operation", id)
 	}
+	return e.process(ctx, op)
+}
+
+// process drives op from the state it was read or written in. Every step is a compare-and-swap
+// on that state, so a stale op loses the swap and continues from the stored state instead.
+func (e *Engine) process(ctx context.Context, op ForkOperation) (ForkOperation, error) {
+	var err error
 	for {
 		switch op.Status {
 		case StatusPrepared:
@@ -31,7 +38,7 @@ func (e *Engine) ProcessOperation(ctx context.Context, workspaceID, id string) (
 			return op, nil
 		}
 		if err != nil {
-			return op, fmt.Errorf("process fork operation %s: %w", id, err)
+			return op, fmt.Errorf("process fork operation %s: %w", op.ID, err)
 		}
 	}
 }
@@ -57,8 +64,35 @@ func (e *Engine) dispatch(ctx context.Context, op ForkOperation) (ForkOperation,
 	// provider made could be forgotten.
 	checkpoint, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
 	defer cancel()
+	if verdict.status == StatusProviderAccepted {
+		committed, err := e.acceptAndCommit(checkpoint, marked, verdict)
+		if err == nil {
+			return committed, nil
+		}
+		// Nothing of that transaction was written. The acceptance alone is recorded below, so the
+		// child is never forgotten; its commit is retried from provider_accepted.
+		e.log.Warn("fork commit with the acceptance failed; recording the acceptance alone",
+			"workspace", marked.WorkspaceID, "operation", marked.ID, "error", err)
+	}
 	recorded, _, err := e.transition(checkpoint, marked, verdict.status, verdict.record)
 	return recorded, err
+}
+
+// acceptAndCommit records the provider's acceptance and commits the fork in one transaction, the
+// common case, saving a transaction per fork. If another writer moved the operation first, it
+// returns the stored operation unchanged.
+func (e *Engine) acceptAndCommit(ctx context.Context, marked ForkOperation, v verdict) (ForkOperation, error) {
+	var out ForkOperation
+	err := e.update(ctx, func(tx Tx, c *changes) error {
+		accepted, moved, err := moveOperation(ctx, tx, c, marked, StatusProviderAccepted, v.record)
+		if err != nil || !moved {
+			out = accepted
+			return err
+		}
+		out, err = materialize(ctx, tx, c, accepted)
+		return err
+	})
+	return out, err
 }
 
 // verifyBeforeDispatch checks that what was frozen still holds: the source has the same provider

@@ -169,7 +169,9 @@ func (e *Engine) probeOne(ctx context.Context, driver Driver, source Session, tu
 func (e *Engine) processInBackground(ctx context.Context, op ForkOperation) {
 	detached := context.WithoutCancel(ctx)
 	e.goBackground(func() {
-		if _, err := e.ProcessOperation(detached, op.WorkspaceID, op.ID); err != nil {
+		// op is what prepare just committed, so it is not read back: a fork that something else
+		// moved meanwhile loses its first compare-and-swap and continues from the stored state.
+		if _, err := e.process(detached, op); err != nil {
 			// Nobody waits for this goroutine; the operation's stored state already tells clients
 			// what happened, so the log is the only place left for the cause.
 			e.log.Error("fork operation processing failed", "workspace", op.WorkspaceID, "operation", op.ID, "error", err)

@@ -85,7 +85,7 @@ func TestRecoverCollectsErrors(t *testing.T) {
 	h.seed(2)
 	first := h.mustFork("request-1", "turn-1")
 	second := h.mustFork("request-2", "turn-2")
-	flaky.failLineageWrites.Store(1)
+	flaky.failLineageWrites.Store(2) // the first fork's commit beside the acceptance and its retry
 	report, err := h.engine.Recover(h.ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2, report.Scanned)

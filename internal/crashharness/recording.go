@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -70,6 +71,10 @@ func (d *recordingDriver) record(operationID string) error {
 // blockingStore wraps a Store so that the transaction committing one chosen operation stops
 // forever at the status write: the target session, turns, messages and lineage are written but
 // never committed, which parks the operation in provider_accepted with a half-done commit.
+//
+// The engine first tries to record the provider's acceptance and the commit in one transaction.
+// That attempt is refused rather than blocked (it would park the operation in dispatching), so the
+// engine falls back to recording the acceptance alone and then blocks in the commit that follows.
 type blockingStore struct {
 	forkengine.Store
 	operationID string
@@ -85,10 +90,20 @@ func (s *blockingStore) Update(ctx context.Context, fn func(tx forkengine.Tx) er
 
 type blockingTx struct {
 	forkengine.Tx
-	store *blockingStore
+	store        *blockingStore
+	acceptedHere bool // this transaction also records the chosen operation's acceptance
 }
 
+// errCombinedCommit refuses the commit that shares a transaction with the acceptance.
+var errCombinedCommit = errors.New("crashharness: commit beside the acceptance refused")
+
 func (tx *blockingTx) UpdateOperation(ctx context.Context, op forkengine.ForkOperation, expect forkengine.OperationStatus) (bool, error) {
+	if op.ID == tx.store.operationID && op.Status == forkengine.StatusProviderAccepted {
+		tx.acceptedHere = true
+	}
+	if op.ID == tx.store.operationID && op.Status == forkengine.StatusCommitted && tx.acceptedHere {
+		return false, errCombinedCommit
+	}
 	if op.ID == tx.store.operationID && op.Status == forkengine.StatusCommitted {
 		tx.store.once.Do(func() { close(tx.store.blocked) })
 		select {} // holds the write transaction open until the process is killed
