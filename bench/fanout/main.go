@@ -26,6 +26,7 @@ type options struct {
 	dialers     int
 	repo        string
 	timeout     time.Duration
+	serverGOGC  string
 }
 
 func main() {
@@ -37,6 +38,7 @@ func main() {
 	flag.IntVar(&o.dialers, "dialers", 64, "concurrent connection handshakes")
 	flag.StringVar(&o.repo, "repo", ".", "forkgraph module root (built with go build)")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "upper bound for the whole run")
+	flag.StringVar(&o.serverGOGC, "server-gogc", "", "GOGC for the server (e.g. 10: RSS then tracks live memory, without GC headroom)")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -69,7 +71,7 @@ func run(ctx context.Context, o options) error {
 	if need := uint64(o.subscribers + 256); limit < need {
 		return fmt.Errorf("file descriptor limit %d is below the %d this run needs", limit, need)
 	}
-	srv, err := startServer(ctx, o.repo)
+	srv, err := startServer(ctx, o.repo, o.serverGOGC)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,11 @@ func report(o options, f *fleet, d driven, delivered int, rssBefore, rssAfter in
 	fmt.Printf("| subscribers that got the end marker | %d of %d |\n", delivered, len(f.subs))
 	fmt.Printf("| delivery latency p50 / p99 / max | %s / %s / %s |\n", f.latency.quantile(0.50), f.latency.quantile(0.99), time.Duration(f.latency.max.Load()).Round(time.Millisecond))
 	fmt.Printf("| server RSS before / after connecting | %.1f MiB / %.1f MiB |\n", float64(rssBefore)/(1<<20), float64(rssAfter)/(1<<20))
-	fmt.Printf("| server memory per connection (RSS delta / N) | %.1f KiB |\n", perConn)
+	gogc := o.serverGOGC
+	if gogc == "" {
+		gogc = "default (100)"
+	}
+	fmt.Printf("| server memory per connection (RSS delta / N, server GOGC %s) | %.1f KiB |\n", gogc, perConn)
 	fmt.Printf("| client read errors | %d |\n", f.readErrors.Load())
 }
 

@@ -25,7 +25,7 @@ type server struct {
 
 // startServer builds the module at repo and starts it on a free loopback port with a fresh
 // database, the simulated driver at zero latency and no demo seed.
-func startServer(ctx context.Context, repo string) (*server, error) {
+func startServer(ctx context.Context, repo, gogc string) (*server, error) {
 	dir, err := os.MkdirTemp("", "fanout-")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
@@ -46,6 +46,9 @@ func startServer(ctx context.Context, repo string) (*server, error) {
 	}
 	cmd := exec.Command(bin, "-addr", addr, "-db", filepath.Join(dir, "db"), "-sim-latency", "0s", "-no-seed")
 	cmd.Stdout, cmd.Stderr = log, log
+	if gogc != "" {
+		cmd.Env = append(os.Environ(), "GOGC="+gogc)
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
 	}
