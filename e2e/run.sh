@@ -15,6 +15,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+for tool in node npm curl go; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "e2e: $tool is not installed" >&2; exit 3; }
+done
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
