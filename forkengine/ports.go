@@ -63,6 +63,11 @@ type Reader interface {
 	LineagesByTargetIDs(ctx context.Context, workspaceID string, targetIDs []string) (map[string]Lineage, error)
 	// LineagesBySourceIDs returns each source's lineages ordered by (ForkedAt, TargetSessionID).
 	LineagesBySourceIDs(ctx context.Context, workspaceID string, sourceIDs []string) (map[string][]Lineage, error)
+	// CountFamilyForks counts the forks of the family rooted at rootID that did not fail: the
+	// sessions reachable from rootID through lineages (each is one committed fork), plus the
+	// prepared, dispatching, provider_accepted and unknown operations whose source is rootID or
+	// one of those sessions. One statement, however many forks the family has.
+	CountFamilyForks(ctx context.Context, workspaceID, rootID string) (int, error)
 
 	GetOperation(ctx context.Context, workspaceID, id string) (ForkOperation, error)
 	OperationsByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]ForkOperation, error)
@@ -96,6 +101,10 @@ type Tx interface {
 	UpsertSession(ctx context.Context, s Session) error
 	// UpsertTurn inserts the turn or replaces every field of the existing row.
 	UpsertTurn(ctx context.Context, t Turn) error
+	// InsertTurns inserts new turns, in one statement where the store can. ErrDuplicate when an id
+	// is taken or a session already has (or is given twice) a sequence; ErrNotFound when a turn's
+	// session does not exist. On error nothing of the batch is inserted.
+	InsertTurns(ctx context.Context, turns []Turn) error
 	// InsertMessages inserts new messages (ErrDuplicate on an existing id) and returns them with
 	// Position assigned in slice order.
 	InsertMessages(ctx context.Context, msgs []Message) ([]Message, error)

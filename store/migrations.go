@@ -150,6 +150,12 @@ var migrations = []migration{
 			SELECT workspace_id, id, snapshot FROM fork_operations`,
 		`ALTER TABLE fork_operations DROP COLUMN snapshot`,
 	}},
+	{version: 5, name: "unfinished operations by source", statements: []string{
+		// A fork's title counts its family's unfinished operations; without this index that read
+		// visited every operation ever made from the family's sessions.
+		`CREATE INDEX fork_operations_unfinished_by_source ON fork_operations (workspace_id, source_session_id)
+			WHERE status IN ('prepared', 'dispatching', 'provider_accepted', 'unknown')`,
+	}},
 }
 
 func eventsTable(cursorType string) string {

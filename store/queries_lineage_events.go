@@ -40,6 +40,31 @@ func (q queries) LineagesBySourceIDs(ctx context.Context, ws string, sourceIDs [
 	return out, err
 }
 
+// countFamilyForksSQL walks the family down its lineages (UNION drops repeats, so even a corrupt
+// cycle ends) and adds the unfinished operations of its members. CROSS JOIN keeps SQLite from
+// putting lineages in the outer loop, which scanned every lineage of the workspace at each step:
+// this way each member costs one probe of lineages_by_source. The statuses are literals so
+// SQLite can use the partial index fork_operations_unfinished_by_source.
+const countFamilyForksSQL = `WITH RECURSIVE family (id) AS (
+		SELECT CAST(? AS TEXT)
+		UNION
+		SELECT l.target_session_id FROM family f CROSS JOIN lineages l
+		WHERE l.workspace_id = ? AND l.source_session_id = f.id
+	)
+	SELECT (SELECT COUNT(*) FROM family) - 1 + (SELECT COUNT(*) FROM fork_operations o
+		WHERE o.workspace_id = ? AND o.source_session_id IN (SELECT id FROM family)
+		AND o.status IN ('prepared', 'dispatching', 'provider_accepted', 'unknown'))`
+
+// CountFamilyForks counts the family's committed forks (its lineages, transitively) and its
+// unfinished operations, in one statement.
+func (q queries) CountFamilyForks(ctx context.Context, ws, rootID string) (int, error) {
+	var n int
+	if err := q.with(ctx).Raw(countFamilyForksSQL, rootID, ws, ws).Scan(&n).Error; err != nil {
+		return 0, classify(err, "count forks of the family of %s", rootID)
+	}
+	return n, nil
+}
+
 // EventsAfter returns up to limit (<= 0: all) events of the workspace with Cursor > after, in
 // cursor order.
 func (q queries) EventsAfter(ctx context.Context, ws string, after int64, n int) ([]forkengine.Event, error) {

@@ -186,3 +186,25 @@ func (v memView) OldestEventCursor(_ context.Context, ws string) (int64, error) 
 	}
 	return 0, nil
 }
+
+// CountFamilyForks counts the family's lineages (walked down from the root) and its unfinished
+// operations.
+func (v memView) CountFamilyForks(_ context.Context, ws, rootID string) (int, error) {
+	st := v.load()
+	family := map[string]bool{rootID: true}
+	for grew := true; grew; {
+		grew = false
+		for k, l := range st.lineages {
+			if k.ws == ws && family[l.SourceSessionID] && !family[l.TargetSessionID] {
+				family[l.TargetSessionID], grew = true, true
+			}
+		}
+	}
+	count := len(family) - 1
+	for k, op := range st.operations {
+		if k.ws == ws && family[op.SourceSessionID] && (op.Status.Active() || op.Status == forkengine.StatusUnknown) {
+			count++
+		}
+	}
+	return count, nil
+}

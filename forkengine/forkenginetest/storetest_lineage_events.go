@@ -33,6 +33,43 @@ func lineageTests() map[string]storeTest {
 			require.NoError(t, err)
 			require.Equal(t, map[string][]forkengine.Lineage{"src": {l2, l3, l1}}, bySource, "ordered by (ForkedAt, TargetSessionID)")
 		},
+		"CountFamilyForksWalksTheWholeFamily": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			// root → a → b (a fork of a fork), root → c; "x" is another family, wsB another workspace.
+			insertOperations(t, s,
+				newOperation(wsA, "to-a", "root", "t1", "a", forkengine.StatusCommitted),
+				newOperation(wsA, "to-b", "a", "t1", "b", forkengine.StatusCommitted),
+				newOperation(wsA, "to-c", "root", "t2", "c", forkengine.StatusCommitted),
+				newOperation(wsA, "failed", "root", "t3", "f1", forkengine.StatusFailed),
+				newOperation(wsA, "prepared", "root", "t4", "p1", forkengine.StatusPrepared),
+				newOperation(wsA, "dispatching", "b", "t1", "p2", forkengine.StatusDispatching),
+				newOperation(wsA, "accepted", "c", "t1", "p3", forkengine.StatusProviderAccepted),
+				newOperation(wsA, "unknown", "a", "t2", "p4", forkengine.StatusUnknown),
+				newOperation(wsA, "elsewhere", "x", "t1", "p5", forkengine.StatusPrepared),
+				newOperation(wsB, "other-ws", "root", "t1", "p6", forkengine.StatusPrepared),
+			)
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				for _, l := range []forkengine.Lineage{
+					newLineage(wsA, "to-a", "root", "t1", "a", at(1)), newLineage(wsA, "to-b", "a", "t1", "b", at(2)),
+					newLineage(wsA, "to-c", "root", "t2", "c", at(3)), newLineage(wsA, "to-y", "x", "t1", "y", at(4)),
+					newLineage(wsB, "to-a", "root", "t1", "a", at(1)),
+				} {
+					if err := tx.InsertLineage(ctx, l); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			n, err := s.CountFamilyForks(ctx, wsA, "root")
+			require.NoError(t, err)
+			require.Equal(t, 3+4, n, "three committed members and four unfinished operations; failed ones do not count")
+			n, err = s.CountFamilyForks(ctx, wsA, "a")
+			require.NoError(t, err)
+			require.Equal(t, 1+2, n, "a sub-family counts from its own root")
+			n, err = s.CountFamilyForks(ctx, wsA, "lonely")
+			require.NoError(t, err)
+			require.Zero(t, n)
+		},
 		"OneLineagePerTargetAndPerOperation": func(t *testing.T, s forkengine.Store) {
 			update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
 				return tx.InsertLineage(ctx, newLineage(wsA, "op1", "src", "t1", "c", at(0)))
