@@ -49,10 +49,10 @@ func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation) (Fork
 		return op, fmt.Errorf("create target session %s: %w", session.ID, err)
 	}
 	c.session(EventSessionUpserted, session)
+	if err := tx.InsertTurns(ctx, turns); err != nil {
+		return op, fmt.Errorf("copy %d turns: %w", len(turns), err)
+	}
 	for _, t := range turns {
-		if err := tx.UpsertTurn(ctx, t); err != nil {
-			return op, fmt.Errorf("copy turn %s: %w", t.ID, err)
-		}
 		c.turn(t)
 	}
 	if messages := targetMessages(op); len(messages) > 0 {

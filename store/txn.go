@@ -60,6 +60,22 @@ func (tx *txn) UpsertTurn(ctx context.Context, t forkengine.Turn) error {
 	})
 }
 
+// InsertTurns inserts new turns, one statement per batch of insertBatch. ErrDuplicate when an id
+// or a (session, sequence) is taken, ErrNotFound when a turn's session does not exist. Under the
+// caller's transaction a failed batch leaves nothing that the transaction will commit.
+func (tx *txn) InsertTurns(ctx context.Context, turns []forkengine.Turn) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	rows := make([]turnRow, len(turns))
+	for i, t := range turns {
+		rows[i] = toTurnRow(t)
+	}
+	return tx.guarded(ctx, func(db *gorm.DB) error {
+		return classify(insertRows(execWith(db), "turns", turnColumns, rows), "insert %d turns", len(rows))
+	})
+}
+
 // InsertMessages inserts msgs with positions assigned in slice order and returns them.
 // ErrDuplicate on an existing id, ErrNotFound when a message's turn does not exist.
 func (tx *txn) InsertMessages(ctx context.Context, msgs []forkengine.Message) ([]forkengine.Message, error) {

@@ -35,6 +35,35 @@ func (tx *memTx) UpsertTurn(_ context.Context, t forkengine.Turn) error {
 	return nil
 }
 
+// InsertTurns inserts new turns; nothing is inserted on error. ErrNotFound when a session does not
+// exist, ErrDuplicate when an id or a (session, sequence) is taken or given twice.
+func (tx *memTx) InsertTurns(_ context.Context, turns []forkengine.Turn) error {
+	st := tx.current()
+	type sequenceKey struct {
+		ws, session string
+		sequence    int64
+	}
+	ids, sequences := map[rowKey]bool{}, map[sequenceKey]bool{}
+	for k, other := range st.turns {
+		ids[k] = true
+		sequences[sequenceKey{k.ws, other.SessionID, other.Sequence}] = true
+	}
+	for _, t := range turns {
+		if _, ok := st.sessions[rowKey{t.WorkspaceID, t.SessionID}]; !ok {
+			return notFound("session of turn "+t.ID+": session", t.WorkspaceID, t.SessionID)
+		}
+		k, seq := rowKey{t.WorkspaceID, t.ID}, sequenceKey{t.WorkspaceID, t.SessionID, t.Sequence}
+		if ids[k] || sequences[seq] {
+			return duplicate("turn %s: its id or sequence %d in session %s is taken", t.ID, t.Sequence, t.SessionID)
+		}
+		ids[k], sequences[seq] = true, true
+	}
+	for _, t := range turns {
+		st.turns[rowKey{t.WorkspaceID, t.ID}] = storedTurn(t)
+	}
+	return nil
+}
+
 // InsertMessages inserts msgs with increasing positions. ErrDuplicate on an existing id,
 // ErrNotFound when a message's turn does not exist. Nothing is inserted on error.
 func (tx *memTx) InsertMessages(_ context.Context, msgs []forkengine.Message) ([]forkengine.Message, error) {

@@ -35,6 +35,35 @@ func turnTests() map[string]storeTest {
 			})
 			require.ErrorIs(t, err, forkengine.ErrNotFound)
 		},
+		"InsertTurnsWritesTheBatch": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			seedSessionWithTurns(t, s, wsA, "s1", 0)
+			batch := []forkengine.Turn{newTurn(wsA, "s1", "b1", 1), newTurn(wsA, "s1", "b2", 2)}
+			batch[1].ProviderTurnBinding = json.RawMessage(`{"k":[1,2]}`)
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) error { return tx.InsertTurns(ctx, batch) })
+			got, err := s.TurnsThrough(ctx, wsA, "s1", 10)
+			require.NoError(t, err)
+			require.Equal(t, batch, got)
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) error { return tx.InsertTurns(ctx, nil) })
+		},
+		"InsertTurnsRefusesTheWholeBatch": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			seedSessionWithTurns(t, s, wsA, "s1", 1)
+			for name, batch := range map[string][]forkengine.Turn{
+				"taken id":       {newTurn(wsA, "s1", "fresh", 5), newTurn(wsA, "s1", "s1-t1", 6)},
+				"taken sequence": {newTurn(wsA, "s1", "fresh", 5), newTurn(wsA, "s1", "other", 1)},
+				"sequence twice": {newTurn(wsA, "s1", "fresh", 5), newTurn(wsA, "s1", "other", 5)},
+				"id twice":       {newTurn(wsA, "s1", "fresh", 5), newTurn(wsA, "s1", "fresh", 6)},
+			} {
+				requireDuplicate(t, s, func(ctx context.Context, tx forkengine.Tx) error { return tx.InsertTurns(ctx, batch) })
+				_, err := s.GetTurn(ctx, wsA, "fresh")
+				require.ErrorIs(t, err, forkengine.ErrNotFound, "%s: nothing of the batch is kept", name)
+			}
+			err := s.Update(ctx, func(tx forkengine.Tx) error {
+				return tx.InsertTurns(ctx, []forkengine.Turn{newTurn(wsA, "nope", "t9", 1)})
+			})
+			require.ErrorIs(t, err, forkengine.ErrNotFound)
+		},
 		"SequenceIsUniquePerSession": func(t *testing.T, s forkengine.Store) {
 			seedSessionWithTurns(t, s, wsA, "s1", 1)
 			seedSessionWithTurns(t, s, wsA, "s2", 1) // the same sequence in another session is fine
