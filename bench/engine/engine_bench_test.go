@@ -3,10 +3,10 @@ package enginebench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -18,119 +18,162 @@ import (
 
 const (
 	workspaceID     = "bench"
-	sourceID        = "source"
 	sourceTurns     = 20
 	messagesPerTurn = 5
+	// inFlight is how many forks the concurrent benchmark keeps going at once, each on its own
+	// source (one boundary holds one active fork).
+	inFlight = 8
 )
 
-// BenchmarkCommittedForks forks a 20-turn, 100-message source through its last turn b.N times,
+// BenchmarkCommittedForks forks 20-turn, 100-message sources through their last turn b.N times,
 // each fork driven from StartFork to committed (prepare, dispatch to the simulated driver at zero
-// latency, commit of 20 turns and 100 messages and the lineage), and reports committed forks per
-// second. Forks run one after another: SQLite has one writer, so the figure is the engine's
-// sequential write path, the same for one client or many.
+// latency, commit of 20 turns, 100 messages and the lineage), and reports committed forks per
+// second. Sequential forks one at a time and waits for each commit; Concurrent keeps inFlight
+// forks going, as many clients would, so CPU work overlaps while SQLite serialises the writes.
 func BenchmarkCommittedForks(b *testing.B) {
-	for _, barrier := range []bool{false, true} {
-		name := "BarrierOff"
-		if barrier {
-			name = "BarrierOnWithAcknowledge"
-		}
-		b.Run(name, func(b *testing.B) { benchmarkForks(b, barrier) })
-	}
+	b.Run("Sequential/BarrierOff", func(b *testing.B) { benchmarkSequential(b, false) })
+	b.Run("Sequential/BarrierOnWithAcknowledge", func(b *testing.B) { benchmarkSequential(b, true) })
+	b.Run(fmt.Sprintf("Concurrent%d/BarrierOff", inFlight), benchmarkConcurrent)
 }
 
-// benchmarkForks runs the loop. With the barrier on, a committed fork blocks its boundary until
-// acknowledged, so each iteration also acknowledges, as a client that saw the new session would.
-func benchmarkForks(b *testing.B, barrier bool) {
+// benchmarkSequential runs one fork at a time. With the barrier on, a committed fork blocks its
+// boundary until acknowledged, so each iteration also acknowledges, as a client that saw the new
+// session would.
+func benchmarkSequential(b *testing.B, barrier bool) {
+	f := newFixture(b, barrier, 1)
+	waiter := newCommitWaiter(b, f.broker)
+	defer waiter.close()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{Driver: store.DriverSQLite,
-		DSN: filepath.Join(b.TempDir(), "bench.db"), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatalf("open store: %v", err)
-	}
-	defer db.Close()
-	broker := forkengine.NewBroker(1 << 14)
-	engine, err := forkengine.New(forkengine.Config{
-		Store: db, Publisher: broker, DisableBarrier: !barrier,
-		Drivers: map[string]forkengine.Driver{"simulated": simulated.New(simulated.Options{})},
-	})
-	if err != nil {
-		b.Fatalf("build engine: %v", err)
-	}
-	defer engine.Close(ctx)
-	seedSource(b, engine)
-	sub := broker.Subscribe(workspaceID)
-	defer sub.Close()
-
-	i, statements, cpu := 0, db.Statements(), processCPU(b)
+	i := 0
+	f.start(b)
 	for b.Loop() {
-		op, err := engine.StartFork(ctx, forkengine.ForkInput{WorkspaceID: workspaceID, SourceSessionID: sourceID,
-			ThroughTurnID: turnID(sourceTurns), RequestID: fmt.Sprintf("request-%d", i)})
-		if err != nil {
-			b.Fatalf("fork %d: %v", i, err)
-		}
-		awaitCommitted(b, sub, op.ID)
+		op := f.fork(b, 0, i)
+		waiter.await(b, op.ID)
 		if barrier {
-			if _, err := engine.Acknowledge(ctx, workspaceID, op.ID); err != nil {
+			if _, err := f.engine.Acknowledge(ctx, workspaceID, op.ID); err != nil {
 				b.Fatalf("acknowledge fork %d: %v", i, err)
 			}
 		}
 		i++
 	}
-	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "forks/s")
-	b.ReportMetric(float64(db.Statements()-statements)/float64(i), "statements/fork")
-	// CPU per fork is steadier than wall time on a shared machine: it counts only this process.
-	b.ReportMetric(float64(processCPU(b)-cpu)/float64(time.Millisecond)/float64(i), "cpu-ms/fork")
+	f.report(b, i)
 }
 
-// awaitCommitted reads the workspace's events until the operation reaches a terminal status; any
-// outcome other than committed fails the benchmark.
-func awaitCommitted(b *testing.B, sub *forkengine.Subscription, operationID string) {
-	for ev := range sub.C() {
-		if ev.OperationID != operationID || !ev.Status.Terminal() {
-			continue
+// benchmarkConcurrent keeps inFlight forks going: each goroutine forks its own source and waits
+// for that fork's commit before starting the next.
+func benchmarkConcurrent(b *testing.B) {
+	f := newFixture(b, false, inFlight)
+	waiter := newCommitWaiter(b, f.broker)
+	defer waiter.close()
+	var workers, forks atomic.Int64
+	b.SetParallelism((inFlight + 1) / 2) // × GOMAXPROCS (2 on the target machine) goroutines
+	f.start(b)
+	b.RunParallel(func(pb *testing.PB) {
+		source := int(workers.Add(1)-1) % inFlight
+		for pb.Next() {
+			op := f.fork(b, source, int(forks.Add(1)))
+			waiter.await(b, op.ID)
 		}
-		if ev.Status != forkengine.StatusCommitted {
-			b.Fatalf("fork %s ended %s", operationID, ev.Status)
-		}
-		return
+	})
+	f.report(b, int(forks.Load()))
+}
+
+// fixture is an engine on a fresh SQLite file with seeded sources.
+type fixture struct {
+	path       string
+	db         *store.DB
+	broker     *forkengine.Broker
+	engine     *forkengine.Engine
+	statements int64
+	cpu        time.Duration
+}
+
+func newFixture(b *testing.B, barrier bool, sources int) *fixture {
+	ctx := context.Background()
+	f := &fixture{path: filepath.Join(b.TempDir(), "bench.db"), broker: forkengine.NewBroker(1 << 16)}
+	var err error
+	f.db, err = store.Open(ctx, store.Config{Driver: store.DriverSQLite, DSN: f.path, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatalf("open store: %v", err)
 	}
-	b.Fatalf("event stream ended before fork %s finished: %v", operationID, sub.Err())
+	b.Cleanup(func() { _ = f.db.Close() })
+	f.engine, err = forkengine.New(forkengine.Config{
+		Store: f.db, Publisher: f.broker, DisableBarrier: !barrier,
+		Drivers: map[string]forkengine.Driver{"simulated": simulated.New(simulated.Options{})},
+	})
+	if err != nil {
+		b.Fatalf("build engine: %v", err)
+	}
+	b.Cleanup(func() { _ = f.engine.Close(ctx) })
+	for s := range sources {
+		seedSource(b, f.engine, sourceID(s))
+	}
+	return f
+}
+
+// start resets the timer and takes the baselines of the per-fork metrics.
+func (f *fixture) start(b *testing.B) {
+	f.statements, f.cpu = f.db.Statements(), processCPU()
+	b.ResetTimer()
+}
+
+func (f *fixture) fork(b *testing.B, source, i int) forkengine.ForkOperation {
+	op, err := f.engine.StartFork(context.Background(), forkengine.ForkInput{WorkspaceID: workspaceID,
+		SourceSessionID: sourceID(source), ThroughTurnID: sourceID(source) + "/" + turnID(sourceTurns), RequestID: fmt.Sprintf("request-%d", i)})
+	if err != nil {
+		b.Fatalf("fork %d of %s: %v", i, sourceID(source), err)
+	}
+	return op
+}
+
+// report publishes the metrics, then proves the forks are really there: a second handle on the
+// file (its own connections) must find forks committed operations, each target with its 20 turns.
+func (f *fixture) report(b *testing.B, forks int) {
+	elapsed := b.Elapsed()
+	statements, cpu := f.db.Statements()-f.statements, processCPU()-f.cpu
+	b.StopTimer()
+	b.ReportMetric(float64(forks)/elapsed.Seconds(), "forks/s")
+	b.ReportMetric(float64(statements)/float64(forks), "statements/fork")
+	// CPU per fork is steadier than wall time on a shared machine: it counts only this process.
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(forks), "cpu-ms/fork")
+	verifyCommitted(b, f.path, forks)
+}
+
+func verifyCommitted(b *testing.B, path string, forks int) {
+	ctx := context.Background()
+	check, err := store.Open(ctx, store.Config{Driver: store.DriverSQLite, DSN: path, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatalf("open checking store: %v", err)
+	}
+	defer check.Close()
+	committed, err := check.ListOperations(ctx, workspaceID, forkengine.OperationFilter{
+		Statuses: []forkengine.OperationStatus{forkengine.StatusCommitted}}, forkengine.PageCursor{}, 0)
+	if err != nil {
+		b.Fatalf("count committed forks: %v", err)
+	}
+	if len(committed) != forks {
+		b.Fatalf("%d forks committed in the database, want %d", len(committed), forks)
+	}
+	targets := make([]string, len(committed))
+	for i, op := range committed {
+		targets[i] = op.TargetSessionID
+	}
+	turns, err := check.CountTurnsBySessionIDs(ctx, workspaceID, targets)
+	if err != nil {
+		b.Fatalf("count copied turns: %v", err)
+	}
+	for _, target := range targets {
+		if turns[target] != sourceTurns {
+			b.Fatalf("fork target %s has %d turns, want %d", target, turns[target], sourceTurns)
+		}
+	}
 }
 
 // processCPU returns the user and system CPU time this process has used so far.
-func processCPU(b *testing.B) time.Duration {
+func processCPU() time.Duration {
 	var u syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		b.Fatalf("getrusage: %v", err)
+		panic(fmt.Sprintf("getrusage: %v", err)) // cannot fail for RUSAGE_SELF
 	}
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
-}
-
-func turnID(n int) string { return fmt.Sprintf("turn-%02d", n) }
-
-// seedSource reports the source with settled, provider-bound turns and their messages.
-func seedSource(b *testing.B, e *forkengine.Engine) {
-	ctx := context.Background()
-	ptr := func(s string) *string { return &s }
-	if _, err := e.ReportSession(ctx, forkengine.SessionReport{WorkspaceID: workspaceID, ID: sourceID,
-		Provider: "simulated", ProviderSessionID: ptr("provider-source"), Title: ptr("Benchmark source")}); err != nil {
-		b.Fatalf("seed session: %v", err)
-	}
-	for t := 1; t <= sourceTurns; t++ {
-		id := turnID(t)
-		if _, err := e.ReportTurn(ctx, forkengine.TurnReport{WorkspaceID: workspaceID, SessionID: sourceID, ID: id,
-			Phase: forkengine.PhaseSettled, Outcome: forkengine.OutcomeCompleted, ProviderTurnID: ptr("provider-" + id),
-			ProviderTurnBinding: json.RawMessage(`{"checkpoint":"` + id + `"}`)}); err != nil {
-			b.Fatalf("seed %s: %v", id, err)
-		}
-		msgs := make([]forkengine.MessageInput, messagesPerTurn)
-		for m := range msgs {
-			msgs[m] = forkengine.MessageInput{Role: forkengine.RoleAssistant,
-				Content: fmt.Sprintf("%s: message %d with a few words of content to copy", id, m)}
-		}
-		if _, err := e.AppendMessages(ctx, forkengine.MessageAppend{WorkspaceID: workspaceID, SessionID: sourceID,
-			TurnID: id, Messages: msgs}); err != nil {
-			b.Fatalf("seed messages of %s: %v", id, err)
-		}
-	}
 }
