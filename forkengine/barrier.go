@@ -25,14 +25,19 @@ func blocksBoundary(op ForkOperation) bool {
 // latest operation is returned (found=true) as the answer to the request. With it off, only an
 // active operation blocks, and the request fails with a retryable FORK_IN_PROGRESS.
 func (e *Engine) blockingOperation(ctx context.Context, r Reader, in ForkInput) (ForkOperation, bool, error) {
-	latest, err := r.LatestOperationOnBoundary(ctx, in.WorkspaceID, in.SourceSessionID, in.ThroughTurnID)
+	// Only the state decides; the snapshot is loaded just for the rare answer that returns it.
+	latest, err := r.LatestOperationOnBoundaryWithoutSnapshot(ctx, in.WorkspaceID, in.SourceSessionID, in.ThroughTurnID)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return ForkOperation{}, false, nil
 	case err != nil:
 		return ForkOperation{}, false, fmt.Errorf("read latest operation on turn %s: %w", in.ThroughTurnID, err)
 	case !e.cfg.DisableBarrier && blocksBoundary(latest):
-		return latest, true, nil
+		full, err := r.GetOperation(ctx, in.WorkspaceID, latest.ID)
+		if err != nil {
+			return ForkOperation{}, false, readError(err, "fork operation", latest.ID)
+		}
+		return full, true, nil
 	case e.cfg.DisableBarrier && latest.Status.Active():
 		return ForkOperation{}, false, &Error{Code: CodeForkInProgress, Retryable: true,
 			Message: fmt.Sprintf("fork operation %s is still running on turn %q", latest.ID, in.ThroughTurnID)}

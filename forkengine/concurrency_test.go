@@ -191,6 +191,12 @@ func (s *blindStore) LatestOperationOnBoundary(ctx context.Context, ws, sourceID
 	})
 }
 
+func (s *blindStore) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
+	return blindRead(s, func() (forkengine.ForkOperation, error) {
+		return s.MemStore.LatestOperationOnBoundaryWithoutSnapshot(ctx, ws, sourceID, turnID)
+	})
+}
+
 func (s *blindStore) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error {
 	return s.MemStore.Update(ctx, func(tx forkengine.Tx) error { return fn(blindTx{tx, s}) })
 }
@@ -207,6 +213,12 @@ func (tx blindTx) GetOperationByRequestID(ctx context.Context, ws, requestID str
 func (tx blindTx) LatestOperationOnBoundary(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
 	return blindRead(tx.store, func() (forkengine.ForkOperation, error) {
 		return tx.Tx.LatestOperationOnBoundary(ctx, ws, sourceID, turnID)
+	})
+}
+
+func (tx blindTx) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
+	return blindRead(tx.store, func() (forkengine.ForkOperation, error) {
+		return tx.Tx.LatestOperationOnBoundaryWithoutSnapshot(ctx, ws, sourceID, turnID)
 	})
 }
 

@@ -75,6 +75,10 @@ type Reader interface {
 	// LatestOperationOnBoundary returns the newest (CreatedAt, ID) operation forking source through
 	// turn, or ErrNotFound.
 	LatestOperationOnBoundary(ctx context.Context, workspaceID, sourceID, turnID string) (ForkOperation, error)
+	// LatestOperationOnBoundaryWithoutSnapshot is LatestOperationOnBoundary with Snapshot left
+	// zero, for callers that need only the operation's state: the snapshot is the whole frozen
+	// transcript, by far the costliest part of an operation to load.
+	LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, workspaceID, sourceID, turnID string) (ForkOperation, error)
 	// OperationsBySourceIDs returns every operation whose source is one of ids.
 	OperationsBySourceIDs(ctx context.Context, workspaceID string, sourceIDs []string) ([]ForkOperation, error)
 	// OperationReservingTarget returns the non-failed operation that reserved target id, or ErrNotFound.

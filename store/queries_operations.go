@@ -13,6 +13,18 @@ import (
 
 // findOperations runs one operations query and attaches the snapshots.
 func (q queries) findOperations(db *gorm.DB, what string) ([]forkengine.ForkOperation, error) {
+	ops, err := q.findOperationsWithoutSnapshots(db, what)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.attachSnapshots(db.Statement.Context, ops); err != nil {
+		return nil, err
+	}
+	return ops, nil
+}
+
+// findOperationsWithoutSnapshots runs one operations query and leaves every Snapshot zero.
+func (q queries) findOperationsWithoutSnapshots(db *gorm.DB, what string) ([]forkengine.ForkOperation, error) {
 	var rows []operationRow
 	if err := db.Find(&rows).Error; err != nil {
 		return nil, classify(err, "%s", what)
@@ -25,9 +37,6 @@ func (q queries) findOperations(db *gorm.DB, what string) ([]forkengine.ForkOper
 		}
 		out[i] = op
 	}
-	if err := q.attachSnapshots(db.Statement.Context, out); err != nil {
-		return nil, err
-	}
 	return out, nil
 }
 
@@ -38,7 +47,11 @@ func (q queries) attachSnapshots(ctx context.Context, ops []forkengine.ForkOpera
 	where := map[snapshotKey]int{}
 	for i := range ops {
 		op := &ops[i]
-		if s, ok := q.snapshots.get(op.WorkspaceID, op.ID, op.SnapshotHash); ok {
+		s, ok, err := q.snapshots.get(op.WorkspaceID, op.ID, op.SnapshotHash)
+		if err != nil {
+			return err
+		}
+		if ok {
 			op.Snapshot = s
 			continue
 		}
@@ -50,7 +63,7 @@ func (q queries) attachSnapshots(ctx context.Context, ops []forkengine.ForkOpera
 			return q.loadSnapshots(ctx, ws, chunk, func(id string, s forkengine.Snapshot) {
 				op := &ops[where[snapshotKey{ws, id}]]
 				op.Snapshot = copySnapshot(s)
-				q.remember(cachedSnapshot{key: snapshotKey{ws, id}, hash: op.SnapshotHash, snapshot: s})
+				q.remember(cachedSnapshot{key: snapshotKey{ws, id}, hash: op.SnapshotHash, decoded: true, snapshot: s})
 			})
 		})
 		if err != nil {
@@ -135,6 +148,21 @@ func (q queries) LatestOperationOnBoundary(ctx context.Context, ws, sourceID, tu
 	db := q.with(ctx).Where("workspace_id = ? AND source_session_id = ? AND through_turn_id = ?", ws, sourceID, turnID).
 		Order("created_at_us DESC, id DESC")
 	return q.oneOperation(db, ws, "operation on boundary", sourceID+"/"+turnID)
+}
+
+// LatestOperationOnBoundaryWithoutSnapshot is LatestOperationOnBoundary without loading the
+// snapshot (left zero).
+func (q queries) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
+	db := q.with(ctx).Where("workspace_id = ? AND source_session_id = ? AND through_turn_id = ?", ws, sourceID, turnID).
+		Order("created_at_us DESC, id DESC").Limit(1)
+	ops, err := q.findOperationsWithoutSnapshots(db, "operation on boundary "+sourceID+"/"+turnID)
+	if err != nil {
+		return forkengine.ForkOperation{}, err
+	}
+	if len(ops) == 0 {
+		return forkengine.ForkOperation{}, notFound("operation on boundary", ws, sourceID+"/"+turnID)
+	}
+	return ops[0], nil
 }
 
 // OperationsBySourceIDs returns every operation whose source is one of sourceIDs, in

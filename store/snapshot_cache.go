@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/forkgraph/forkgraph/forkengine"
@@ -20,9 +21,13 @@ type snapshotCache struct {
 
 type snapshotKey struct{ workspaceID, operationID string }
 
+// cachedSnapshot is decoded (snapshot set) or, when put by an insert, still the stored text:
+// decoding is deferred to the first read, since most operations are never read with it.
 type cachedSnapshot struct {
 	key      snapshotKey
 	hash     string
+	text     string
+	decoded  bool
 	snapshot forkengine.Snapshot
 }
 
@@ -35,14 +40,22 @@ func newSnapshotCache() *snapshotCache {
 }
 
 // get returns a private copy of the cached snapshot of the operation, if its hash matches.
-func (c *snapshotCache) get(workspaceID, operationID, hash string) (forkengine.Snapshot, bool) {
+func (c *snapshotCache) get(workspaceID, operationID, hash string) (forkengine.Snapshot, bool, error) {
 	c.mu.Lock()
 	hit, ok := c.entries[snapshotKey{workspaceID, operationID}]
 	c.mu.Unlock()
 	if !ok || hit.hash != hash {
-		return forkengine.Snapshot{}, false
+		return forkengine.Snapshot{}, false, nil
 	}
-	return copySnapshot(hit.snapshot), true
+	if !hit.decoded {
+		s, err := decodeSnapshot(hit.text)
+		if err != nil {
+			return forkengine.Snapshot{}, false, fmt.Errorf("decode snapshot of operation %s: %w", operationID, err)
+		}
+		hit.snapshot, hit.decoded, hit.text = s, true, ""
+		c.put(hit)
+	}
+	return copySnapshot(hit.snapshot), true, nil
 }
 
 // put stores entries; the cache owns their snapshots from now on.

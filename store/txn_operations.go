@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -22,11 +21,6 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 	if err != nil {
 		return err
 	}
-	// Decoded from the stored text, so the cached copy is exactly what a read would return.
-	snapshot, err := decodeSnapshot(text)
-	if err != nil {
-		return fmt.Errorf("decode snapshot of operation %s: %w", op.ID, err)
-	}
 	err = tx.guarded(ctx, func(db *gorm.DB) error {
 		if err := db.Exec(insertOperationSQL, row.values()...).Error; err != nil {
 			return classify(err, "insert operation %s", op.ID)
@@ -34,7 +28,9 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 		return classify(db.Exec(insertSnapshotSQL, op.WorkspaceID, op.ID, text).Error, "insert snapshot of operation %s", op.ID)
 	})
 	if err == nil {
-		tx.remember(cachedSnapshot{key: snapshotKey{op.WorkspaceID, op.ID}, hash: op.SnapshotHash, snapshot: snapshot})
+		// The stored text itself, decoded on first read, so a cached read returns exactly what a
+		// read of the table would.
+		tx.remember(cachedSnapshot{key: snapshotKey{op.WorkspaceID, op.ID}, hash: op.SnapshotHash, text: text})
 	}
 	return err
 }

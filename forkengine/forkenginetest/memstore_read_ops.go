@@ -122,6 +122,13 @@ func (v memView) LatestOperationOnBoundary(_ context.Context, ws, sourceID, turn
 	})
 }
 
+// LatestOperationOnBoundaryWithoutSnapshot is LatestOperationOnBoundary with a zero Snapshot.
+func (v memView) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
+	op, err := v.LatestOperationOnBoundary(ctx, ws, sourceID, turnID)
+	op.Snapshot = forkengine.Snapshot{}
+	return op, err
+}
+
 // OperationsBySourceIDs returns every operation whose source is one of sourceIDs.
 func (v memView) OperationsBySourceIDs(_ context.Context, ws string, sourceIDs []string) ([]forkengine.ForkOperation, error) {
 	want := idSet(sourceIDs)

@@ -38,8 +38,11 @@ func operationQueryTests() map[string]storeTest {
 		},
 		"LatestOnBoundaryIsNewestByCreatedAtThenID": func(t *testing.T, s forkengine.Store) {
 			ctx := context.Background()
+			latest := opAt(wsA, "b", "s1", "t1", "x1", forkengine.StatusFailed, 5)
+			latest.Snapshot = forkengine.Snapshot{Version: 1, Session: newSession(wsA, "s1"),
+				Turns: []forkengine.Turn{newTurn(wsA, "s1", "t1", 1)}}
 			insertOperations(t, s,
-				opAt(wsA, "b", "s1", "t1", "x1", forkengine.StatusFailed, 5),
+				latest,
 				opAt(wsA, "a", "s1", "t1", "x2", forkengine.StatusFailed, 5),
 				opAt(wsA, "z", "s1", "t1", "x3", forkengine.StatusCommitted, 4),
 				opAt(wsA, "later-other-turn", "s1", "t2", "x4", forkengine.StatusFailed, 9),
@@ -48,6 +51,13 @@ func operationQueryTests() map[string]storeTest {
 			got, err := s.LatestOperationOnBoundary(ctx, wsA, "s1", "t1")
 			require.NoError(t, err)
 			require.Equal(t, "b", got.ID)
+			bare, err := s.LatestOperationOnBoundaryWithoutSnapshot(ctx, wsA, "s1", "t1")
+			require.NoError(t, err)
+			require.NotEmpty(t, got.Snapshot.Turns, "the fixture has a snapshot to leave out")
+			got.Snapshot = forkengine.Snapshot{}
+			require.Equal(t, got, bare, "the same operation without its snapshot")
+			_, err = s.LatestOperationOnBoundaryWithoutSnapshot(ctx, wsA, "s1", "nope")
+			require.ErrorIs(t, err, forkengine.ErrNotFound)
 		},
 		"ListPagesAndCountsWithFilters": testListOperations,
 		"RecoverablePagesActiveAcrossWorkspaces": func(t *testing.T, s forkengine.Store) {
