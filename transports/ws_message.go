@@ -171,12 +171,13 @@ func truncateCloseReason(reason string) string {
 }
 
 // encodeResult encodes a result message. The common case, data and nothing else, is assembled
-// directly: json.Marshal would re-validate and compact the already encoded data, which costs
-// more than the rest of the message when one event fans out to thousands of subscribers.
+// directly: json.Marshal would reflect over the response and compact (copy) the already encoded
+// data, which costs more than the rest of the message when one event fans out to thousands of
+// subscribers. The data is still validated, so a broken result stays an error (4500).
 func encodeResult(id, typ string, resp *graphql.Response) ([]byte, error) {
-	plain := len(resp.Errors) == 0 && resp.Extensions == nil && resp.Label == "" && resp.Path == nil && resp.HasNext == nil
-	if !plain || len(resp.Data) == 0 {
-		return encodeMessage(id, typ, resp)
+	plain := len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" && resp.Path == nil && resp.HasNext == nil
+	if !plain || len(resp.Data) == 0 || !json.Valid(resp.Data) {
+		return encodeMessage(id, typ, resp) // also reports invalid data as an error
 	}
 	quotedID, err := json.Marshal(id)
 	if err != nil {

@@ -1,6 +1,7 @@
 package transports
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -240,8 +241,12 @@ func TestTransportWS_MaxMessageBytes(t *testing.T) {
 }
 
 func TestEncodeResult_FastPathMatchesJSON(t *testing.T) {
-	resp := &graphql.Response{Data: json.RawMessage(`{"a":"x\"y","b":[1,2]}`)}
+	// The executor sets an empty, non-nil extensions map on every response.
+	resp := &graphql.Response{Data: json.RawMessage(`{"a":"x\"y","b":[1,2]}`), Extensions: map[string]any{}}
 	fast, err := encodeResult("id \"1\" é", "next", resp)
+	if !bytes.HasPrefix(fast, []byte(`{"id":`)) || bytes.Contains(fast, []byte("extensions")) {
+		t.Fatalf("fast path not taken: %s", fast)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,6 +72,8 @@ func (a *apiClient) seedSource(ctx context.Context, ws string) error {
 type driven struct {
 	mutations int
 	wall      time.Duration
+	serverCPU float64 // CPU seconds the server spent while the load ran and was delivered
+	clientCPU float64 // CPU seconds this program's subscribers and driver spent meanwhile
 }
 
 // drive reports o.turns turns at o.rate mutations per second and, spread among them, o.forks

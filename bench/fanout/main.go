@@ -100,12 +100,18 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
+	fmt.Fprintf(os.Stderr, "fanout: %d subscribers live; driving load\n", o.subscribers)
 	fleet.resetSamples()
+	serverCPU0, _ := cpuSeconds(srv.cmd.Process.Pid)
+	selfCPU0, _ := cpuSeconds(os.Getpid())
 	driven, err := api.drive(ctx, ws, o)
 	if err != nil {
 		return err
 	}
 	delivered := fleet.awaitDelivery(ctx, 60*time.Second)
+	serverCPU1, _ := cpuSeconds(srv.cmd.Process.Pid)
+	selfCPU1, _ := cpuSeconds(os.Getpid())
+	driven.serverCPU, driven.clientCPU = serverCPU1-serverCPU0, selfCPU1-selfCPU0
 	report(o, fleet, driven, delivered, rssBefore, rssAfter)
 	return nil
 }

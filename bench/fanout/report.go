@@ -23,6 +23,7 @@ func report(o options, f *fleet, d driven, delivered int, rssBefore, rssAfter in
 	fmt.Printf("| subscribers connected (init + ack + subscribe) | %d in %s (%.0f/s) |\n", len(f.subs), f.connectWall.Round(time.Millisecond), float64(len(f.subs))/f.connectWall.Seconds())
 	fmt.Printf("| handshake p50 / p99 | %s / %s |\n", f.handshakes.quantile(0.50), f.handshakes.quantile(0.99))
 	fmt.Printf("| load | %d mutations (%d turn reports, %d fork cycles of 5 mutations) in %s |\n", d.mutations, o.turns, o.forks, d.wall.Round(time.Millisecond))
+	fmt.Printf("| CPU during load + delivery: server / this client program | %.1f s / %.1f s |\n", d.serverCPU, d.clientCPU)
 	fmt.Printf("| events delivered | %d (per subscriber: min %d, max %d) |\n", total, least, most)
 	fmt.Printf("| subscribers that got the end marker | %d of %d |\n", delivered, len(f.subs))
 	fmt.Printf("| delivery latency p50 / p99 / max | %s / %s / %s |\n", f.latency.quantile(0.50), f.latency.quantile(0.99), time.Duration(f.latency.max.Load()).Round(time.Millisecond))

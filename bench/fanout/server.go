@@ -114,3 +114,19 @@ func (s *server) stop() {
 	}
 	_ = os.RemoveAll(s.dir)
 }
+
+// cpuSeconds returns the user + system CPU time of process pid so far, from /proc.
+func cpuSeconds(pid int) (float64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read /proc/%d/stat: %w", pid, err)
+	}
+	// Fields after the command name (which may hold spaces) start after the last ')'.
+	fields := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100, nil // USER_HZ is 100 on Linux
+}
