@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"runtime"
@@ -235,11 +236,7 @@ func (c *client) expectClose(code int, reason string) {
 }
 
 func asCloseError(err error, target **websocket.CloseError) bool {
-	ce, ok := err.(*websocket.CloseError)
-	if ok {
-		*target = ce
-	}
-	return ok
+	return errors.As(err, target)
 }
 
 // initialise performs connection_init / connection_ack.
@@ -274,7 +271,3 @@ func settleGoroutines(t *testing.T, want int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
-
-type websocketCloseError = websocket.CloseError
-
-func asCloseErrorPtr(err error, target **websocket.CloseError) bool { return asCloseError(err, target) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/testserver"
+	"github.com/gorilla/websocket"
 )
 
 func newTestServer(t *testing.T, ws Websocket) (*testserver.TestServer, string) {
@@ -176,8 +177,8 @@ func TestTransportWS_CloseReasonFitsFrame(t *testing.T) {
 	c.subscribe(id, "subscription { name }")
 	_ = c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, _, err := c.conn.ReadMessage()
-	var ce *websocketCloseError
-	if !asCloseErrorPtr(err, &ce) || ce.Code != CloseDuplicateID {
+	var ce *websocket.CloseError
+	if !asCloseError(err, &ce) || ce.Code != CloseDuplicateID {
 		t.Fatalf("want 4409, got %v", err)
 	}
 	if len(ce.Text) > 123 || !utf8.ValidString(ce.Text) || !strings.HasPrefix(ce.Text, "Subscriber for é") {
