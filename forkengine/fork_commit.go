@@ -25,7 +25,7 @@ func (e *Engine) commit(ctx context.Context, op ForkOperation) (ForkOperation, e
 		case current.Status != StatusProviderAccepted:
 			return fmt.Errorf("fork operation %s is %s, not provider_accepted", op.ID, current.Status)
 		}
-		out, err = materialize(ctx, tx, c, current)
+		out, err = materialize(ctx, tx, c, current, true)
 		return err
 	})
 	if err != nil {
@@ -34,17 +34,20 @@ func (e *Engine) commit(ctx context.Context, op ForkOperation) (ForkOperation, e
 	return out, nil
 }
 
-// materialize writes the fork target from the frozen snapshot and moves op to committed.
-func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation) (ForkOperation, error) {
-	if err := verifySnapshot(op); err != nil {
+// materialize writes the fork target from the frozen snapshot and moves op to committed. stored
+// says op's snapshot was read from the store, so its hash is checked before anything is copied;
+// the engine's own private copy of what it froze needs no such proof.
+func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, stored bool) (ForkOperation, error) {
+	if err := verifySnapshot(op, stored); err != nil {
 		return op, err
 	}
 	if err := checkTargetAbsent(ctx, tx, op); err != nil {
 		return op, err
 	}
+	ids := newForkIDs(op)
 	session := targetSession(op, c.at)
-	turns := targetTurns(op, c.at)
-	lineage := targetLineage(op, forkEntityID(op, "turn", op.ThroughTurnID), c.at)
+	turns := targetTurns(op, ids, c.at)
+	lineage := targetLineage(op, ids.turn(op.ThroughTurnID), c.at)
 	if err := tx.UpsertSession(ctx, session); err != nil {
 		return op, fmt.Errorf("create target session %s: %w", session.ID, err)
 	}
@@ -55,7 +58,7 @@ func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation) (Fork
 	for _, t := range turns {
 		c.turn(t)
 	}
-	if messages := targetMessages(op); len(messages) > 0 {
+	if messages := targetMessages(op, ids); len(messages) > 0 {
 		if _, err := tx.InsertMessages(ctx, messages); err != nil {
 			return op, fmt.Errorf("copy messages: %w", err)
 		}
@@ -72,16 +75,21 @@ func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation) (Fork
 	return committed, err
 }
 
-// verifySnapshot proves the snapshot is the one frozen at prepare and ends at the boundary.
-func verifySnapshot(op ForkOperation) error {
+// verifySnapshot proves the snapshot ends at the boundary and, when rehash is set, that it is
+// the one frozen at prepare.
+func verifySnapshot(op ForkOperation, rehash bool) error {
+	if len(op.Snapshot.Turns) == 0 || op.Snapshot.Turns[len(op.Snapshot.Turns)-1].ID != op.ThroughTurnID {
+		return fmt.Errorf("fork operation %s: frozen snapshot does not end with turn %s", op.ID, op.ThroughTurnID)
+	}
+	if !rehash {
+		return nil
+	}
 	hash, err := snapshotHash(op.Snapshot)
 	switch {
 	case err != nil:
 		return err
 	case hash != op.SnapshotHash:
 		return fmt.Errorf("fork operation %s: frozen snapshot does not match its hash", op.ID)
-	case len(op.Snapshot.Turns) == 0 || op.Snapshot.Turns[len(op.Snapshot.Turns)-1].ID != op.ThroughTurnID:
-		return fmt.Errorf("fork operation %s: frozen snapshot does not end with turn %s", op.ID, op.ThroughTurnID)
 	}
 	return nil
 }
@@ -113,12 +121,12 @@ func targetSession(op ForkOperation, at time.Time) Session {
 // had not settled when frozen is settled as interrupted: the child will never finish it. In
 // provider_owned mode each bound turn takes the binding the provider returned for the child (so a
 // fork of the fork works) and unbound turns lose theirs; host_copy keeps the source bindings.
-func targetTurns(op ForkOperation, at time.Time) []Turn {
+func targetTurns(op ForkOperation, ids *forkIDs, at time.Time) []Turn {
 	turns := make([]Turn, 0, len(op.Snapshot.Turns))
 	next := 0
 	for _, src := range op.Snapshot.Turns {
 		t := src
-		t.SessionID, t.ID, t.UpdatedAt = op.TargetSessionID, forkEntityID(op, "turn", src.ID), at
+		t.SessionID, t.ID, t.UpdatedAt = op.TargetSessionID, ids.turn(src.ID), at
 		if !t.Settled() {
 			settledAt := at
 			t.Phase, t.Outcome, t.SettledAt = PhaseSettled, OutcomeInterrupted, &settledAt
@@ -137,13 +145,13 @@ func targetTurns(op ForkOperation, at time.Time) []Turn {
 }
 
 // targetMessages copies the snapshot transcript, in order, under deterministic ids.
-func targetMessages(op ForkOperation) []Message {
+func targetMessages(op ForkOperation, ids *forkIDs) []Message {
 	messages := make([]Message, 0, len(op.Snapshot.Messages))
 	for _, src := range op.Snapshot.Messages {
 		m := src
 		m.SessionID, m.Position = op.TargetSessionID, 0
-		m.TurnID = forkEntityID(op, "turn", src.TurnID)
-		m.ID = forkEntityID(op, "message", src.ID)
+		m.TurnID = ids.turn(src.TurnID)
+		m.ID = ids.message(src.ID)
 		messages = append(messages, m)
 	}
 	return messages

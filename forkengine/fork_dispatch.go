@@ -21,17 +21,19 @@ func (e *Engine) ProcessOperation(ctx context.Context, workspaceID, id string) (
 	if err != nil {
 		return ForkOperation{}, readError(err, "fork operation", id)
 	}
-	return e.process(ctx, op)
+	return e.process(ctx, op, false)
 }
 
 // process drives op from the state it was read or written in. Every step is a compare-and-swap
-// on that state, so a stale op loses the swap and continues from the stored state instead.
-func (e *Engine) process(ctx context.Context, op ForkOperation) (ForkOperation, error) {
+// on that state, so a stale op loses the swap and continues from the stored state instead. own
+// says op carries the engine's private copy of the snapshot it froze (not one read back from the
+// store); it holds only until the first step, after which op may come from a read.
+func (e *Engine) process(ctx context.Context, op ForkOperation, own bool) (ForkOperation, error) {
 	var err error
-	for {
+	for ; ; own = false {
 		switch op.Status {
 		case StatusPrepared:
-			op, err = e.dispatch(ctx, op)
+			op, err = e.dispatch(ctx, op, own)
 		case StatusProviderAccepted:
 			op, err = e.commit(ctx, op)
 		default:
@@ -44,7 +46,7 @@ func (e *Engine) process(ctx context.Context, op ForkOperation) (ForkOperation, 
 }
 
 // dispatch moves a prepared operation through dispatching to the provider's verdict.
-func (e *Engine) dispatch(ctx context.Context, op ForkOperation) (ForkOperation, error) {
+func (e *Engine) dispatch(ctx context.Context, op ForkOperation, own bool) (ForkOperation, error) {
 	desc, driver, problem, err := e.verifyBeforeDispatch(ctx, op)
 	if err != nil {
 		return op, err
@@ -65,7 +67,7 @@ func (e *Engine) dispatch(ctx context.Context, op ForkOperation) (ForkOperation,
 	checkpoint, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
 	defer cancel()
 	if verdict.status == StatusProviderAccepted {
-		committed, err := e.acceptAndCommit(checkpoint, marked, verdict)
+		committed, err := e.acceptAndCommit(checkpoint, marked, verdict, own)
 		if err == nil {
 			return committed, nil
 		}
@@ -80,8 +82,8 @@ func (e *Engine) dispatch(ctx context.Context, op ForkOperation) (ForkOperation,
 
 // acceptAndCommit records the provider's acceptance and commits the fork in one transaction, the
 // common case, saving a transaction per fork. If another writer moved the operation first, it
-// returns the stored operation unchanged.
-func (e *Engine) acceptAndCommit(ctx context.Context, marked ForkOperation, v verdict) (ForkOperation, error) {
+// returns the stored operation unchanged. own: see process.
+func (e *Engine) acceptAndCommit(ctx context.Context, marked ForkOperation, v verdict, own bool) (ForkOperation, error) {
 	var out ForkOperation
 	err := e.update(ctx, func(tx Tx, c *changes) error {
 		accepted, moved, err := moveOperation(ctx, tx, c, marked, StatusProviderAccepted, v.record)
@@ -89,7 +91,7 @@ func (e *Engine) acceptAndCommit(ctx context.Context, marked ForkOperation, v ve
 			out = accepted
 			return err
 		}
-		out, err = materialize(ctx, tx, c, accepted)
+		out, err = materialize(ctx, tx, c, accepted, !own)
 		return err
 	})
 	return out, err

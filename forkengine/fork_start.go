@@ -168,10 +168,14 @@ func (e *Engine) probeOne(ctx context.Context, driver Driver, source Session, tu
 // from the caller's context: the request that started a fork may end long before the fork does.
 func (e *Engine) processInBackground(ctx context.Context, op ForkOperation) {
 	detached := context.WithoutCancel(ctx)
+	// op is what prepare just committed, so it is not read back: a fork that something else moved
+	// meanwhile loses its first compare-and-swap and continues from the stored state. The snapshot
+	// is copied first, so nothing the caller does with the returned op can reach the background
+	// work, which then can trust it without rehashing.
+	private := op
+	private.Snapshot = op.Snapshot.clone()
 	e.goBackground(func() {
-		// op is what prepare just committed, so it is not read back: a fork that something else
-		// moved meanwhile loses its first compare-and-swap and continues from the stored state.
-		if _, err := e.process(detached, op); err != nil {
+		if _, err := e.process(detached, private, true); err != nil {
 			// Nobody waits for this goroutine; the operation's stored state already tells clients
 			// what happened, so the log is the only place left for the cause.
 			e.log.Error("fork operation processing failed", "workspace", op.WorkspaceID, "operation", op.ID, "error", err)

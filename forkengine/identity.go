@@ -48,18 +48,41 @@ func derivedTargetID(workspaceID, requestID string) string {
 	return formatUUID(b)
 }
 
-// forkEntityID is the deterministic id of a copied entity (kind "turn" or "message") in a fork
-// target: "fork-<operation prefix>-<kind>-<entity hash>". The entity hash covers (workspace,
+// forkIDs mints the deterministic ids of the entities a fork target copies (kind "turn" or
+// "message"): "fork-<operation prefix>-<kind>-<entity hash>". The entity hash covers (workspace,
 // operation, source, target, kind, source id), so ids are isolated per operation and two forks of
 // the same turn never share one, while a repeated commit of one operation always produces the same
 // ones. The prefix depends on the operation alone, so every row one commit inserts sorts into one
 // contiguous run of each index instead of a random page per row (random ids made a 120-row commit
-// dirty hundreds of b-tree pages).
-func forkEntityID(op ForkOperation, kind, sourceID string) string {
-	prefix := digest(identityNamespace, "prefix", op.WorkspaceID, op.ID, op.SourceSessionID, op.TargetSessionID)
-	sum := digest(identityNamespace, op.WorkspaceID, op.ID, op.SourceSessionID, op.TargetSessionID, kind, sourceID)
-	return "fork-" + hex.EncodeToString(prefix[:8]) + "-" + kind + "-" + hex.EncodeToString(sum[:])
+// dirty hundreds of b-tree pages). The prefix is hashed once per operation, turn ids once per turn.
+type forkIDs struct {
+	op     ForkOperation
+	prefix string
+	turns  map[string]string
 }
+
+func newForkIDs(op ForkOperation) *forkIDs {
+	sum := digest(identityNamespace, "prefix", op.WorkspaceID, op.ID, op.SourceSessionID, op.TargetSessionID)
+	return &forkIDs{op: op, prefix: "fork-" + hex.EncodeToString(sum[:8]) + "-", turns: map[string]string{}}
+}
+
+func (f *forkIDs) id(kind, sourceID string) string {
+	sum := digest(identityNamespace, f.op.WorkspaceID, f.op.ID, f.op.SourceSessionID, f.op.TargetSessionID, kind, sourceID)
+	return f.prefix + kind + "-" + hex.EncodeToString(sum[:])
+}
+
+// turn is the copy's id of source turn sourceID.
+func (f *forkIDs) turn(sourceID string) string {
+	id, ok := f.turns[sourceID]
+	if !ok {
+		id = f.id("turn", sourceID)
+		f.turns[sourceID] = id
+	}
+	return id
+}
+
+// message is the copy's id of source message sourceID.
+func (f *forkIDs) message(sourceID string) string { return f.id("message", sourceID) }
 
 // requestBody is the canonical body of a fork request. The request id is deliberately not part of
 // it: the hash answers "is this the same request?" for two calls that share a request id.

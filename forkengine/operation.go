@@ -158,3 +158,37 @@ type Snapshot struct {
 	Turns    []Turn    `json:"turns"`    // sequence order, ending with the boundary turn
 	Messages []Message `json:"messages"` // transcript order
 }
+
+// clone returns a deep copy of s: no slice, binding or time pointer is shared with it.
+func (s Snapshot) clone() Snapshot {
+	s.Session.Settings = cloneJSON(s.Session.Settings)
+	s.Session.DeletedAt = clonePtr(s.Session.DeletedAt)
+	if s.Turns != nil {
+		turns := make([]Turn, len(s.Turns))
+		for i, t := range s.Turns {
+			t.SettledAt = clonePtr(t.SettledAt)
+			t.ProviderTurnBinding = cloneJSON(t.ProviderTurnBinding)
+			turns[i] = t
+		}
+		s.Turns = turns
+	}
+	if s.Messages != nil {
+		s.Messages = append([]Message(nil), s.Messages...)
+	}
+	return s
+}
+
+func cloneJSON(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	return append(json.RawMessage{}, raw...)
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
