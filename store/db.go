@@ -71,7 +71,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("open %s store: %w", d.name, err)
 	}
 	db := &DB{gorm: gdb, log: cfg.Logger, statements: new(atomic.Int64)}
-	db.queries = queries{db: gdb, dialect: d, snapshots: newSnapshotCache()}
+	db.queries = queries{db: gdb, dialect: d, snapshots: newSnapshotCache(), statements: db.statements}
 	if err := db.init(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -149,7 +149,8 @@ func (db *DB) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error
 		if err := db.dialect.lockWriters(gtx); err != nil {
 			return fmt.Errorf("take the writer lock: %w", err)
 		}
-		return fn(&txn{queries: queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, pending: &pending}})
+		return fn(&txn{queries: queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, pending: &pending,
+			statements: db.statements}})
 	})
 	if err == nil {
 		db.snapshots.put(pending...)

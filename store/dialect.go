@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -25,6 +27,32 @@ type dialect struct {
 	// abortsOnError: a failed statement poisons the whole transaction (PostgreSQL), so statements
 	// that may hit a unique index run under a savepoint.
 	abortsOnError bool
+	// numbered: the driver wants $1, $2, ... where the shared SQL says ? (PostgreSQL).
+	numbered bool
+}
+
+var numberedSQL sync.Map // SQL with ? → the same with $n
+
+// placeholders returns query as the driver takes it. The shared SQL has no ? inside literals.
+func (d dialect) placeholders(query string) string {
+	if !d.numbered {
+		return query
+	}
+	if s, ok := numberedSQL.Load(query); ok {
+		return s.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	numberedSQL.Store(query, b.String())
+	return b.String()
 }
 
 // sqliteParams are applied by mattn/go-sqlite3 to every new connection: WAL lets readers run
@@ -100,4 +128,5 @@ var postgresDialect = dialect{
 		return tx.Exec("SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))", writerLockClass).Error
 	},
 	abortsOnError: true,
+	numbered:      true,
 }

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"slices"
+	"sync/atomic"
 
 	"gorm.io/gorm"
 
@@ -18,6 +20,16 @@ type queries struct {
 	// pending, set inside a transaction, holds snapshots decoded or written by it; they reach
 	// the shared cache only after the transaction commits.
 	pending *[]cachedSnapshot
+	// statements counts what execFixed runs past gorm (gorm's callbacks count the rest).
+	statements *atomic.Int64
+}
+
+// execFixed runs fixed SQL with ? placeholders on db's connection (the transaction inside Update)
+// straight through database/sql. gorm's Exec re-scans the SQL and re-boxes every argument, which
+// for a fork's 100-row insert cost more CPU than SQLite's own work. It is counted as a statement.
+func (q queries) execFixed(db *gorm.DB, query string, args ...any) (sql.Result, error) {
+	q.statements.Add(1)
+	return db.Statement.ConnPool.ExecContext(db.Statement.Context, q.dialect.placeholders(query), args...)
 }
 
 func (q queries) with(ctx context.Context) *gorm.DB { return q.db.WithContext(ctx) }

@@ -41,14 +41,18 @@ func (tx *txn) guarded(ctx context.Context, fn func(db *gorm.DB) error) error {
 }
 
 // execWith adapts a gorm handle to insertRows.
-func execWith(db *gorm.DB) func(sql string, args ...any) error {
-	return func(sql string, args ...any) error { return db.Exec(sql, args...).Error }
+func (tx *txn) execWith(db *gorm.DB) func(sql string, args ...any) error {
+	return func(sql string, args ...any) error {
+		_, err := tx.execFixed(db, sql, args...)
+		return err
+	}
 }
 
 // UpsertSession inserts s or replaces every field of the stored row.
 func (tx *txn) UpsertSession(ctx context.Context, s forkengine.Session) error {
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(db.Exec(upsertSessionSQL, toSessionRow(s).values()...).Error, "upsert session %s", s.ID)
+		_, err := tx.execFixed(db, upsertSessionSQL, toSessionRow(s).values()...)
+		return classify(err, "upsert session %s", s.ID)
 	})
 }
 
@@ -56,7 +60,8 @@ func (tx *txn) UpsertSession(ctx context.Context, s forkengine.Session) error {
 // does not exist; ErrDuplicate when another turn of the session has its sequence.
 func (tx *txn) UpsertTurn(ctx context.Context, t forkengine.Turn) error {
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(db.Exec(upsertTurnSQL, toTurnRow(t).values()...).Error, "upsert turn %s", t.ID)
+		_, err := tx.execFixed(db, upsertTurnSQL, toTurnRow(t).values()...)
+		return classify(err, "upsert turn %s", t.ID)
 	})
 }
 
@@ -72,7 +77,7 @@ func (tx *txn) InsertTurns(ctx context.Context, turns []forkengine.Turn) error {
 		rows[i] = toTurnRow(t)
 	}
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(insertRows(execWith(db), "turns", turnColumns, rows), "insert %d turns", len(rows))
+		return classify(insertRows(tx.execWith(db), "turns", turnColumns, rows), "insert %d turns", len(rows))
 	})
 }
 
@@ -98,7 +103,7 @@ func (tx *txn) InsertMessages(ctx context.Context, msgs []forkengine.Message) ([
 		out[i].CreatedAt = fromMicros(rows[i].CreatedAtUs)
 	}
 	err := tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(insertRows(execWith(db), "messages", messageColumns, rows), "insert %d messages", len(rows))
+		return classify(insertRows(tx.execWith(db), "messages", messageColumns, rows), "insert %d messages", len(rows))
 	})
 	if err != nil {
 		return nil, err

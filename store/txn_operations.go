@@ -22,10 +22,11 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 		return err
 	}
 	err = tx.guarded(ctx, func(db *gorm.DB) error {
-		if err := db.Exec(insertOperationSQL, row.values()...).Error; err != nil {
+		if _, err := tx.execFixed(db, insertOperationSQL, row.values()...); err != nil {
 			return classify(err, "insert operation %s", op.ID)
 		}
-		return classify(db.Exec(insertSnapshotSQL, op.WorkspaceID, op.ID, text).Error, "insert snapshot of operation %s", op.ID)
+		_, err := tx.execFixed(db, insertSnapshotSQL, op.WorkspaceID, op.ID, text)
+		return classify(err, "insert snapshot of operation %s", op.ID)
 	})
 	if err == nil {
 		// The stored text itself, decoded on first read, so a cached read returns exactly what a
@@ -53,9 +54,13 @@ func (tx *txn) UpdateOperation(ctx context.Context, op forkengine.ForkOperation,
 	args := append(row.mutableValues(), op.WorkspaceID, op.ID, string(expect))
 	var changed bool
 	err = tx.guarded(ctx, func(db *gorm.DB) error {
-		res := db.Exec(updateOperationSQL, args...)
-		changed = res.RowsAffected > 0
-		return classify(res.Error, "update operation %s from %s", op.ID, expect)
+		res, err := tx.execFixed(db, updateOperationSQL, args...)
+		if err != nil {
+			return classify(err, "update operation %s from %s", op.ID, expect)
+		}
+		n, err := res.RowsAffected()
+		changed = n > 0
+		return classify(err, "update operation %s from %s", op.ID, expect)
 	})
 	return changed && err == nil, err
 }
@@ -84,7 +89,7 @@ func (tx *txn) AppendEvents(ctx context.Context, events []forkengine.Event) ([]f
 		rows[i] = toEventRow(e)
 		out[i] = rows[i].domain()
 	}
-	if err := insertRows(execWith(tx.with(ctx)), "events", eventColumns, rows); err != nil {
+	if err := insertRows(tx.execWith(tx.with(ctx)), "events", eventColumns, rows); err != nil {
 		return nil, classify(err, "append %d events", len(rows))
 	}
 	return out, nil
