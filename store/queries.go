@@ -66,10 +66,12 @@ var activeStatuses = []string{
 	string(forkengine.StatusPrepared), string(forkengine.StatusDispatching), string(forkengine.StatusProviderAccepted),
 }
 
+var getSessionSQL = "SELECT " + sessionSelectList + " FROM sessions WHERE workspace_id = ? AND id = ?"
+
 // GetSession returns one session, or ErrNotFound.
 func (q queries) GetSession(ctx context.Context, ws, id string) (forkengine.Session, error) {
-	var rows []sessionRow
-	if err := q.with(ctx).Where("workspace_id = ? AND id = ?", ws, id).Limit(1).Find(&rows).Error; err != nil {
+	rows, err := queryRows[sessionRow](ctx, q, getSessionSQL, ws, id)
+	if err != nil {
 		return forkengine.Session{}, classify(err, "get session %s", id)
 	}
 	if len(rows) == 0 {

@@ -153,17 +153,18 @@ func (q queries) LatestOperationOnBoundary(ctx context.Context, ws, sourceID, tu
 // LatestOperationOnBoundaryWithoutSnapshot is LatestOperationOnBoundary without loading the
 // snapshot (left zero).
 func (q queries) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
-	db := q.with(ctx).Where("workspace_id = ? AND source_session_id = ? AND through_turn_id = ?", ws, sourceID, turnID).
-		Order("created_at_us DESC, id DESC").Limit(1)
-	ops, err := q.findOperationsWithoutSnapshots(db, "operation on boundary "+sourceID+"/"+turnID)
+	rows, err := queryRows[operationRow](ctx, q, latestOnBoundarySQL, ws, sourceID, turnID)
 	if err != nil {
-		return forkengine.ForkOperation{}, err
+		return forkengine.ForkOperation{}, classify(err, "operation on boundary %s/%s", sourceID, turnID)
 	}
-	if len(ops) == 0 {
+	if len(rows) == 0 {
 		return forkengine.ForkOperation{}, notFound("operation on boundary", ws, sourceID+"/"+turnID)
 	}
-	return ops[0], nil
+	return rows[0].domain()
 }
+
+var latestOnBoundarySQL = "SELECT " + operationSelectList + ` FROM fork_operations
+	WHERE workspace_id = ? AND source_session_id = ? AND through_turn_id = ? ORDER BY created_at_us DESC, id DESC LIMIT 1`
 
 // OperationsBySourceIDs returns every operation whose source is one of sourceIDs, in
 // (CreatedAt, ID) order.

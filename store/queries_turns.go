@@ -6,10 +6,16 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
+var (
+	getTurnSQL      = "SELECT " + turnSelectList + " FROM turns WHERE workspace_id = ? AND id = ?"
+	turnsThroughSQL = "SELECT " + turnSelectList +
+		" FROM turns WHERE workspace_id = ? AND session_id = ? AND sequence <= ? ORDER BY sequence"
+)
+
 // GetTurn returns one turn, or ErrNotFound.
 func (q queries) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, error) {
-	var rows []turnRow
-	if err := q.with(ctx).Where("workspace_id = ? AND id = ?", ws, id).Limit(1).Find(&rows).Error; err != nil {
+	rows, err := queryRows[turnRow](ctx, q, getTurnSQL, ws, id)
+	if err != nil {
 		return forkengine.Turn{}, classify(err, "get turn %s", id)
 	}
 	if len(rows) == 0 {
@@ -125,9 +131,7 @@ func (q queries) turnPerSession(ctx context.Context, query, ws string, sessionID
 
 // TurnsThrough returns the session's turns with Sequence <= maxSequence in sequence order.
 func (q queries) TurnsThrough(ctx context.Context, ws, sessionID string, maxSequence int64) ([]forkengine.Turn, error) {
-	var rows []turnRow
-	err := q.with(ctx).Where("workspace_id = ? AND session_id = ? AND sequence <= ?", ws, sessionID, maxSequence).
-		Order("sequence").Find(&rows).Error
+	rows, err := queryRows[turnRow](ctx, q, turnsThroughSQL, ws, sessionID, maxSequence)
 	if err != nil {
 		return nil, classify(err, "turns of session %s through %d", sessionID, maxSequence)
 	}
@@ -142,8 +146,9 @@ func (q queries) TurnsThrough(ctx context.Context, ws, sessionID string, maxSequ
 func (q queries) MessagesByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
 	out := map[string][]forkengine.Message{}
 	err := q.inChunks(turnIDs, func(chunk []string) error {
-		var rows []messageRow
-		err := q.with(ctx).Where("workspace_id = ? AND turn_id IN ?", ws, chunk).Order("turn_id, position").Find(&rows).Error
+		in, args := inList(chunk, ws)
+		rows, err := queryRows[messageRow](ctx, q, "SELECT "+messageSelectList+
+			" FROM messages WHERE workspace_id = ? AND turn_id IN "+in+" ORDER BY turn_id, position", args...)
 		if err != nil {
 			return classify(err, "messages by turns")
 		}
