@@ -22,8 +22,9 @@ type pageKey struct {
 }
 
 // loaders is the set of batched reads of one response. It is built fresh for every response (a
-// query, a mutation, or one event of a subscription) by withLoaders, so nothing is cached across
-// responses and a subscription event always sees the data as it is when the event is sent.
+// query, a mutation, or one event of a subscription) that reads through a loader (withLoaders),
+// so nothing is cached across responses and a subscription event always sees the data as it is
+// when the event is sent.
 type loaders struct {
 	engine *forkengine.Engine
 
@@ -51,12 +52,28 @@ type loaders struct {
 
 type loadersKey struct{}
 
-// withLoaders installs a fresh loader set for each response. It is registered with
+// responseLoaders is the loader slot of one response. The loader set is built on the first
+// lookup, not when the response starts: a subscription event whose selection is all scalars (the
+// common case, sent to every subscriber of a workspace) then builds none, and that was most of
+// the CPU and garbage of a fan-out. Building lazily changes nothing else: the set still belongs
+// to this one response and is dropped with it, so no read is cached across responses.
+type responseLoaders struct {
+	engine *forkengine.Engine
+	once   sync.Once
+	set    *loaders
+}
+
+func (r *responseLoaders) get() *loaders {
+	r.once.Do(func() { r.set = newLoaders(r.engine) })
+	return r.set
+}
+
+// withLoaders gives each response its own (lazily built) loader set. It is registered with
 // srv.AroundResponses, not as HTTP middleware: a websocket is one HTTP request for its whole life,
 // and per-request loaders would serve every subscription event from the first event's cache.
 func withLoaders(engine *forkengine.Engine) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(context.WithValue(ctx, loadersKey{}, newLoaders(engine)))
+		return next(context.WithValue(ctx, loadersKey{}, &responseLoaders{engine: engine}))
 	}
 }
 

@@ -22,8 +22,8 @@ type Resolver struct {
 // loaders returns the response's loader set.
 // Outside a response (never, in the server) it returns a fresh, unshared set.
 func (r *Resolver) loaders(ctx context.Context) *loaders {
-	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
-		return l
+	if slot, ok := ctx.Value(loadersKey{}).(*responseLoaders); ok {
+		return slot.get()
 	}
 	return newLoaders(r.engine)
 }
