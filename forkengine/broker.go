@@ -1,6 +1,9 @@
 package forkengine
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // DefaultSubscriberQueue is the per-subscriber buffer of a Broker.
 const DefaultSubscriberQueue = 256
@@ -22,44 +25,79 @@ func NewBroker(queue int) *Broker {
 	return &Broker{queue: queue, subs: map[*Subscription]struct{}{}}
 }
 
-// Subscription receives the events of one workspace ("" for every workspace).
+// Subscription receives the events of one workspace ("" for every workspace). A subscription
+// made with Subscribe delivers on C; one made with SubscribeShared delivers on Events.
 type Subscription struct {
 	broker    *Broker
 	workspace string
-	c         chan Event
-	once      sync.Once
+	c         chan Event  // Subscribe: a copy of each event per queue slot
+	shared    chan *Event // SubscribeShared: one read-only copy per event, shared by subscribers
+	closed    bool        // guarded by broker.mu
 	mu        sync.Mutex
 	err       error
 }
 
-// Subscribe registers a subscriber. Close it when done.
+// Subscribe registers a subscriber whose events arrive by value on C. Close it when done.
 func (b *Broker) Subscribe(workspaceID string) *Subscription {
-	s := &Subscription{broker: b, workspace: workspaceID, c: make(chan Event, b.queue)}
+	return b.register(&Subscription{broker: b, workspace: workspaceID, c: make(chan Event, b.queue)})
+}
+
+// SubscribeShared registers a subscriber whose events arrive on Events as pointers to one copy
+// of each published event, shared by every shared subscriber: a queue slot costs a pointer, not
+// an Event, which matters with thousands of subscribers. Receivers must not modify the events.
+// C is nil for such a subscription. Close it when done.
+func (b *Broker) SubscribeShared(workspaceID string) *Subscription {
+	return b.register(&Subscription{broker: b, workspace: workspaceID, shared: make(chan *Event, b.queue)})
+}
+
+func (b *Broker) register(s *Subscription) *Subscription {
 	b.mu.Lock()
 	b.subs[s] = struct{}{}
 	b.mu.Unlock()
 	return s
 }
 
-// Publish delivers events to every matching subscriber without blocking.
+// Publish delivers events to every matching subscriber without blocking. A subscriber whose
+// queue cannot take an event is closed with a RESUME_REQUIRED error (Err) instead.
 func (b *Broker) Publish(events []Event) {
+	if len(events) == 0 {
+		return
+	}
+	var shared []Event // copied on the first shared subscriber: the caller may reuse events
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
-		for _, ev := range events {
-			if s.workspace != "" && s.workspace != ev.WorkspaceID {
+		for i := range events {
+			if s.workspace != "" && s.workspace != events[i].WorkspaceID {
 				continue
 			}
-			select {
-			case s.c <- ev:
-			default:
+			if s.shared != nil && shared == nil {
+				shared = slices.Clone(events)
+			}
+			if !s.offer(events, shared, i) {
 				s.closeLocked(ReasonErrorf(CodeResumeRequired, "subscriber_lagged",
 					"subscriber fell behind; resume from the last cursor received"))
-			}
-			if s.err != nil {
 				break
 			}
 		}
+	}
+}
+
+// offer queues event i without blocking and reports whether the queue took it.
+func (s *Subscription) offer(events, shared []Event, i int) bool {
+	if s.shared != nil {
+		select {
+		case s.shared <- &shared[i]:
+			return true
+		default:
+			return false
+		}
+	}
+	select {
+	case s.c <- events[i]:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -70,8 +108,12 @@ func (b *Broker) Subscribers() int {
 	return len(b.subs)
 }
 
-// C is the event channel; it is closed when the subscription ends.
+// C is the event channel of a Subscribe subscription; it is closed when the subscription ends.
 func (s *Subscription) C() <-chan Event { return s.c }
+
+// Events is the event channel of a SubscribeShared subscription; it is closed when the
+// subscription ends. The events are shared with other subscribers: read them, do not modify.
+func (s *Subscription) Events() <-chan *Event { return s.shared }
 
 // Err says why the channel closed: nil after Close, a RESUME_REQUIRED error after a lag.
 func (s *Subscription) Err() error {
@@ -87,13 +129,20 @@ func (s *Subscription) Close() {
 	s.closeLocked(nil)
 }
 
-// closeLocked ends the subscription; the broker's lock is held.
+// closeLocked ends the subscription once; the broker's lock is held, so no Publish can send on
+// the channel after it is closed.
 func (s *Subscription) closeLocked(err error) {
-	s.once.Do(func() {
-		s.mu.Lock()
-		s.err = err
-		s.mu.Unlock()
-		delete(s.broker.subs, s)
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.mu.Lock()
+	s.err = err
+	s.mu.Unlock()
+	delete(s.broker.subs, s)
+	if s.shared != nil {
+		close(s.shared)
+	} else {
 		close(s.c)
-	})
+	}
 }

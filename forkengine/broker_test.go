@@ -1,0 +1,117 @@
+package forkengine_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+func brokerEvents(ws string, from, n int) []forkengine.Event {
+	events := make([]forkengine.Event, n)
+	for i := range events {
+		events[i] = forkengine.Event{Cursor: int64(from + i), WorkspaceID: ws, Kind: forkengine.EventTurnUpserted}
+	}
+	return events
+}
+
+// receivedShared returns every event queued on a shared subscription until its channel closes.
+func receivedShared(sub *forkengine.Subscription) []int64 {
+	var cursors []int64
+	for ev := range sub.Events() {
+		cursors = append(cursors, ev.Cursor)
+	}
+	return cursors
+}
+
+func TestBrokerOverflowClosesWithResumeRequired(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			b := forkengine.NewBroker(4)
+			sub := b.Subscribe("ws")
+			if shared {
+				sub = b.SubscribeShared("ws")
+			}
+			b.Publish(brokerEvents("ws", 1, 3))
+			b.Publish(brokerEvents("ws", 4, 3)) // the 5th event does not fit
+
+			var got []int64
+			if shared {
+				got = receivedShared(sub)
+			} else {
+				for ev := range sub.C() {
+					got = append(got, ev.Cursor)
+				}
+			}
+			require.Equal(t, []int64{1, 2, 3, 4}, got, "the queued events are delivered, then the channel closes")
+			require.Equal(t, forkengine.CodeResumeRequired, forkengine.ErrorCode(sub.Err()))
+			require.Zero(t, b.Subscribers(), "a lagged subscriber is unregistered")
+		})
+	}
+}
+
+func TestBrokerNoSendAfterClose(t *testing.T) {
+	b := forkengine.NewBroker(4)
+	plain, shared := b.Subscribe("ws"), b.SubscribeShared("ws")
+	plain.Close()
+	shared.Close()
+	shared.Close()                      // closing twice is harmless
+	b.Publish(brokerEvents("ws", 1, 2)) // must not panic on a closed channel
+
+	_, open := <-plain.C()
+	require.False(t, open)
+	require.Empty(t, receivedShared(shared))
+	require.NoError(t, plain.Err(), "a closed subscription has no error")
+	require.NoError(t, shared.Err())
+	require.Zero(t, b.Subscribers())
+}
+
+func TestBrokerSharedSubscribersShareOneCopy(t *testing.T) {
+	b := forkengine.NewBroker(0)
+	first, second, other := b.SubscribeShared("ws"), b.SubscribeShared("ws"), b.SubscribeShared("elsewhere")
+	events := brokerEvents("ws", 7, 1)
+	b.Publish(events)
+	events[0].Cursor = 99 // the publisher may reuse its slice
+
+	a, c := <-first.Events(), <-second.Events()
+	require.Same(t, a, c, "one copy per published event")
+	require.Equal(t, int64(7), a.Cursor, "subscribers hold a copy, not the publisher's slice")
+	require.Empty(t, other.Events(), "another workspace's subscriber gets nothing")
+}
+
+// TestBrokerConcurrentPublishAndClose is for the race detector: publishers, closers and
+// receivers run at once, and no send may reach a closed channel.
+func TestBrokerConcurrentPublishAndClose(t *testing.T) {
+	b := forkengine.NewBroker(8)
+	var wg sync.WaitGroup
+	for p := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				b.Publish(brokerEvents("ws", p*1000+i, 2))
+			}
+		})
+	}
+	for i := range 50 {
+		var sub *forkengine.Subscription
+		if i%2 == 0 {
+			sub = b.SubscribeShared("ws")
+		} else {
+			sub = b.Subscribe("ws")
+		}
+		wg.Go(func() {
+			if i%2 == 0 {
+				for range sub.Events() {
+				}
+				return
+			}
+			for range sub.C() {
+			}
+		})
+		wg.Go(sub.Close)
+	}
+	wg.Wait()
+	require.Zero(t, b.Subscribers())
+}
