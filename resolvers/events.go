@@ -16,7 +16,7 @@ func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (
 	if err != nil {
 		return nil, err
 	}
-	sub := r.broker.Subscribe(ws)
+	sub := r.broker.SubscribeShared(ws)
 	if err := r.checkResumeCursor(ctx, ws, cursor); err != nil {
 		sub.Close()
 		return nil, err
@@ -34,7 +34,7 @@ func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (
 			select {
 			case <-ctx.Done():
 				return
-			case ev, ok := <-sub.C():
+			case ev, ok := <-sub.Events():
 				if !ok {
 					failStream(ctx, lagged(sub.Err(), last))
 					return
@@ -42,7 +42,7 @@ func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (
 				if ev.Cursor <= last {
 					continue
 				}
-				if !send(ctx, out, models.WorkspaceEventFrom(ev)) {
+				if !send(ctx, out, models.WorkspaceEventFrom(*ev)) {
 					return
 				}
 				last = ev.Cursor

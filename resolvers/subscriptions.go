@@ -115,7 +115,7 @@ func statusRank(s forkengine.OperationStatus) int {
 // followOperation streams one operation: its current state, then one message per later status,
 // ending after a terminal one. It subscribes before reading, so no transition falls in between.
 func (r *Resolver) followOperation(ctx context.Context, ws, id string) (<-chan *models.ForkOperation, error) {
-	sub := r.broker.Subscribe(ws)
+	sub := r.broker.SubscribeShared(ws)
 	op, err := r.engine.Operation(ctx, ws, id)
 	if err != nil {
 		sub.Close()
@@ -132,12 +132,12 @@ func (r *Resolver) followOperation(ctx context.Context, ws, id string) (<-chan *
 			select {
 			case <-ctx.Done():
 				return
-			case ev, ok := <-sub.C():
+			case ev, ok := <-sub.Events():
 				if !ok { // fell behind: coalesce to the latest state
-					sub = r.broker.Subscribe(ws)
-					ev = forkengine.Event{OperationID: id}
+					sub = r.broker.SubscribeShared(ws)
+					ev = &forkengine.Event{OperationID: id}
 				}
-				next, moved, err := r.operationAfter(ctx, op, ev)
+				next, moved, err := r.operationAfter(ctx, op, *ev)
 				if err != nil {
 					failStream(ctx, err)
 					return
