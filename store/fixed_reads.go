@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"strings"
+
+	"github.com/forkgraph/forkgraph/forkengine"
 )
 
 // The reads a fork makes on every start and commit run fixed SQL scanned by hand, like the hot
@@ -10,6 +12,9 @@ import (
 // did for these small indexed reads. Each scan target list is in the order of its column list.
 
 var (
+	lineageColumns = []string{"workspace_id", "target_session_id", "operation_id", "source_session_id",
+		"source_turn_id", "target_turn_id", "forked_at_us"}
+	lineageSelectList   = strings.Join(lineageColumns, ", ")
 	sessionSelectList   = strings.Join(sessionColumns, ", ")
 	messageSelectList   = strings.Join(messageColumns, ", ")
 	operationSelectList = strings.Join(operationColumns, ", ")
@@ -27,6 +32,11 @@ func (r *turnRow) targets() []any {
 
 func (r *messageRow) targets() []any {
 	return []any{&r.WorkspaceID, &r.ID, &r.SessionID, &r.TurnID, &r.Position, &r.Role, &r.Content, &r.CreatedAtUs}
+}
+
+func (r *lineageRow) targets() []any {
+	return []any{&r.WorkspaceID, &r.TargetSessionID, &r.OperationID, &r.SourceSessionID, &r.SourceTurnID,
+		&r.TargetTurnID, &r.ForkedAtUs}
 }
 
 func (r *operationRow) targets() []any {
@@ -71,4 +81,27 @@ func inList(ids []string, prefix ...any) (string, []any) {
 		args = append(args, id)
 	}
 	return placeholders(len(ids)), args
+}
+
+// queryInt runs a fixed single-value query (? placeholders) past gorm; it is counted.
+func (q queries) queryInt(ctx context.Context, query string, args ...any) (int64, error) {
+	q.statements.Add(1)
+	var n int64
+	err := q.db.Statement.ConnPool.QueryRowContext(ctx, q.dialect.placeholders(query), args...).Scan(&n)
+	return n, err
+}
+
+// operationsWhere reads the operations a fixed WHERE clause selects, with their snapshots.
+func (q queries) operationsWhere(ctx context.Context, where string, args ...any) ([]forkengine.ForkOperation, error) {
+	rows, err := queryRows[operationRow](ctx, q, "SELECT "+operationSelectList+" FROM fork_operations WHERE "+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	ops := make([]forkengine.ForkOperation, len(rows))
+	for i, r := range rows {
+		if ops[i], err = r.domain(); err != nil {
+			return nil, err
+		}
+	}
+	return ops, q.attachSnapshots(ctx, ops)
 }

@@ -10,8 +10,10 @@ import (
 func (q queries) LineagesByTargetIDs(ctx context.Context, ws string, targetIDs []string) (map[string]forkengine.Lineage, error) {
 	out := map[string]forkengine.Lineage{}
 	err := q.inChunks(targetIDs, func(chunk []string) error {
-		var rows []lineageRow
-		if err := q.with(ctx).Where("workspace_id = ? AND target_session_id IN ?", ws, chunk).Find(&rows).Error; err != nil {
+		in, args := inList(chunk, ws)
+		rows, err := queryRows[lineageRow](ctx, q, "SELECT "+lineageSelectList+
+			" FROM lineages WHERE workspace_id = ? AND target_session_id IN "+in, args...)
+		if err != nil {
 			return classify(err, "lineages by targets")
 		}
 		for _, r := range rows {
@@ -50,16 +52,16 @@ func (q queries) LineagesBySourceIDs(ctx context.Context, ws string, sourceIDs [
 // fork_operations_unfinished_by_source. On 1000 forks of one root this is about 3× faster than
 // collecting every member first.
 const countFamilyForksSQL = `WITH RECURSIVE branching (id) AS (
-		SELECT CAST(@root AS TEXT)
+		SELECT CAST(? AS TEXT)
 		UNION
 		SELECT l.target_session_id FROM branching b CROSS JOIN lineages l
-		WHERE l.workspace_id = @ws AND l.source_session_id = b.id AND EXISTS (SELECT 1 FROM lineages c
+		WHERE l.workspace_id = ? AND l.source_session_id = b.id AND EXISTS (SELECT 1 FROM lineages c
 			WHERE c.workspace_id = l.workspace_id AND c.source_session_id = l.target_session_id)
 	)
 	SELECT (SELECT COUNT(*) FROM branching b CROSS JOIN lineages l
-			WHERE l.workspace_id = @ws AND l.source_session_id = b.id AND l.target_session_id <> @root)
+			WHERE l.workspace_id = ? AND l.source_session_id = b.id AND l.target_session_id <> ?)
 		+ (SELECT COUNT(*) FROM fork_operations o
-			WHERE o.workspace_id = @ws AND o.status IN ('prepared', 'dispatching', 'provider_accepted', 'unknown')
+			WHERE o.workspace_id = ? AND o.status IN ('prepared', 'dispatching', 'provider_accepted', 'unknown')
 			AND (o.source_session_id IN (SELECT id FROM branching) OR EXISTS (SELECT 1 FROM lineages t
 				WHERE t.workspace_id = o.workspace_id AND t.target_session_id = o.source_session_id
 				AND t.source_session_id IN (SELECT id FROM branching))))`
@@ -67,12 +69,11 @@ const countFamilyForksSQL = `WITH RECURSIVE branching (id) AS (
 // CountFamilyForks counts the family's committed forks (its lineages, transitively) and its
 // unfinished operations, in one statement.
 func (q queries) CountFamilyForks(ctx context.Context, ws, rootID string) (int, error) {
-	var n int
-	err := q.with(ctx).Raw(countFamilyForksSQL, map[string]any{"root": rootID, "ws": ws}).Scan(&n).Error
+	n, err := q.queryInt(ctx, countFamilyForksSQL, rootID, ws, ws, rootID, ws)
 	if err != nil {
 		return 0, classify(err, "count forks of the family of %s", rootID)
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // EventsAfter returns up to limit (<= 0: all) events of the workspace with Cursor > after, in

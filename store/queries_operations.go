@@ -138,8 +138,8 @@ func (q queries) OperationsByIDs(ctx context.Context, ws string, ids []string) (
 
 // GetOperationByRequestID returns the workspace's operation for a request id, or ErrNotFound.
 func (q queries) GetOperationByRequestID(ctx context.Context, ws, requestID string) (forkengine.ForkOperation, error) {
-	db := q.with(ctx).Where("workspace_id = ? AND request_id = ?", ws, requestID)
-	return q.oneOperation(db, ws, "operation with request id", requestID)
+	ops, err := q.operationsWhere(ctx, "workspace_id = ? AND request_id = ?", ws, requestID)
+	return firstOperation(ops, classify(err, "operation with request id %s", requestID), ws, "operation with request id", requestID)
 }
 
 // LatestOperationOnBoundary returns the newest (CreatedAt, ID) operation forking sourceID through
@@ -188,8 +188,9 @@ func (q queries) OperationsBySourceIDs(ctx context.Context, ws string, sourceIDs
 
 // OperationReservingTarget returns the non-failed operation holding targetID, or ErrNotFound.
 func (q queries) OperationReservingTarget(ctx context.Context, ws, targetID string) (forkengine.ForkOperation, error) {
-	db := q.with(ctx).Where("workspace_id = ? AND target_session_id = ? AND status <> ?", ws, targetID, string(forkengine.StatusFailed))
-	return q.oneOperation(db, ws, "operation reserving target", targetID)
+	// The status is a literal, so SQLite can use the partial index fork_operations_target_reservation.
+	ops, err := q.operationsWhere(ctx, "workspace_id = ? AND target_session_id = ? AND status <> 'failed' LIMIT 1", ws, targetID)
+	return firstOperation(ops, classify(err, "operation reserving target %s", targetID), ws, "operation reserving target", targetID)
 }
 
 func filterOperations(db *gorm.DB, ws string, f forkengine.OperationFilter) *gorm.DB {
@@ -229,4 +230,15 @@ func (q queries) CountOperations(ctx context.Context, ws string, f forkengine.Op
 func (q queries) RecoverableOperations(ctx context.Context, after forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
 	db := keyset(q.with(ctx).Where("status IN ?", activeStatuses), after).Order("created_at_us, id")
 	return q.findOperations(limit(db, n), "recoverable operations")
+}
+
+// firstOperation is the first of ops, ErrNotFound when there is none, or err.
+func firstOperation(ops []forkengine.ForkOperation, err error, ws, what, key string) (forkengine.ForkOperation, error) {
+	switch {
+	case err != nil:
+		return forkengine.ForkOperation{}, err
+	case len(ops) == 0:
+		return forkengine.ForkOperation{}, notFound(what, ws, key)
+	}
+	return ops[0], nil
 }
