@@ -120,7 +120,8 @@ func (q queries) oneOperation(db *gorm.DB, ws, what, key string) (forkengine.For
 
 // GetOperation returns one operation, or ErrNotFound.
 func (q queries) GetOperation(ctx context.Context, ws, id string) (forkengine.ForkOperation, error) {
-	return q.oneOperation(q.with(ctx).Where("workspace_id = ? AND id = ?", ws, id), ws, "operation", id)
+	ops, err := q.operationsWhere(ctx, "workspace_id = ? AND id = ?", ws, id)
+	return firstOperation(ops, classify(err, "operation %s", id), ws, "operation", id)
 }
 
 // OperationsByIDs returns the existing operations among ids, keyed by id.
