@@ -10,6 +10,12 @@
 // BEGIN IMMEDIATE, a PostgreSQL transaction-scoped advisory lock) serialises writers of other
 // processes sharing the database. Event cursors are therefore handed out in commit order.
 //
+// The statements a fork runs on every start and commit are fixed SQL executed and scanned through
+// database/sql directly (statements.go, fixed_reads.go), not built by gorm: on a fork's small
+// indexed reads and writes gorm's builder and reflective scanner cost more than SQLite itself.
+// Everything else goes through gorm. An operation's snapshot lives in a table of its own, written
+// once at insert and never by a status change, and decoded snapshots are cached per operation.
+//
 // Times are stored as microseconds since the Unix epoch (BIGINT), which round-trips exactly at
 // the engine's precision, in UTC, and sorts the same way on every dialect.
 package store
