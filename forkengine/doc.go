@@ -35,6 +35,10 @@
 //     changes to the source never reach the fork. Commit copies exactly the snapshot, with ids
 //     derived from (operation, source id), in one transaction with the lineage, so a repeated
 //     commit is a no-op and never duplicates.
+//   - When the provider accepts, the acceptance and the commit are written in one transaction.
+//     If that transaction fails, the acceptance is written alone and the commit is retried from
+//     provider_accepted (by the next ProcessOperation, a read, a replay or recovery), so an
+//     accepted child is never forgotten.
 //   - Every change appends its events to the durable log in the same transaction; they are
 //     published to subscribers only after the transaction commits.
 //   - A committed operation's session and lineage are rebuilt from the operation and its snapshot,
