@@ -89,11 +89,12 @@ func (t Websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	}
 	upgrader := t.upgrader()
 	upgrader.Subprotocols = []string{protocol}
-	ws, err := upgrader.Upgrade(w, r, nil)
+	batching := &batchingWriter{ResponseWriter: w}
+	ws, err := upgrader.Upgrade(batching, r, nil)
 	if err != nil {
 		return // the upgrader has already answered with an HTTP error
 	}
-	c := newConn(t.withDefaults(), ws, exec, r)
+	c := newConn(t.withDefaults(), ws, batching.conn, exec, r)
 	if protocol == SubprotocolLegacyWS {
 		c.protocol = legacyProtocol{}
 	} else {

@@ -33,6 +33,7 @@ type wsProtocol interface {
 type conn struct {
 	cfg      Websocket
 	ws       *websocket.Conn
+	out      *batchConn // the connection under ws; the writer batches its frames
 	exec     graphql.GraphExecutor
 	headers  http.Header
 	protocol wsProtocol
@@ -61,12 +62,12 @@ type conn struct {
 	writerWG sync.WaitGroup // writer goroutine and asynchronous closes
 }
 
-func newConn(cfg Websocket, ws *websocket.Conn, exec graphql.GraphExecutor, r *http.Request) *conn {
+func newConn(cfg Websocket, ws *websocket.Conn, out *batchConn, exec graphql.GraphExecutor, r *http.Request) *conn {
 	// The request context is cancelled when the handler returns, which is at once: keep its
 	// values only.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	return &conn{
-		cfg: cfg, ws: ws, exec: exec, headers: r.Header,
+		cfg: cfg, ws: ws, out: out, exec: exec, headers: r.Header,
 		ctx: ctx, cancel: cancel, opBase: ctx,
 		ops: map[string]*operation{},
 	}
@@ -226,7 +227,8 @@ func (c *conn) enqueueLocked(frame []byte) {
 	}
 }
 
-// flush writes queued messages until the queue is empty, then ends.
+// flush writes queued messages until the queue is empty, then ends. Whatever is queued when it
+// looks is written as one batch: one system call for a burst instead of one per message.
 func (c *conn) flush() {
 	defer c.writerWG.Done()
 	for {
@@ -242,13 +244,11 @@ func (c *conn) flush() {
 			}
 			return
 		}
-		frame := c.queue[0]
-		c.queue[0] = nil
-		c.queue = c.queue[1:]
+		frames := c.queue
+		c.queue = nil
 		c.mu.Unlock()
 
-		_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
-		if err := c.ws.WriteMessage(websocket.TextMessage, frame); err != nil {
+		if err := c.writeFrames(frames); err != nil {
 			if !c.isClosing() && !errors.Is(err, websocket.ErrCloseSent) {
 				log.Printf("transports: websocket write: %v", err)
 			}
@@ -256,6 +256,19 @@ func (c *conn) flush() {
 			_ = c.ws.Close()
 		}
 	}
+}
+
+// writeFrames writes frames as text messages in one batch.
+func (c *conn) writeFrames(frames [][]byte) error {
+	_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
+	c.out.begin()
+	for _, frame := range frames {
+		if err := c.ws.WriteMessage(websocket.TextMessage, frame); err != nil {
+			_ = c.out.end()
+			return err
+		}
+	}
+	return c.out.end()
 }
 
 type closeRequest struct {
