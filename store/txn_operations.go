@@ -36,33 +36,74 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 	return err
 }
 
+// keyOperationColumns are the indexed columns a status change never alters. An UPDATE that names
+// a column rewrites every index on it even when the value stays the same, so the usual update
+// leaves them out and instead requires them unchanged (updateStateSQL).
+var keyOperationColumns = []string{"request_id", "source_session_id", "target_session_id", "through_turn_id", "created_at_us"}
+
 var (
 	insertOperationSQL = insertSQL("fork_operations", operationColumns, 1)
 	insertSnapshotSQL  = "INSERT INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
 	updateOperationSQL = "UPDATE fork_operations SET " + strings.Join(mutableOperationColumns, " = ?, ") +
 		" = ? WHERE workspace_id = ? AND id = ? AND status = ?"
+	updateStateSQL = "UPDATE fork_operations SET " + strings.Join(stateOperationColumns(), " = ?, ") +
+		" = ? WHERE workspace_id = ? AND id = ? AND status = ? AND " + strings.Join(keyOperationColumns, " = ? AND ") + " = ?"
 )
+
+// stateOperationColumns are mutableOperationColumns without keyOperationColumns, in order.
+func stateOperationColumns() []string {
+	var out []string
+	for _, c := range mutableOperationColumns {
+		if !contains(keyOperationColumns, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// stateValues are the values of stateOperationColumns followed by the WHERE arguments of
+// updateStateSQL.
+func (r operationRow) stateValues(expect string) []any {
+	var out []any
+	for i, v := range r.mutableValues() {
+		if !contains(keyOperationColumns, mutableOperationColumns[i]) {
+			out = append(out, v)
+		}
+	}
+	return append(out, r.WorkspaceID, r.ID, expect, r.RequestID, r.SourceSessionID, r.TargetSessionID,
+		r.ThroughTurnID, r.CreatedAtUs)
+}
 
 // UpdateOperation replaces every field of the stored operation but its snapshot and snapshot
 // hash (fixed at insert) if its status is expect, and reports whether it did. ErrDuplicate when
-// the new values break a unique rule.
+// the new values break a unique rule. The engine's updates change state, never the operation's
+// identity, and take the cheaper statement; anything else falls back to rewriting every column.
 func (tx *txn) UpdateOperation(ctx context.Context, op forkengine.ForkOperation, expect forkengine.OperationStatus) (bool, error) {
 	row, err := toOperationRow(op)
 	if err != nil {
 		return false, err
 	}
-	args := append(row.mutableValues(), op.WorkspaceID, op.ID, string(expect))
 	var changed bool
 	err = tx.guarded(ctx, func(db *gorm.DB) error {
-		res, err := tx.execFixed(db, updateOperationSQL, args...)
-		if err != nil {
+		changed, err = tx.updateRows(db, updateStateSQL, row.stateValues(string(expect))...)
+		if err != nil || changed {
 			return classify(err, "update operation %s from %s", op.ID, expect)
 		}
-		n, err := res.RowsAffected()
-		changed = n > 0
+		args := append(row.mutableValues(), op.WorkspaceID, op.ID, string(expect))
+		changed, err = tx.updateRows(db, updateOperationSQL, args...)
 		return classify(err, "update operation %s from %s", op.ID, expect)
 	})
 	return changed && err == nil, err
+}
+
+// updateRows runs an UPDATE and reports whether it changed a row.
+func (tx *txn) updateRows(db *gorm.DB, query string, args ...any) (bool, error) {
+	res, err := tx.execFixed(db, query, args...)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 // InsertLineage writes one lineage. ErrDuplicate when the target or the operation already has one.
