@@ -26,13 +26,16 @@ func NewBroker(queue int) *Broker {
 }
 
 // Subscription receives the events of one workspace ("" for every workspace). A subscription
-// made with Subscribe delivers on C; one made with SubscribeShared delivers on Events.
+// made with Subscribe delivers on C; one made with SubscribeShared delivers on Events; one made
+// with SubscribeFunc calls its function.
 type Subscription struct {
 	broker    *Broker
 	workspace string
 	c         chan Event  // Subscribe: a copy of each event per queue slot
 	shared    chan *Event // SubscribeShared: one read-only copy per event, shared by subscribers
-	closed    bool        // guarded by broker.mu
+	deliver   func(*Event) bool
+	ended     func(error)
+	closed    bool // guarded by broker.mu
 	mu        sync.Mutex
 	err       error
 }
@@ -48,6 +51,18 @@ func (b *Broker) Subscribe(workspaceID string) *Subscription {
 // C is nil for such a subscription. Close it when done.
 func (b *Broker) SubscribeShared(workspaceID string) *Subscription {
 	return b.register(&Subscription{broker: b, workspace: workspaceID, shared: make(chan *Event, b.queue)})
+}
+
+// SubscribeFunc registers a subscriber that takes each event in Publish itself, with no queue
+// or goroutine of the broker's: a consumer that already has a queue (a GraphQL subscription's
+// result channel) saves a goroutine per subscriber this way. deliver is called with the broker's
+// lock held, for one event at a time, and gets the read-only copy shared by every shared
+// subscriber; it must not block or call the broker, and returns false when it cannot take the
+// event: the subscription is then closed with a RESUME_REQUIRED error. ended is called exactly
+// once, also with the lock held, when the subscription closes: with nil after Close, with the
+// RESUME_REQUIRED error after a lag. No deliver call follows it. C and Events are nil.
+func (b *Broker) SubscribeFunc(workspaceID string, deliver func(*Event) bool, ended func(error)) *Subscription {
+	return b.register(&Subscription{broker: b, workspace: workspaceID, deliver: deliver, ended: ended})
 }
 
 func (b *Broker) register(s *Subscription) *Subscription {
@@ -71,7 +86,7 @@ func (b *Broker) Publish(events []Event) {
 			if s.workspace != "" && s.workspace != events[i].WorkspaceID {
 				continue
 			}
-			if s.shared != nil && shared == nil {
+			if (s.shared != nil || s.deliver != nil) && shared == nil {
 				shared = slices.Clone(events)
 			}
 			if !s.offer(events, shared, i) {
@@ -85,6 +100,9 @@ func (b *Broker) Publish(events []Event) {
 
 // offer queues event i without blocking and reports whether the queue took it.
 func (s *Subscription) offer(events, shared []Event, i int) bool {
+	if s.deliver != nil {
+		return s.deliver(&shared[i])
+	}
 	if s.shared != nil {
 		select {
 		case s.shared <- &shared[i]:
@@ -100,6 +118,10 @@ func (s *Subscription) offer(events, shared []Event, i int) bool {
 		return false
 	}
 }
+
+// QueueSize is the per-subscriber queue of Subscribe and SubscribeShared subscriptions; a
+// SubscribeFunc consumer sizes its own queue by it.
+func (b *Broker) QueueSize() int { return b.queue }
 
 // Subscribers returns the number of live subscriptions (for tests and metrics).
 func (b *Broker) Subscribers() int {
@@ -140,9 +162,14 @@ func (s *Subscription) closeLocked(err error) {
 	s.err = err
 	s.mu.Unlock()
 	delete(s.broker.subs, s)
-	if s.shared != nil {
+	switch {
+	case s.deliver != nil:
+		if s.ended != nil {
+			s.ended(err)
+		}
+	case s.shared != nil:
 		close(s.shared)
-	} else {
+	case s.c != nil:
 		close(s.c)
 	}
 }

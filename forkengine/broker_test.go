@@ -115,3 +115,43 @@ func TestBrokerConcurrentPublishAndClose(t *testing.T) {
 	wg.Wait()
 	require.Zero(t, b.Subscribers())
 }
+
+func TestBrokerSubscribeFunc(t *testing.T) {
+	b := forkengine.NewBroker(0)
+	var got []int64
+	var ends []error
+	room := 3
+	sub := b.SubscribeFunc("ws", func(ev *forkengine.Event) bool {
+		if room == 0 {
+			return false
+		}
+		room--
+		got = append(got, ev.Cursor)
+		return true
+	}, func(err error) { ends = append(ends, err) })
+	b.Publish(brokerEvents("elsewhere", 1, 1))
+	b.Publish(brokerEvents("ws", 2, 2))
+	require.Equal(t, []int64{2, 3}, got, "delivered in order, other workspaces filtered")
+	require.Empty(t, ends)
+
+	b.Publish(brokerEvents("ws", 4, 3)) // the consumer takes one more, then refuses
+	require.Equal(t, []int64{2, 3, 4}, got, "nothing is delivered after the refusal")
+	require.Len(t, ends, 1)
+	require.Equal(t, forkengine.CodeResumeRequired, forkengine.ErrorCode(ends[0]))
+	require.Equal(t, forkengine.CodeResumeRequired, forkengine.ErrorCode(sub.Err()))
+
+	sub.Close()
+	b.Publish(brokerEvents("ws", 7, 1))
+	require.Len(t, ends, 1, "ended is called once")
+	require.Len(t, got, 3)
+	require.Zero(t, b.Subscribers())
+}
+
+func TestBrokerSubscribeFuncCloseEndsWithoutError(t *testing.T) {
+	b := forkengine.NewBroker(0)
+	var ends []error
+	sub := b.SubscribeFunc("", func(*forkengine.Event) bool { return true }, func(err error) { ends = append(ends, err) })
+	sub.Close()
+	sub.Close()
+	require.Equal(t, []error{nil}, ends)
+}
