@@ -16,6 +16,9 @@ func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (
 	if err != nil {
 		return nil, err
 	}
+	if cursor == 0 {
+		return r.liveEvents(ctx, ws), nil
+	}
 	sub := r.broker.SubscribeShared(ws)
 	if err := r.checkResumeCursor(ctx, ws, cursor); err != nil {
 		sub.Close()
@@ -50,6 +53,32 @@ func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (
 		}
 	}()
 	return out, nil
+}
+
+// liveEvents streams live events with no goroutine of its own (with 10,000 subscribers a
+// goroutine each is the largest share of their memory): the broker hands each event to the
+// subscription in Publish, which puts the event's API view on the channel gqlgen reads. When that
+// channel is full, the broker closes the subscription and the stream ends with RESUME_REQUIRED,
+// naming the last cursor queued. The context's end closes the subscription.
+func (r *Resolver) liveEvents(ctx context.Context, ws string) <-chan *models.WorkspaceEvent {
+	out := make(chan *models.WorkspaceEvent, r.broker.QueueSize())
+	var last int64 // written and read only in the broker's callbacks, which hold its lock
+	sub := r.broker.SubscribeFunc(ws, func(ev *forkengine.Event) bool {
+		select {
+		case out <- r.views.of(ev):
+			last = ev.Cursor
+			return true
+		default:
+			return false
+		}
+	}, func(err error) {
+		if err != nil {
+			failStream(ctx, lagged(err, last))
+		}
+		close(out)
+	})
+	context.AfterFunc(ctx, sub.Close)
+	return out
 }
 
 // replay sends every logged event after cursor (when one was given) and returns the last cursor

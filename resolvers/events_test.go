@@ -136,32 +136,27 @@ func TestWorkspaceEventsErrors(t *testing.T) {
 		require.Equal(t, tc.reason, errs[0].Extensions["reason"])
 	}
 
-	t.Run("a subscriber that falls behind is told to resume", func(t *testing.T) {
-		lagging := api.dialWS(nil)
-		lagging.subscribe("lag", eventsSubscription, map[string]any{"ws": "b", "after": models.EventCursor(api.lastCursor("b"))})
-		api.reportTitle("b", "s", "trigger") // once it arrives, the subscriber is live
-		var f eventFrame
-		lagging.nextData("lag", &f)
-		burst := make([]forkengine.Event, 500)
-		for i := range burst {
-			burst[i] = forkengine.Event{Cursor: int64(1_000_000 + i), WorkspaceID: "b", Kind: forkengine.EventSessionUpserted,
-				SessionID: "s", OccurredAt: time.Now()}
+	for _, resumed := range []bool{true, false} {
+		name := "a live subscriber that falls behind is told to resume"
+		vars := map[string]any{"ws": "b"}
+		if resumed {
+			name = "a resumed subscriber that falls behind is told to resume"
+			vars["after"] = models.EventCursor(api.lastCursor("b"))
 		}
-		api.broker.Publish(burst)
-		received := f.WorkspaceEvents.Cursor
-		for {
-			m := lagging.read()
-			if m.Type == "next" && !hasErrors(m) {
-				require.NoError(t, json.Unmarshal(m.Payload, &struct{ Data *eventFrame }{&f}))
-				received = f.WorkspaceEvents.Cursor
-				continue
+		t.Run(name, func(t *testing.T) {
+			lagging := api.dialWS(nil)
+			before := api.broker.Subscribers()
+			lagging.subscribe("lag", eventsSubscription, vars)
+			if !resumed { // a live stream misses what precedes its subscription: await it
+				require.Eventually(t, func() bool { return api.broker.Subscribers() > before },
+					5*time.Second, time.Millisecond)
 			}
-			errs := streamErrorOf(t, m)
-			require.Equal(t, "RESUME_REQUIRED", errs[0].code(), "%+v", errs[0])
-			require.Contains(t, errs[0].Message, received, "names the last cursor received")
-			break
-		}
-	})
+			api.reportTitle("b", "s", name) // once it arrives, the subscriber is live
+			var f eventFrame
+			lagging.nextData("lag", &f)
+			requireResumeAfterBurst(t, api, lagging, f.WorkspaceEvents.Cursor)
+		})
+	}
 
 	t.Run("following an unknown operation", func(t *testing.T) {
 		ws := api.dialWS(nil)
@@ -169,4 +164,44 @@ func TestWorkspaceEventsErrors(t *testing.T) {
 		errs := ws.streamError("ghost")
 		require.Equal(t, "NOT_FOUND", errs[0].code())
 	})
+}
+
+// requireResumeAfterBurst publishes more events than any queue holds and expects the stream to
+// end with RESUME_REQUIRED naming the last cursor the client received.
+func requireResumeAfterBurst(t *testing.T, api *testAPI, lagging *wsClient, received string) {
+	t.Helper()
+	burst := make([]forkengine.Event, 500)
+	for i := range burst {
+		burst[i] = forkengine.Event{Cursor: int64(1_000_000 + i), WorkspaceID: "b", Kind: forkengine.EventSessionUpserted,
+			SessionID: "s", OccurredAt: time.Now()}
+	}
+	api.broker.Publish(burst)
+	var f eventFrame
+	for {
+		m := lagging.read()
+		if m.Type == "next" && !hasErrors(m) {
+			require.NoError(t, json.Unmarshal(m.Payload, &struct{ Data *eventFrame }{&f}))
+			received = f.WorkspaceEvents.Cursor
+			continue
+		}
+		errs := streamErrorOf(t, m)
+		require.Equal(t, "RESUME_REQUIRED", errs[0].code(), "%+v", errs[0])
+		require.Contains(t, errs[0].Message, received, "names the last cursor received")
+		return
+	}
+}
+
+// A live stream has no goroutine of its own; its broker subscription must still end with the
+// operation, whether the client completes it or goes away.
+func TestWorkspaceEventsReleaseTheBrokerSubscription(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	ws := api.dialWS(nil)
+	ws.subscribe("completed", eventsSubscription, map[string]any{"ws": "w"})
+	ws.subscribe("dropped", eventsSubscription, map[string]any{"ws": "w"})
+	require.Eventually(t, func() bool { return api.broker.Subscribers() == 2 }, 5*time.Second, time.Millisecond)
+
+	require.NoError(t, ws.conn.WriteJSON(map[string]any{"id": "completed", "type": "complete"}))
+	require.Eventually(t, func() bool { return api.broker.Subscribers() == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, ws.conn.Close())
+	require.Eventually(t, func() bool { return api.broker.Subscribers() == 0 }, 5*time.Second, time.Millisecond)
 }

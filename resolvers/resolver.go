@@ -12,11 +12,13 @@ import (
 )
 
 // Resolver is the root of every resolver. It holds no request state: per-response state lives in
-// the loaders installed by NewServer.
+// the loaders installed by NewServer. (views holds the immutable view of the event being
+// published, shared by its subscribers; see eventViews.)
 type Resolver struct {
 	engine *forkengine.Engine
 	broker *forkengine.Broker
 	logger *slog.Logger
+	views  eventViews // API views of live events, shared by their subscribers
 }
 
 // loaders returns the response's loader set.
