@@ -38,20 +38,66 @@ func (e *Engine) Operation(ctx context.Context, workspaceID, id string) (ForkOpe
 // target tells a different story, the stored identity is inconsistent. Errors: FORK_CONFLICT
 // (op not committed; reason inconsistent_lineage).
 func (e *Engine) CommittedResult(ctx context.Context, op ForkOperation) (Session, Lineage, error) {
-	if op.Status != StatusCommitted || op.CompletedAt == nil || op.TargetTurnID == "" {
-		return Session{}, Lineage{}, Errorf(CodeForkConflict, "fork operation %s is not committed", op.ID)
-	}
-	session := targetSession(op, *op.CompletedAt)
-	lineage := targetLineage(op, op.TargetTurnID, *op.CompletedAt)
-	live, err := e.store.LineagesByTargetIDs(ctx, op.WorkspaceID, []string{op.TargetSessionID})
+	results, err := e.CommittedResults(ctx, []ForkOperation{op})
 	if err != nil {
-		return Session{}, Lineage{}, fmt.Errorf("read lineage of %s: %w", op.TargetSessionID, err)
+		return Session{}, Lineage{}, err
 	}
+	r := results[0]
+	return r.Session, r.Lineage, r.Err
+}
+
+// CommittedResult is the committed projection of one fork operation, or why it has none.
+type CommittedResult struct {
+	// Session is the target session as the commit created it.
+	Session Session
+	// Lineage is the lineage the commit wrote.
+	Lineage Lineage
+	// Err is this operation's own error (FORK_CONFLICT, as CommittedResult); Session and Lineage
+	// are zero when it is set.
+	Err error
+}
+
+// CommittedResults is the batched CommittedResult: results[i] answers ops[i], each with the same
+// checks and per-operation errors. The live lineages of all targets are read with one
+// LineagesByTargetIDs per workspace, so a page of operations costs a fixed number of statements.
+// The returned error is set only when that read fails.
+func (e *Engine) CommittedResults(ctx context.Context, ops []ForkOperation) ([]CommittedResult, error) {
+	targets := make(map[string][]string) // workspace -> target ids of committed ops
+	for _, op := range ops {
+		if isCommitted(op) {
+			targets[op.WorkspaceID] = append(targets[op.WorkspaceID], op.TargetSessionID)
+		}
+	}
+	live := make(map[string]map[string]Lineage, len(targets))
+	for ws, ids := range targets {
+		rows, err := e.store.LineagesByTargetIDs(ctx, ws, ids)
+		if err != nil {
+			return nil, fmt.Errorf("read lineages of %d fork targets: %w", len(ids), err)
+		}
+		live[ws] = rows
+	}
+	out := make([]CommittedResult, len(ops))
+	for i, op := range ops {
+		out[i] = committedResult(op, live[op.WorkspaceID])
+	}
+	return out, nil
+}
+
+func isCommitted(op ForkOperation) bool {
+	return op.Status == StatusCommitted && op.CompletedAt != nil && op.TargetTurnID != ""
+}
+
+// committedResult projects op and checks it against the live lineage rows of its workspace.
+func committedResult(op ForkOperation, live map[string]Lineage) CommittedResult {
+	if !isCommitted(op) {
+		return CommittedResult{Err: Errorf(CodeForkConflict, "fork operation %s is not committed", op.ID)}
+	}
+	lineage := targetLineage(op, op.TargetTurnID, *op.CompletedAt)
 	if row, ok := live[op.TargetSessionID]; ok && !sameIdentity(row, lineage) {
-		return Session{}, Lineage{}, ReasonErrorf(CodeForkConflict, ReasonInconsistentLineage,
-			"the lineage of session %q does not match fork operation %s", op.TargetSessionID, op.ID)
+		return CommittedResult{Err: ReasonErrorf(CodeForkConflict, ReasonInconsistentLineage,
+			"the lineage of session %q does not match fork operation %s", op.TargetSessionID, op.ID)}
 	}
-	return session, lineage, nil
+	return CommittedResult{Session: targetSession(op, *op.CompletedAt), Lineage: lineage}
 }
 
 // sameIdentity compares what a lineage asserts about a fork; ForkedAt is presentation only.
