@@ -94,6 +94,9 @@ type Reader interface {
 	// OldestEventCursor returns the smallest cursor still kept for the workspace (0 if none), so an
 	// expired resume cursor can be told apart from an empty log.
 	OldestEventCursor(ctx context.Context, workspaceID string) (int64, error)
+	// LatestEventCursor returns the highest cursor of the workspace's events (0 if none), so a
+	// client can read a snapshot and then subscribe after this cursor without a gap.
+	LatestEventCursor(ctx context.Context, workspaceID string) (int64, error)
 }
 
 // Tx is one store transaction: reads see its own writes; nothing is visible to others until the

@@ -100,3 +100,14 @@ func (q queries) OldestEventCursor(ctx context.Context, ws string) (int64, error
 	}
 	return oldest, nil
 }
+
+// LatestEventCursor returns the highest cursor of the workspace's events, or 0 when it has none;
+// one statement, answered from the (workspace_id, cursor) index.
+func (q queries) LatestEventCursor(ctx context.Context, ws string) (int64, error) {
+	var latest int64
+	err := q.with(ctx).Raw("SELECT COALESCE(MAX(cursor), 0) FROM events WHERE workspace_id = ?", ws).Scan(&latest).Error
+	if err != nil {
+		return 0, classify(err, "latest event cursor")
+	}
+	return latest, nil
+}

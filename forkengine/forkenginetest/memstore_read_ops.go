@@ -194,6 +194,17 @@ func (v memView) OldestEventCursor(_ context.Context, ws string) (int64, error) 
 	return 0, nil
 }
 
+// LatestEventCursor returns the highest cursor of ws, or 0 when it has no events.
+func (v memView) LatestEventCursor(_ context.Context, ws string) (int64, error) {
+	events := v.load().events
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].WorkspaceID == ws {
+			return events[i].Cursor, nil
+		}
+	}
+	return 0, nil
+}
+
 // CountFamilyForks counts the family's lineages (walked down from the root) and its unfinished
 // operations.
 func (v memView) CountFamilyForks(_ context.Context, ws, rootID string) (int, error) {

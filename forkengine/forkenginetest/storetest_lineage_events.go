@@ -145,6 +145,27 @@ func eventTests() map[string]storeTest {
 			require.NoError(t, err)
 			require.Equal(t, appended[1].Cursor, oldest)
 		},
+		"LatestCursorIsTheWorkspacesHighest": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			latest, err := s.LatestEventCursor(ctx, wsA)
+			require.NoError(t, err)
+			require.Zero(t, latest)
+			var appended []forkengine.Event
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) (err error) {
+				appended, err = tx.AppendEvents(ctx, []forkengine.Event{
+					newEvent(wsA, forkengine.EventSessionUpserted, "s1"),
+					newEvent(wsA, forkengine.EventSessionUpserted, "s2"),
+					newEvent(wsB, forkengine.EventSessionUpserted, "s1"),
+				})
+				return err
+			})
+			latest, err = s.LatestEventCursor(ctx, wsA)
+			require.NoError(t, err)
+			require.Equal(t, appended[1].Cursor, latest, "another workspace's later event does not count")
+			latest, err = s.LatestEventCursor(ctx, wsB)
+			require.NoError(t, err)
+			require.Equal(t, appended[2].Cursor, latest)
+		},
 		"RolledBackEventsAreNeverSeen": func(t *testing.T, s forkengine.Store) {
 			ctx := context.Background()
 			err := s.Update(ctx, func(tx forkengine.Tx) error {
