@@ -51,12 +51,12 @@ func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, store
 	if err := tx.UpsertSession(ctx, session); err != nil {
 		return op, fmt.Errorf("create target session %s: %w", session.ID, err)
 	}
+	// One SESSION_UPSERTED (plus the committed FORK_OPERATION_UPDATED) describes the whole
+	// commit: the target is new, so a subscriber loads its turns by session. An event per copied
+	// turn would add a log row and index entry per turn to every commit and tell nothing more.
 	c.session(EventSessionUpserted, session)
 	if err := tx.InsertTurns(ctx, turns); err != nil {
 		return op, fmt.Errorf("copy %d turns: %w", len(turns), err)
-	}
-	for _, t := range turns {
-		c.turn(t)
 	}
 	if messages := targetMessages(op, ids); len(messages) > 0 {
 		if _, err := tx.InsertMessages(ctx, messages); err != nil {
