@@ -25,6 +25,7 @@ type config struct {
 	rateLimit      float64
 	rateBurst      int64
 	noSeed         bool
+	debugAddr      string
 }
 
 // parseConfig reads flags and FORKGRAPH_* variables. Errors name the bad flag or variable.
@@ -51,6 +52,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"with tokens: requests per second per token (per address without a valid one); 0 disables (FORKGRAPH_RATE_LIMIT)")
 	fs.Int64Var(&cfg.rateBurst, "rate-burst", env.int64("FORKGRAPH_RATE_BURST", 100), "requests a client may send at once (FORKGRAPH_RATE_BURST)")
 	fs.BoolVar(&cfg.noSeed, "no-seed", env.boolean("FORKGRAPH_NO_SEED", false), "do not create the demo workspace (FORKGRAPH_NO_SEED)")
+	fs.StringVar(&cfg.debugAddr, "debug-addr", env.str("FORKGRAPH_DEBUG_ADDR", ""),
+		"loopback address for net/http/pprof profiles and memory statistics; empty: off (FORKGRAPH_DEBUG_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

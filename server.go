@@ -105,6 +105,13 @@ func drivers(cfg config) map[string]forkengine.Driver {
 
 // serve listens on cfg.addr until ctx ends, then shuts everything down in order.
 func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.Engine, stdout io.Writer, logger *slog.Logger) error {
+	if cfg.debugAddr != "" {
+		stopDebug, err := serveDebug(cfg.debugAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = stopDebug(context.WithoutCancel(ctx)) }()
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
