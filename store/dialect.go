@@ -29,6 +29,11 @@ type dialect struct {
 	abortsOnError bool
 	// numbered: the driver wants $1, $2, ... where the shared SQL says ? (PostgreSQL).
 	numbered bool
+	// writesIgnoreCancel: a fixed write runs on a context without cancellation once the caller's
+	// is checked (SQLite). mattn/go-sqlite3 runs every exec on a cancellable context on a goroutine
+	// of its own, and inside a transaction that took the write lock at BEGIN a write never waits
+	// for a lock, so cancelling it midway bought nothing but that goroutine per statement.
+	writesIgnoreCancel bool
 }
 
 var numberedSQL sync.Map // SQL with ? → the same with $n
@@ -86,8 +91,9 @@ var sqliteDialect = dialect{
 		db.SetMaxIdleConns(4)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	},
-	verify:      verifySQLite,
-	lockWriters: func(*gorm.DB) error { return nil }, // BEGIN IMMEDIATE already holds the lock
+	verify:             verifySQLite,
+	lockWriters:        func(*gorm.DB) error { return nil }, // BEGIN IMMEDIATE already holds the lock
+	writesIgnoreCancel: true,
 }
 
 // verifySQLite refuses a database on which WAL or foreign keys silently did not take effect

@@ -29,7 +29,14 @@ type queries struct {
 // for a fork's 100-row insert cost more CPU than SQLite's own work. It is counted as a statement.
 func (q queries) execFixed(db *gorm.DB, query string, args ...any) (sql.Result, error) {
 	q.statements.Add(1)
-	return db.Statement.ConnPool.ExecContext(db.Statement.Context, q.dialect.placeholders(query), args...)
+	ctx := db.Statement.Context
+	if q.dialect.writesIgnoreCancel {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ctx = context.WithoutCancel(ctx)
+	}
+	return db.Statement.ConnPool.ExecContext(ctx, q.dialect.placeholders(query), args...)
 }
 
 func (q queries) with(ctx context.Context) *gorm.DB { return q.db.WithContext(ctx) }
