@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 )
 
-// recordingConn records each Write call, to count system calls a batch would make.
+// recordingConn records each Write call, to count the system calls a batch would make.
 type recordingConn struct {
 	net.Conn
 	writes [][]byte
@@ -24,49 +28,61 @@ func (r *recordingConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func TestBatchConnWritesThroughOutsideABatch(t *testing.T) {
+func alwaysOpen() bool { return true }
+
+func TestBatchConnWritesQueuedMessagesInOneWrite(t *testing.T) {
 	rec := &recordingConn{}
 	b := &batchConn{Conn: rec}
-	_, err := b.Write([]byte("handshake"))
-	require.NoError(t, err)
-	require.Equal(t, [][]byte{[]byte("handshake")}, rec.writes)
-}
-
-func TestBatchConnGathersABatchIntoOneWrite(t *testing.T) {
-	rec := &recordingConn{}
-	b := &batchConn{Conn: rec}
-	b.begin()
-	for _, frame := range []string{"one", "two", "three"} {
-		_, err := b.Write([]byte(frame))
-		require.NoError(t, err)
-	}
-	require.Empty(t, rec.writes, "nothing is written while the batch is open")
-	require.NoError(t, b.end())
-	require.Equal(t, [][]byte{[]byte("onetwothree")}, rec.writes)
-
-	require.NoError(t, b.end(), "an empty batch writes nothing")
+	require.NoError(t, b.writeText([][]byte{[]byte("one"), []byte("two")}, alwaysOpen))
 	require.Len(t, rec.writes, 1)
+	require.Equal(t, []byte("\x81\x03one\x81\x03two"), rec.writes[0])
 }
 
-func TestBatchConnWritesOutALargeBatchEarly(t *testing.T) {
+func TestBatchConnWritesNothingOnceClosing(t *testing.T) {
 	rec := &recordingConn{}
 	b := &batchConn{Conn: rec}
-	b.begin()
-	big := bytes.Repeat([]byte("x"), maxBatchBytes)
-	_, err := b.Write(big)
-	require.NoError(t, err)
-	require.Len(t, rec.writes, 1, "a batch at the bound is written before it grows further")
-	_, err = b.Write([]byte("tail"))
-	require.NoError(t, err)
-	require.NoError(t, b.end())
-	require.Equal(t, []byte("tail"), rec.writes[1])
+	require.NoError(t, b.writeText([][]byte{[]byte("late")}, func() bool { return false }))
+	require.Empty(t, rec.writes, "no data frame may follow a close frame")
 }
 
-func TestBatchConnReportsTheWriteErrorAtEnd(t *testing.T) {
+func TestBatchConnSplitsALargeBatch(t *testing.T) {
+	rec := &recordingConn{}
+	b := &batchConn{Conn: rec}
+	big := bytes.Repeat([]byte("x"), maxBatchBytes)
+	require.NoError(t, b.writeText([][]byte{big, []byte("tail")}, alwaysOpen))
+	require.Len(t, rec.writes, 2, "a batch at the bound is written before it grows further")
+	require.Equal(t, []byte("\x81\x04tail"), rec.writes[1])
+}
+
+func TestBatchConnReportsTheWriteError(t *testing.T) {
 	broken := errors.New("connection reset")
 	b := &batchConn{Conn: &recordingConn{fail: broken}}
-	b.begin()
-	_, err := b.Write([]byte("frame"))
-	require.NoError(t, err, "the failure shows when the batch is written")
-	require.ErrorIs(t, b.end(), broken)
+	require.ErrorIs(t, b.writeText([][]byte{[]byte("frame")}, alwaysOpen), broken)
+}
+
+// The frames must read back as the same messages through a websocket client, for every length
+// encoding (7-bit, 16-bit, 64-bit).
+func TestTextFramesReadBackThroughAWebsocketClient(t *testing.T) {
+	messages := [][]byte{[]byte("short"), bytes.Repeat([]byte("m"), 126), bytes.Repeat([]byte("l"), 70000)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		batching := &batchingWriter{ResponseWriter: w}
+		ws, err := (&websocket.Upgrader{}).Upgrade(batching, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		_ = batching.conn.writeText(messages, alwaysOpen)
+		_, _, _ = ws.ReadMessage() // until the client goes away
+	}))
+	defer srv.Close()
+	client, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	defer client.Close()
+	for _, want := range messages {
+		kind, got, err := client.ReadMessage()
+		require.NoError(t, err)
+		require.Equal(t, websocket.TextMessage, kind)
+		require.Equal(t, want, got)
+	}
 }

@@ -258,17 +258,11 @@ func (c *conn) flush() {
 	}
 }
 
-// writeFrames writes frames as text messages in one batch.
+// writeFrames writes frames as text messages in one batch, unless the connection is closing
+// (its close frame may be out already).
 func (c *conn) writeFrames(frames [][]byte) error {
-	_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
-	c.out.begin()
-	for _, frame := range frames {
-		if err := c.ws.WriteMessage(websocket.TextMessage, frame); err != nil {
-			_ = c.out.end()
-			return err
-		}
-	}
-	return c.out.end()
+	_ = c.out.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
+	return c.out.writeText(frames, func() bool { return !c.isClosing() })
 }
 
 type closeRequest struct {
