@@ -84,7 +84,9 @@ func sqliteDSN(path string) string {
 var sqliteDialect = dialect{
 	name:      DriverSQLite,
 	maxParams: 900, // well under SQLite's bound-variable limit, leaving room for the other arguments
-	dialector: func(dsn string) gorm.Dialector { return sqlite.Open(sqliteDSN(dsn)) },
+	dialector: func(dsn string) gorm.Dialector {
+		return sqlite.New(sqlite.Config{DriverName: sqliteDriverName, DSN: sqliteDSN(dsn)})
+	},
 	configurePool: func(db *sql.DB) {
 		// One writer at a time anyway; a few connections let reads run beside it.
 		db.SetMaxOpenConns(4)

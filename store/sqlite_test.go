@@ -27,7 +27,11 @@ func TestSQLitePragmasHoldOnEveryConnection(t *testing.T) {
 		require.NoError(t, err)
 		held = append(held, conn)
 		var mode string
-		var fk, busy int
+		var fk, busy, autocheckpoint, tempStore int
+		require.NoError(t, conn.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&autocheckpoint))
+		require.NoError(t, conn.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&tempStore))
+		require.Equal(t, walAutocheckpointPages, autocheckpoint)
+		require.Equal(t, 2, tempStore, "temp_store=MEMORY")
 		require.NoError(t, conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode))
 		require.NoError(t, conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk))
 		require.NoError(t, conn.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy))
@@ -158,4 +162,23 @@ func TestSQLitePathWithURISyntaxCharacters(t *testing.T) {
 	}))
 	_, err := os.Stat(path)
 	require.NoError(t, err, "the database is the file at the path given")
+}
+
+func TestCheckpointEmptiesTheWriteAheadLog(t *testing.T) {
+	cfg := sqliteConfig(t)
+	db := openTest(t, cfg)
+	ctx := context.Background()
+	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
+		return tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "s1", Title: "kept"})
+	}))
+	wal, err := os.Stat(cfg.DSN + "-wal")
+	require.NoError(t, err)
+	require.Positive(t, wal.Size(), "the write is in the log, below the autocheckpoint threshold")
+	require.NoError(t, db.Checkpoint(ctx))
+	wal, err = os.Stat(cfg.DSN + "-wal")
+	require.NoError(t, err)
+	require.Zero(t, wal.Size())
+	s, err := db.GetSession(ctx, "ws", "s1")
+	require.NoError(t, err)
+	require.Equal(t, "kept", s.Title)
 }
