@@ -11,6 +11,11 @@ import (
 	"github.com/forkgraph/forkgraph/resolvers"
 )
 
+// defaultSubscriberQueue is how many events a subscription may have waiting. A workspace sees a
+// few events a second and a fork cycle about ten at once, so 128 is a long way behind; a slot is
+// a pointer, so 10,000 subscribers pay 1 KiB each (the engine's default, 256, costs twice that).
+const defaultSubscriberQueue = 128
+
 // config is everything the server can be told. Every flag has an environment variable; a flag
 // given on the command line wins over the variable, the variable over the default.
 type config struct {
@@ -26,6 +31,7 @@ type config struct {
 	rateBurst      int64
 	noSeed         bool
 	debugAddr      string
+	queue          int64
 }
 
 // parseConfig reads flags and FORKGRAPH_* variables. Errors name the bad flag or variable.
@@ -52,6 +58,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"with tokens: requests per second per token (per address without a valid one); 0 disables (FORKGRAPH_RATE_LIMIT)")
 	fs.Int64Var(&cfg.rateBurst, "rate-burst", env.int64("FORKGRAPH_RATE_BURST", 100), "requests a client may send at once (FORKGRAPH_RATE_BURST)")
 	fs.BoolVar(&cfg.noSeed, "no-seed", env.boolean("FORKGRAPH_NO_SEED", false), "do not create the demo workspace (FORKGRAPH_NO_SEED)")
+	fs.Int64Var(&cfg.queue, "subscriber-queue", env.int64("FORKGRAPH_SUBSCRIBER_QUEUE", defaultSubscriberQueue),
+		"events a subscription may have waiting before it ends with RESUME_REQUIRED (FORKGRAPH_SUBSCRIBER_QUEUE)")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", env.str("FORKGRAPH_DEBUG_ADDR", ""),
 		"loopback address for net/http/pprof profiles and memory statistics; empty: off (FORKGRAPH_DEBUG_ADDR)")
 	if err := fs.Parse(args); err != nil {
@@ -63,6 +71,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var err error
 	if cfg.tokens, err = resolvers.ParseTokens(tokens); err != nil {
 		return config{}, fmt.Errorf("-tokens: %w", err)
+	}
+	if cfg.queue <= 0 || cfg.queue > 1<<20 {
+		return config{}, fmt.Errorf("-subscriber-queue must be between 1 and %d, got %d", 1<<20, cfg.queue)
 	}
 	if cfg.maxBody <= 0 {
 		return config{}, fmt.Errorf("-max-body must be positive, got %d", cfg.maxBody)

@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer db.Close()
 
-	broker := forkengine.NewBroker(0)
+	broker := forkengine.NewBroker(int(cfg.queue))
 	engine, err := forkengine.New(forkengine.Config{
 		Store: db, Drivers: drivers(cfg), Publisher: broker, Logger: logger, DisableBarrier: !cfg.barrier,
 	})

@@ -295,3 +295,15 @@ func TestConfig(t *testing.T) {
 	require.Contains(t, drivers(withWebhook), "webhook")
 	require.Contains(t, drivers(withWebhook), "simulated")
 }
+
+func TestSubscriberQueueFlag(t *testing.T) {
+	none := func(string) string { return "" }
+	cfg, err := parseConfig(nil, none, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, int64(defaultSubscriberQueue), cfg.queue)
+	cfg, err = parseConfig([]string{"-subscriber-queue", "16"}, none, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, int64(16), cfg.queue)
+	_, err = parseConfig([]string{"-subscriber-queue", "0"}, none, io.Discard)
+	require.ErrorContains(t, err, "-subscriber-queue")
+}
