@@ -85,6 +85,10 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	liveBefore, err := srv.liveMemory()
+	if err != nil {
+		return err
+	}
 
 	fleet, err := connectFleet(ctx, srv.wsURL, ws, o.subscribers, o.dialers)
 	if err != nil {
@@ -96,6 +100,10 @@ func run(ctx context.Context, o options) error {
 	}
 	time.Sleep(2 * time.Second) // let the server's allocations settle before reading RSS
 	rssAfter, err := srv.rss()
+	if err != nil {
+		return err
+	}
+	liveAfter, err := srv.liveMemory()
 	if err != nil {
 		return err
 	}
@@ -112,6 +120,6 @@ func run(ctx context.Context, o options) error {
 	serverCPU1, _ := cpuSeconds(srv.cmd.Process.Pid)
 	selfCPU1, _ := cpuSeconds(os.Getpid())
 	driven.serverCPU, driven.clientCPU = serverCPU1-serverCPU0, selfCPU1-selfCPU0
-	report(o, fleet, driven, delivered, rssBefore, rssAfter)
+	report(o, fleet, driven, delivered, memory{rssBefore, rssAfter, liveBefore, liveAfter})
 	return nil
 }

@@ -21,6 +21,7 @@ type server struct {
 	dir   string
 	base  string
 	wsURL string
+	debug string // the server's -debug-addr (net/http/pprof, loopback)
 }
 
 // startServer builds the module at repo and starts it on a free loopback port with a fresh
@@ -40,11 +41,16 @@ func startServer(ctx context.Context, repo, gogc string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	debugAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	log, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		return nil, fmt.Errorf("server log: %w", err)
 	}
-	cmd := exec.Command(bin, "-addr", addr, "-db", filepath.Join(dir, "db"), "-sim-latency", "0s", "-no-seed")
+	cmd := exec.Command(bin, "-addr", addr, "-db", filepath.Join(dir, "db"), "-sim-latency", "0s", "-no-seed",
+		"-debug-addr", debugAddr)
 	cmd.Stdout, cmd.Stderr = log, log
 	if gogc != "" {
 		cmd.Env = append(os.Environ(), "GOGC="+gogc)
@@ -52,7 +58,7 @@ func startServer(ctx context.Context, repo, gogc string) (*server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
 	}
-	s := &server{cmd: cmd, dir: dir, base: "http://" + addr, wsURL: "ws://" + addr + "/graphql"}
+	s := &server{cmd: cmd, dir: dir, base: "http://" + addr, wsURL: "ws://" + addr + "/graphql", debug: "http://" + debugAddr}
 	if err := s.awaitHealthy(ctx); err != nil {
 		s.stop()
 		return nil, err
@@ -99,6 +105,35 @@ func (s *server) rss() (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
+}
+
+// liveMemory returns the server's heap in use plus goroutine stacks right after a forced garbage
+// collection, from its runtime statistics: what the connections hold, without the headroom the
+// collector leaves (GOGC), which RSS includes.
+func (s *server) liveMemory() (int64, error) {
+	resp, err := http.Get(s.debug + "/debug/pprof/heap?debug=1&gc=1")
+	if err != nil {
+		return 0, fmt.Errorf("read server memory statistics: %w", err)
+	}
+	defer resp.Body.Close()
+	var heap, stacks int64
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(make([]byte, 64<<10), 1<<20)
+	for scanner.Scan() {
+		fields := strings.Fields(scanner.Text())
+		if len(fields) >= 4 && fields[0] == "#" && fields[2] == "=" {
+			switch fields[1] {
+			case "HeapInuse":
+				heap, _ = strconv.ParseInt(fields[3], 10, 64)
+			case "Stack":
+				stacks, _ = strconv.ParseInt(fields[3], 10, 64)
+			}
+		}
+	}
+	if heap == 0 || stacks == 0 {
+		return 0, fmt.Errorf("no HeapInuse or Stack in the server's memory statistics (%v)", scanner.Err())
+	}
+	return heap + stacks, nil
 }
 
 // stop ends the server gracefully (SIGTERM), then forcibly, and removes its files.
