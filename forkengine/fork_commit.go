@@ -2,6 +2,7 @@ package forkengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -25,7 +26,7 @@ func (e *Engine) commit(ctx context.Context, op ForkOperation) (ForkOperation, e
 		case current.Status != StatusProviderAccepted:
 			return fmt.Errorf("fork operation %s is %s, not provider_accepted", op.ID, current.Status)
 		}
-		out, err = materialize(ctx, tx, c, current, true)
+		out, err = materialize(ctx, tx, c, current, true, current.Status)
 		return err
 	})
 	if err != nil {
@@ -34,45 +35,67 @@ func (e *Engine) commit(ctx context.Context, op ForkOperation) (ForkOperation, e
 	return out, nil
 }
 
+// errOperationMoved: the operation was not in the status a commit expected; nothing was written.
+var errOperationMoved = errors.New("fork operation moved during its commit")
+
 // materialize writes the fork target from the frozen snapshot and moves op to committed. stored
 // says op's snapshot was read from the store, so its hash is checked before anything is copied;
-// the engine's own private copy of what it froze needs no such proof.
-func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, stored bool) (ForkOperation, error) {
+// the engine's own private copy of what it froze needs no such proof. from is the status the
+// stored row must have: op's own, or dispatching when the acceptance in op was never written
+// (see acceptAndCommit). The compare-and-swap runs first, so a lost one (errOperationMoved) has
+// written nothing.
+func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, stored bool, from OperationStatus) (ForkOperation, error) {
 	if err := verifySnapshot(op, stored); err != nil {
 		return op, err
 	}
 	if err := checkTargetAbsent(ctx, tx, op); err != nil {
 		return op, err
 	}
+	if !CanTransition(op.Status, StatusCommitted) {
+		return op, fmt.Errorf("fork operation %s: illegal transition %s -> %s", op.ID, op.Status, StatusCommitted)
+	}
 	ids := newForkIDs(op)
-	session := targetSession(op, c.at)
-	turns := targetTurns(op, ids, c.at)
 	lineage := targetLineage(op, ids.turn(op.ThroughTurnID), c.at)
+	committed := op
+	at := c.at
+	committed.Status, committed.UpdatedAt, committed.CompletedAt = StatusCommitted, at, &at
+	committed.TargetTurnID, committed.Error = lineage.TargetTurnID, ""
+	switch changed, err := tx.UpdateOperation(ctx, committed, from); {
+	case err != nil:
+		return op, fmt.Errorf("move fork operation %s to %s: %w", op.ID, StatusCommitted, err)
+	case !changed:
+		return op, errOperationMoved
+	}
+	if err := writeTarget(ctx, tx, c, op, ids, lineage); err != nil {
+		return op, err
+	}
+	c.operation(committed)
+	return committed, nil
+}
+
+// writeTarget creates the target session with its copied turns and messages, and its lineage.
+func writeTarget(ctx context.Context, tx Tx, c *changes, op ForkOperation, ids *forkIDs, lineage Lineage) error {
+	session := targetSession(op, c.at)
 	if err := tx.UpsertSession(ctx, session); err != nil {
-		return op, fmt.Errorf("create target session %s: %w", session.ID, err)
+		return fmt.Errorf("create target session %s: %w", session.ID, err)
 	}
 	// One SESSION_UPSERTED (plus the committed FORK_OPERATION_UPDATED) describes the whole
 	// commit: the target is new, so a subscriber loads its turns by session. An event per copied
 	// turn would add a log row and index entry per turn to every commit and tell nothing more.
 	c.session(EventSessionUpserted, session)
+	turns := targetTurns(op, ids, c.at)
 	if err := tx.InsertTurns(ctx, turns); err != nil {
-		return op, fmt.Errorf("copy %d turns: %w", len(turns), err)
+		return fmt.Errorf("copy %d turns: %w", len(turns), err)
 	}
 	if messages := targetMessages(op, ids); len(messages) > 0 {
 		if _, err := tx.InsertMessages(ctx, messages); err != nil {
-			return op, fmt.Errorf("copy messages: %w", err)
+			return fmt.Errorf("copy messages: %w", err)
 		}
 	}
 	if err := tx.InsertLineage(ctx, lineage); err != nil {
-		return op, fmt.Errorf("write lineage of %s: %w", session.ID, err)
+		return fmt.Errorf("write lineage of %s: %w", session.ID, err)
 	}
-	committed, moved, err := moveOperation(ctx, tx, c, op, StatusCommitted, func(next *ForkOperation, at time.Time) {
-		next.TargetTurnID, next.CompletedAt, next.Error = lineage.TargetTurnID, &at, ""
-	})
-	if err == nil && !moved {
-		err = fmt.Errorf("fork operation %s changed to %s during its commit", op.ID, committed.Status)
-	}
-	return committed, err
+	return nil
 }
 
 // verifySnapshot proves the snapshot ends at the boundary and, when rehash is set, that it is

@@ -81,19 +81,33 @@ func (e *Engine) dispatch(ctx context.Context, op ForkOperation, own bool) (Fork
 }
 
 // acceptAndCommit records the provider's acceptance and commits the fork in one transaction, the
-// common case, saving a transaction per fork. If another writer moved the operation first, it
-// returns the stored operation unchanged. own: see process.
+// common case, saving a transaction per fork. The row goes from dispatching straight to
+// committed (one UPDATE, not two); the acceptance is still logged as its own event, so the event
+// stream shows every transition. If another writer moved the operation first, nothing is written
+// and the stored operation is returned unchanged. own: see process.
 func (e *Engine) acceptAndCommit(ctx context.Context, marked ForkOperation, v verdict, own bool) (ForkOperation, error) {
+	if !CanTransition(marked.Status, StatusProviderAccepted) {
+		return marked, fmt.Errorf("fork operation %s: illegal transition %s -> %s", marked.ID, marked.Status, StatusProviderAccepted)
+	}
 	var out ForkOperation
 	err := e.update(ctx, func(tx Tx, c *changes) error {
-		accepted, moved, err := moveOperation(ctx, tx, c, marked, StatusProviderAccepted, v.record)
-		if err != nil || !moved {
-			out = accepted
-			return err
+		accepted := marked
+		accepted.Status, accepted.UpdatedAt = StatusProviderAccepted, c.at
+		if v.record != nil {
+			v.record(&accepted, c.at)
 		}
-		out, err = materialize(ctx, tx, c, accepted, !own)
+		c.operation(accepted)
+		var err error
+		out, err = materialize(ctx, tx, c, accepted, !own, marked.Status)
 		return err
 	})
+	if errors.Is(err, errOperationMoved) {
+		current, rerr := e.store.GetOperation(ctx, marked.WorkspaceID, marked.ID)
+		if rerr != nil {
+			return marked, readError(rerr, "fork operation", marked.ID)
+		}
+		return current, nil
+	}
 	return out, err
 }
 

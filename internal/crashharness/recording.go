@@ -69,12 +69,14 @@ func (d *recordingDriver) record(operationID string) error {
 }
 
 // blockingStore wraps a Store so that the transaction committing one chosen operation stops
-// forever at the status write: the target session, turns, messages and lineage are written but
-// never committed, which parks the operation in provider_accepted with a half-done commit.
+// forever at its last write, the lineage: the status change, target session, turns and messages
+// are written but never committed, which parks the operation in provider_accepted with a
+// half-done commit.
 //
-// The engine first tries to record the provider's acceptance and the commit in one transaction.
-// That attempt is refused rather than blocked (it would park the operation in dispatching), so the
-// engine falls back to recording the acceptance alone and then blocks in the commit that follows.
+// The engine first tries to record the provider's acceptance and the commit in one transaction
+// (the row moves from dispatching straight to committed). That attempt is refused rather than
+// blocked (it would park the operation in dispatching), so the engine falls back to recording the
+// acceptance alone and then blocks in the commit that follows.
 type blockingStore struct {
 	forkengine.Store
 	operationID string
@@ -90,23 +92,27 @@ func (s *blockingStore) Update(ctx context.Context, fn func(tx forkengine.Tx) er
 
 type blockingTx struct {
 	forkengine.Tx
-	store        *blockingStore
-	acceptedHere bool // this transaction also records the chosen operation's acceptance
+	store      *blockingStore
+	committing bool // this transaction commits the chosen operation from provider_accepted
 }
 
 // errCombinedCommit refuses the commit that shares a transaction with the acceptance.
 var errCombinedCommit = errors.New("crashharness: commit beside the acceptance refused")
 
 func (tx *blockingTx) UpdateOperation(ctx context.Context, op forkengine.ForkOperation, expect forkengine.OperationStatus) (bool, error) {
-	if op.ID == tx.store.operationID && op.Status == forkengine.StatusProviderAccepted {
-		tx.acceptedHere = true
-	}
-	if op.ID == tx.store.operationID && op.Status == forkengine.StatusCommitted && tx.acceptedHere {
-		return false, errCombinedCommit
-	}
 	if op.ID == tx.store.operationID && op.Status == forkengine.StatusCommitted {
+		if expect != forkengine.StatusProviderAccepted {
+			return false, errCombinedCommit
+		}
+		tx.committing = true
+	}
+	return tx.Tx.UpdateOperation(ctx, op, expect)
+}
+
+func (tx *blockingTx) InsertLineage(ctx context.Context, l forkengine.Lineage) error {
+	if tx.committing && l.OperationID == tx.store.operationID {
 		tx.store.once.Do(func() { close(tx.store.blocked) })
 		select {} // holds the write transaction open until the process is killed
 	}
-	return tx.Tx.UpdateOperation(ctx, op, expect)
+	return tx.Tx.InsertLineage(ctx, l)
 }
