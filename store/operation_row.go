@@ -68,15 +68,6 @@ func (r operationRow) values() []any {
 	return append([]any{r.WorkspaceID, r.ID, r.SnapshotHash}, r.mutableValues()...)
 }
 
-// encodeSnapshot is the stored text of op's snapshot.
-func encodeSnapshot(op forkengine.ForkOperation) (string, error) {
-	raw, err := json.Marshal(op.Snapshot)
-	if err != nil {
-		return "", fmt.Errorf("encode snapshot of operation %s: %w", op.ID, err)
-	}
-	return string(raw), nil
-}
-
 // toOperationRow maps every field but the snapshot, which has a table of its own.
 func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
 	var bindings *string

@@ -73,16 +73,6 @@ func (c *snapshotCache) put(entries ...cachedSnapshot) {
 	}
 }
 
-// decodeSnapshot decodes a stored snapshot the way every read returns it.
-func decodeSnapshot(text string) (forkengine.Snapshot, error) {
-	var s forkengine.Snapshot
-	if err := json.Unmarshal([]byte(text), &s); err != nil {
-		return s, err
-	}
-	dropSnapshotNulls(&s)
-	return s, nil
-}
-
 // copySnapshot deep-copies s, so callers may change what they get.
 func copySnapshot(s forkengine.Snapshot) forkengine.Snapshot {
 	s.Session.Settings = cloneRaw(s.Session.Settings)

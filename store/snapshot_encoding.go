@@ -1,0 +1,157 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// A snapshot is stored in one of two encodings. Version 1 is encoding/json of
+// forkengine.Snapshot: every turn and message repeats its workspace and session id under long Go
+// field names, and every time is an RFC 3339 string, so a 20-turn, 100-message snapshot took about
+// 40 KB (ten overflow pages per fork) and most of its encoding CPU. The compact encoding writes
+// short keys, times as Unix microseconds (the store's own precision) and each turn's and
+// message's workspace and session only through the snapshot's session. It is used only when it
+// decodes to exactly the snapshot given; otherwise version 1 is written. Both decode. The
+// snapshot hash is the engine's, over its own canonical encoding, so it does not depend on how
+// the store keeps the bytes.
+
+// compactSnapshotPrefix starts every compact snapshot and never starts a version 1 one, which
+// begins with {"version".
+const compactSnapshotPrefix = `{"c":1,`
+
+type compactSnapshot struct {
+	C        int              `json:"c"`
+	Version  int              `json:"v"`
+	Session  compactSession   `json:"s"`
+	Turns    []compactTurn    `json:"t"`
+	Messages []compactMessage `json:"m"`
+}
+
+type compactSession struct {
+	WorkspaceID       string          `json:"w"`
+	ID                string          `json:"i"`
+	Kind              string          `json:"k"`
+	Provider          string          `json:"p"`
+	ProviderSessionID string          `json:"ps"`
+	Title             string          `json:"ti"`
+	RailSectionKey    string          `json:"r"`
+	Cwd               string          `json:"cw"`
+	Model             string          `json:"mo"`
+	Settings          json.RawMessage `json:"se"`
+	Visible           bool            `json:"vi"`
+	CreatedAt         int64           `json:"ca"`
+	UpdatedAt         int64           `json:"ua"`
+	DeletedAt         *int64          `json:"da,omitempty"`
+}
+
+type compactTurn struct {
+	ID                  string          `json:"i"`
+	Sequence            int64           `json:"q"`
+	Phase               string          `json:"ph"`
+	Outcome             string          `json:"o"`
+	Origin              string          `json:"or"`
+	StartedAt           int64           `json:"sa"`
+	SettledAt           *int64          `json:"st,omitempty"`
+	UpdatedAt           int64           `json:"ua"`
+	ProviderTurnID      string          `json:"pt"`
+	ProviderTurnBinding json.RawMessage `json:"b"`
+}
+
+type compactMessage struct {
+	TurnID    string `json:"t"`
+	ID        string `json:"i"`
+	Position  int64  `json:"p"`
+	Role      string `json:"r"`
+	Content   string `json:"c"`
+	CreatedAt int64  `json:"a"`
+}
+
+// encodeSnapshot is the stored text of op's snapshot: compact when that decodes exactly.
+func encodeSnapshot(op forkengine.ForkOperation) (string, error) {
+	var raw []byte
+	var err error
+	if compact, ok := compactOf(op.Snapshot); ok {
+		raw, err = json.Marshal(compact)
+	} else {
+		raw, err = json.Marshal(op.Snapshot)
+	}
+	if err != nil {
+		return "", fmt.Errorf("encode snapshot of operation %s: %w", op.ID, err)
+	}
+	return string(raw), nil
+}
+
+// decodeSnapshot decodes a stored snapshot of either encoding the way every read returns it.
+func decodeSnapshot(text string) (forkengine.Snapshot, error) {
+	if !strings.HasPrefix(text, compactSnapshotPrefix) {
+		var s forkengine.Snapshot
+		if err := json.Unmarshal([]byte(text), &s); err != nil {
+			return s, err
+		}
+		dropSnapshotNulls(&s)
+		return s, nil
+	}
+	var c compactSnapshot
+	if err := json.Unmarshal([]byte(text), &c); err != nil {
+		return forkengine.Snapshot{}, err
+	}
+	s := c.domain()
+	dropSnapshotNulls(&s)
+	return s, nil
+}
+
+// compactOf converts s, or reports that the compact form would not decode back to s exactly: a
+// time that is not a whole UTC microsecond, or a turn or message of another workspace or session.
+func compactOf(s forkengine.Snapshot) (compactSnapshot, bool) {
+	ss := s.Session
+	ok := exactMicros(ss.CreatedAt) && exactMicros(ss.UpdatedAt) && exactMicrosPtr(ss.DeletedAt)
+	c := compactSnapshot{C: 1, Version: s.Version, Session: compactSession{
+		WorkspaceID: ss.WorkspaceID, ID: ss.ID, Kind: string(ss.Kind), Provider: ss.Provider,
+		ProviderSessionID: ss.ProviderSessionID, Title: ss.Title, RailSectionKey: ss.RailSectionKey,
+		Cwd: ss.Cwd, Model: ss.Model, Settings: ss.Settings, Visible: ss.Visible,
+		CreatedAt: micros(ss.CreatedAt), UpdatedAt: micros(ss.UpdatedAt), DeletedAt: microsPtr(ss.DeletedAt),
+	}, Turns: make([]compactTurn, len(s.Turns)), Messages: make([]compactMessage, len(s.Messages))}
+	for i, t := range s.Turns {
+		ok = ok && t.WorkspaceID == ss.WorkspaceID && t.SessionID == ss.ID &&
+			exactMicros(t.StartedAt) && exactMicros(t.UpdatedAt) && exactMicrosPtr(t.SettledAt)
+		c.Turns[i] = compactTurn{ID: t.ID, Sequence: t.Sequence, Phase: string(t.Phase), Outcome: string(t.Outcome),
+			Origin: t.Origin, StartedAt: micros(t.StartedAt), SettledAt: microsPtr(t.SettledAt),
+			UpdatedAt: micros(t.UpdatedAt), ProviderTurnID: t.ProviderTurnID, ProviderTurnBinding: t.ProviderTurnBinding}
+	}
+	for i, m := range s.Messages {
+		ok = ok && m.WorkspaceID == ss.WorkspaceID && m.SessionID == ss.ID && exactMicros(m.CreatedAt)
+		c.Messages[i] = compactMessage{TurnID: m.TurnID, ID: m.ID, Position: m.Position, Role: string(m.Role),
+			Content: m.Content, CreatedAt: micros(m.CreatedAt)}
+	}
+	return c, ok && s.Turns != nil && s.Messages != nil
+}
+
+func (c compactSnapshot) domain() forkengine.Snapshot {
+	cs := c.Session
+	s := forkengine.Snapshot{Version: c.Version, Session: forkengine.Session{
+		WorkspaceID: cs.WorkspaceID, ID: cs.ID, Kind: forkengine.SessionKind(cs.Kind), Provider: cs.Provider,
+		ProviderSessionID: cs.ProviderSessionID, Title: cs.Title, RailSectionKey: cs.RailSectionKey,
+		Cwd: cs.Cwd, Model: cs.Model, Settings: cs.Settings, Visible: cs.Visible,
+		CreatedAt: fromMicros(cs.CreatedAt), UpdatedAt: fromMicros(cs.UpdatedAt), DeletedAt: fromMicrosPtr(cs.DeletedAt),
+	}, Turns: make([]forkengine.Turn, len(c.Turns)), Messages: make([]forkengine.Message, len(c.Messages))}
+	for i, t := range c.Turns {
+		s.Turns[i] = forkengine.Turn{WorkspaceID: cs.WorkspaceID, SessionID: cs.ID, ID: t.ID, Sequence: t.Sequence,
+			Phase: forkengine.TurnPhase(t.Phase), Outcome: forkengine.TurnOutcome(t.Outcome), Origin: t.Origin,
+			StartedAt: fromMicros(t.StartedAt), SettledAt: fromMicrosPtr(t.SettledAt), UpdatedAt: fromMicros(t.UpdatedAt),
+			ProviderTurnID: t.ProviderTurnID, ProviderTurnBinding: t.ProviderTurnBinding}
+	}
+	for i, m := range c.Messages {
+		s.Messages[i] = forkengine.Message{WorkspaceID: cs.WorkspaceID, SessionID: cs.ID, TurnID: m.TurnID, ID: m.ID,
+			Position: m.Position, Role: forkengine.MessageRole(m.Role), Content: m.Content, CreatedAt: fromMicros(m.CreatedAt)}
+	}
+	return s
+}
+
+// exactMicros reports whether t survives the trip through Unix microseconds unchanged.
+func exactMicros(t time.Time) bool { return fromMicros(micros(t)) == t }
+
+func exactMicrosPtr(t *time.Time) bool { return t == nil || exactMicros(*t) }
