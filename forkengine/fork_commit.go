@@ -107,11 +107,11 @@ func verifySnapshot(op ForkOperation, rehash bool) error {
 	if !rehash {
 		return nil
 	}
-	hash, err := snapshotHash(op.Snapshot)
+	match, err := snapshotMatches(op.Snapshot, op.SnapshotHash)
 	switch {
 	case err != nil:
 		return err
-	case hash != op.SnapshotHash:
+	case !match:
 		return fmt.Errorf("fork operation %s: frozen snapshot does not match its hash", op.ID)
 	}
 	return nil

@@ -105,9 +105,9 @@ func requestHash(in ForkInput) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// snapshotHash is the sha256 hex of the snapshot's JSON encoding. Commit recomputes it to prove
-// the frozen history it copies is the one prepared.
-func snapshotHash(s Snapshot) (string, error) {
+// jsonSnapshotHash is the sha256 hex of the snapshot's JSON encoding: the hash of operations
+// prepared before snapshotHash (they carry no version prefix). Commit still verifies them with it.
+func jsonSnapshotHash(s Snapshot) (string, error) {
 	body, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("encode snapshot: %w", err)

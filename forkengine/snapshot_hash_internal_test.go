@@ -1,0 +1,69 @@
+package forkengine
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func hashedSnapshot() Snapshot {
+	at := time.Date(2026, 11, 29, 12, 0, 0, 123456000, time.UTC)
+	return Snapshot{Version: 1,
+		Session: Session{WorkspaceID: "ws", ID: "s", Title: "t", Settings: json.RawMessage(`{ "a" : [1, 2] }`), CreatedAt: at},
+		Turns: []Turn{{WorkspaceID: "ws", SessionID: "s", ID: "t1", Sequence: 1, StartedAt: at, SettledAt: &at,
+			ProviderTurnBinding: json.RawMessage(`{"k": "v"}`)}},
+		Messages: []Message{{WorkspaceID: "ws", SessionID: "s", TurnID: "t1", ID: "m1", Content: "bad \xff byte", CreatedAt: at}},
+	}
+}
+
+func TestSnapshotHashSurvivesAJSONRoundTrip(t *testing.T) {
+	s := hashedSnapshot()
+	want, err := snapshotHash(s)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(want, snapshotHashVersion))
+	raw, err := json.Marshal(s)
+	require.NoError(t, err)
+	var back Snapshot
+	require.NoError(t, json.Unmarshal(raw, &back))
+	back.Session.CreatedAt = back.Session.CreatedAt.In(time.FixedZone("elsewhere", 3600)) // same instant
+	match, err := snapshotMatches(back, want)
+	require.NoError(t, err)
+	require.True(t, match, "compacted JSON, replaced invalid bytes and another zone hash the same")
+}
+
+func TestSnapshotHashChangesWithTheHistory(t *testing.T) {
+	want, err := snapshotHash(hashedSnapshot())
+	require.NoError(t, err)
+	for name, change := range map[string]func(*Snapshot){
+		"Content":      func(s *Snapshot) { s.Messages[0].Content += "!" },
+		"Time":         func(s *Snapshot) { s.Messages[0].CreatedAt = s.Messages[0].CreatedAt.Add(time.Microsecond) },
+		"SettledAt":    func(s *Snapshot) { s.Turns[0].SettledAt = nil },
+		"Binding":      func(s *Snapshot) { s.Turns[0].ProviderTurnBinding = json.RawMessage(`{"k":"w"}`) },
+		"FieldsShift":  func(s *Snapshot) { s.Session.Title, s.Session.Cwd = "", "t" },
+		"ExtraMessage": func(s *Snapshot) { s.Messages = append(s.Messages, s.Messages[0]) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := hashedSnapshot()
+			change(&s)
+			match, err := snapshotMatches(s, want)
+			require.NoError(t, err)
+			require.False(t, match)
+		})
+	}
+}
+
+func TestSnapshotHashOfAnEarlierVersionStillVerifies(t *testing.T) {
+	s := hashedSnapshot()
+	old, err := jsonSnapshotHash(s)
+	require.NoError(t, err)
+	match, err := snapshotMatches(s, old)
+	require.NoError(t, err)
+	require.True(t, match)
+	s.Messages[0].Content = "changed"
+	match, err = snapshotMatches(s, old)
+	require.NoError(t, err)
+	require.False(t, match)
+}
