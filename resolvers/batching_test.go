@@ -180,3 +180,42 @@ func TestBatchingOperations(t *testing.T) {
 	t.Logf("operations query: %d SQL statements for 10 operations, %d for 100", ops10, ops100)
 	require.Equal(t, ops10, ops100)
 }
+
+func measureCommittedOperations(t *testing.T, n int) int64 {
+	api := newTestAPI(t, apiOptions{engine: noBackground})
+	for i := range n {
+		id := fmt.Sprintf("s%03d", i)
+		api.seedSession("w", id, 1, "")
+		api.forkAndCommit("w", id, id+"-t1", "r-"+id)
+	}
+	var page struct {
+		ForkOperations struct {
+			Edges []struct {
+				Node struct {
+					Status  string
+					Session struct{ ID, Title string }
+					Lineage struct{ OperationID, TargetTurnID string }
+				}
+			}
+		}
+	}
+	before := api.db.Statements()
+	api.mustDo(`{ forkOperations(workspaceId: "w", first: 200) { edges { node {
+		status session { id title } lineage { operationId targetTurnId } } } } }`, &page, nil)
+	statements := api.db.Statements() - before
+	require.Len(t, page.ForkOperations.Edges, n)
+	for _, e := range page.ForkOperations.Edges {
+		require.Equal(t, "COMMITTED", e.Node.Status)
+		require.NotEmpty(t, e.Node.Session.ID)
+		require.NotEmpty(t, e.Node.Lineage.TargetTurnID)
+	}
+	return statements
+}
+
+// The committed projection (ForkOperation.session and .lineage) of a page of operations is read
+// in one batch, so its cost does not grow with the page.
+func TestBatchingCommittedOperations(t *testing.T) {
+	ops3, ops12 := measureCommittedOperations(t, 3), measureCommittedOperations(t, 12)
+	t.Logf("committed operations query: %d SQL statements for 3 operations, %d for 12", ops3, ops12)
+	require.Equal(t, ops3, ops12)
+}

@@ -6,43 +6,52 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// committedResult is the immutable projection of a committed fork: its target session and lineage.
+// committedResult is the immutable projection of a committed fork: its target session and lineage,
+// or the operation's own error (an inconsistent lineage is a FORK_CONFLICT of that operation only).
 type committedResult struct {
 	session forkengine.Session
 	lineage forkengine.Lineage
+	err     error
 }
 
 // committedResultOf returns the committed projection of an operation once per response, however
-// many of its fields (session, lineage) are selected. The engine builds each projection from the
-// operation and its frozen snapshot, checking it against the stored lineage, one operation at a
-// time: a page of committed operations costs one lineage read per operation whose session or
-// lineage is selected.
+// many of its fields (session, lineage) are selected. The operations asked for in one batch are
+// projected together by Engine.CommittedResults, so a page of committed operations costs a fixed
+// number of statements.
 func (l *loaders) committedResultOf(ctx context.Context, op forkengine.ForkOperation) (committedResult, error) {
 	k := key{op.WorkspaceID, op.ID}
 	l.committedOpsMu.Lock()
 	l.committedOps[k] = op
 	l.committedOpsMu.Unlock()
 	result, _, err := l.committed.load(ctx, k)
-	return result, err
+	if err != nil {
+		return committedResult{}, err
+	}
+	return result, result.err
 }
 
 func (l *loaders) readCommitted(ctx context.Context, keys []key) (map[key]committedResult, error) {
-	out := make(map[key]committedResult, len(keys))
+	batch := make([]forkengine.ForkOperation, 0, len(keys))
+	l.committedOpsMu.Lock()
+	for _, k := range keys {
+		if op, ok := l.committedOps[k]; ok {
+			batch = append(batch, op)
+		}
+	}
+	l.committedOpsMu.Unlock()
+	results, err := l.engine.CommittedResults(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[key]committedResult, len(batch))
 	var sessions []forkengine.Session
 	var lineages []forkengine.Lineage
-	for _, k := range keys {
-		l.committedOpsMu.Lock()
-		op, ok := l.committedOps[k]
-		l.committedOpsMu.Unlock()
-		if !ok {
-			continue
+	for i, op := range batch {
+		r := results[i]
+		out[key{op.WorkspaceID, op.ID}] = committedResult{session: r.Session, lineage: r.Lineage, err: r.Err}
+		if r.Err == nil {
+			sessions, lineages = append(sessions, r.Session), append(lineages, r.Lineage)
 		}
-		s, ln, err := l.engine.CommittedResult(ctx, op)
-		if err != nil {
-			return nil, err
-		}
-		out[k] = committedResult{session: s, lineage: ln}
-		sessions, lineages = append(sessions, s), append(lineages, ln)
 	}
 	l.sawSessions(sessions)
 	l.sawLineages(lineages)
