@@ -120,10 +120,11 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		ForkOperation  func(childComplexity int, workspaceID string, id string) int
-		ForkOperations func(childComplexity int, workspaceID string, first *int, after *string, filter *models.ForkOperationFilter) int
-		Session        func(childComplexity int, workspaceID string, id string) int
-		Sessions       func(childComplexity int, workspaceID string, first *int, after *string, filter *models.SessionFilter) int
+		ForkOperation        func(childComplexity int, workspaceID string, id string) int
+		ForkOperations       func(childComplexity int, workspaceID string, first *int, after *string, filter *models.ForkOperationFilter) int
+		Session              func(childComplexity int, workspaceID string, id string) int
+		Sessions             func(childComplexity int, workspaceID string, first *int, after *string, filter *models.SessionFilter) int
+		WorkspaceEventCursor func(childComplexity int, workspaceID string) int
 	}
 
 	Session struct {
@@ -240,6 +241,7 @@ type QueryResolver interface {
 	Sessions(ctx context.Context, workspaceID string, first *int, after *string, filter *models.SessionFilter) (*models.SessionConnection, error)
 	ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
 	ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error)
+	WorkspaceEventCursor(ctx context.Context, workspaceID string) (*string, error)
 }
 type SessionResolver interface {
 	Turns(ctx context.Context, obj *models.Session, first *int, after *string) (*models.TurnConnection, error)
@@ -667,6 +669,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sessions(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["filter"].(*models.SessionFilter)), true
+	case "Query.workspaceEventCursor":
+		if e.ComplexityRoot.Query.WorkspaceEventCursor == nil {
+			break
+		}
+
+		args, err := ec.field_Query_workspaceEventCursor_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WorkspaceEventCursor(childComplexity, args["workspaceId"].(string)), true
 
 	case "Session.activeTurn":
 		if e.ComplexityRoot.Session.ActiveTurn == nil {
@@ -1266,6 +1279,12 @@ type Query {
   (reason invalid_first, invalid_cursor).
   """
   forkOperations(workspaceId: ID!, first: Int = 50, after: String, filter: ForkOperationFilter): ForkOperationConnection!
+  """
+  The cursor of the workspace's newest event, or null when it has none yet. Read it before loading
+  a snapshot, then subscribe to ` + "`" + `workspaceEvents(after:)` + "`" + ` with it: every change made after the read
+  is replayed, so nothing falls between the snapshot and the live stream.
+  """
+  workspaceEventCursor(workspaceId: ID!): String
 }
 
 """
@@ -2328,6 +2347,20 @@ func (ec *executionContext) field_Query_sessions_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["filter"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_workspaceEventCursor_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
 	return args, nil
 }
 
@@ -3993,6 +4026,50 @@ func (ec *executionContext) fieldContext_Query_forkOperations(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_forkOperations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_workspaceEventCursor(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_workspaceEventCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WorkspaceEventCursor(ctx, fc.Args["workspaceId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_workspaceEventCursor(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_workspaceEventCursor_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7752,6 +7829,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_forkOperations(ctx, field)
+				})
+		case "workspaceEventCursor":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_workspaceEventCursor(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {

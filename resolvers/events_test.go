@@ -205,3 +205,27 @@ func TestWorkspaceEventsReleaseTheBrokerSubscription(t *testing.T) {
 	require.NoError(t, ws.conn.Close())
 	require.Eventually(t, func() bool { return api.broker.Subscribers() == 0 }, 5*time.Second, time.Millisecond)
 }
+
+// workspaceEventCursor lets a client read a snapshot and then subscribe after it with no gap: the
+// cursor names the newest event of that workspace only.
+func TestWorkspaceEventCursor(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	var resp struct{ WorkspaceEventCursor *string }
+	query := `query($ws: ID!) { workspaceEventCursor(workspaceId: $ws) }`
+
+	api.mustDo(query, &resp, map[string]any{"ws": "w"})
+	require.Nil(t, resp.WorkspaceEventCursor, "a workspace without events has no cursor")
+
+	api.seedSession("w", "s0", 1, "")
+	api.reportTitle("other", "x", "another workspace, later")
+	api.mustDo(query, &resp, map[string]any{"ws": "w"})
+	require.NotNil(t, resp.WorkspaceEventCursor)
+	require.Equal(t, models.EventCursor(api.lastCursor("w")), *resp.WorkspaceEventCursor)
+
+	ws := api.dialWS(nil)
+	ws.subscribe("1", eventsSubscription, map[string]any{"ws": "w", "after": *resp.WorkspaceEventCursor})
+	before := api.lastCursor("w")
+	api.reportTitle("w", "s0", "renamed after the snapshot")
+	want := api.logCursors("w", before)
+	require.Equal(t, want, readEvents(ws, "1", len(want)), "exactly the changes after the snapshot")
+}

@@ -153,6 +153,15 @@ func (r *queryResolver) ForkOperations(ctx context.Context, workspaceID string, 
 	return models.ForkOperationConnectionFrom(workspaceID, filter.Domain(), rows, limit), nil
 }
 
+func (r *queryResolver) WorkspaceEventCursor(ctx context.Context, workspaceID string) (*string, error) {
+	latest, err := r.engine.Reader().LatestEventCursor(ctx, workspaceID)
+	if err != nil || latest == 0 {
+		return nil, err
+	}
+	cursor := models.EventCursor(latest)
+	return &cursor, nil
+}
+
 func (r *sessionResolver) Turns(ctx context.Context, obj *models.Session, first *int, after *string) (*models.TurnConnection, error) {
 	limit, afterSequence, err := pageArgs(first, after, models.DecodeTurnCursor)
 	if err != nil {
