@@ -12,15 +12,15 @@ const (
 	mediaJSON            = "application/json; charset=utf-8"
 )
 
-// negotiateMedia picks the response media type from an Accept header: the acceptable type
-// with the highest q-value; on a tie application/graphql-response+json wins when named
-// explicitly, while wildcards mean application/json. An empty header means application/json.
-// ok is false when nothing acceptable is named.
-func negotiateMedia(accept string) (media string, ok bool) {
-	if strings.TrimSpace(accept) == "" {
-		return mediaJSON, true
-	}
-	bestQ, best := 0.0, ""
+// acceptEntry is one media range of an Accept header with its q-value.
+type acceptEntry struct {
+	mediaType string
+	q         float64
+}
+
+// acceptEntries parses an Accept header in order, skipping malformed ranges and q-values.
+func acceptEntries(accept string) []acceptEntry {
+	var entries []acceptEntry
 	for _, part := range strings.Split(accept, ",") {
 		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
@@ -32,18 +32,33 @@ func negotiateMedia(accept string) (media string, ok bool) {
 				continue
 			}
 		}
+		entries = append(entries, acceptEntry{mediaType, q})
+	}
+	return entries
+}
+
+// negotiateMedia picks the response media type from an Accept header: the acceptable type
+// with the highest q-value; on a tie application/graphql-response+json wins when named
+// explicitly, while wildcards mean application/json. An empty header means application/json.
+// ok is false when nothing acceptable is named.
+func negotiateMedia(accept string) (media string, ok bool) {
+	if strings.TrimSpace(accept) == "" {
+		return mediaJSON, true
+	}
+	bestQ, best := 0.0, ""
+	for _, e := range acceptEntries(accept) {
 		candidate := ""
-		switch mediaType {
+		switch e.mediaType {
 		case "application/graphql-response+json":
 			candidate = mediaGraphQLResponse
 		case "application/json", "application/*", "*/*":
 			candidate = mediaJSON
 		}
-		if candidate == "" || q <= 0 {
+		if candidate == "" || e.q <= 0 {
 			continue
 		}
-		if q > bestQ || (q == bestQ && candidate == mediaGraphQLResponse) {
-			bestQ, best = q, candidate
+		if e.q > bestQ || (e.q == bestQ && candidate == mediaGraphQLResponse) {
+			bestQ, best = e.q, candidate
 		}
 	}
 	return best, best != ""
@@ -54,19 +69,9 @@ func negotiateMedia(accept string) (media string, ok bool) {
 // types for incremental delivery; they want a plain JSON answer.
 func prefersEventStream(accept string) bool {
 	bestQ, best := 0.0, ""
-	for _, part := range strings.Split(accept, ",") {
-		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if v, has := params["q"]; has {
-			if q, err = strconv.ParseFloat(v, 64); err != nil {
-				continue
-			}
-		}
-		if q > bestQ {
-			bestQ, best = q, mediaType
+	for _, e := range acceptEntries(accept) {
+		if e.q > bestQ {
+			bestQ, best = e.q, e.mediaType
 		}
 	}
 	return best == "text/event-stream"
