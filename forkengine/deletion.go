@@ -2,7 +2,6 @@ package forkengine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -59,15 +58,10 @@ func checkDeletable(ctx context.Context, r Reader, workspaceID, id string) error
 				Message: fmt.Sprintf("session %q is the source of running fork operation %s", id, op.ID)}
 		}
 	}
-	op, err := r.OperationReservingTarget(ctx, workspaceID, id)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil
-	case err != nil:
-		return fmt.Errorf("read reservation of %s: %w", id, err)
-	case op.Status.Active() || op.Status == StatusUnknown:
-		return ReasonErrorf(CodeForkConflict, ReasonTargetReserved,
-			"session id %q is reserved by fork operation %s", id, op.ID)
+	op, held, err := reservation(ctx, r, workspaceID, id)
+	if err != nil || !held || op.Status == StatusCommitted {
+		return err
 	}
-	return nil
+	return ReasonErrorf(CodeForkConflict, ReasonTargetReserved,
+		"session id %q is reserved by fork operation %s", id, op.ID)
 }

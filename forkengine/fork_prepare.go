@@ -3,7 +3,6 @@ package forkengine
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -90,12 +89,9 @@ func checkTargetFree(ctx context.Context, r Reader, workspaceID, targetID string
 		}
 		return ReasonErrorf(CodeForkConflict, ReasonTargetReserved, "session %q already exists", targetID)
 	}
-	op, err := r.OperationReservingTarget(ctx, workspaceID, targetID)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil
-	case err != nil:
-		return fmt.Errorf("read reservation of %s: %w", targetID, err)
+	op, held, err := reservation(ctx, r, workspaceID, targetID)
+	if err != nil || !held {
+		return err
 	}
 	return ReasonErrorf(CodeForkConflict, ReasonTargetReserved,
 		"session id %q is reserved by fork operation %s", targetID, op.ID)

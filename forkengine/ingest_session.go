@@ -66,14 +66,9 @@ func cleanSessionReport(in *SessionReport) error {
 // checkNotReserved refuses an id that a fork operation holds for a target it has not created yet.
 // Once the operation commits, the target session exists and may be reported like any other.
 func checkNotReserved(ctx context.Context, r Reader, workspaceID, id string) error {
-	op, err := r.OperationReservingTarget(ctx, workspaceID, id)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil
-	case err != nil:
-		return fmt.Errorf("read reservation of %s: %w", id, err)
-	case op.Status == StatusCommitted:
-		return nil
+	op, held, err := reservation(ctx, r, workspaceID, id)
+	if err != nil || !held || op.Status == StatusCommitted {
+		return err
 	}
 	return ReasonErrorf(CodeConflict, ReasonTargetReserved,
 		"session id %q is reserved by fork operation %s", id, op.ID)
