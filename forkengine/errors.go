@@ -20,7 +20,6 @@ const (
 	CodeForkUnsupported     Code = "FORK_UNSUPPORTED"
 	CodeAcknowledgeConflict Code = "ACKNOWLEDGE_CONFLICT"
 	CodeInternal            Code = "INTERNAL_SERVER_ERROR"
-	CodeConflict            Code = "CONFLICT"        // a non-fork write conflict (e.g. a reserved id)
 	CodeResumeRequired      Code = "RESUME_REQUIRED" // a subscriber fell behind; resume from its last cursor
 	CodeRateLimited         Code = "RATE_LIMITED"
 )

@@ -70,7 +70,7 @@ func checkNotReserved(ctx context.Context, r Reader, workspaceID, id string) err
 	if err != nil || !held || op.Status == StatusCommitted {
 		return err
 	}
-	return ReasonErrorf(CodeConflict, ReasonTargetReserved,
+	return ReasonErrorf(CodeForkConflict, ReasonTargetReserved,
 		"session id %q is reserved by fork operation %s", id, op.ID)
 }
 

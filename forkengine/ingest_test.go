@@ -87,7 +87,7 @@ func TestReportSession(t *testing.T) {
 		{"ErrBadKind", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: provider, Kind: "branch"}, forkengine.CodeInvalid, ""},
 		{"ErrSettingsNotObject", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: provider, Settings: json.RawMessage(`[1]`)}, forkengine.CodeInvalid, ""},
 		{"ErrSettingsNotJSON", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: provider, Settings: json.RawMessage(`{`)}, forkengine.CodeInvalid, ""},
-		{"ErrTargetReserved", forkengine.SessionReport{WorkspaceID: ws, ID: "target-1", Provider: provider}, forkengine.CodeConflict, forkengine.ReasonTargetReserved},
+		{"ErrTargetReserved", forkengine.SessionReport{WorkspaceID: ws, ID: "target-1", Provider: provider}, forkengine.CodeForkConflict, forkengine.ReasonTargetReserved},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1292,8 +1292,9 @@ Writes. Reports are idempotent upserts made by agent runtimes; forks are durable
 """
 type Mutation {
   """
-  Creates or updates a session. Omitted fields keep their stored value. Errors: BAD_USER_INPUT,
-  CONFLICT (the id is reserved by a fork).
+  Creates or updates a session. Omitted fields keep their stored value, except ` + "`" + `kind` + "`" + `, whose
+  default is ROOT: a CHILD session must say ` + "`" + `kind: CHILD` + "`" + ` in every report. Errors: BAD_USER_INPUT,
+  FORK_CONFLICT with reason target_reserved (the id is reserved by a fork that has not created it).
   """
   reportSession(input: ReportSessionInput!): Session!
   """

@@ -53,7 +53,7 @@ func TestErrorCodes(t *testing.T) {
 			map[string]any{"source": "nodriver", "through": "nodriver-t1", "req": "r5"}},
 		{"acknowledge before commit", "ACKNOWLEDGE_CONFLICT", "",
 			`mutation($id: ID!) { acknowledgeForkOperation(workspaceId: "w", id: $id) { id } }`, map[string]any{"id": active.ID}},
-		{"session id reserved by a fork", "CONFLICT", forkengine.ReasonTargetReserved,
+		{"session id reserved by a fork", "FORK_CONFLICT", forkengine.ReasonTargetReserved,
 			`mutation($id: ID!) { reportSession(input: {workspaceId: "w", id: $id, provider: "simulated"}) { id } }`,
 			map[string]any{"id": active.TargetSessionID}},
 		{"parse error", "GRAPHQL_PARSE_FAILED", "", `{ sessions(`, nil},
