@@ -1492,13 +1492,13 @@ type Lineage {
   targetTurnId: ID!
   "When the fork committed."
   forkedAt: Time!
-  "The source session, or null when it was purged."
+  "The source session, or null when it was deleted (soft-deleted or purged)."
   sourceSession: Session
-  "The target session, or null when it was purged."
+  "The target session, or null when it was deleted (soft-deleted or purged)."
   targetSession: Session
-  "The boundary turn in the source, or null when it was purged."
+  "The boundary turn in the source, or null when its session was deleted."
   sourceTurn: Turn
-  "The boundary turn in the target, or null when it was purged."
+  "The boundary turn in the target, or null when its session was deleted."
   targetTurn: Turn
 }
 

@@ -48,19 +48,19 @@ func (r *forkOperationConnectionResolver) TotalCount(ctx context.Context, obj *m
 }
 
 func (r *lineageResolver) SourceSession(ctx context.Context, obj *models.Lineage) (*models.Session, error) {
-	return r.sessionView(ctx, obj.WorkspaceID, obj.SourceSessionID)
+	return r.liveSessionView(ctx, obj.WorkspaceID, obj.SourceSessionID)
 }
 
 func (r *lineageResolver) TargetSession(ctx context.Context, obj *models.Lineage) (*models.Session, error) {
-	return r.sessionView(ctx, obj.WorkspaceID, obj.TargetSessionID)
+	return r.liveSessionView(ctx, obj.WorkspaceID, obj.TargetSessionID)
 }
 
 func (r *lineageResolver) SourceTurn(ctx context.Context, obj *models.Lineage) (*models.Turn, error) {
-	return r.turnView(ctx, obj.WorkspaceID, obj.SourceTurnID)
+	return r.liveTurnView(ctx, obj.WorkspaceID, obj.SourceTurnID)
 }
 
 func (r *lineageResolver) TargetTurn(ctx context.Context, obj *models.Lineage) (*models.Turn, error) {
-	return r.turnView(ctx, obj.WorkspaceID, obj.TargetTurnID)
+	return r.liveTurnView(ctx, obj.WorkspaceID, obj.TargetTurnID)
 }
 
 func (r *mutationResolver) ReportSession(ctx context.Context, input models.ReportSessionInput) (*models.Session, error) {
