@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -35,9 +36,10 @@ type HTTP struct {
 var _ graphql.Transport = HTTP{}
 
 // Supports claims every request that is not a websocket upgrade, so unsupported methods get a
-// proper 405 instead of gqlgen's generic 400.
+// proper 405 instead of gqlgen's generic 400. Other Upgrade offers (curl --http2 sends h2c on
+// every request) are optional for the client, so the request is served as plain HTTP.
 func (HTTP) Supports(r *http.Request) bool {
-	return r.Header.Get("Upgrade") == ""
+	return !websocket.IsWebSocketUpgrade(r)
 }
 
 // Do reads, executes and answers one request.

@@ -35,6 +35,7 @@ type httpCase struct {
 	wantBody    string // substring
 	noData      bool   // the body must not contain a data entry
 	header      [2]string
+	upgrade     string // an Upgrade header that is not a websocket's, e.g. h2c
 }
 
 func (tc httpCase) run(t *testing.T, base string) {
@@ -47,6 +48,9 @@ func (tc httpCase) run(t *testing.T, base string) {
 	}
 	if tc.accept != "" {
 		req.Header.Set("Accept", tc.accept)
+	}
+	if tc.upgrade != "" {
+		req.Header.Set("Upgrade", tc.upgrade)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -125,6 +129,10 @@ func TestHTTP_StatusCodesAndNegotiation(t *testing.T) {
 		{name: "CoercionErrorJSON", method: "POST", contentType: appJSON, accept: appJSON, body: `{"query":"query($id: Int!) { find(id: $id) }","variables":{"id":null}}`, status: 200},
 		{name: "CoercionErrorGraphQLResponse", method: "POST", contentType: appJSON, accept: gqlResp, body: `{"query":"query($id: Int!) { find(id: $id) }","variables":{"id":null}}`, status: 400, noData: true},
 		{name: "SubscriptionOverPlainHTTP", method: "POST", contentType: appJSON, accept: gqlResp, body: `{"query":"subscription { name }"}`, status: 400},
+		// curl --http2 offers h2c on every request: that is no websocket, so plain HTTP answers.
+		{name: "PostUpgradeH2C", method: "POST", contentType: appJSON, body: ok, upgrade: "h2c", status: 200, wantBody: `"name":"test"`},
+		{name: "GetUpgradeH2C", method: "GET", query: q("query", "{ name }"), upgrade: "h2c", status: 200, wantBody: `"name":"test"`},
+		{name: "EventStreamUpgradeH2C", method: "POST", contentType: appJSON, accept: "text/event-stream", body: ok, upgrade: "h2c", status: 200, wantType: "text/event-stream", wantBody: `"name":"test"`},
 		{name: "Options", method: "OPTIONS", status: 204, header: [2]string{"Allow", "GET, POST, OPTIONS"}},
 	}
 	for _, tc := range cases {

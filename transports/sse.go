@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -39,7 +40,7 @@ func (t SSE) Supports(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
 		return false
 	}
-	return prefersEventStream(r.Header.Get("Accept")) && r.Header.Get("Upgrade") == ""
+	return prefersEventStream(r.Header.Get("Accept")) && !websocket.IsWebSocketUpgrade(r)
 }
 
 // Do reads the request, then streams the operation's results until it ends or the client leaves.
