@@ -156,6 +156,29 @@ var migrations = []migration{
 		`CREATE INDEX fork_operations_unfinished_by_source ON fork_operations (workspace_id, source_session_id)
 			WHERE status IN ('prepared', 'dispatching', 'provider_accepted', 'unknown')`,
 	}},
+	{version: 6, name: "fork count per family", statements: []string{
+		// A title's number is 2 + the family's non-failed operations (family_counts.go). Counting
+		// them per title walked the whole family; the writes keep the number per root instead.
+		`CREATE TABLE fork_families (
+			workspace_id    TEXT   NOT NULL,
+			root_session_id TEXT   NOT NULL,
+			forks           BIGINT NOT NULL,
+			PRIMARY KEY (workspace_id, root_session_id)
+		)`,
+		// Every existing operation's source walked up to its root (the depth bound ends a corrupt
+		// cycle, which has no root), then counted per root.
+		`WITH RECURSIVE up (workspace_id, start_id, id, depth) AS (
+			SELECT DISTINCT workspace_id, source_session_id, source_session_id, 0 FROM fork_operations
+			UNION ALL
+			SELECT u.workspace_id, u.start_id, l.source_session_id, u.depth + 1 FROM up u CROSS JOIN lineages l
+			WHERE l.workspace_id = u.workspace_id AND l.target_session_id = u.id AND u.depth < 1000
+		)
+		INSERT INTO fork_families (workspace_id, root_session_id, forks)
+		SELECT o.workspace_id, u.id, COUNT(*) FROM fork_operations o CROSS JOIN up u
+		WHERE u.workspace_id = o.workspace_id AND u.start_id = o.source_session_id AND o.status <> 'failed'
+			AND NOT EXISTS (SELECT 1 FROM lineages r WHERE r.workspace_id = u.workspace_id AND r.target_session_id = u.id)
+		GROUP BY o.workspace_id, u.id`,
+	}},
 }
 
 func eventsTable(cursorType string) string {

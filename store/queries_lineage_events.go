@@ -42,7 +42,8 @@ func (q queries) LineagesBySourceIDs(ctx context.Context, ws string, sourceIDs [
 	return out, err
 }
 
-// countFamilyForksSQL counts a family without materialising every member. branching holds the
+// countFamilyForksSQL counts the family below any session (CountFamilyForks reads a root's count
+// from fork_families instead) without materialising every member. branching holds the
 // root and the members that were themselves forked: the recursion enters a target only if it has
 // lineages of its own (UNION drops repeats, so even a corrupt cycle ends; CROSS JOIN keeps SQLite
 // probing lineages_by_source per member rather than scanning the workspace's lineages). Every
@@ -65,16 +66,6 @@ const countFamilyForksSQL = `WITH RECURSIVE branching (id) AS (
 			AND (o.source_session_id IN (SELECT id FROM branching) OR EXISTS (SELECT 1 FROM lineages t
 				WHERE t.workspace_id = o.workspace_id AND t.target_session_id = o.source_session_id
 				AND t.source_session_id IN (SELECT id FROM branching))))`
-
-// CountFamilyForks counts the family's committed forks (its lineages, transitively) and its
-// unfinished operations, in one statement.
-func (q queries) CountFamilyForks(ctx context.Context, ws, rootID string) (int, error) {
-	n, err := q.queryInt(ctx, countFamilyForksSQL, rootID, ws, ws, rootID, ws)
-	if err != nil {
-		return 0, classify(err, "count forks of the family of %s", rootID)
-	}
-	return int(n), nil
-}
 
 // EventsAfter returns up to limit (<= 0: all) events of the workspace with Cursor > after, in
 // cursor order.

@@ -157,11 +157,16 @@ func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
 		{"operations", `DELETE FROM fork_operations WHERE workspace_id = @ws AND (source_session_id = @id OR target_session_id = @id)`},
 		{"lineages", `DELETE FROM lineages WHERE workspace_id = @ws AND (source_session_id = @id OR target_session_id = @id)`},
 	}
+	// Read before the rows that lead to them go.
+	families, err := tx.familiesTouchedByPurge(ctx, ws, id)
+	if err != nil {
+		return err
+	}
 	args := map[string]any{"ws": ws, "id": id}
 	for _, step := range steps {
 		if err := tx.with(ctx).Exec(step.sql, args).Error; err != nil {
 			return classify(err, "purge %s of session %s", step.what, id)
 		}
 	}
-	return nil
+	return tx.recountFamilies(ctx, ws, families)
 }

@@ -25,8 +25,10 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 		if _, err := tx.execFixed(db, insertOperationSQL, row.values()...); err != nil {
 			return classify(err, "insert operation %s", op.ID)
 		}
-		_, err := tx.execFixed(db, insertSnapshotSQL, op.WorkspaceID, op.ID, text)
-		return classify(err, "insert snapshot of operation %s", op.ID)
+		if _, err := tx.execFixed(db, insertSnapshotSQL, op.WorkspaceID, op.ID, text); err != nil {
+			return classify(err, "insert snapshot of operation %s", op.ID)
+		}
+		return tx.addFamilyForks(ctx, op.WorkspaceID, op.SourceSessionID, counted(op.Status))
 	})
 	if err == nil {
 		// The stored text itself, decoded on first read, so a cached read returns exactly what a
@@ -43,6 +45,7 @@ var keyOperationColumns = []string{"request_id", "source_session_id", "target_se
 
 var (
 	insertOperationSQL = insertSQL("fork_operations", operationColumns, 1)
+	insertLineageSQL   = insertSQL("lineages", lineageColumns, 1)
 	insertSnapshotSQL  = "INSERT INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
 	updateOperationSQL = "UPDATE fork_operations SET " + strings.Join(mutableOperationColumns, " = ?, ") +
 		" = ? WHERE workspace_id = ? AND id = ? AND status = ?"
@@ -86,14 +89,35 @@ func (tx *txn) UpdateOperation(ctx context.Context, op forkengine.ForkOperation,
 	var changed bool
 	err = tx.guarded(ctx, func(db *gorm.DB) error {
 		changed, err = tx.updateRows(db, updateStateSQL, row.stateValues(string(expect))...)
-		if err != nil || changed {
+		if err != nil {
 			return classify(err, "update operation %s from %s", op.ID, expect)
 		}
-		args := append(row.mutableValues(), op.WorkspaceID, op.ID, string(expect))
-		changed, err = tx.updateRows(db, updateOperationSQL, args...)
-		return classify(err, "update operation %s from %s", op.ID, expect)
+		if changed { // same source, so the same family
+			return tx.addFamilyForks(ctx, op.WorkspaceID, op.SourceSessionID, counted(op.Status)-counted(expect))
+		}
+		return tx.rewriteOperation(ctx, db, row, op, expect, &changed)
 	})
 	return changed && err == nil, err
+}
+
+// rewriteOperation is UpdateOperation's path for a change of identity columns: every column is
+// written, and the count moves from the old source's family to the new one's.
+func (tx *txn) rewriteOperation(ctx context.Context, db *gorm.DB, row operationRow, op forkengine.ForkOperation,
+	expect forkengine.OperationStatus, changed *bool) error {
+	var oldSource string
+	err := db.Raw("SELECT source_session_id FROM fork_operations WHERE workspace_id = ? AND id = ? AND status = ?",
+		op.WorkspaceID, op.ID, string(expect)).Scan(&oldSource).Error
+	if err == nil {
+		args := append(row.mutableValues(), op.WorkspaceID, op.ID, string(expect))
+		*changed, err = tx.updateRows(db, updateOperationSQL, args...)
+	}
+	if err != nil || !*changed {
+		return classify(err, "update operation %s from %s", op.ID, expect)
+	}
+	if err := tx.addFamilyForks(ctx, op.WorkspaceID, oldSource, -counted(expect)); err != nil {
+		return err
+	}
+	return tx.addFamilyForks(ctx, op.WorkspaceID, op.SourceSessionID, counted(op.Status))
 }
 
 // updateRows runs an UPDATE and reports whether it changed a row.
@@ -110,7 +134,10 @@ func (tx *txn) updateRows(db *gorm.DB, query string, args ...any) (bool, error) 
 func (tx *txn) InsertLineage(ctx context.Context, l forkengine.Lineage) error {
 	row := toLineageRow(l)
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(db.Create(&row).Error, "insert lineage of %s", l.TargetSessionID)
+		if _, err := tx.execFixed(db, insertLineageSQL, row.values()...); err != nil {
+			return classify(err, "insert lineage of %s", l.TargetSessionID)
+		}
+		return tx.moveFamilyUnder(ctx, l.WorkspaceID, l.SourceSessionID, l.TargetSessionID)
 	})
 }
 

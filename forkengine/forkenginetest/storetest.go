@@ -27,6 +27,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Operations", operationTests()},
 		{"OperationQueries", operationQueryTests()},
 		{"Lineages", lineageTests()},
+		{"FamilyCounts", familyCountTests()},
 		{"Events", eventTests()},
 		{"Purge", purgeTests()},
 		{"Transactions", transactionTests()},
