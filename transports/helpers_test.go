@@ -235,6 +235,20 @@ func (c *client) expectClose(code int, reason string) {
 	}
 }
 
+// expectCloseNow requires the very next frame to be the server's close frame.
+func (c *client) expectCloseNow(code int, reason string) {
+	c.t.Helper()
+	_ = c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, data, err := c.conn.ReadMessage()
+	var ce *websocket.CloseError
+	if err == nil || !asCloseError(err, &ce) {
+		c.t.Fatalf("want close %d %q, got message %s, error %v", code, reason, data, err)
+	}
+	if ce.Code != code || ce.Text != reason {
+		c.t.Fatalf("close = %d %q, want %d %q", ce.Code, ce.Text, code, reason)
+	}
+}
+
 func asCloseError(err error, target **websocket.CloseError) bool {
 	return errors.As(err, target)
 }

@@ -102,7 +102,7 @@ func (t Websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	}
 	untrack, open := track(r, c)
 	if !open {
-		c.close(websocket.CloseGoingAway, "Server shutting down")
+		c.abort(websocket.CloseGoingAway, "Server shutting down")
 	}
 	go func() {
 		defer untrack()

@@ -3,7 +3,6 @@ package transports
 import (
 	"context"
 	"errors"
-	"log"
 	"net"
 	"net/http"
 	"sync"
@@ -46,16 +45,16 @@ type conn struct {
 	initError    error           // why InitFunc refused, for the legacy connection_error
 	opBase       context.Context // InitFunc's context; operations derive from it
 
-	acked atomic.Bool // set once connection_ack is queued; read by the ping timer too
+	acked     atomic.Bool // set once connection_ack is queued; read by the ping timer too
+	closeSent atomic.Bool // set before the close frame is written; no data frame may follow
 
 	mu        sync.Mutex
-	closing   bool
-	overflow  bool
+	closing   bool // no more output is accepted; queued output is written only for a pending close
 	ops       map[string]*operation
 	queue     [][]byte
 	writing   bool
 	pingTimer *time.Timer
-	// pendingClose is a close that waits for the queued messages (legacy connection_error).
+	// pendingClose is a protocol close that waits for the queued messages to be written.
 	pendingClose *closeRequest
 
 	opsWG    sync.WaitGroup // running operations
@@ -107,7 +106,7 @@ func (c *conn) readFailed(err error) {
 	case errors.As(err, &netErr) && netErr.Timeout() && !c.acked.Load():
 		c.close(CloseInitTimeout, "Connection initialisation timeout")
 	case errors.As(err, &netErr) && netErr.Timeout():
-		c.close(websocket.CloseGoingAway, "Keep-alive timeout: no pong within two ping intervals")
+		c.abort(websocket.CloseGoingAway, "Keep-alive timeout: no pong within two ping intervals")
 	default:
 		// The peer closed (gorilla has answered its close frame), the read limit was hit
 		// (gorilla has sent 1009), or the network failed: nothing more can be said.
@@ -159,25 +158,54 @@ func (c *conn) isClosing() bool {
 	return c.closing
 }
 
-// markClosing stops all output and reports whether this call did it.
+// markClosing drops all output at once (the peer is gone, or the connection is shutting down)
+// and reports whether this call began the closing.
 func (c *conn) markClosing() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closing {
-		return false
-	}
+	first := !c.closing
 	c.closing = true
 	c.queue = nil
-	return true
+	c.pendingClose = nil
+	return first
 }
 
-// close sends a close frame with code and reason, cancels every operation and lets the reader
-// drain until the peer answers or closeGrace passes. Only the first call has an effect.
+// close ends the connection with code and reason after the messages already queued are
+// written, so that, say, a connection_ack or a pong answered before a protocol violation still
+// reaches the client. Nothing queued after it is sent. Only the first close has an effect.
 func (c *conn) close(code int, reason string) {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return
+	}
+	c.closing = true
+	if c.writing {
+		// The writer sends the close frame once the queue is empty.
+		c.pendingClose = &closeRequest{code: code, reason: reason}
+	}
+	now := !c.writing
+	c.mu.Unlock()
+	c.cancelOperations()
+	if now {
+		c.sendCloseFrame(code, reason)
+	}
+}
+
+// abort ends the connection with code and reason at once, dropping what is queued: for a client
+// too slow to read it and for server shutdown.
+func (c *conn) abort(code int, reason string) {
 	if !c.markClosing() {
 		return
 	}
 	c.cancelOperations()
+	c.sendCloseFrame(code, reason)
+}
+
+// sendCloseFrame writes the close frame, after which no data frame may follow, and lets the
+// reader drain until the peer answers or closeGrace passes.
+func (c *conn) sendCloseFrame(code int, reason string) {
+	c.closeSent.Store(true)
 	frame := websocket.FormatCloseMessage(code, truncateCloseReason(reason))
 	_ = c.ws.WriteControl(websocket.CloseMessage, frame, time.Now().Add(closeGrace))
 	_ = c.ws.SetReadDeadline(time.Now().Add(closeGrace))
@@ -196,89 +224,4 @@ func (c *conn) shutdown() {
 	_ = c.ws.Close()
 	c.opsWG.Wait()
 	c.writerWG.Wait()
-}
-
-// send queues one encoded message. It never blocks: when the queue is full the connection is
-// closed with 1013, because a client this slow would otherwise hold the executor back.
-func (c *conn) send(frame []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.enqueueLocked(frame)
-}
-
-func (c *conn) enqueueLocked(frame []byte) {
-	if c.closing || c.overflow {
-		return
-	}
-	if len(c.queue) >= c.cfg.SendQueue {
-		c.overflow = true
-		c.writerWG.Add(1)
-		go func() {
-			defer c.writerWG.Done()
-			c.close(CloseTryAgainLater, "Client too slow: outgoing queue full; reconnect and resume")
-		}()
-		return
-	}
-	c.queue = append(c.queue, frame)
-	if !c.writing {
-		c.writing = true
-		c.writerWG.Add(1)
-		go c.flush()
-	}
-}
-
-// flush writes queued messages until the queue is empty, then ends. Whatever is queued when it
-// looks is written as one batch: one system call for a burst instead of one per message.
-func (c *conn) flush() {
-	defer c.writerWG.Done()
-	for {
-		c.mu.Lock()
-		if c.closing || len(c.queue) == 0 {
-			c.writing = false
-			c.queue = nil
-			pending := c.pendingClose
-			c.pendingClose = nil
-			c.mu.Unlock()
-			if pending != nil {
-				c.close(pending.code, pending.reason)
-			}
-			return
-		}
-		frames := c.queue
-		c.queue = nil
-		c.mu.Unlock()
-
-		if err := c.writeFrames(frames); err != nil {
-			if !c.isClosing() && !errors.Is(err, websocket.ErrCloseSent) {
-				log.Printf("transports: websocket write: %v", err)
-			}
-			c.markClosing()
-			_ = c.ws.Close()
-		}
-	}
-}
-
-// writeFrames writes frames as text messages in one batch, unless the connection is closing
-// (its close frame may be out already).
-func (c *conn) writeFrames(frames [][]byte) error {
-	_ = c.out.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
-	return c.out.writeText(frames, func() bool { return !c.isClosing() })
-}
-
-type closeRequest struct {
-	code   int
-	reason string
-}
-
-// closeAfterFlush closes once every queued message is written, so a message explaining the
-// close reaches the client first.
-func (c *conn) closeAfterFlush(code int, reason string) {
-	c.mu.Lock()
-	if c.writing && !c.closing {
-		c.pendingClose = &closeRequest{code: code, reason: reason}
-		c.mu.Unlock()
-		return
-	}
-	c.mu.Unlock()
-	c.close(code, reason)
 }

@@ -167,7 +167,7 @@ func (legacyProtocol) init(c *conn, msg inbound) {
 	c.initReceived = true
 	if !c.authorise(payload) {
 		c.send(mustEncode("", "connection_error", gqlerror.Errorf("%s", c.initError.Error())))
-		c.closeAfterFlush(CloseForbidden, "Forbidden")
+		c.close(CloseForbidden, "Forbidden")
 		return
 	}
 	c.send(mustEncode("", "ka", nil))

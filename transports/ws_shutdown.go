@@ -54,6 +54,6 @@ func (l *liveConns) closeAll() {
 	}
 	l.mu.Unlock()
 	for _, c := range conns {
-		c.close(websocket.CloseGoingAway, "Server shutting down")
+		c.abort(websocket.CloseGoingAway, "Server shutting down")
 	}
 }
