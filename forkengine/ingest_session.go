@@ -52,6 +52,10 @@ func cleanSessionReport(in *SessionReport) error {
 	if in.Provider == "" {
 		return Errorf(CodeInvalid, "provider is required")
 	}
+	if err := checkTexts(map[string]*string{"provider": &in.Provider, "providerSessionId": in.ProviderSessionID,
+		"title": in.Title, "railSectionKey": in.RailSectionKey, "cwd": in.Cwd, "model": in.Model}); err != nil {
+		return err
+	}
 	if in.Kind == "" {
 		in.Kind = SessionRoot
 	}

@@ -66,6 +66,9 @@ func cleanTurnReport(in *TurnReport) error {
 		id := strings.TrimSpace(*in.ProviderTurnID)
 		in.ProviderTurnID = &id
 	}
+	if err := checkTexts(map[string]*string{"origin": in.Origin, "providerTurnId": in.ProviderTurnID}); err != nil {
+		return err
+	}
 	binding, err := objectOrNil("providerTurnBinding", in.ProviderTurnBinding)
 	in.ProviderTurnBinding = binding
 	return err

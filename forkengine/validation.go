@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Input limits. They keep one request from holding a transaction (or the event log) hostage.
@@ -18,7 +20,15 @@ const (
 // ReasonMessageConflict marks an append that reuses a message id with other content.
 const ReasonMessageConflict = "message_conflict"
 
-// cleanID trims an id and checks it is non-empty and at most MaxIDLength bytes.
+// MaxTextLength bounds the free-text fields of a report (provider, title, cwd, model, ...), and
+// MaxJSONBytes its JSON objects (settings, provider turn binding).
+const (
+	MaxTextLength = 4096
+	MaxJSONBytes  = 64 << 10
+)
+
+// cleanID trims an id and checks it is non-empty, at most MaxIDLength bytes, valid UTF-8 and free
+// of control characters (ids end up in logs, cursors and URLs).
 func cleanID(field, id string) (string, error) {
 	id = strings.TrimSpace(id)
 	switch {
@@ -26,8 +36,35 @@ func cleanID(field, id string) (string, error) {
 		return "", Errorf(CodeInvalid, "%s is required", field)
 	case len(id) > MaxIDLength:
 		return "", Errorf(CodeInvalid, "%s is longer than %d characters", field, MaxIDLength)
+	case !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0:
+		return "", Errorf(CodeInvalid, "%s must be valid UTF-8 without control characters", field)
 	}
 	return id, nil
+}
+
+// ValidateID applies the id rules of every input (non-empty after trimming, at most MaxIDLength,
+// no control characters) to one value. Errors: BAD_USER_INPUT.
+func ValidateID(field, id string) error {
+	_, err := cleanID(field, id)
+	return err
+}
+
+// checkText bounds one free-text field. Errors: BAD_USER_INPUT.
+func checkText(field string, value *string) error {
+	if value != nil && len(*value) > MaxTextLength {
+		return Errorf(CodeInvalid, "%s is longer than %d bytes", field, MaxTextLength)
+	}
+	return nil
+}
+
+// checkTexts bounds several free-text fields and reports the first that is too long.
+func checkTexts(fields map[string]*string) error {
+	for name, value := range fields {
+		if err := checkText(name, value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // idField names one id of an input for cleanIDs.
@@ -52,6 +89,9 @@ func cleanIDs(fields ...idField) error {
 func objectOrNil(field string, raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) == 0 {
 		return nil, nil
+	}
+	if len(raw) > MaxJSONBytes {
+		return nil, Errorf(CodeInvalid, "%s is larger than %d bytes", field, MaxJSONBytes)
 	}
 	obj, ok := jsonObject(raw)
 	if !ok {

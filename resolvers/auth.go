@@ -90,18 +90,26 @@ func (t Tokens) WebsocketInit(ctx context.Context, payload map[string]any) (cont
 // authorizeRootField (srv.AroundFields) is the one place workspace access is decided: every root
 // field names a workspace (an argument or its input's), and the caller's token must be for it.
 // Errors: UNAUTHENTICATED (no or unknown token), FORBIDDEN (another workspace).
+// The workspace id itself is checked here too, in open mode as well, so a blank or malformed one
+// is BAD_USER_INPUT for reads exactly as for writes.
 func (t Tokens) authorizeRootField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
-	if t.Open() || fc == nil || !isRootObject(fc.Object) || strings.HasPrefix(fc.Field.Name, "__") {
+	if fc == nil || !isRootObject(fc.Object) || strings.HasPrefix(fc.Field.Name, "__") {
+		return next(ctx)
+	}
+	ws, ok := workspaceArgument(fc.Args)
+	if !ok {
+		return nil, fmt.Errorf("root field %s names no workspace", fc.Field.Name)
+	}
+	if err := forkengine.ValidateID("workspaceId", ws); err != nil {
+		return nil, err
+	}
+	if t.Open() {
 		return next(ctx)
 	}
 	c, _ := ctx.Value(credentialKey{}).(credential)
 	if c.workspace == "" {
 		return nil, forkengine.Errorf(forkengine.CodeUnauthenticated, "a valid bearer token is required")
-	}
-	ws, ok := workspaceArgument(fc.Args)
-	if !ok {
-		return nil, fmt.Errorf("root field %s names no workspace", fc.Field.Name)
 	}
 	if ws != c.workspace {
 		return nil, forkengine.Errorf(forkengine.CodeForbidden, "this token cannot access workspace %s", ws)

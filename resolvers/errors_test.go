@@ -56,6 +56,12 @@ func TestErrorCodes(t *testing.T) {
 		{"session id reserved by a fork", "FORK_CONFLICT", forkengine.ReasonTargetReserved,
 			`mutation($id: ID!) { reportSession(input: {workspaceId: "w", id: $id, provider: "simulated"}) { id } }`,
 			map[string]any{"id": active.TargetSessionID}},
+		{"blank workspace on a read", "BAD_USER_INPUT", "", `{ sessions(workspaceId: " ") { totalCount } }`, nil},
+		{"control character in an id", "BAD_USER_INPUT", "",
+			`mutation { reportSession(input: {workspaceId: "w", id: "x\u0000y", provider: "simulated"}) { id } }`, nil},
+		{"oversized title", "BAD_USER_INPUT", "",
+			`mutation($t: String) { reportSession(input: {workspaceId: "w", id: "long", provider: "simulated", title: $t}) { id } }`,
+			map[string]any{"t": strings.Repeat("x", forkengine.MaxTextLength+1)}},
 		{"parse error", "GRAPHQL_PARSE_FAILED", "", `{ sessions(`, nil},
 		{"unknown field", "GRAPHQL_VALIDATION_FAILED", "", `{ nope }`, nil},
 		{"too complex", "COMPLEXITY_LIMIT_EXCEEDED", "", `{ sessions(workspaceId: "w", first: 200) { edges { node {

@@ -50,6 +50,15 @@ func (l *loaders) sawOperations(ops []forkengine.ForkOperation) {
 	for _, op := range ops {
 		l.sessions.hint(key{op.WorkspaceID, op.SourceSessionID})
 		l.turns.hint(key{op.WorkspaceID, op.ThroughTurnID})
+		if op.Status == forkengine.StatusCommitted {
+			// The committed projection of every listed operation rides the first batch, however
+			// the resolvers of their session and lineage fields are scheduled.
+			k := key{op.WorkspaceID, op.ID}
+			l.committedOpsMu.Lock()
+			l.committedOps[k] = op
+			l.committedOpsMu.Unlock()
+			l.committed.hint(k)
+		}
 	}
 }
 
