@@ -75,6 +75,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.queue <= 0 || cfg.queue > 1<<20 {
 		return config{}, fmt.Errorf("-subscriber-queue must be between 1 and %d, got %d", 1<<20, cfg.queue)
 	}
+	if cfg.simLatency < 0 || cfg.webhookTimeout <= 0 {
+		return config{}, fmt.Errorf("-sim-latency must not be negative and -webhook-timeout must be positive (got %s, %s)",
+			cfg.simLatency, cfg.webhookTimeout)
+	}
 	if cfg.maxBody <= 0 {
 		return config{}, fmt.Errorf("-max-body must be positive, got %d", cfg.maxBody)
 	}

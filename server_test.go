@@ -288,6 +288,8 @@ func TestConfig(t *testing.T) {
 
 	_, err = parseConfig(nil, func(k string) string { return map[string]string{"FORKGRAPH_SIM_LATENCY": "soon"}[k] }, io.Discard)
 	require.ErrorContains(t, err, "FORKGRAPH_SIM_LATENCY")
+	_, err = parseConfig([]string{"-sim-latency", "-5s"}, func(string) string { return "" }, io.Discard)
+	require.ErrorContains(t, err, "-sim-latency must not be negative")
 
 	require.NotContains(t, drivers(cfg), "webhook", "no adapter configured")
 	withWebhook, err := parseConfig([]string{"-webhook-url", "http://127.0.0.1:9/adapter"}, func(string) string { return "" }, io.Discard)

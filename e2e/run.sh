@@ -19,7 +19,8 @@ for tool in node npm curl go; do
   command -v "$tool" >/dev/null 2>&1 || { echo "e2e: $tool is not installed" >&2; exit 3; }
 done
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund --loglevel=error
+  npm ci --no-audit --no-fund --loglevel=error ||
+    { echo "e2e: npm ci failed (is the npm registry reachable?)" >&2; exit 3; }
 fi
 
 (cd "$root" && go build -o "$tmp/forkgraph" .)

@@ -37,7 +37,13 @@ find_bindir() {
 }
 
 free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+	# Go is the one tool every machine that runs these tests has.
+	local src
+	src="$(mktemp -d)/freeport.go"
+	printf '%s\n' 'package main' 'import ("fmt"; "net")' \
+		'func main() { l, err := net.Listen("tcp", "127.0.0.1:0"); if err != nil { panic(err) }; fmt.Println(l.Addr().(*net.TCPAddr).Port); l.Close() }' >"$src"
+	go run "$src"
+	rm -rf "$(dirname "$src")"
 }
 
 stop_cluster() {
