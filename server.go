@@ -76,12 +76,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // prepare runs start-up recovery and seeds the demo workspace.
 func prepare(ctx context.Context, cfg config, engine *forkengine.Engine, broker *forkengine.Broker, logger *slog.Logger) error {
-	report, err := engine.Recover(ctx)
+	// Leftover dispatching forks become unknown before the server listens; prepared and
+	// provider_accepted ones resume in the background, so a slow provider cannot hold up start-up.
+	report, err := engine.StartRecovery(ctx)
 	if err != nil {
 		return fmt.Errorf("start-up recovery: %w", err)
 	}
-	logger.Info("recovery done", "scanned", report.Scanned, "unknown", report.Unknown,
-		"committed", report.Committed, "failed", report.Failed, "errors", len(report.Errors))
+	logger.Info("recovery started", "scanned", report.Scanned, "unknown", report.Unknown,
+		"resumed in background", report.Resumed, "errors", len(report.Errors))
 	if cfg.tokens.Open() {
 		logger.Warn("no API tokens configured: every workspace is open (development mode); set FORKGRAPH_TOKENS to require tokens")
 	}

@@ -98,6 +98,7 @@ type RecoveryReport struct {
 	Unknown   int // ended unknown: dispatching at start-up, or a prepared one's provider answer
 	Committed int // prepared or provider_accepted → committed
 	Failed    int // prepared ones whose re-check or provider refused
+	Resumed   int // StartRecovery only: prepared and provider_accepted ones handed to background work
 	Errors    []error
 }
 

@@ -56,3 +56,56 @@ func (e *Engine) recoverOne(ctx context.Context, op ForkOperation, report *Recov
 		report.Failed++
 	}
 }
+
+// StartRecovery is Recover for a server that must listen soon: it finishes before returning only
+// the part no new work may overlap (every dispatching operation becomes unknown, with no driver
+// call, so nothing started later can be mistaken for a leftover), and hands the prepared and
+// provider_accepted operations to one background worker, whose driver calls may each take up to
+// DispatchTimeout. The report counts the unknown ones and, in Resumed, the operations handed on;
+// Close waits for them. Running them beside new requests is safe: every step is a compare and
+// swap, so an operation is still dispatched at most once. The returned error is for a failed page
+// read or an ended ctx.
+func (e *Engine) StartRecovery(ctx context.Context) (RecoveryReport, error) {
+	var report RecoveryReport
+	var resume []ForkOperation
+	var after PageCursor
+	for {
+		page, err := e.store.RecoverableOperations(ctx, after, e.cfg.RecoveryPageSize)
+		if err != nil {
+			return report, fmt.Errorf("recover: read operations after %v: %w", after, err)
+		}
+		for _, op := range page {
+			report.Scanned++
+			if op.Status == StatusDispatching {
+				e.recoverOne(ctx, op, &report)
+				continue
+			}
+			resume = append(resume, op)
+		}
+		if len(page) < e.cfg.RecoveryPageSize {
+			break
+		}
+		last := page[len(page)-1]
+		after = PageCursor{Time: last.CreatedAt, ID: last.ID}
+	}
+	report.Resumed = len(resume)
+	if len(resume) > 0 {
+		background := context.WithoutCancel(ctx)
+		e.goBackground(func() { e.resumeRecovered(background, resume) })
+	}
+	return report, nil
+}
+
+// resumeRecovered drives the operations StartRecovery handed on, one at a time, logging what
+// went wrong with any of them.
+func (e *Engine) resumeRecovered(ctx context.Context, ops []ForkOperation) {
+	var report RecoveryReport
+	for _, op := range ops {
+		e.recoverOne(ctx, op, &report)
+	}
+	for _, err := range report.Errors {
+		e.cfg.Logger.Error("start-up recovery", "err", err)
+	}
+	e.cfg.Logger.Info("start-up recovery finished in the background", "committed", report.Committed,
+		"failed", report.Failed, "unknown", report.Unknown, "errors", len(report.Errors))
+}

@@ -165,3 +165,27 @@ func (s *pagingStore) RecoverableOperations(ctx context.Context, after forkengin
 	s.cursors = append(s.cursors, after)
 	return s.MemStore.RecoverableOperations(ctx, after, limit)
 }
+
+// StartRecovery turns leftovers from dispatching into unknown before it returns, and resumes the
+// rest in the background, so a server can listen while a slow provider answers.
+func TestStartRecoveryResumesInTheBackground(t *testing.T) {
+	h := newHarness(t)
+	h.seed(3)
+	prepared := h.mustFork("request-prepared", "turn-1")
+	dispatching := putOperation(t, h, h.mustFork("request-dispatching", "turn-2"), forkengine.StatusDispatching)
+	gate := make(chan struct{})
+	h.driver.SetGate(gate)
+	h.driver.QueueFork()
+
+	report, err := h.engine.StartRecovery(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{Scanned: 2, Unknown: 1, Resumed: 1}, report)
+	require.Equal(t, forkengine.StatusUnknown, h.stored(dispatching.ID).Status, "settled before returning")
+
+	entered := <-h.driver.ForkEntered() // the provider is still answering; StartRecovery has returned
+	require.Equal(t, prepared.ID, entered.OperationID)
+	close(gate)
+	require.NoError(t, h.engine.Close(h.ctx))
+	require.Equal(t, forkengine.StatusCommitted, h.stored(prepared.ID).Status)
+	require.Equal(t, 1, h.driver.ForkCalls())
+}
