@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // TurnForkability answers Turn.providerForkBindingAvailable for each query, in order. A turn is
@@ -79,16 +80,27 @@ func (b *probeBatch) answer(ctx context.Context, driver Driver, out []bool) {
 // answer ignores whether the session is busy. Any error is false; it never errors.
 func (e *Engine) Capabilities(ctx context.Context, sessions []Session) []LifecycleCapabilities {
 	out := make([]LifecycleCapabilities, len(sessions))
+	// Describe is one call per session; a remote driver answers over the network, so a page of
+	// sessions is described a few at a time instead of one after another.
+	limit := make(chan struct{}, describeConcurrency)
+	var wg sync.WaitGroup
 	for i, s := range sessions {
 		driver := e.cfg.Drivers[s.Provider]
 		if s.Kind != SessionRoot || s.ProviderSessionID == "" || driver == nil {
 			continue
 		}
-		desc, err := driver.Describe(ctx, s)
-		if err != nil {
-			continue
-		}
-		out[i] = LifecycleCapabilities{Fork: desc.SupportsFullSession(), ForkThroughTurn: desc.SupportsThroughTurn()}
+		wg.Add(1)
+		limit <- struct{}{}
+		go func() {
+			defer func() { <-limit; wg.Done() }()
+			if desc, err := driver.Describe(ctx, s); err == nil {
+				out[i] = LifecycleCapabilities{Fork: desc.SupportsFullSession(), ForkThroughTurn: desc.SupportsThroughTurn()}
+			}
+		}()
 	}
+	wg.Wait()
 	return out
 }
+
+// describeConcurrency bounds the Describe calls Capabilities makes at once.
+const describeConcurrency = 8

@@ -1,9 +1,11 @@
 package forkengine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -144,4 +146,56 @@ func TestCapabilities(t *testing.T) {
 			require.Equal(t, tc.call, h.driver.DescribeCalls()-describes)
 		})
 	}
+}
+
+// rendezvousDriver answers Describe only once the test releases it after n calls wait at once, so a
+// Capabilities that described sessions one after another would never finish.
+type rendezvousDriver struct {
+	forkenginetest.ScriptedDriver
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func (d *rendezvousDriver) Describe(ctx context.Context, s forkengine.Session) (forkengine.Descriptor, error) {
+	d.arrived <- struct{}{}
+	select {
+	case <-d.release:
+	case <-ctx.Done():
+		return forkengine.Descriptor{}, ctx.Err()
+	}
+	return forkenginetest.ScriptedDescriptor, nil
+}
+
+// A page of sessions is described concurrently (a remote driver answers over the network), and
+// every answer lands on its own session.
+func TestCapabilitiesDescribesConcurrently(t *testing.T) {
+	const n = 4
+	d := &rendezvousDriver{arrived: make(chan struct{}, n), release: make(chan struct{})}
+	engine, err := forkengine.New(forkengine.Config{Store: forkenginetest.NewMemStore(),
+		Drivers: map[string]forkengine.Driver{"remote": d}})
+	require.NoError(t, err)
+	sessions := make([]forkengine.Session, n+1)
+	for i := range sessions {
+		sessions[i] = forkengine.Session{WorkspaceID: "w", ID: fmt.Sprint("s", i), Kind: forkengine.SessionRoot,
+			Provider: "remote", ProviderSessionID: "p"}
+	}
+	sessions[n].Kind = forkengine.SessionChild // never described
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	go func() {
+		for range n {
+			select {
+			case <-d.arrived:
+			case <-ctx.Done():
+				return
+			}
+		}
+		close(d.release) // all n were waiting at once
+	}()
+	caps := engine.Capabilities(ctx, sessions)
+	for i := range n {
+		require.True(t, caps[i].ForkThroughTurn, "session %d", i)
+	}
+	require.False(t, caps[n].ForkThroughTurn)
 }
