@@ -25,8 +25,11 @@ const (
 	DefaultPingInterval     = 15 * time.Second
 	DefaultMaxMessageBytes  = 1 << 20
 	DefaultMaxSubscriptions = 100
-	DefaultSendQueue        = 256
+	DefaultSendQueue        = 1024
 	DefaultWriteTimeout     = 10 * time.Second
+	// DefaultSlowClientTimeout is below DefaultWriteTimeout, so a stalled client hears 1013
+	// before its write would time out.
+	DefaultSlowClientTimeout = 5 * time.Second
 )
 
 // InitFunc authorises a connection from its connection_init payload (nil when the client sent
@@ -51,10 +54,15 @@ type Websocket struct {
 	// MaxSubscriptions limits the operations running at once on one connection; one more gets
 	// an error message for its id and the connection stays open. Default 100.
 	MaxSubscriptions int
-	// SendQueue bounds the messages waiting to be written to one connection. When a client
-	// reads too slowly to keep it below the bound, that connection alone is closed with 1013
-	// (Try Again Later) so the client reconnects and resumes. Default 256.
+	// SendQueue bounds the messages waiting to be written to one connection. While it is full,
+	// producers (operations, the reader) wait for the writer to take it. Default: the larger
+	// of DefaultSendQueue and 4 × MaxSubscriptions.
 	SendQueue int
+	// SlowClientTimeout is how long the queue may stay full while the current write makes no
+	// progress; then that connection alone is closed with 1013 (Try Again Later) so the client
+	// reconnects and resumes. A client that reads promptly is never closed for slowness, and
+	// one that stops reading never holds the executor or other connections longer. Default 5s.
+	SlowClientTimeout time.Duration
 	// WriteTimeout bounds the write of one frame. Default 10s.
 	WriteTimeout time.Duration
 	// Upgrader performs the handshake. nil uses a same-origin check (requests without an Origin
@@ -153,7 +161,10 @@ func (t Websocket) withDefaults() Websocket {
 		t.MaxSubscriptions = DefaultMaxSubscriptions
 	}
 	if t.SendQueue <= 0 {
-		t.SendQueue = DefaultSendQueue
+		t.SendQueue = max(DefaultSendQueue, 4*t.MaxSubscriptions)
+	}
+	if t.SlowClientTimeout <= 0 {
+		t.SlowClientTimeout = DefaultSlowClientTimeout
 	}
 	if t.WriteTimeout <= 0 {
 		t.WriteTimeout = DefaultWriteTimeout

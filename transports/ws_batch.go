@@ -25,12 +25,18 @@ var batchBuffers = sync.Pool{New: func() any { return new([]byte) }}
 type batchConn struct {
 	net.Conn
 	mu sync.Mutex
+	// broken is set when a batch failed, possibly half written: no frame may follow it, or the
+	// peer would read the rest of the broken frame from it.
+	broken bool
 }
 
-// Write writes p (one of gorilla's frames) through.
+// Write writes p (one of gorilla's frames) through, unless an earlier batch broke the stream.
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.broken {
+		return 0, fmt.Errorf("websocket frame after a failed write: %w", net.ErrClosed)
+	}
 	return b.Conn.Write(p)
 }
 
@@ -43,6 +49,9 @@ func (b *batchConn) writeText(messages [][]byte, open func() bool) error {
 	if !open() {
 		return nil
 	}
+	if b.broken {
+		return fmt.Errorf("websocket messages after a failed write: %w", net.ErrClosed)
+	}
 	buf := batchBuffers.Get().(*[]byte)
 	defer func() {
 		*buf = (*buf)[:0]
@@ -52,6 +61,7 @@ func (b *batchConn) writeText(messages [][]byte, open func() bool) error {
 		*buf = appendTextFrame(*buf, m)
 		if len(*buf) >= maxBatchBytes || i == len(messages)-1 {
 			if _, err := b.Conn.Write(*buf); err != nil {
+				b.broken = true
 				return fmt.Errorf("write %d websocket messages: %w", len(messages), err)
 			}
 			*buf = (*buf)[:0]

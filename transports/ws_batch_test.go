@@ -60,6 +60,19 @@ func TestBatchConnReportsTheWriteError(t *testing.T) {
 	require.ErrorIs(t, b.writeText([][]byte{[]byte("frame")}, alwaysOpen), broken)
 }
 
+// A failed write may have sent half a frame: no frame may follow it, not even a close frame,
+// or the peer would read it as the rest of the broken one.
+func TestBatchConnWritesNothingAfterAFailedWrite(t *testing.T) {
+	rec := &recordingConn{fail: errors.New("i/o timeout")}
+	b := &batchConn{Conn: rec}
+	require.Error(t, b.writeText([][]byte{[]byte("frame")}, alwaysOpen))
+	rec.fail = nil
+	_, err := b.Write([]byte("\x88\x02\x03\xf5"))
+	require.ErrorIs(t, err, net.ErrClosed)
+	require.ErrorIs(t, b.writeText([][]byte{[]byte("next")}, alwaysOpen), net.ErrClosed)
+	require.Empty(t, rec.writes)
+}
+
 // The frames must read back as the same messages through a websocket client, for every length
 // encoding (7-bit, 16-bit, 64-bit).
 func TestTextFramesReadBackThroughAWebsocketClient(t *testing.T) {

@@ -1,6 +1,8 @@
 package transports
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -26,4 +28,43 @@ func TestTransportWS_ProtocolCloseFlushesQueuedMessages(t *testing.T) {
 		c.expectCloseNow(CloseUnauthorized, "Unauthorized")
 		c.conn.Close()
 	}
+}
+
+// A client that reads promptly is never closed for slowness, however big the burst: here 200
+// pipelined operations, then MaxSubscriptions streams at once.
+func TestWebsocket_BurstToAPromptReaderIsDelivered(t *testing.T) {
+	_, url := newStreamServer(t, Websocket{})
+	c := dial(t, url, SubprotocolTransportWS)
+	c.initialise()
+	const pipelined = 200
+	for i := range pipelined {
+		c.subscribe(fmt.Sprint("q", i), "query { hello }")
+	}
+	// Each id ends with complete, or with error once MaxSubscriptions are running at once.
+	finished := 0
+	for finished < pipelined {
+		switch m := c.read(); m.Type {
+		case "complete":
+			finished++
+		case "error":
+			if !strings.Contains(string(m.Payload), "TOO_MANY_SUBSCRIPTIONS") {
+				t.Fatalf("error for %s: %s", m.ID, m.Payload)
+			}
+			finished++
+		}
+	}
+
+	const streams, ticks = DefaultMaxSubscriptions, 50
+	for i := range streams {
+		c.subscribe(fmt.Sprint("s", i), fmt.Sprintf("subscription { ticks(n: %d, size: 64) }", ticks))
+	}
+	results := map[string]int{}
+	for range streams * (ticks + 1) {
+		m := c.read()
+		results[m.Type]++
+	}
+	if results["next"] != streams*ticks || results["complete"] != streams {
+		t.Fatalf("got %v, want %d next and %d complete", results, streams*ticks, streams)
+	}
+	c.expectQuiet()
 }

@@ -48,12 +48,16 @@ type conn struct {
 	acked     atomic.Bool // set once connection_ack is queued; read by the ping timer too
 	closeSent atomic.Bool // set before the close frame is written; no data frame may follow
 
-	mu        sync.Mutex
-	closing   bool // no more output is accepted; queued output is written only for a pending close
-	ops       map[string]*operation
-	queue     [][]byte
-	writing   bool
-	pingTimer *time.Timer
+	mu      sync.Mutex
+	closing bool // no more output is accepted; queued output is written only for a pending close
+	ops     map[string]*operation
+	queue   [][]byte
+	writing bool
+	// progressAt is when the writer last took the queue; progress, when not nil, is closed
+	// then to wake producers waiting for room.
+	progressAt time.Time
+	progress   chan struct{}
+	pingTimer  *time.Timer
 	// pendingClose is a protocol close that waits for the queued messages to be written.
 	pendingClose *closeRequest
 
@@ -167,6 +171,7 @@ func (c *conn) markClosing() bool {
 	c.closing = true
 	c.queue = nil
 	c.pendingClose = nil
+	c.wakeLocked()
 	return first
 }
 
@@ -180,6 +185,7 @@ func (c *conn) close(code int, reason string) {
 		return
 	}
 	c.closing = true
+	c.wakeLocked()
 	if c.writing {
 		// The writer sends the close frame once the queue is empty.
 		c.pendingClose = &closeRequest{code: code, reason: reason}

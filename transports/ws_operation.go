@@ -107,11 +107,12 @@ func (c *conn) recoverOperation(op *operation) {
 	}
 }
 
-// sendFor queues frame only while op is still the running operation of its id.
+// sendFor queues frame only while op is still the running operation of its id, waiting while
+// the queue is full (see waitForRoomLocked).
 func (c *conn) sendFor(op *operation, frame []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ops[op.id] != op || c.closing {
+	if !c.waitForRoomLocked() || c.ops[op.id] != op {
 		return false
 	}
 	c.enqueueLocked(frame)
@@ -129,7 +130,7 @@ func (c *conn) finishOperation(op *operation, errs gqlerror.List) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ops[op.id] != op {
+	if !c.waitForRoomLocked() || c.ops[op.id] != op {
 		return
 	}
 	delete(c.ops, op.id)
@@ -143,7 +144,7 @@ func (c *conn) stopOperation(id string, notify bool) {
 	op := c.ops[id]
 	if op != nil {
 		delete(c.ops, id)
-		if notify {
+		if notify && c.waitForRoomLocked() {
 			c.enqueueLocked(mustEncode(id, "complete", nil))
 		}
 	}

@@ -130,7 +130,7 @@ type legacyProtocol struct{}
 
 func (legacyProtocol) resultType() string { return "data" }
 
-func (legacyProtocol) keepAlive(c *conn) { c.send(mustEncode("", "ka", nil)) }
+func (legacyProtocol) keepAlive(c *conn) { c.trySend(mustEncode("", "ka", nil)) }
 
 func (p legacyProtocol) handle(c *conn, data []byte) {
 	msg, err := decodeInbound(data)

@@ -8,33 +8,90 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// send queues one encoded message. It never blocks: when the queue is full the connection is
-// closed with 1013, because a client this slow would otherwise hold the executor back.
+// send queues one encoded message, waiting while the queue is full (see waitForRoomLocked).
 func (c *conn) send(frame []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.enqueueLocked(frame)
+	if c.waitForRoomLocked() {
+		c.enqueueLocked(frame)
+	}
 }
 
+// trySend queues frame only if there is room at once: a keep-alive is pointless behind a full
+// queue, and the ping timer must not wait.
+func (c *conn) trySend(frame []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closing && len(c.queue) < c.cfg.SendQueue {
+		c.enqueueLocked(frame)
+	}
+}
+
+// waitForRoomLocked reports whether frame may be queued now. It is called with c.mu held and
+// releases it while the queue is full: the producer waits for the writer to take the queue, but
+// only as long as the writer keeps moving. When the writer's current write has been stuck for
+// SlowClientTimeout, the client is not reading: its connection alone is closed with 1013, so
+// no producer (an operation, the reader) ever waits longer on one slow client.
+func (c *conn) waitForRoomLocked() bool {
+	for {
+		if c.closing {
+			return false
+		}
+		if len(c.queue) < c.cfg.SendQueue {
+			return true
+		}
+		wait := time.Until(c.progressAt.Add(c.cfg.SlowClientTimeout))
+		if wait <= 0 {
+			c.closeTooSlowLocked()
+			return false
+		}
+		if c.progress == nil {
+			c.progress = make(chan struct{})
+		}
+		progress := c.progress
+		c.mu.Unlock()
+		timer := time.NewTimer(wait)
+		select {
+		case <-progress:
+		case <-timer.C:
+		}
+		timer.Stop()
+		c.mu.Lock()
+	}
+}
+
+// wakeLocked wakes the producers waiting for room: the writer took the queue, or the
+// connection is closing.
+func (c *conn) wakeLocked() {
+	if c.progress != nil {
+		close(c.progress)
+		c.progress = nil
+	}
+}
+
+// closeTooSlowLocked drops the queue, releases the waiting producers and cancels the
+// operations at once, then closes with 1013 so the client reconnects and resumes. The close
+// frame follows the stuck write; if that write times out instead (WriteTimeout), the network
+// connection is dropped without it.
+func (c *conn) closeTooSlowLocked() {
+	c.closing = true
+	c.queue = nil
+	c.pendingClose = nil
+	c.wakeLocked()
+	c.writerWG.Add(1)
+	go func() {
+		defer c.writerWG.Done()
+		c.cancelOperations()
+		c.sendCloseFrame(CloseTryAgainLater, "Client too slow: no write progress; reconnect and resume")
+	}()
+}
+
+// enqueueLocked appends frame, which the caller has made room for, and starts the writer.
 func (c *conn) enqueueLocked(frame []byte) {
-	if c.closing {
-		return
-	}
-	if len(c.queue) >= c.cfg.SendQueue {
-		c.closing = true
-		c.queue = nil
-		c.pendingClose = nil
-		c.writerWG.Add(1)
-		go func() {
-			defer c.writerWG.Done()
-			c.cancelOperations()
-			c.sendCloseFrame(CloseTryAgainLater, "Client too slow: outgoing queue full; reconnect and resume")
-		}()
-		return
-	}
 	c.queue = append(c.queue, frame)
 	if !c.writing {
 		c.writing = true
+		c.progressAt = time.Now()
 		c.writerWG.Add(1)
 		go c.flush()
 	}
@@ -60,6 +117,8 @@ func (c *conn) flush() {
 		}
 		frames := c.queue
 		c.queue = nil
+		c.progressAt = time.Now()
+		c.wakeLocked()
 		c.mu.Unlock()
 
 		if err := c.writeFrames(frames); err != nil {
