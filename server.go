@@ -131,12 +131,18 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	sweepDone := make(chan struct{})
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go func() { defer close(sweepDone); resumeStalledForks(sweepCtx, engine, logger) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
+	stopSweep()
+	<-sweepDone
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
 	errs := []error{srv.Shutdown(shutdownCtx)}
@@ -149,4 +155,32 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 	}
 	logger.Info("shutdown complete; in-flight forks resume at the next start")
 	return nil
+}
+
+// Stalled forks: an operation prepared or provider_accepted for longer than stalledAfter lost its
+// background work to a passing failure; the sweep every sweepEvery drives it on.
+const (
+	sweepEvery   = 30 * time.Second
+	stalledAfter = time.Minute
+)
+
+// resumeStalledForks runs Engine.ResumeStalled periodically until ctx ends.
+func resumeStalledForks(ctx context.Context, engine *forkengine.Engine, logger *slog.Logger) {
+	tick := time.NewTicker(sweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		report, err := engine.ResumeStalled(ctx, stalledAfter)
+		if err != nil && ctx.Err() == nil {
+			logger.Error("resume stalled forks", "err", err)
+		}
+		if report.Scanned > 0 {
+			logger.Info("resumed stalled forks", "scanned", report.Scanned, "committed", report.Committed,
+				"failed", report.Failed, "unknown", report.Unknown, "errors", len(report.Errors))
+		}
+	}
 }

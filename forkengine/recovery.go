@@ -3,6 +3,7 @@ package forkengine
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Recover finishes what a previous process left behind (SPEC §2.7). It pages through every active
@@ -108,4 +109,34 @@ func (e *Engine) resumeRecovered(ctx context.Context, ops []ForkOperation) {
 	}
 	e.cfg.Logger.Info("start-up recovery finished in the background", "committed", report.Committed,
 		"failed", report.Failed, "unknown", report.Unknown, "errors", len(report.Errors))
+}
+
+// ResumeStalled drives operations that have sat prepared or provider_accepted for longer than
+// olderThan: their own background work met a passing failure (a busy database, a lost write) and
+// nothing else would move them before the next restart, while the barrier keeps their boundary
+// blocked. Dispatching operations are left alone: their driver call may still be running. Safe
+// beside live work, since every step is a compare and swap. Errors of single operations are in
+// the report; the returned error is for a failed page read or an ended ctx.
+func (e *Engine) ResumeStalled(ctx context.Context, olderThan time.Duration) (RecoveryReport, error) {
+	var report RecoveryReport
+	cutoff := e.cfg.Clock().Add(-olderThan)
+	var after PageCursor
+	for {
+		page, err := e.store.RecoverableOperations(ctx, after, e.cfg.RecoveryPageSize)
+		if err != nil {
+			return report, fmt.Errorf("resume stalled: read operations after %v: %w", after, err)
+		}
+		for _, op := range page {
+			if op.Status == StatusDispatching || op.UpdatedAt.After(cutoff) {
+				continue
+			}
+			report.Scanned++
+			e.recoverOne(ctx, op, &report)
+		}
+		if len(page) < e.cfg.RecoveryPageSize {
+			return report, nil
+		}
+		last := page[len(page)-1]
+		after = PageCursor{Time: last.CreatedAt, ID: last.ID}
+	}
 }

@@ -189,3 +189,25 @@ func TestStartRecoveryResumesInTheBackground(t *testing.T) {
 	require.Equal(t, forkengine.StatusCommitted, h.stored(prepared.ID).Status)
 	require.Equal(t, 1, h.driver.ForkCalls())
 }
+
+// A fork whose own background work failed in passing is driven later by ResumeStalled, without a
+// restart; a recent one and a dispatching one are left alone.
+func TestResumeStalled(t *testing.T) {
+	h := newHarness(t)
+	h.seed(3)
+	stalled := h.mustFork("request-stalled", "turn-1") // the harness runs no background work
+	dispatching := putOperation(t, h, h.mustFork("request-dispatching", "turn-2"), forkengine.StatusDispatching)
+	h.driver.QueueFork()
+
+	report, err := h.engine.ResumeStalled(h.ctx, time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{}, report, "nothing is an hour old yet")
+	require.Equal(t, 0, h.driver.ForkCalls())
+
+	report, err = h.engine.ResumeStalled(h.ctx, -time.Second) // everything counts as stalled
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{Scanned: 1, Committed: 1}, report)
+	require.Equal(t, forkengine.StatusCommitted, h.stored(stalled.ID).Status)
+	require.Equal(t, forkengine.StatusDispatching, h.stored(dispatching.ID).Status, "a running dispatch is not touched")
+	require.Equal(t, 1, h.driver.ForkCalls())
+}
