@@ -10,20 +10,26 @@ import (
 )
 
 // graphqlTransports returns the transports /graphql serves: the websocket first (it claims
-// upgrade requests; its connection_init payload carries the token), then server-sent events,
-// then GraphQL over HTTP (GET and POST), which answers an oversized body with 413.
+// upgrade requests; its connection_init payload carries the token, and each operation it starts
+// is charged to that token's rate limit, which routes puts in the request context), then
+// server-sent events, then GraphQL over HTTP (GET and POST), which answers an oversized body
+// with 413.
 func graphqlTransports(cfg config) []graphql.Transport {
 	return []graphql.Transport{
-		transports.Websocket{InitFunc: websocketInit(cfg.tokens)},
+		transports.Websocket{InitFunc: websocketInit(cfg.tokens), OperationLimiter: resolvers.LimitWebsocketOperation},
 		transports.SSE{MaxBodyBytes: cfg.maxBody},
 		transports.HTTP{MaxBodyBytes: cfg.maxBody},
 	}
 }
 
-// websocketInit authenticates connection_init with the workspace tokens.
+// websocketInit authenticates connection_init with the workspace tokens and binds the
+// connection's operations to the rate-limit bucket of the token it presented.
 func websocketInit(tokens resolvers.Tokens) transports.InitFunc {
 	return func(ctx context.Context, payload map[string]any) (context.Context, *map[string]any, error) {
 		ctx, err := tokens.WebsocketInit(ctx, payload)
-		return ctx, nil, err
+		if err != nil {
+			return ctx, nil, err
+		}
+		return resolvers.BindWebsocketRateLimit(ctx, payload), nil, nil
 	}
 }

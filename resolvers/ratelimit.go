@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
@@ -19,8 +22,10 @@ const maxIdleBuckets = 10_000
 
 // RateLimit bounds the requests of each client (SPEC §8): every valid API token has a bucket of
 // burst requests refilled at perSecond; requests without a valid token share one bucket per
-// remote address, so guessing tokens is throttled too. A websocket counts once, when it connects.
-// Requests over the limit get HTTP 429 with a RATE_LIMITED GraphQL error.
+// remote address, so guessing tokens is throttled too. A websocket's upgrade request counts
+// once, and then each operation it starts counts against its token's bucket (see
+// LimitWebsocketOperation). Requests over the limit get HTTP 429 with a RATE_LIMITED GraphQL
+// error; websocket operations over it get a RATE_LIMITED error message.
 type RateLimit struct {
 	tokens    Tokens
 	perSecond float64
@@ -47,9 +52,11 @@ func (l *RateLimit) HTTPMiddleware(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		wait, ok := l.allow(l.clientKey(r))
+		key := l.clientKey(r)
+		wait, ok := l.allow(key)
 		if ok {
-			next.ServeHTTP(w, r)
+			// A websocket's operations are charged later, from the connection's context.
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), limitKey{}, boundLimit{l, key})))
 			return
 		}
 		w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(wait.Seconds()))))
@@ -60,6 +67,53 @@ func (l *RateLimit) HTTPMiddleware(next http.Handler) http.Handler {
 			"extensions": map[string]any{"code": string(forkengine.CodeRateLimited), "retryable": true},
 		}}})
 	})
+}
+
+// limitKey carries a boundLimit in a request's context, and so in its websocket's.
+type limitKey struct{}
+
+// boundLimit is the limiter and the bucket a connection's operations are charged to.
+type boundLimit struct {
+	limit *RateLimit
+	key   string
+}
+
+// BindWebsocketRateLimit charges the later operations of an accepted websocket to the token its
+// connection_init payload presents ({"authorization": "Bearer ..."}), the same bucket as that
+// token's HTTP requests. Without one in the payload they stay charged to the upgrade request's
+// client. ctx is the connection's; without a rate limit (open mode) it is returned unchanged.
+func BindWebsocketRateLimit(ctx context.Context, payload map[string]any) context.Context {
+	bound, ok := ctx.Value(limitKey{}).(boundLimit)
+	if !ok {
+		return ctx
+	}
+	authorization, _ := payload["authorization"].(string)
+	if authorization == "" {
+		authorization, _ = payload["Authorization"].(string)
+	}
+	if key, ok := bound.limit.tokenKey(authorization); ok {
+		bound.key = key
+	}
+	return context.WithValue(ctx, limitKey{}, bound)
+}
+
+// LimitWebsocketOperation takes one request from the bucket of the websocket whose context ctx
+// is (transports.Websocket.OperationLimiter). Over the limit it returns a RATE_LIMITED error,
+// retryable, with retryAfterSeconds; the transport answers that operation alone with it.
+func LimitWebsocketOperation(ctx context.Context) error {
+	bound, ok := ctx.Value(limitKey{}).(boundLimit)
+	if !ok {
+		return nil
+	}
+	wait, ok := bound.limit.allow(bound.key)
+	if ok {
+		return nil
+	}
+	return &gqlerror.Error{
+		Message: "rate limit exceeded; retry later",
+		Extensions: map[string]any{"code": string(forkengine.CodeRateLimited), "retryable": true,
+			"retryAfterSeconds": int(math.Ceil(wait.Seconds()))},
+	}
 }
 
 // allow takes one request from the client's bucket, or says how long until one is available.
@@ -95,13 +149,21 @@ func (l *RateLimit) forgetIdle(now time.Time) {
 
 // clientKey names the client: its token when valid, else its address.
 func (l *RateLimit) clientKey(r *http.Request) string {
-	if c := l.tokens.authenticate(r.Header.Get("Authorization")); c.workspace != "" {
-		_, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-		return "token:" + strings.TrimSpace(token)
+	if key, ok := l.tokenKey(r.Header.Get("Authorization")); ok {
+		return key
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
 	return "addr:" + host
+}
+
+// tokenKey names the bucket of a valid "Bearer <token>" authorization.
+func (l *RateLimit) tokenKey(authorization string) (string, bool) {
+	if l.tokens.authenticate(authorization).workspace == "" {
+		return "", false
+	}
+	_, token, _ := strings.Cut(strings.TrimSpace(authorization), " ")
+	return "token:" + strings.TrimSpace(token), true
 }

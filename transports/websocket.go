@@ -44,6 +44,12 @@ type InitFunc func(ctx context.Context, payload map[string]any) (context.Context
 type Websocket struct {
 	// InitFunc authorises connection_init; nil accepts every connection.
 	InitFunc InitFunc
+	// OperationLimiter, when set, is asked before each subscribe (legacy: start) of an
+	// acknowledged connection, with the context InitFunc returned, e.g. to charge the operation
+	// to the client's rate limit. An error refuses that operation alone: the client gets an
+	// error message for its id carrying the error (a *gqlerror.Error keeps its extensions) and
+	// the connection stays open.
+	OperationLimiter func(ctx context.Context) error
 	// InitTimeout bounds the wait for connection_init (close 4408). Default 3s.
 	InitTimeout time.Duration
 	// PingInterval is how often the server sends websocket ping frames; a peer that answers

@@ -2,6 +2,7 @@ package transports
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"runtime/debug"
@@ -41,6 +42,24 @@ func (c *conn) rejectOverLimit(id string) bool {
 		Extensions: map[string]any{"code": "TOO_MANY_SUBSCRIPTIONS"},
 	}
 	c.send(mustEncode(id, "error", errorList(gqlerror.List{err})))
+	return true
+}
+
+// rejectByLimiter asks OperationLimiter whether the operation id may start; when it refuses,
+// the client gets its error for id and true is returned.
+func (c *conn) rejectByLimiter(id string) bool {
+	if c.cfg.OperationLimiter == nil {
+		return false
+	}
+	err := c.cfg.OperationLimiter(c.opBase)
+	if err == nil {
+		return false
+	}
+	var gqlErr *gqlerror.Error
+	if !errors.As(err, &gqlErr) {
+		gqlErr = gqlerror.Errorf("%s", err.Error())
+	}
+	c.send(mustEncode(id, "error", errorList(gqlerror.List{gqlErr})))
 	return true
 }
 

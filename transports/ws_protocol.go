@@ -80,7 +80,7 @@ func (transportProtocol) subscribe(c *conn, msg inbound) {
 		c.close(CloseUnauthorized, "Unauthorized")
 	case c.operationRunning(id):
 		c.close(CloseDuplicateID, "Subscriber for "+id+" already exists")
-	case c.rejectOverLimit(id):
+	case c.rejectOverLimit(id), c.rejectByLimiter(id):
 	default:
 		c.startOperation(id, params)
 	}
@@ -190,7 +190,7 @@ func (legacyProtocol) start(c *conn, msg inbound) {
 	}
 	// subscriptions-transport-ws replaces an operation whose id is reused.
 	c.stopOperation(id, false)
-	if !c.rejectOverLimit(id) {
+	if !c.rejectOverLimit(id) && !c.rejectByLimiter(id) {
 		c.startOperation(id, params)
 	}
 }
