@@ -15,21 +15,30 @@ import (
 // an ended ctx.
 func (e *Engine) Recover(ctx context.Context) (RecoveryReport, error) {
 	var report RecoveryReport
+	err := e.eachRecoverable(ctx, func(op ForkOperation) {
+		report.Scanned++
+		e.recoverOne(ctx, op, &report)
+	})
+	return report, err
+}
+
+// eachRecoverable pages through every active operation of every workspace in creation order,
+// calling fn for each. It stops with an error when a page cannot be read or ctx ends.
+func (e *Engine) eachRecoverable(ctx context.Context, fn func(ForkOperation)) error {
 	var after PageCursor
 	for {
 		page, err := e.store.RecoverableOperations(ctx, after, e.cfg.RecoveryPageSize)
 		if err != nil {
-			return report, fmt.Errorf("recover: read operations after %v: %w", after, err)
+			return fmt.Errorf("recover: read operations after %v: %w", after, err)
 		}
 		for _, op := range page {
 			if err := ctx.Err(); err != nil {
-				return report, fmt.Errorf("recover: %w", err)
+				return fmt.Errorf("recover: %w", err)
 			}
-			report.Scanned++
-			e.recoverOne(ctx, op, &report)
+			fn(op)
 		}
 		if len(page) < e.cfg.RecoveryPageSize {
-			return report, nil
+			return nil
 		}
 		last := page[len(page)-1]
 		after = PageCursor{Time: last.CreatedAt, ID: last.ID}
@@ -69,25 +78,16 @@ func (e *Engine) recoverOne(ctx context.Context, op ForkOperation, report *Recov
 func (e *Engine) StartRecovery(ctx context.Context) (RecoveryReport, error) {
 	var report RecoveryReport
 	var resume []ForkOperation
-	var after PageCursor
-	for {
-		page, err := e.store.RecoverableOperations(ctx, after, e.cfg.RecoveryPageSize)
-		if err != nil {
-			return report, fmt.Errorf("recover: read operations after %v: %w", after, err)
+	err := e.eachRecoverable(ctx, func(op ForkOperation) {
+		report.Scanned++
+		if op.Status == StatusDispatching {
+			e.recoverOne(ctx, op, &report)
+			return
 		}
-		for _, op := range page {
-			report.Scanned++
-			if op.Status == StatusDispatching {
-				e.recoverOne(ctx, op, &report)
-				continue
-			}
-			resume = append(resume, op)
-		}
-		if len(page) < e.cfg.RecoveryPageSize {
-			break
-		}
-		last := page[len(page)-1]
-		after = PageCursor{Time: last.CreatedAt, ID: last.ID}
+		resume = append(resume, op)
+	})
+	if err != nil {
+		return report, err
 	}
 	report.Resumed = len(resume)
 	if len(resume) > 0 {
@@ -120,23 +120,12 @@ func (e *Engine) resumeRecovered(ctx context.Context, ops []ForkOperation) {
 func (e *Engine) ResumeStalled(ctx context.Context, olderThan time.Duration) (RecoveryReport, error) {
 	var report RecoveryReport
 	cutoff := e.cfg.Clock().Add(-olderThan)
-	var after PageCursor
-	for {
-		page, err := e.store.RecoverableOperations(ctx, after, e.cfg.RecoveryPageSize)
-		if err != nil {
-			return report, fmt.Errorf("resume stalled: read operations after %v: %w", after, err)
+	err := e.eachRecoverable(ctx, func(op ForkOperation) {
+		if op.Status == StatusDispatching || op.UpdatedAt.After(cutoff) {
+			return
 		}
-		for _, op := range page {
-			if op.Status == StatusDispatching || op.UpdatedAt.After(cutoff) {
-				continue
-			}
-			report.Scanned++
-			e.recoverOne(ctx, op, &report)
-		}
-		if len(page) < e.cfg.RecoveryPageSize {
-			return report, nil
-		}
-		last := page[len(page)-1]
-		after = PageCursor{Time: last.CreatedAt, ID: last.ID}
-	}
+		report.Scanned++
+		e.recoverOne(ctx, op, &report)
+	})
+	return report, err
 }
