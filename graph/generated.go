@@ -241,7 +241,7 @@ type QueryResolver interface {
 	Sessions(ctx context.Context, workspaceID string, first *int, after *string, filter *models.SessionFilter) (*models.SessionConnection, error)
 	ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
 	ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error)
-	WorkspaceEventCursor(ctx context.Context, workspaceID string) (*string, error)
+	WorkspaceEventCursor(ctx context.Context, workspaceID string) (string, error)
 }
 type SessionResolver interface {
 	Turns(ctx context.Context, obj *models.Session, first *int, after *string) (*models.TurnConnection, error)
@@ -1280,11 +1280,12 @@ type Query {
   """
   forkOperations(workspaceId: ID!, first: Int = 50, after: String, filter: ForkOperationFilter): ForkOperationConnection!
   """
-  The cursor of the workspace's newest event, or null when it has none yet. Read it before loading
-  a snapshot, then subscribe to ` + "`" + `workspaceEvents(after:)` + "`" + ` with it: every change made after the read
-  is replayed, so nothing falls between the snapshot and the live stream.
+  The cursor of the workspace's newest event (for a workspace without events, the start of its
+  log). Read it before loading a snapshot, then subscribe to ` + "`" + `workspaceEvents(after:)` + "`" + ` with it:
+  every change made after the read is replayed, so nothing falls between the snapshot and the live
+  stream.
   """
-  workspaceEventCursor(workspaceId: ID!): String
+  workspaceEventCursor(workspaceId: ID!): String!
 }
 
 """
@@ -4046,11 +4047,11 @@ func (ec *executionContext) _Query_workspaceEventCursor(ctx context.Context, fie
 			return ec.Resolvers.Query().WorkspaceEventCursor(ctx, fc.Args["workspaceId"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_Query_workspaceEventCursor(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7833,7 +7834,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				})
 		case "workspaceEventCursor":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, false,
+				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_workspaceEventCursor(ctx, field)
 				})

@@ -120,10 +120,20 @@ func EventCursor(cursor int64) string {
 	return encodeCursor(cursorEvent, strconv.FormatInt(cursor, 10))
 }
 
-// DecodeEventCursor returns the log position a workspaceEvents `after` names (0: none given).
-// Errors: BAD_USER_INPUT (invalid_cursor).
-func DecodeEventCursor(after *string) (int64, error) {
-	return decodeNumber(cursorEvent, after)
+// DecodeEventCursor returns the log position a workspaceEvents `after` names, and whether one was
+// given. EventCursor(0) is the start of the log: everything after it is replayed, so a client that
+// read it from workspaceEventCursor on an empty workspace misses nothing. Errors: BAD_USER_INPUT
+// (invalid_cursor).
+func DecodeEventCursor(after *string) (int64, bool, error) {
+	position, ok, err := decodeCursor(cursorEvent, after)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	n, perr := strconv.ParseInt(position, 10, 64)
+	if perr != nil || n < 0 {
+		return 0, false, invalidCursor(*after)
+	}
+	return n, true, nil
 }
 
 func decodeNumber(kind string, cursor *string) (int64, error) {

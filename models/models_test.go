@@ -61,12 +61,18 @@ func TestCursors(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(7), seq)
 	ev := EventCursor(42)
-	n, err := DecodeEventCursor(&ev)
+	n, given, err := DecodeEventCursor(&ev)
 	require.NoError(t, err)
+	require.True(t, given)
 	require.Equal(t, int64(42), n)
-	start, err := DecodeEventCursor(nil)
+	_, given, err = DecodeEventCursor(nil)
 	require.NoError(t, err)
-	require.Zero(t, start)
+	require.False(t, given, "no after: live only")
+	origin := EventCursor(0)
+	n, given, err = DecodeEventCursor(&origin)
+	require.NoError(t, err)
+	require.True(t, given, "the start of the log is a cursor: replay everything")
+	require.Zero(t, n)
 }
 
 func TestPageSize(t *testing.T) {

@@ -12,11 +12,11 @@ import (
 // subscribes before replaying, so an event committed meanwhile arrives live; live events at or
 // below the last cursor sent are skipped, so none is sent twice.
 func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (<-chan *models.WorkspaceEvent, error) {
-	cursor, err := models.DecodeEventCursor(after)
+	cursor, given, err := models.DecodeEventCursor(after)
 	if err != nil {
 		return nil, err
 	}
-	if cursor == 0 {
+	if !given {
 		return r.liveEvents(ctx, ws), nil
 	}
 	sub := r.broker.SubscribeShared(ws)
@@ -81,12 +81,9 @@ func (r *Resolver) liveEvents(ctx context.Context, ws string) <-chan *models.Wor
 	return out
 }
 
-// replay sends every logged event after cursor (when one was given) and returns the last cursor
-// sent. Without a cursor the stream starts live: nothing is replayed.
+// replay sends every logged event after cursor (0: the start of the log) and returns the last
+// cursor sent.
 func (r *Resolver) replay(ctx context.Context, ws string, cursor int64, out chan<- *models.WorkspaceEvent) (int64, error) {
-	if cursor == 0 {
-		return 0, nil
-	}
 	for {
 		page, err := r.engine.Reader().EventsAfter(ctx, ws, cursor, replayPage)
 		if err != nil {

@@ -210,20 +210,25 @@ func TestWorkspaceEventsReleaseTheBrokerSubscription(t *testing.T) {
 // cursor names the newest event of that workspace only.
 func TestWorkspaceEventCursor(t *testing.T) {
 	api := newTestAPI(t, apiOptions{})
-	var resp struct{ WorkspaceEventCursor *string }
+	var resp struct{ WorkspaceEventCursor string }
 	query := `query($ws: ID!) { workspaceEventCursor(workspaceId: $ws) }`
 
+	// An empty workspace answers the start of its log: a change made between this read and the
+	// subscription is replayed, not lost.
 	api.mustDo(query, &resp, map[string]any{"ws": "w"})
-	require.Nil(t, resp.WorkspaceEventCursor, "a workspace without events has no cursor")
+	require.Equal(t, models.EventCursor(0), resp.WorkspaceEventCursor)
+	early := api.dialWS(nil)
+	api.seedSession("w", "s0", 1, "") // before the subscription exists
+	early.subscribe("0", eventsSubscription, map[string]any{"ws": "w", "after": resp.WorkspaceEventCursor})
+	fromStart := api.logCursors("w", 0)
+	require.Equal(t, fromStart, readEvents(early, "0", len(fromStart)), "every change since the read")
 
-	api.seedSession("w", "s0", 1, "")
 	api.reportTitle("other", "x", "another workspace, later")
 	api.mustDo(query, &resp, map[string]any{"ws": "w"})
-	require.NotNil(t, resp.WorkspaceEventCursor)
-	require.Equal(t, models.EventCursor(api.lastCursor("w")), *resp.WorkspaceEventCursor)
+	require.Equal(t, models.EventCursor(api.lastCursor("w")), resp.WorkspaceEventCursor)
 
 	ws := api.dialWS(nil)
-	ws.subscribe("1", eventsSubscription, map[string]any{"ws": "w", "after": *resp.WorkspaceEventCursor})
+	ws.subscribe("1", eventsSubscription, map[string]any{"ws": "w", "after": resp.WorkspaceEventCursor})
 	before := api.lastCursor("w")
 	api.reportTitle("w", "s0", "renamed after the snapshot")
 	want := api.logCursors("w", before)

@@ -153,13 +153,12 @@ func (r *queryResolver) ForkOperations(ctx context.Context, workspaceID string, 
 	return models.ForkOperationConnectionFrom(workspaceID, filter.Domain(), rows, limit), nil
 }
 
-func (r *queryResolver) WorkspaceEventCursor(ctx context.Context, workspaceID string) (*string, error) {
+func (r *queryResolver) WorkspaceEventCursor(ctx context.Context, workspaceID string) (string, error) {
 	latest, err := r.engine.Reader().LatestEventCursor(ctx, workspaceID)
-	if err != nil || latest == 0 {
-		return nil, err
+	if err != nil {
+		return "", err
 	}
-	cursor := models.EventCursor(latest)
-	return &cursor, nil
+	return models.EventCursor(latest), nil // 0, the start of the log, for a workspace without events
 }
 
 func (r *sessionResolver) Turns(ctx context.Context, obj *models.Session, first *int, after *string) (*models.TurnConnection, error) {
