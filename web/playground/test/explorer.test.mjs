@@ -40,6 +40,45 @@ async function forkThrough(page, turnId) {
 }
 
 describe('explorer', () => {
+  test('the first load reads workspaceEventCursor, then the snapshot, then subscribes after it', async () => {
+    const { page, frames } = browser;
+    const operations = [];
+    let cursor = null;
+    let changed = null;
+    // Hold the snapshot's answer back until another client has reported a session the snapshot does
+    // not contain; the page subscribes only after the snapshot is in, so only the replay from the
+    // cursor read before the snapshot can bring that session in.
+    await page.route('**/graphql', async (route) => {
+      const body = route.request().postDataJSON() || {};
+      const name = (/^\s*query\s+(\w+)/.exec(body.query || '') || [])[1];
+      if (name) operations.push(name);
+      const response = await route.fetch();
+      if (name === 'ExplorerEventCursor') cursor = (await response.json()).data.workspaceEventCursor;
+      if (name === 'ExplorerSessions' && !changed) changed = await seedSession({ title: 'Reported right after the snapshot', turns: 1 });
+      await route.fulfill({ response });
+    });
+    try {
+      await page.goto('about:blank');
+      const framesBefore = frames.length;
+      await page.goto(`${BASE}/#/explorer?workspace=demo`);
+      await page.locator('[data-live="live"]').waitFor({ timeout: TIMEOUT });
+      assert.ok(changed, 'the snapshot was requested');
+      await node(page, changed.id).waitFor({ timeout: TIMEOUT });
+
+      assert.deepEqual(operations.slice(0, 2), ['ExplorerEventCursor', 'ExplorerSessions'], 'the cursor is read before the snapshot');
+      assert.ok(cursor, 'workspaceEventCursor answered a cursor');
+      const subscribe = frames.slice(framesBefore)
+        .filter((f) => f.dir === 'sent')
+        .map((f) => JSON.parse(f.data))
+        .find((m) => m.type === 'subscribe' && m.payload.query.includes('workspaceEvents'));
+      assert.equal(subscribe.payload.variables.after, cursor, 'the first subscription resumes after the cursor read before the snapshot');
+      const replayed = subscriptionPayloads(frames.slice(framesBefore), 'workspaceEvents').filter((e) => e.sessionId === changed.id);
+      assert.ok(replayed.some((e) => e.kind === 'SESSION_UPSERTED'), 'the change came in through the replay');
+    } finally {
+      await page.unroute('**/graphql');
+    }
+  });
+
   test('a fork button click commits, the new node appears and is acknowledged', async () => {
     const { page, frames } = browser;
     const source = await seedSession({ title: 'Explorer fork source', turns: 3, settings: { simulated: { latencyMs: 1000 } } });

@@ -7,7 +7,7 @@ import { SessionPanel } from './SessionPanel.jsx';
 import { createForkRunner } from './forks.js';
 import { SESSION_DETAIL, SESSION_NODE_QUERY } from './queries.js';
 import { initialState, reducer } from './state.js';
-import { followWorkspace, loadSessions } from './sync.js';
+import { followWorkspace } from './sync.js';
 
 const MAX_TURN_PAGES = 20;
 
@@ -96,31 +96,17 @@ export function Explorer({ workspaceId }) {
     }
   }, [forks, refreshDetail, readSessionNode]);
 
-  // Subscribe first and queue events until the snapshot is in, so nothing that happens between
-  // the snapshot read and the subscription start is lost; events are idempotent upserts.
+  // followWorkspace reads the event cursor, loads the snapshot, then subscribes after the cursor;
+  // a workspace switch remounts the explorer (key) and so goes through the same first load.
   useEffect(() => {
-    let ready = false;
-    let cancelled = false;
-    const queue = [];
-    const onEvent = (event) => (ready ? applyEvent(event) : queue.push(event));
-    const loadSnapshot = () =>
-      loadSessions(workspaceId)
-        .then((sessions) => {
-          if (cancelled) return;
-          dispatch({ type: 'sessionsLoaded', sessions });
-          ready = true;
-          queue.splice(0).forEach(applyEvent);
-        })
-        .catch((err) => !cancelled && dispatch({ type: 'loadFailed', message: err.message }));
-    const onResync = () => {
-      ready = false;
-      loadSnapshot();
-    };
-    const sync = followWorkspace(workspaceId, { onEvent, onStatus: (status) => dispatch({ type: 'live', status }), onResync });
+    const sync = followWorkspace(workspaceId, {
+      onSnapshot: (sessions, cursor) => dispatch({ type: 'sessionsLoaded', sessions, cursor }),
+      onEvent: applyEvent,
+      onStatus: (status) => dispatch({ type: 'live', status }),
+      onLoadError: (err) => dispatch({ type: 'loadFailed', message: err.message }),
+    });
     syncRef.current = sync;
-    loadSnapshot();
     return () => {
-      cancelled = true;
       sync.stop();
       forks.stop();
     };

@@ -69,6 +69,10 @@ export const ACKNOWLEDGE = `mutation ExplorerAcknowledge($workspaceId: ID!, $id:
   acknowledgeForkOperation(workspaceId: $workspaceId, id: $id) { ${OPERATION} }
 }`;
 
+export const WORKSPACE_EVENT_CURSOR = `query ExplorerEventCursor($workspaceId: ID!) {
+  workspaceEventCursor(workspaceId: $workspaceId)
+}`;
+
 export const WORKSPACE_EVENTS = `subscription ExplorerEvents($workspaceId: ID!, $after: String) {
   workspaceEvents(workspaceId: $workspaceId, after: $after) {
     cursor

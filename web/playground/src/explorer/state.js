@@ -12,7 +12,7 @@ export const initialState = {
   operations: {}, // id -> fork operation, with mine/followError/ackError flags added by the client
   operationOrder: [], // newest first
   live: 'connecting', // connecting | live | reconnecting | paused
-  cursor: null, // last workspaceEvents cursor applied
+  cursor: null, // the snapshot's workspaceEventCursor, then the last workspaceEvents cursor applied
   eventsApplied: 0,
 };
 
@@ -20,7 +20,7 @@ export const initialState = {
 export function reducer(state, action) {
   switch (action.type) {
     case 'sessionsLoaded':
-      return { ...state, loaded: true, loadError: null, sessions: indexById(action.sessions) };
+      return { ...state, loaded: true, loadError: null, sessions: indexById(action.sessions), cursor: action.cursor };
     case 'loadFailed':
       return { ...state, loadError: action.message };
     case 'sessionUpserted':
