@@ -1,12 +1,10 @@
 package resolvers
 
 import (
-	"bytes"
 	"context"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/forkgraph/forkgraph/forkengine"
@@ -46,20 +44,16 @@ func withStreamFailure(ctx context.Context, next graphql.OperationHandler) graph
 	return next(context.WithValue(ctx, streamFailureKey{}, &streamFailure{}))
 }
 
-// endStreamWithError (srv.AroundResponses) finishes each subscription response. It copies the
-// response data: gqlgen's generated subscription code reuses one buffer for every event, and a
-// transport that encodes an event while pulling the next one would otherwise send torn JSON. And
-// it reports a failed stream: when the transport can end an operation with an error (report
-// returns true, e.g. graphql-transport-ws's `error` message), the presented error goes there and
-// the stream simply ends; otherwise it is sent as one last response holding only the error, and
-// the next call ends the stream.
+// endStreamWithError (srv.AroundResponses) reports a failed subscription stream: when the
+// transport can end an operation with an error (report returns true, e.g. graphql-transport-ws's
+// `error` message), the presented error goes there and the stream simply ends; otherwise it is
+// sent as one last response holding only the error, and the next call ends the stream. (gqlgen's
+// generated subscription code reuses one buffer for every event; the transports encode each
+// response before pulling the next, so nothing here copies it.)
 func endStreamWithError(report func(context.Context, *gqlerror.Error) bool) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
 		failure, _ := ctx.Value(streamFailureKey{}).(*streamFailure)
-		if resp != nil && isSubscription(ctx) {
-			resp.Data = bytes.Clone(resp.Data)
-		}
 		if resp != nil || failure == nil {
 			return resp
 		}
@@ -74,11 +68,6 @@ func endStreamWithError(report func(context.Context, *gqlerror.Error) bool) grap
 		}
 		return &graphql.Response{Errors: presented}
 	}
-}
-
-func isSubscription(ctx context.Context) bool {
-	oc := graphql.GetOperationContext(ctx)
-	return oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Subscription
 }
 
 func failStream(ctx context.Context, err error) {
