@@ -9,11 +9,12 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// Reason codes of BAD_USER_INPUT errors raised by the API layer (the engine has its own).
+// Reason codes of BAD_USER_INPUT errors about pages and cursors. A malformed cursor of any list is
+// the same invalid_cursor the event log gives a cursor it does not hold.
 const (
 	ReasonInvalidFirst  = "invalid_first"
-	ReasonInvalidCursor = "invalid_cursor"
-	ReasonCursorExpired = "cursor_expired"
+	ReasonInvalidCursor = forkengine.ReasonInvalidCursor
+	ReasonCursorExpired = forkengine.ReasonCursorExpired
 )
 
 // Page size bounds of every connection.

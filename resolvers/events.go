@@ -20,7 +20,7 @@ func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (
 		return r.liveEvents(ctx, ws), nil
 	}
 	sub := r.broker.SubscribeShared(ws)
-	if err := r.checkResumeCursor(ctx, ws, cursor); err != nil {
+	if err := r.engine.CheckResumeCursor(ctx, ws, cursor); err != nil {
 		sub.Close()
 		return nil, err
 	}
@@ -99,33 +99,6 @@ func (r *Resolver) replay(ctx context.Context, ws string, cursor int64, out chan
 			return cursor, nil
 		}
 	}
-}
-
-// checkResumeCursor rejects a cursor the log cannot resume from: one older than the oldest event
-// kept (expired), or one that names no event of this workspace (unknown). Errors: BAD_USER_INPUT
-// (cursor_expired, invalid_cursor).
-func (r *Resolver) checkResumeCursor(ctx context.Context, ws string, cursor int64) error {
-	if cursor == 0 {
-		return nil
-	}
-	raw := models.EventCursor(cursor)
-	oldest, err := r.engine.Reader().OldestEventCursor(ctx, ws)
-	if err != nil {
-		return fmt.Errorf("oldest event of %s: %w", ws, err)
-	}
-	if oldest > 0 && cursor < oldest {
-		return forkengine.ReasonErrorf(forkengine.CodeInvalid, models.ReasonCursorExpired,
-			"cursor %q is older than the event log kept; reload the workspace and subscribe without after", raw)
-	}
-	named, err := r.engine.Reader().EventsAfter(ctx, ws, cursor-1, 1)
-	if err != nil {
-		return fmt.Errorf("check event cursor of %s: %w", ws, err)
-	}
-	if len(named) == 0 || named[0].Cursor != cursor {
-		return forkengine.ReasonErrorf(forkengine.CodeInvalid, models.ReasonInvalidCursor,
-			"cursor %q names no event of workspace %s", raw, ws)
-	}
-	return nil
 }
 
 // lagged explains why the broker dropped the subscriber (it fell behind) and where to resume.
