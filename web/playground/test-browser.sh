@@ -22,6 +22,13 @@ missing() {
 
 command -v node >/dev/null 2>&1 || missing "node is not installed (apt-get install -y nodejs npm)"
 command -v npm >/dev/null 2>&1 || missing "npm is not installed (apt-get install -y npm)"
+# Debian's chromium is installed when this runs as root with apt (as CI does); elsewhere a missing
+# browser is reported and the suite skipped.
+if [ ! -x "$CHROMIUM" ] && [ "$CHROMIUM" = /usr/bin/chromium ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing Debian's chromium for the browser tests" >&2
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } ||
+    missing "apt-get could not install chromium"
+fi
 [ -x "$CHROMIUM" ] || missing "no Chromium at $CHROMIUM (apt-get install -y chromium)"
 
 # Install the locked npm packages unless node_modules already matches the lockfile.
