@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -21,9 +22,14 @@ type Config struct {
 	Tokens Tokens       // none: open (development) mode
 	Logger *slog.Logger // default slog.Default()
 	// ComplexityLimit and DepthLimit bound one operation (defaults DefaultComplexityLimit,
-	// DefaultDepthLimit).
+	// DefaultDepthLimit); DepthLimit, when set, overrides Document.Depth.
 	ComplexityLimit int
 	DepthLimit      int
+	// Document bounds a document before it is validated (zero fields: defaults).
+	Document DocumentLimits
+	// Persisted, when set, runs first of all: it fills in or refuses the document of a request
+	// that names one by hash (Apollo APQ, trusted documents).
+	Persisted graphql.HandlerExtension
 	// StreamError, when set, ends a subscription with an error through the transport (for
 	// transports.AddSubscriptionError); it returns false when the transport cannot, and the
 	// error is then sent as a last response.
@@ -43,8 +49,14 @@ func NewServer(cfg Config) *handler.Server {
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
+	if cfg.Persisted != nil {
+		srv.Use(cfg.Persisted)
+	}
+	doc := cfg.Document
+	doc.Depth = orDefault(cfg.DepthLimit, doc.Depth)
+	srv.Use(documentLimit{limits: doc.withDefaults()})
 	srv.Use(extension.FixedComplexityLimit(orDefault(cfg.ComplexityLimit, DefaultComplexityLimit)))
-	srv.Use(depthLimit{max: orDefault(cfg.DepthLimit, DefaultDepthLimit)})
+	srv.Use(introspectionRule{})
 
 	srv.AroundOperations(withStreamFailure)
 	srv.AroundResponses(withLoaders(cfg.Engine))
