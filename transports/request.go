@@ -25,7 +25,7 @@ type requestFailure struct {
 }
 
 func failRequest(status int, format string, args ...any) *requestFailure {
-	return &requestFailure{status: status, errs: gqlerror.List{gqlerror.Errorf(format, args...)}}
+	return &requestFailure{status: status, errs: gqlerror.List{codedf(statusCodes[status], format, args...)}}
 }
 
 func maxBody(n int64) int64 {
@@ -149,7 +149,7 @@ func writeJSONErrors(w http.ResponseWriter, contentType string, status int, errs
 // writeMutationOverGET answers 405: mutations change state, and GET must stay safe.
 func writeMutationOverGET(w http.ResponseWriter, contentType string) {
 	writeJSONErrors(w, contentType, http.StatusMethodNotAllowed,
-		gqlerror.List{gqlerror.Errorf("mutations cannot be sent with GET; use POST")},
+		gqlerror.List{codedf(CodeMethodNotAllowed, "mutations cannot be sent with GET; use POST")},
 		http.Header{"Allow": {"POST"}})
 }
 
@@ -165,7 +165,7 @@ func writeResult(w http.ResponseWriter, contentType string, status int, res *res
 	body, err := json.Marshal(res)
 	if err != nil {
 		status = http.StatusInternalServerError
-		body = []byte(`{"errors":[{"message":"internal server error: unencodable response"}]}`)
+		body = []byte(`{"errors":[{"message":"internal server error: unencodable response","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)

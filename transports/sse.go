@@ -64,7 +64,7 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		writeJSONErrors(w, "application/json; charset=utf-8", http.StatusInternalServerError,
-			gqlerror.List{gqlerror.Errorf("streaming is not supported by this server")}, nil)
+			gqlerror.List{codedf(CodeInternal, "streaming is not supported by this server")}, nil)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")

@@ -2,7 +2,6 @@ package transports
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"runtime/debug"
@@ -55,11 +54,7 @@ func (c *conn) rejectByLimiter(id string) bool {
 	if err == nil {
 		return false
 	}
-	var gqlErr *gqlerror.Error
-	if !errors.As(err, &gqlErr) {
-		gqlErr = gqlerror.Errorf("%s", err.Error())
-	}
-	c.send(mustEncode(id, "error", errorList(gqlerror.List{gqlErr})))
+	c.send(mustEncode(id, "error", errorList(gqlerror.List{asGraphQLError(err, CodeOperationRefused)})))
 	return true
 }
 
