@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forkgraph/forkgraph/resolvers"
+	"github.com/forkgraph/forkgraph/access"
 )
 
 // defaultSubscriberQueue is how many events a subscription may have waiting. A workspace sees a
@@ -25,13 +25,14 @@ type config struct {
 	barrier        bool
 	webhookURL     string
 	webhookTimeout time.Duration
-	tokens         resolvers.Tokens
+	tokens         access.Tokens
 	maxBody        int64
 	rateLimit      float64
 	rateBurst      int64
 	noSeed         bool
 	debugAddr      string
 	queue          int64
+	edge           edgeConfig
 }
 
 // parseConfig reads flags and FORKGRAPH_* variables. Errors name the bad flag or variable.
@@ -62,6 +63,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"events a subscription may have waiting before it ends with RESUME_REQUIRED (FORKGRAPH_SUBSCRIBER_QUEUE)")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", env.str("FORKGRAPH_DEBUG_ADDR", ""),
 		"loopback address for net/http/pprof profiles and memory statistics; empty: off (FORKGRAPH_DEBUG_ADDR)")
+	cfg.edge.register(fs, &env)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -69,7 +71,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, env.err
 	}
 	var err error
-	if cfg.tokens, err = resolvers.ParseTokens(tokens); err != nil {
+	if cfg.tokens, err = access.ParseTokens(tokens); err != nil {
 		return config{}, fmt.Errorf("-tokens: %w", err)
 	}
 	if cfg.queue <= 0 || cfg.queue > 1<<20 {
@@ -81,6 +83,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if cfg.maxBody <= 0 {
 		return config{}, fmt.Errorf("-max-body must be positive, got %d", cfg.maxBody)
+	}
+	if err := cfg.edge.resolve(cfg); err != nil {
+		return config{}, err
 	}
 	return cfg, nil
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
@@ -61,7 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	gql := resolvers.NewServer(resolvers.Config{
-		Engine: engine, Broker: broker, Tokens: cfg.tokens, Logger: logger,
+		Engine: engine, Broker: broker, Authorize: cfg.tokens.Authorize, RequestID: access.RequestID, Logger: logger,
 		StreamError: transports.AddSubscriptionError,
 	})
 	for _, t := range graphqlTransports(cfg) {

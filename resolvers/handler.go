@@ -19,8 +19,12 @@ import (
 type Config struct {
 	Engine *forkengine.Engine
 	Broker *forkengine.Broker
-	Tokens Tokens       // none: open (development) mode
-	Logger *slog.Logger // default slog.Default()
+	// Authorize decides workspace access per root field; nil: open (development) mode.
+	Authorize Authorizer
+	// RequestID returns the id of the request ctx belongs to, logged and shown beside internal
+	// errors (access.RequestID); nil: none.
+	RequestID func(ctx context.Context) string
+	Logger    *slog.Logger // default slog.Default()
 	// ComplexityLimit and DepthLimit bound one operation (defaults DefaultComplexityLimit,
 	// DefaultDepthLimit); DepthLimit, when set, overrides Document.Depth.
 	ComplexityLimit int
@@ -43,6 +47,9 @@ func NewServer(cfg Config) *handler.Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.RequestID == nil {
+		cfg.RequestID = func(context.Context) string { return "" }
+	}
 	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger}}
 	connectionComplexity(&gcfg.Complexity)
 	srv := handler.New(graph.NewExecutableSchema(gcfg))
@@ -61,9 +68,9 @@ func NewServer(cfg Config) *handler.Server {
 	srv.AroundOperations(withStreamFailure)
 	srv.AroundResponses(withLoaders(cfg.Engine))
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
-	srv.AroundFields(cfg.Tokens.authorizeRootField)
-	srv.SetErrorPresenter(presentError(cfg.Logger))
-	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
+	srv.AroundFields(cfg.Authorize.authorizeRootField)
+	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID))
+	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))
 	return srv
 }
 

@@ -75,6 +75,9 @@ type Websocket struct {
 	// header, such as non-browser clients, pass) and small pooled buffers. Set
 	// Upgrader.CheckOrigin to allow other origins, e.g. during development.
 	Upgrader *websocket.Upgrader
+	// CheckOrigin, when set, decides the Origin of an upgrade for the default upgrader (it
+	// replaces the same-origin check), e.g. access.Origins.Allows.
+	CheckOrigin func(r *http.Request) bool
 }
 
 var _ graphql.Transport = Websocket{}
@@ -150,6 +153,7 @@ func (t Websocket) upgrader() websocket.Upgrader {
 		ReadBufferSize:   1024,
 		WriteBufferSize:  4096,
 		WriteBufferPool:  writeBuffers,
+		CheckOrigin:      t.CheckOrigin,
 	}
 }
 
