@@ -69,6 +69,7 @@ func NewServer(cfg Config) *handler.Server {
 	srv.AroundResponses(withLoaders(cfg.Engine))
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
 	srv.AroundFields(cfg.Authorize.authorizeRootField)
+	srv.AroundFields(validateIDArguments)
 	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))
 	return srv
