@@ -1,7 +1,9 @@
 package transports
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -60,3 +62,49 @@ func TestRequestFailuresCarryCodes(t *testing.T) {
 		})
 	}
 }
+
+// The websocket's own error messages carry codes too: the legacy protocol's connection_error
+// and error, an init refusal that carries its own extensions, and a limiter's plain error.
+func TestWebsocketErrorsCarryCodes(t *testing.T) {
+	refusal := &extError{msg: "a valid bearer token is required", ext: map[string]any{"code": "UNAUTHENTICATED"}}
+	_, url := newTestServer(t, Websocket{
+		InitFunc: func(ctx context.Context, p map[string]any) (context.Context, *map[string]any, error) {
+			if p["refuse"] != nil {
+				return ctx, nil, refusal
+			}
+			return ctx, nil, nil
+		},
+		OperationLimiter: func(context.Context) error { return errors.New("no more today") },
+	})
+	codeOf := func(raw json.RawMessage) string {
+		var one struct{ Extensions map[string]any }
+		if json.Unmarshal(raw, &one) != nil || one.Extensions == nil {
+			var list []struct{ Extensions map[string]any }
+			require.NoError(t, json.Unmarshal(raw, &list), "%s", raw)
+			require.NotEmpty(t, list)
+			one = list[0]
+		}
+		code, _ := one.Extensions["code"].(string)
+		return code
+	}
+	legacy := dial(t, url, SubprotocolLegacyWS)
+	legacy.sendRaw("not json")
+	require.Equal(t, CodeBadRequest, codeOf(legacy.expect("connection_error", "").Payload))
+	legacy.sendRaw(`{"type":"nonsense","id":"1"}`)
+	require.Equal(t, CodeBadRequest, codeOf(legacy.expect("error", "1").Payload))
+	legacy.send(map[string]any{"type": "connection_init", "payload": map[string]any{"refuse": true}})
+	require.Equal(t, "UNAUTHENTICATED", codeOf(legacy.expect("connection_error", "").Payload))
+
+	c := dial(t, url, SubprotocolTransportWS)
+	c.initialise()
+	c.subscribe("1", "{ name }")
+	require.Equal(t, CodeOperationRefused, codeOf(c.expect("error", "1").Payload))
+}
+
+type extError struct {
+	msg string
+	ext map[string]any
+}
+
+func (e *extError) Error() string              { return e.msg }
+func (e *extError) Extensions() map[string]any { return e.ext }

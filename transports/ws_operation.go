@@ -126,7 +126,7 @@ func (c *conn) recoverOperation(op *operation) {
 func (c *conn) sendFor(op *operation, frame []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.waitForRoomLocked() || c.ops[op.id] != op {
+	if !c.waitForRoomLocked(len(frame)) || c.ops[op.id] != op {
 		return false
 	}
 	c.enqueueLocked(frame)
@@ -144,7 +144,7 @@ func (c *conn) finishOperation(op *operation, errs gqlerror.List) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.waitForRoomLocked() || c.ops[op.id] != op {
+	if !c.waitForRoomLocked(len(frame)) || c.ops[op.id] != op {
 		return
 	}
 	delete(c.ops, op.id)
@@ -158,8 +158,8 @@ func (c *conn) stopOperation(id string, notify bool) {
 	op := c.ops[id]
 	if op != nil {
 		delete(c.ops, id)
-		if notify && c.waitForRoomLocked() {
-			c.enqueueLocked(mustEncode(id, "complete", nil))
+		if frame := mustEncode(id, "complete", nil); notify && c.waitForRoomLocked(len(frame)) {
+			c.enqueueLocked(frame)
 		}
 	}
 	c.mu.Unlock()
