@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -85,4 +86,17 @@ func graphqlEdge(cfg config, gql *handler.Server) http.Handler {
 		limit = nil // development mode: local tools, tests and benchmarks run unthrottled
 	}
 	return access.RequestIDs(cfg.edge.origins.Middleware(limit.HTTPMiddleware(cfg.tokens.HTTPMiddleware(gql))))
+}
+
+// drain shuts srv down: it stops accepting, then waits, until ctx ends, for in-flight requests,
+// which keep their contexts meanwhile. When the grace period runs out, the requests still
+// running are cancelled and their connections closed.
+func drain(ctx context.Context, srv *http.Server, cancelRequests context.CancelFunc) error {
+	err := srv.Shutdown(ctx)
+	if err != nil {
+		cancelRequests()
+		_ = srv.Close()
+		return fmt.Errorf("drain: %w (in-flight requests were cancelled)", err)
+	}
+	return nil
 }

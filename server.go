@@ -119,15 +119,15 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
-	// Requests, and so websocket connections, live in baseCtx: canceling it on shutdown ends
-	// the hijacked connections that http.Server.Shutdown does not track.
+	// Requests live in baseCtx, which shutdown leaves alone for the grace period so in-flight
+	// requests finish (SSE streams end with complete and websockets with 1001 through their
+	// transports' own shutdown hooks); it is cancelled only when the grace period runs out.
 	baseCtx, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
 	srv := &http.Server{
 		Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return baseCtx },
 	}
-	srv.RegisterOnShutdown(cancelBase)
 	fmt.Fprintf(stdout, "forkgraph listening on http://%s/ (playground at /, GraphQL at /graphql)\n", ln.Addr())
 
 	served := make(chan error, 1)
@@ -146,7 +146,7 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 	<-sweepDone
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	errs := []error{srv.Shutdown(shutdownCtx)}
+	errs := []error{drain(shutdownCtx, srv, cancelBase)}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, err)
 	}
