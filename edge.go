@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 
 	"github.com/forkgraph/forkgraph/access"
+	"github.com/forkgraph/forkgraph/persisted"
 )
 
 // edgeConfig is the HTTP edge policy the server is told: which hosts and browser origins it
@@ -23,9 +24,10 @@ type edgeConfig struct {
 	apqCache         int64
 	trustedDocuments string
 
-	hosts   access.Hosts
-	origins access.Origins
-	proxies access.TrustedProxies
+	hosts     access.Hosts
+	origins   access.Origins
+	proxies   access.TrustedProxies
+	persisted *persisted.Operations
 }
 
 // register adds the edge flags, each with its FORKGRAPH_* variable.
@@ -75,6 +77,13 @@ func (e *edgeConfig) resolve(cfg config) error {
 	if e.apqCache < 0 || e.apqCache > 1_000_000 {
 		return fmt.Errorf("-apq-cache must be between 0 and 1000000, got %d", e.apqCache)
 	}
+	opts := persisted.Options{APQEntries: int(e.apqCache)}
+	if e.trustedDocuments != "" {
+		if opts.Trusted, err = persisted.LoadManifest(e.trustedDocuments); err != nil {
+			return fmt.Errorf("-trusted-documents: %w", err)
+		}
+	}
+	e.persisted = persisted.New(opts)
 	return nil
 }
 

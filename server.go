@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	gql := resolvers.NewServer(resolvers.Config{
 		Engine: engine, Broker: broker, Authorize: cfg.tokens.Authorize, RequestID: access.RequestID, Logger: logger,
-		StreamError: transports.AddSubscriptionError,
+		StreamError: transports.AddSubscriptionError, Persisted: cfg.edge.persisted,
 	})
 	for _, t := range graphqlTransports(cfg) {
 		gql.AddTransport(t)
