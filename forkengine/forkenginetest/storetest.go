@@ -32,6 +32,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Purge", purgeTests()},
 		{"Transactions", transactionTests()},
 		{"Encoding", encodingTests()},
+		{"Isolation", isolationTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
