@@ -85,13 +85,3 @@ func TestWorkspaceTokens(t *testing.T) {
 		})
 	}
 }
-
-func TestParseTokens(t *testing.T) {
-	tokens, err := access.ParseTokens("")
-	require.NoError(t, err)
-	require.True(t, tokens.Open())
-	_, err = access.ParseTokens("just-a-token")
-	require.Error(t, err)
-	_, err = access.ParseTokens("t=")
-	require.Error(t, err)
-}
