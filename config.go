@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/forkgraph/forkgraph/access"
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/store"
 )
 
 // defaultSubscriberQueue is how many events a subscription may have waiting. A workspace sees a
@@ -20,7 +22,12 @@ const defaultSubscriberQueue = 128
 // given on the command line wins over the variable, the variable over the default.
 type config struct {
 	addr           string
-	dbPath         string
+	db             string // a SQLite file path or a postgres:// URL
+	dbPool         int64
+	dbTimeout      time.Duration
+	eventPoll      time.Duration
+	instanceID     string
+	forkLease      time.Duration
 	simLatency     time.Duration
 	barrier        bool
 	webhookURL     string
@@ -43,7 +50,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var cfg config
 	var tokens string
 	fs.StringVar(&cfg.addr, "addr", env.str("FORKGRAPH_ADDR", "127.0.0.1:8080"), "listen address (FORKGRAPH_ADDR)")
-	fs.StringVar(&cfg.dbPath, "db", env.str("FORKGRAPH_DB", "./forkgraph.db"), "SQLite database file (FORKGRAPH_DB)")
+	fs.StringVar(&cfg.db, "db", env.str("FORKGRAPH_DB", "./forkgraph.db"),
+		"SQLite database file, or a postgres:// URL to share one database between instances (FORKGRAPH_DB)")
+	fs.Int64Var(&cfg.dbPool, "db-pool", env.int64("FORKGRAPH_DB_POOL", store.DefaultPostgresPool),
+		"PostgreSQL: most connections this instance opens (FORKGRAPH_DB_POOL)")
+	fs.DurationVar(&cfg.dbTimeout, "db-statement-timeout", env.duration("FORKGRAPH_DB_STATEMENT_TIMEOUT", store.DefaultStatementTimeout),
+		"PostgreSQL: longest one statement may run; 0 for none (FORKGRAPH_DB_STATEMENT_TIMEOUT)")
 	fs.DurationVar(&cfg.simLatency, "sim-latency", env.duration("FORKGRAPH_SIM_LATENCY", 400*time.Millisecond),
 		"how long a simulated fork takes, so its phases are visible (FORKGRAPH_SIM_LATENCY)")
 	fs.BoolVar(&cfg.barrier, "barrier", env.boolean("FORKGRAPH_BARRIER", true),
@@ -55,6 +67,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&tokens, "tokens", env.str("FORKGRAPH_TOKENS", ""),
 		"API tokens as token=workspace,token=workspace; none: open development mode (FORKGRAPH_TOKENS)")
 	fs.Int64Var(&cfg.maxBody, "max-body", env.int64("FORKGRAPH_MAX_BODY", 1<<20), "largest request body in bytes (FORKGRAPH_MAX_BODY)")
+	fs.StringVar(&cfg.instanceID, "instance-id", env.str("FORKGRAPH_INSTANCE_ID", ""),
+		"this instance's name as the owner of fork leases; empty: generated, unique per process (FORKGRAPH_INSTANCE_ID)")
+	fs.DurationVar(&cfg.forkLease, "fork-lease", env.duration("FORKGRAPH_FORK_LEASE", forkengine.DefaultLeaseDuration),
+		"how long an instance holds a fork it drives without renewing; after it dies, others wait this long to take over (FORKGRAPH_FORK_LEASE)")
+	fs.DurationVar(&cfg.eventPoll, "event-poll", env.duration("FORKGRAPH_EVENT_POLL", forkengine.DefaultFeedPoll),
+		"how often the event log is read when no notification came (FORKGRAPH_EVENT_POLL)")
 	fs.Float64Var(&cfg.rateLimit, "rate-limit", env.float("FORKGRAPH_RATE_LIMIT", 50),
 		"with tokens: requests per second per token (per address without a valid one); 0 disables (FORKGRAPH_RATE_LIMIT)")
 	fs.Int64Var(&cfg.rateBurst, "rate-burst", env.int64("FORKGRAPH_RATE_BURST", 100), "requests a client may send at once (FORKGRAPH_RATE_BURST)")
@@ -80,6 +98,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.simLatency < 0 || cfg.webhookTimeout <= 0 {
 		return config{}, fmt.Errorf("-sim-latency must not be negative and -webhook-timeout must be positive (got %s, %s)",
 			cfg.simLatency, cfg.webhookTimeout)
+	}
+	if cfg.forkLease < 100*time.Millisecond {
+		return config{}, fmt.Errorf("-fork-lease must be at least 100ms, got %s", cfg.forkLease)
+	}
+	if cfg.eventPoll <= 0 {
+		return config{}, fmt.Errorf("-event-poll must be positive, got %s", cfg.eventPoll)
+	}
+	if cfg.dbPool <= 0 || cfg.dbPool > 10000 || cfg.dbTimeout < 0 {
+		return config{}, fmt.Errorf("-db-pool must be between 1 and 10000 and -db-statement-timeout must not be negative (got %d, %s)",
+			cfg.dbPool, cfg.dbTimeout)
 	}
 	if cfg.maxBody <= 0 {
 		return config{}, fmt.Errorf("-max-body must be positive, got %d", cfg.maxBody)

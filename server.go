@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -45,15 +46,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: cfg.dbPath, Logger: logger})
+	db, err := openStore(ctx, cfg, logger)
 	if err != nil {
-		return fmt.Errorf("open store %s: %w", cfg.dbPath, err)
+		return err
 	}
 	defer db.Close()
 
+	// Subscribers get events only from the feed, which follows the durable log in cursor order:
+	// this process's commits wake it directly, other instances' through PostgreSQL's NOTIFY.
 	broker := forkengine.NewBroker(int(cfg.queue))
+	feedCtx, stopFeed := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopFeed()
+	feed := forkengine.NewFeed(forkengine.FeedConfig{Log: db, Broker: broker, Wake: db.WatchEvents(feedCtx),
+		Poll: cfg.eventPoll, Logger: logger})
+	if err := feed.Start(feedCtx); err != nil {
+		return fmt.Errorf("start the event feed: %w", err)
+	}
 	engine, err := forkengine.New(forkengine.Config{
-		Store: db, Drivers: drivers(cfg), Publisher: broker, Logger: logger, DisableBarrier: !cfg.barrier,
+		Store: db, Drivers: drivers(cfg), Publisher: feed, Logger: logger, DisableBarrier: !cfg.barrier,
+		InstanceID: cfg.instanceID, LeaseDuration: cfg.forkLease,
+		ExclusiveStore: db.Driver() == store.DriverSQLite, // one process per file: every lease left is a dead one's
 	})
 	if err != nil {
 		return fmt.Errorf("build engine: %w", err)
@@ -83,7 +95,7 @@ func prepare(ctx context.Context, cfg config, engine *forkengine.Engine, broker 
 	if err != nil {
 		return fmt.Errorf("start-up recovery: %w", err)
 	}
-	logger.Info("recovery started", "scanned", report.Scanned, "unknown", report.Unknown,
+	logger.Info("recovery started", "instance", engine.InstanceID(), "scanned", report.Scanned, "unknown", report.Unknown,
 		"resumed in background", report.Resumed, "errors", len(report.Errors))
 	if cfg.tokens.Open() {
 		logger.Warn("no API tokens configured: every workspace is open (development mode); set FORKGRAPH_TOKENS to require tokens")
@@ -132,10 +144,12 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	// Leases: renew the ones this instance drives, take over the ones whose instance died (and
+	// this instance's own forks whose background work failed in passing).
 	sweepDone := make(chan struct{})
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
-	go func() { defer close(sweepDone); resumeStalledForks(sweepCtx, engine, logger) }()
+	go func() { defer close(sweepDone); engine.MaintainLeases(sweepCtx) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
@@ -158,30 +172,27 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 	return nil
 }
 
-// Stalled forks: an operation prepared or provider_accepted for longer than stalledAfter lost its
-// background work to a passing failure; the sweep every sweepEvery drives it on.
-const (
-	sweepEvery   = 30 * time.Second
-	stalledAfter = time.Minute
-)
-
-// resumeStalledForks runs Engine.ResumeStalled periodically until ctx ends.
-func resumeStalledForks(ctx context.Context, engine *forkengine.Engine, logger *slog.Logger) {
-	tick := time.NewTicker(sweepEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		report, err := engine.ResumeStalled(ctx, stalledAfter)
-		if err != nil && ctx.Err() == nil {
-			logger.Error("resume stalled forks", "err", err)
-		}
-		if report.Scanned > 0 {
-			logger.Info("resumed stalled forks", "scanned", report.Scanned, "committed", report.Committed,
-				"failed", report.Failed, "unknown", report.Unknown, "errors", len(report.Errors))
-		}
+// openStore opens the database -db names: a postgres:// URL or a SQLite file.
+func openStore(ctx context.Context, cfg config, logger *slog.Logger) (*store.DB, error) {
+	timeout := cfg.dbTimeout
+	if timeout == 0 {
+		timeout = -1 // the flag's 0 means none; the store's zero means its default
 	}
+	db, err := store.Open(ctx, store.Config{DSN: cfg.db, Logger: logger, MaxOpenConns: int(cfg.dbPool), StatementTimeout: timeout})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", redactDSN(cfg.db), err)
+	}
+	return db, nil
+}
+
+// redactDSN hides the password of a database URL, for messages and logs.
+func redactDSN(dsn string) string {
+	if !store.IsPostgresURL(dsn) {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "postgres://…"
+	}
+	return u.Redacted()
 }

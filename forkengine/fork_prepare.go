@@ -19,6 +19,11 @@ func (e *Engine) prepare(ctx context.Context, in ForkInput, hash string, desc De
 	var created bool
 	err := e.update(ctx, func(tx Tx, c *changes) error {
 		op, created = ForkOperation{}, false
+		// The source (its boundary, its deletion) and the target id (its reservation) are what a
+		// concurrent start, report or delete could change between these checks and the insert.
+		if err := tx.Lock(ctx, sessionLock(in.WorkspaceID, in.SourceSessionID), sessionLock(in.WorkspaceID, in.TargetSessionID)); err != nil {
+			return err
+		}
 		if prior, found, err := replayedOperation(ctx, tx, in, hash); found || err != nil {
 			op = prior
 			return err
@@ -69,6 +74,7 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 	if err != nil {
 		return ForkOperation{}, err
 	}
+	leaseUntil := now.Add(e.cfg.LeaseDuration)
 	return ForkOperation{
 		WorkspaceID: in.WorkspaceID, ID: e.newID(), RequestID: in.RequestID, RequestHash: hash,
 		SourceSessionID: source.ID, TargetSessionID: in.TargetSessionID, ThroughTurnID: boundary.ID,
@@ -76,7 +82,7 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 		SourceProviderTurnBinding: boundary.ProviderTurnBinding,
 		Provider:                  source.Provider, DriverKind: desc.Kind, DriverVersion: desc.Version,
 		Status: StatusPrepared, TargetTitle: title, Snapshot: snap, SnapshotHash: snapHash,
-		CreatedAt: now, UpdatedAt: now,
+		CreatedAt: now, UpdatedAt: now, LeaseOwner: e.cfg.InstanceID, LeaseExpiresAt: &leaseUntil,
 	}, nil
 }
 
