@@ -36,6 +36,9 @@ func BenchmarkDocumentLimits(b *testing.B) {
 		{"same-name", sameNameFlood, []int{1000, 10_000, 90_000}},
 		{"introspections", introspectionFlood, []int{5, 100, 3000}},
 		{"directives", directiveFlood, []int{50, 1000, 50_000}},
+		{"nested-same-name", nestedSameName, []int{141, 1000, 1998}},
+		{"fragment-same-name", nestedFragmentsSameName, []int{70, 600, 999}},
+		{"many-fragments", manyFragments, []int{80, 1000}},
 	}
 	for _, shape := range shapes {
 		for _, n := range shape.sizes {

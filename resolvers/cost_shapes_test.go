@@ -69,3 +69,30 @@ func nested(depth int) string {
 	return `{ session(workspaceId: "w", id: "s") { ` + strings.Repeat("forks { targetSession { ", pairs) + leaf +
 		strings.Repeat(" } }", pairs) + " } }"
 }
+
+// nestedSameName repeats id n times inside one session: under the field limit, every pair of
+// fields overlaps by name, which validation compares pairwise.
+func nestedSameName(n int) string {
+	return `{ session(workspaceId: "w", id: "s") {` + strings.Repeat(" id", n) + " } }"
+}
+
+// nestedFragmentsSameName repeats id and forks { id } n times in a fragment spread into one
+// session: pairs of fields with selections, which validation compares recursively.
+func nestedFragmentsSameName(n int) string {
+	return `{ session(workspaceId: "w", id: "s") { ...A } } fragment A on Session {` + strings.Repeat(" id forks { id }", n) + " }"
+}
+
+// manyFragments spreads n fragments that each select id, __typename and title into one session, as a
+// component tree of Relay or Apollo fragments does.
+func manyFragments(n int) string {
+	var b strings.Builder
+	b.WriteString(`{ session(workspaceId: "w", id: "s") {`)
+	for i := range n {
+		fmt.Fprintf(&b, " ...F%d", i)
+	}
+	b.WriteString(" } }")
+	for i := range n {
+		fmt.Fprintf(&b, " fragment F%d on Session { id __typename title }", i)
+	}
+	return b.String()
+}

@@ -11,11 +11,15 @@ import (
 )
 
 func TestCheckDocument(t *testing.T) {
+	noOverlapLimit := resolvers.DocumentLimits{Overlaps: 1 << 30}
+	// Cases that need other limits than the defaults.
+	limitsOf := map[string]resolvers.DocumentLimits{"OK: a fragment bomb of 9 levels (1,024 fields)": noOverlapLimit}
 	cases := []struct {
 		name, query, code, reason string
 	}{
 		{"OK: the standard introspection query", standardIntrospection, "", ""},
 		{"OK: a fragment bomb of 9 levels (1,024 fields)", sessionFragmentBomb(9), "", ""},
+		{"ErrOverlapLimit: a fragment bomb of 9 levels repeats __typename", sessionFragmentBomb(9), resolvers.CodeComplexityLimit, "overlap_limit"},
 		{"ErrFieldLimit: a fragment bomb of 10 levels (2,048 fields)", sessionFragmentBomb(10), resolvers.CodeComplexityLimit, "field_limit"},
 		{"ErrFieldLimit: a fragment bomb of 90 levels saturates", sessionFragmentBomb(90), resolvers.CodeComplexityLimit, "field_limit"},
 		{"ErrRootFieldLimit: a fragment bomb at the root", fragmentBomb(5), resolvers.CodeRootFieldLimit, ""},
@@ -41,12 +45,21 @@ func TestCheckDocument(t *testing.T) {
 			`{ __type(name: "Session") { ` + strings.Repeat("ofType { ", 20) + "name" + strings.Repeat(" }", 20) + " } }", "", ""},
 		{"ErrIntrospectionTooDeep", `{ __type(name: "Session") { ` + strings.Repeat("ofType { ", 24) + "name" + strings.Repeat(" }", 24) + " } }",
 			resolvers.CodeComplexityLimit, "introspection_limit"},
+		{"OK: 141 fields of one name in a set (9,870 pairs)", nestedSameName(141), "", ""},
+		{"ErrOverlapLimit: 142 fields of one name in a set (10,011 pairs)", nestedSameName(142), resolvers.CodeComplexityLimit, "overlap_limit"},
+		{"ErrOverlapLimit: names spread from fragments count in the set they are spread in",
+			nestedFragmentsSameName(150), resolvers.CodeComplexityLimit, "overlap_limit"},
+		{"ErrOverlapLimit: two fragments of the same names",
+			`{ session(workspaceId: "w", id: "s") { ...A ...B } } fragment A on Session {` + strings.Repeat(" id", 100) +
+				" } fragment B on Session {" + strings.Repeat(" id", 100) + " }", resolvers.CodeComplexityLimit, "overlap_limit"},
+		{"OK: 80 fragments each with id, __typename and title in one set", manyFragments(80), "", ""},
+		{"ErrOverlapLimit: 90 such fragments", manyFragments(90), resolvers.CodeComplexityLimit, "overlap_limit"},
 		{"OK: a fragment cycle is left to validation", "{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }", "", ""},
 		{"OK: a parse error is left to the parser", "{ sessions(", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := resolvers.CheckDocument(tc.query, resolvers.DocumentLimits{})
+			err := resolvers.CheckDocument(tc.query, limitsOf[tc.name])
 			if tc.code == "" {
 				require.Nil(t, err)
 				return
