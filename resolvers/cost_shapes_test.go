@@ -76,10 +76,10 @@ func nestedSameName(n int) string {
 	return `{ session(workspaceId: "w", id: "s") {` + strings.Repeat(" id", n) + " } }"
 }
 
-// nestedFragmentsSameName repeats id and forks { id } n times in a fragment spread into one
+// nestedFragmentsSameName repeats id and forks { operationId } n times in a fragment spread into one
 // session: pairs of fields with selections, which validation compares recursively.
 func nestedFragmentsSameName(n int) string {
-	return `{ session(workspaceId: "w", id: "s") { ...A } } fragment A on Session {` + strings.Repeat(" id forks { id }", n) + " }"
+	return `{ session(workspaceId: "w", id: "s") { ...A } } fragment A on Session {` + strings.Repeat(" id forks { operationId }", n) + " }"
 }
 
 // manyFragments spreads n fragments that each select id, __typename and title into one session, as a
