@@ -19,6 +19,7 @@ type Error struct {
 	Extra   map[string]any // further extensions, e.g. retryable
 }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Message }
 
 // Extensions returns code and the extra entries as GraphQL error extensions.

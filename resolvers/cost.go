@@ -76,9 +76,11 @@ var (
 	_ graphql.OperationParameterMutator = documentLimit{}
 )
 
+// ExtensionName and Validate make documentLimit a gqlgen extension.
 func (documentLimit) ExtensionName() string                   { return "DocumentLimit" }
 func (documentLimit) Validate(graphql.ExecutableSchema) error { return nil }
 
+// MutateOperationParameters refuses a document over the limits (CheckDocument's codes).
 func (d documentLimit) MutateOperationParameters(_ context.Context, params *graphql.RawParams) *gqlerror.Error {
 	return CheckDocument(params.Query, d.limits)
 }

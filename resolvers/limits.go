@@ -58,9 +58,11 @@ var (
 	_ graphql.OperationContextMutator = introspectionRule{}
 )
 
+// ExtensionName and Validate make introspectionRule a gqlgen extension.
 func (introspectionRule) ExtensionName() string                   { return "IntrospectionRule" }
 func (introspectionRule) Validate(graphql.ExecutableSchema) error { return nil }
 
+// MutateOperationContext refuses a validated operation whose introspection re-enters a member list.
 func (introspectionRule) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	if opCtx.Operation == nil {
 		return nil
