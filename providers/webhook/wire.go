@@ -39,6 +39,7 @@ type wireDescriptor struct {
 	StateBindingMode string `json:"stateBindingMode"`
 	ThroughTurn      bool   `json:"throughTurn"`
 	FullSession      bool   `json:"fullSession"`
+	Reconcile        bool   `json:"reconcile"`
 }
 
 type describeRequest struct {
@@ -119,13 +120,13 @@ func toWireTurns(ts []forkengine.Turn) []wireTurn {
 func toWireDescriptor(d forkengine.Descriptor) wireDescriptor {
 	return wireDescriptor{
 		Kind: d.Kind, Version: d.Version, StateBindingMode: string(d.StateBindingMode),
-		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession,
+		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession, Reconcile: d.Reconcile,
 	}
 }
 
 func (d wireDescriptor) domain() forkengine.Descriptor {
 	return forkengine.Descriptor{
 		Kind: d.Kind, Version: d.Version, StateBindingMode: forkengine.BindingMode(d.StateBindingMode),
-		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession,
+		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession, Reconcile: d.Reconcile,
 	}
 }
