@@ -80,6 +80,21 @@ type forkResponse struct {
 	Error             string                   `json:"error"`
 }
 
+// reconcileRequest is what /fork sent, plus which attempt this is (1 for the first).
+type reconcileRequest struct {
+	forkRequest
+	Attempt int `json:"attempt"`
+}
+
+type reconcileResponse struct {
+	Answer            string                   `json:"answer"`
+	ProviderSessionID string                   `json:"providerSessionId"`
+	StateBindingMode  string                   `json:"stateBindingMode"`
+	TurnBindings      []forkengine.TurnBinding `json:"turnBindings"`
+	Receipt           string                   `json:"receipt"`
+	Error             string                   `json:"error"`
+}
+
 // errorBody is the shape of any error answer; describe and probe use it too.
 type errorBody struct {
 	Error string `json:"error"`
@@ -106,6 +121,15 @@ func toWireTurn(t forkengine.Turn) wireTurn {
 		ID: t.ID, SessionID: t.SessionID, Sequence: t.Sequence, Phase: string(t.Phase),
 		Outcome: string(t.Outcome), SettledAt: t.SettledAt, ProviderTurnID: t.ProviderTurnID,
 		ProviderTurnBinding: binding,
+	}
+}
+
+func toWireFork(req forkengine.ForkRequest) forkRequest {
+	return forkRequest{
+		WorkspaceID: req.WorkspaceID, OperationID: req.OperationID, RequestID: req.RequestID,
+		Source: toWireSession(req.Source), ThroughTurn: toWireTurn(req.ThroughTurn),
+		Turns: toWireTurns(req.Turns), TargetSessionID: req.TargetSessionID,
+		TargetTitle: req.TargetTitle, Descriptor: toWireDescriptor(req.Descriptor),
 	}
 }
 
