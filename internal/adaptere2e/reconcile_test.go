@@ -1,0 +1,141 @@
+package adaptere2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Deadlines. The kill must be what makes a fork unknown, so unknownWithin stays well under the
+// engine's DispatchTimeout (30 s), and the server's webhook timeout is set far beyond both.
+const (
+	receivedWithin   = 30 * time.Second
+	unknownWithin    = 15 * time.Second
+	committedWithin  = 60 * time.Second
+	backgroundWithin = 90 * time.Second // the engine's backoff, not the test, sets the pace here
+)
+
+// TestKilledAdapterForksAreReconciledToCommitted: two forks are in flight (the adapter has recorded
+// each child and holds its answer) when the adapter is killed with SIGKILL; both end
+// DELIVERY_UNKNOWN. The adapter starts again on the same state file and port: one fork is
+// reconciled on demand (reconcileForkOperation), the other by the server in the background, both
+// to COMMITTED with the child the adapter made, and the adapter received each fork exactly once.
+func TestKilledAdapterForksAreReconciledToCommitted(t *testing.T) {
+	dir := t.TempDir()
+	statePath := filepath.Join(dir, "adapter.json")
+	adapter := start(t, "provider-adapter", adapterBin, "-addr", "127.0.0.1:0", "-state", statePath, "-fork-delay", "10m")
+	server := start(t, "forkgraph", serverBin, "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "forkgraph.db"),
+		"-no-seed", "-webhook-url", adapter.base, "-webhook-timeout", "10m")
+	requests := map[string]string{"on-demand": "req-kill-a", "background": "req-kill-b"}
+	ops := map[string]string{}
+	for name, requestID := range requests {
+		source := "src-" + name
+		turn := reportForkableSession(t, server.base, source)
+		var started struct{ ForkSession operation }
+		mustGQL(t, server.base, forkMutation, forkInput(source, turn, requestID), &started)
+		ops[name] = started.ForkSession.ID
+	}
+	for name, requestID := range requests {
+		eventually(t, receivedWithin, "the adapter to record the "+name+" fork", func() (bool, string) {
+			rec := readAdapterState(t, statePath).Requests[workspace][requestID]
+			return rec.Outcome == "forked", fmt.Sprintf("record %+v", rec)
+		})
+		if got := readOperation(t, server.base, ops[name]); got.Phase != "DISPATCHING" {
+			t.Fatalf("%s fork is %s/%s while the adapter holds its answer, want DISPATCHING", name, got.Status, got.Phase)
+		}
+	}
+
+	adapter.kill(t)
+	for name, id := range ops {
+		eventually(t, unknownWithin, "the "+name+" fork to become DELIVERY_UNKNOWN", func() (bool, string) {
+			got := readOperation(t, server.base, id)
+			return got.Status == "UNKNOWN" && got.Phase == "DELIVERY_UNKNOWN", fmt.Sprintf("%+v", got)
+		})
+	}
+
+	startAdapterOn(t, adapter.addr, "-state", statePath)
+	eventually(t, committedWithin, "the on-demand fork to commit", func() (bool, string) {
+		got := readOperation(t, server.base, ops["on-demand"])
+		if got.Status == "UNKNOWN" {
+			reconcileNow(t, server.base, got.ID)
+		}
+		return got.Status == "COMMITTED", fmt.Sprintf("%+v", got)
+	})
+	eventually(t, backgroundWithin, "the background fork to commit without being asked", func() (bool, string) {
+		got := readOperation(t, server.base, ops["background"])
+		return got.Status == "COMMITTED", fmt.Sprintf("%+v", got)
+	})
+
+	st := readAdapterState(t, statePath)
+	for name, requestID := range requests {
+		got, rec := readOperation(t, server.base, ops[name]), st.Requests[workspace][requestID]
+		if got.Phase != "COMMITTED" || got.Session == nil || got.Lineage == nil || got.Lineage.SourceSessionID != "src-"+name {
+			t.Fatalf("%s fork committed as %+v, want its session and lineage", name, got)
+		}
+		if got.Session.ProviderSessionID != rec.ChildID || rec.ChildID == "" {
+			t.Fatalf("%s fork's session has provider session %q, the adapter made %q", name, got.Session.ProviderSessionID, rec.ChildID)
+		}
+		if n := st.children(requestID); n != 1 || rec.ForkDeliveries != 1 || rec.Reconciles < 1 {
+			t.Fatalf("%s: adapter has %d children, %d /fork deliveries, %d reconciles; want 1, 1 (never re-dispatched), >= 1",
+				name, n, rec.ForkDeliveries, rec.Reconciles)
+		}
+		if attempts := reconcileAttempts(t, server.base, ops[name]); attempts < 1 {
+			t.Fatalf("%s fork shows %d reconcile attempts, want at least 1", name, attempts)
+		}
+	}
+}
+
+// eventually polls check until it reports true, failing with its last description after within.
+func eventually(t *testing.T, within time.Duration, what string, check func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ok, last := check()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s; last seen: %s", within, what, last)
+		}
+		time.Sleep(100 * time.Millisecond) // the poll interval; the deadline bounds the wait
+	}
+}
+
+const operationQuery = `query($ws: ID!, $id: ID!) { forkOperation(workspaceId: $ws, id: $id) {
+	id status phase error session { id providerSessionId } lineage { sourceSessionId } } }`
+
+func readOperation(t *testing.T, base, id string) operation {
+	t.Helper()
+	var out struct{ ForkOperation *operation }
+	mustGQL(t, base, operationQuery, map[string]any{"ws": workspace, "id": id}, &out)
+	if out.ForkOperation == nil {
+		t.Fatalf("operation %s not found", id)
+	}
+	return *out.ForkOperation
+}
+
+// reconcileAttempts reads the attempt count, a field of issue 9's engine work.
+func reconcileAttempts(t *testing.T, base, id string) int {
+	t.Helper()
+	var out struct{ ForkOperation operation }
+	mustGQL(t, base, `query($ws: ID!, $id: ID!) { forkOperation(workspaceId: $ws, id: $id) { id reconcileAttempts } }`,
+		map[string]any{"ws": workspace, "id": id}, &out)
+	return out.ForkOperation.ReconcileAttempts
+}
+
+// reconcileNow asks the server for an attempt now. A conflict (the background attempt committed it
+// first) is fine; the caller polls the operation. A schema without the mutation is a failure.
+func reconcileNow(t *testing.T, base, id string) {
+	t.Helper()
+	errs := gql(t, base, `mutation($ws: ID!, $id: ID!) { reconcileForkOperation(workspaceId: $ws, id: $id) {
+		id status phase reconcileAttempts } }`, map[string]any{"ws": workspace, "id": id}, nil)
+	for _, e := range errs {
+		if e.Extensions.Code == "GRAPHQL_VALIDATION_FAILED" || e.Extensions.Code == "INTERNAL_SERVER_ERROR" {
+			t.Fatalf("reconcileForkOperation: %+v", errs)
+		}
+	}
+	if len(errs) > 0 {
+		t.Logf("reconcileForkOperation: %+v", errs)
+	}
+}
