@@ -99,7 +99,9 @@ func (a *adapter) fork(w http.ResponseWriter, r *http.Request) {
 	}
 	a.log.Printf("fork %s/%s (%s): child %s (delivery %d)", req.WorkspaceID, req.RequestID, req.OperationID, child, deliveries)
 	if !a.wait(r) {
-		return // the caller is gone; /reconcile will find the child
+		// The caller is gone or the adapter is stopping: close the connection without an answer
+		// (returning would send an empty 200). The child is recorded; /reconcile will find it.
+		panic(http.ErrAbortHandler)
 	}
 	writeJSON(w, http.StatusOK, forkResponse{Disposition: dispositionAccepted, ProviderSessionID: child,
 		StateBindingMode: hostCopy})

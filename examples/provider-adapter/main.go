@@ -48,7 +48,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second}
+	// Requests live in ctx, so a /fork held by -fork-delay stops waiting at shutdown and closes
+	// without an answer; its child is recorded, and forkgraph's /reconcile finds it.
+	srv := &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "provider-adapter listening on http://%s/\n", ln.Addr())

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -14,7 +15,7 @@ import (
 )
 
 // TestRunServesUntilCancelled: run listens, says where, serves the protocol, and returns nil once
-// its context ends.
+// its context ends, even with a /fork held by -fork-delay, whose child stays recorded.
 func TestRunServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -22,7 +23,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-state", path}, stdout, io.Discard)
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-state", path, "-fork-delay", "1h"}, stdout, io.Discard)
 		_ = stdout.Close()
 	}()
 	lines := make(chan string, 1)
@@ -55,6 +56,25 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	if !d.Reconcile || d.StateBindingMode != hostCopy {
 		t.Fatalf("describe over run = %+v", d)
 	}
+	held := make(chan error, 1)
+	go func() {
+		resp, err := http.Post(strings.TrimSuffix(base, "/")+"/fork", "application/json", jsonBody(t, forkOf("r1")))
+		if err == nil {
+			_ = resp.Body.Close()
+			err = fmt.Errorf("held fork answered %d", resp.StatusCode)
+		}
+		held <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if st, err := openState(path); err == nil && childrenOf(st.st, "r1") == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the held fork's child was not recorded within 10s")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the file, bounded by the deadline
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -63,6 +83,9 @@ func TestRunServesUntilCancelled(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not return within 10s of its context ending")
+	}
+	if err := <-held; err == nil || strings.Contains(err.Error(), "answered") {
+		t.Fatalf("held fork: %v, want the connection closed without an answer", err)
 	}
 }
 
