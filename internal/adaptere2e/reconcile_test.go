@@ -57,10 +57,10 @@ func TestKilledAdapterForksAreReconciledToCommitted(t *testing.T) {
 	startAdapterOn(t, adapter.addr, "-state", statePath)
 	// Asked at once, so the mutation is exercised even if a background attempt comes first (then
 	// it returns the operation as that attempt left it); asked again while still unknown.
-	got := reconcileNow(t, server.base, ops["on-demand"])
+	got := reconcileNow(t, server.base, ops["on-demand"], "COMMITTED")
 	eventually(t, committedWithin, "the on-demand fork to commit", func() (bool, string) {
 		if got.Status == "UNKNOWN" {
-			got = reconcileNow(t, server.base, ops["on-demand"])
+			got = reconcileNow(t, server.base, ops["on-demand"], "COMMITTED")
 		}
 		got = readOperation(t, server.base, ops["on-demand"])
 		return got.Status == "COMMITTED", fmt.Sprintf("%+v", got)
@@ -128,14 +128,14 @@ func reconcileAttempts(t *testing.T, base, id string) int {
 }
 
 // reconcileNow asks the server for an attempt now and returns the operation it answers with:
-// unknown still, or committed (by this attempt or one before it). Any error fails the test.
-func reconcileNow(t *testing.T, base, id string) operation {
+// unknown still, or resolved to want (by this attempt or one before it). Any error fails the test.
+func reconcileNow(t *testing.T, base, id, want string) operation {
 	t.Helper()
 	var out struct{ ReconcileForkOperation operation }
 	mustGQL(t, base, `mutation($ws: ID!, $id: ID!) { reconcileForkOperation(workspaceId: $ws, id: $id) {
 		id status phase reconcileAttempts } }`, map[string]any{"ws": workspace, "id": id}, &out)
-	if got := out.ReconcileForkOperation; got.ID != id || (got.Status != "UNKNOWN" && got.Status != "COMMITTED") {
-		t.Fatalf("reconcileForkOperation answered %+v, want operation %s, UNKNOWN or COMMITTED", got, id)
+	if got := out.ReconcileForkOperation; got.ID != id || (got.Status != "UNKNOWN" && got.Status != want) {
+		t.Fatalf("reconcileForkOperation answered %+v, want operation %s, UNKNOWN or %s", got, id, want)
 	}
 	return out.ReconcileForkOperation
 }
