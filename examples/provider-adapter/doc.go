@@ -1,7 +1,11 @@
 // Command provider-adapter is the reference provider adapter for forkgraph's webhook driver: a
 // small standalone program, standard library only, that implements the whole webhook protocol
 // (POST /describe, /probe, /fork and /reconcile; see docs/providers.md). Copy it and replace the
-// fork in recordFork with a call to your provider.
+// making of the child in recordFork with a call to your provider. Here the child and its record
+// are one atomic write; a real provider's fork is not, so record the request as pending before
+// calling it, pass the request id to the provider as its idempotency key, record the child after,
+// and let /reconcile answer unknown for a pending request until the provider (asked by request
+// id) can say found or absent.
 //
 //	go run ./examples/provider-adapter -addr 127.0.0.1:9100 -state adapter.json
 //	go run . -webhook-url http://127.0.0.1:9100   # forkgraph, with provider "webhook"
