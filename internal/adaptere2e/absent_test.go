@@ -42,8 +42,9 @@ func TestForkTheAdapterNeverSawIsReconciledAbsent(t *testing.T) {
 		got = readOperation(t, server.base, id)
 		return got.Status == "FAILED", fmt.Sprintf("%+v", got)
 	})
-	if got.Phase != "FAILED" || got.Session != nil || !strings.Contains(got.Error, "no fork was received") {
-		t.Fatalf("absent fork ended %+v, want FAILED with the adapter's explanation and no session", got)
+	if got.Phase != "FAILED" || got.ErrorReason != "reconciled_absent" || got.Session != nil ||
+		!strings.Contains(got.Error, "no fork was received") {
+		t.Fatalf("absent fork ended %+v, want FAILED, reconciled_absent, the adapter's explanation, no session", got)
 	}
 	st := readAdapterState(t, statePath)
 	if rec := st.Requests[workspace]["req-lost"]; rec.Outcome != "absent" || rec.ForkDeliveries != 0 || st.children("req-lost") != 0 {

@@ -89,7 +89,9 @@ type operation struct {
 	Status            string `json:"status"`
 	Phase             string `json:"phase"`
 	Error             string `json:"error"`
+	ErrorReason       string `json:"errorReason"`
 	ReconcileAttempts int    `json:"reconcileAttempts"`
+	LastReconciledAt  string `json:"lastReconciledAt"`
 	Session           *struct {
 		ID                string `json:"id"`
 		ProviderSessionID string `json:"providerSessionId"`

@@ -83,8 +83,9 @@ func TestKilledAdapterForksAreReconciledToCommitted(t *testing.T) {
 			t.Fatalf("%s: adapter has %d children, %d /fork deliveries, %d reconciles; want 1, 1 (never re-dispatched), >= 1",
 				name, n, rec.ForkDeliveries, rec.Reconciles)
 		}
-		if attempts := reconcileAttempts(t, server.base, ops[name]); attempts < 1 {
-			t.Fatalf("%s fork shows %d reconcile attempts, want at least 1", name, attempts)
+		if seen := reconcileFields(t, server.base, ops[name]); seen.ReconcileAttempts < 1 || seen.LastReconciledAt == "" {
+			t.Fatalf("%s fork shows %d reconcile attempts, last at %q; want at least 1, with a time", name,
+				seen.ReconcileAttempts, seen.LastReconciledAt)
 		}
 	}
 }
@@ -106,7 +107,7 @@ func eventually(t *testing.T, within time.Duration, what string, check func() (b
 }
 
 const operationQuery = `query($ws: ID!, $id: ID!) { forkOperation(workspaceId: $ws, id: $id) {
-	id status phase error session { id providerSessionId } lineage { sourceSessionId } } }`
+	id status phase error errorReason session { id providerSessionId } lineage { sourceSessionId } } }`
 
 func readOperation(t *testing.T, base, id string) operation {
 	t.Helper()
@@ -118,13 +119,13 @@ func readOperation(t *testing.T, base, id string) operation {
 	return *out.ForkOperation
 }
 
-// reconcileAttempts reads the attempt count, a field of issue 9's engine work.
-func reconcileAttempts(t *testing.T, base, id string) int {
+// reconcileFields reads how often, and when last, the operation was reconciled.
+func reconcileFields(t *testing.T, base, id string) operation {
 	t.Helper()
 	var out struct{ ForkOperation operation }
-	mustGQL(t, base, `query($ws: ID!, $id: ID!) { forkOperation(workspaceId: $ws, id: $id) { id reconcileAttempts } }`,
-		map[string]any{"ws": workspace, "id": id}, &out)
-	return out.ForkOperation.ReconcileAttempts
+	mustGQL(t, base, `query($ws: ID!, $id: ID!) { forkOperation(workspaceId: $ws, id: $id) {
+		id reconcileAttempts lastReconciledAt } }`, map[string]any{"ws": workspace, "id": id}, &out)
+	return out.ForkOperation
 }
 
 // reconcileNow asks the server for an attempt now and returns the operation it answers with:
