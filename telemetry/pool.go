@@ -1,0 +1,48 @@
+package telemetry
+
+import (
+	"database/sql"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// WatchPool registers forkgraph_store_pool_* metrics read from stats at every scrape: the
+// database/sql connection pool of the store.
+func (m *Metrics) WatchPool(stats func() sql.DBStats) {
+	m.Registry.MustRegister(poolCollector{stats: stats})
+}
+
+type poolCollector struct{ stats func() sql.DBStats }
+
+var (
+	poolMaxOpen = prometheus.NewDesc("forkgraph_store_pool_max_open_connections",
+		"The pool's limit on open database connections (0: none).", nil, nil)
+	poolOpen = prometheus.NewDesc("forkgraph_store_pool_open_connections",
+		"Open database connections, in use or idle.", nil, nil)
+	poolInUse = prometheus.NewDesc("forkgraph_store_pool_in_use_connections",
+		"Database connections in use.", nil, nil)
+	poolIdle = prometheus.NewDesc("forkgraph_store_pool_idle_connections",
+		"Idle database connections.", nil, nil)
+	poolWaits = prometheus.NewDesc("forkgraph_store_pool_waits_total",
+		"Times a caller waited for a free database connection.", nil, nil)
+	poolWaited = prometheus.NewDesc("forkgraph_store_pool_wait_seconds_total",
+		"Time spent waiting for a free database connection.", nil, nil)
+)
+
+// Describe sends the descriptors of the pool metrics.
+func (poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{poolMaxOpen, poolOpen, poolInUse, poolIdle, poolWaits, poolWaited} {
+		ch <- d
+	}
+}
+
+// Collect reads the pool's statistics once.
+func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(poolMaxOpen, prometheus.GaugeValue, float64(s.MaxOpenConnections))
+	ch <- prometheus.MustNewConstMetric(poolOpen, prometheus.GaugeValue, float64(s.OpenConnections))
+	ch <- prometheus.MustNewConstMetric(poolInUse, prometheus.GaugeValue, float64(s.InUse))
+	ch <- prometheus.MustNewConstMetric(poolIdle, prometheus.GaugeValue, float64(s.Idle))
+	ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, float64(s.WaitCount))
+	ch <- prometheus.MustNewConstMetric(poolWaited, prometheus.CounterValue, s.WaitDuration.Seconds())
+}
