@@ -1,0 +1,117 @@
+package telemetry
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// exercise touches every collector, so every family has a series to lint.
+func exercise(tel *Telemetry) {
+	m := tel.Metrics
+	m.WatchPool(func() sql.DBStats { return sql.DBStats{OpenConnections: 2, InUse: 1, Idle: 1, WaitCount: 3} })
+	m.graphqlRequests.WithLabelValues("query", "Q", "OK").Inc()
+	m.graphqlDuration.WithLabelValues("query", "Q").Observe(0.01)
+	m.graphqlErrors.WithLabelValues("NOT_FOUND").Inc()
+	m.subscriptions.WithLabelValues("S").Inc()
+	m.subscriptionSent.WithLabelValues("S").Inc()
+	m.resumeRequired.WithLabelValues("S").Inc()
+	m.httpResponses.WithLabelValues("200").Inc()
+	obs := tel.Transports()
+	obs.QueueBytes(10)
+	obs.Dropped("sse")
+	m.connections.WithLabelValues("sse").Inc()
+	m.connectionsOpened.WithLabelValues("sse").Inc()
+	m.websocketCloses.WithLabelValues(closeCodeLabel(1000)).Inc()
+	tel.Publisher(nil, nil).Publish([]forkengine.Event{
+		{Kind: forkengine.EventForkOperationUpdated, OperationID: "o", Status: forkengine.StatusPrepared, OccurredAt: time.Unix(0, 0)},
+		{Kind: forkengine.EventForkOperationUpdated, OperationID: "o", Status: forkengine.StatusCommitted, OccurredAt: time.Unix(2, 0)},
+	})
+	d := tel.Driver("fake", fakeDriver{})
+	_, _ = d.Describe(context.Background(), forkengine.Session{})
+	_, _ = d.ProbeTurns(context.Background(), make([]forkengine.Probe, 3))
+	_, _ = d.Fork(context.Background(), forkengine.ForkRequest{})
+	_, end := tel.Batch(context.Background(), "sessions", 4)
+	end(nil)
+	_ = tel.Store(fakeStore{}).Update(context.Background(), func(forkengine.Tx) error { return nil })
+}
+
+func TestMetricsPassLint(t *testing.T) {
+	tel := New(Options{Build: Build{Version: "v1.2.3", Commit: "abc", GoVersion: "go1.26.8"}})
+	exercise(tel)
+	problems, err := testutil.GatherAndLint(tel.Metrics.Registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+	families, err := tel.Metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		name := f.GetName()
+		if !strings.HasPrefix(name, "forkgraph_") && !strings.HasPrefix(name, "go_") && !strings.HasPrefix(name, "process_") {
+			t.Errorf("metric %s is not forkgraph_*, go_* or process_*", name)
+		}
+	}
+	want := `
+# HELP forkgraph_build_info Always 1; the labels describe the running binary.
+# TYPE forkgraph_build_info gauge
+forkgraph_build_info{commit="abc",goversion="go1.26.8",version="v1.2.3"} 1
+`
+	if err := testutil.GatherAndCompare(tel.Metrics.Registry, strings.NewReader(want), "forkgraph_build_info"); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(tel.Metrics.driverCalls.WithLabelValues("fake", "fork", "error")); got != 1 {
+		t.Fatalf("a fork that errs without a disposition is counted as error, got %v", got)
+	}
+}
+
+func TestOperationNamesAreBounded(t *testing.T) {
+	set := newLabelSet(maxOperationNames)
+	distinct := map[string]bool{}
+	for i := range 3 * maxOperationNames {
+		distinct[set.value(fmt.Sprintf("Op%d", i))] = true
+	}
+	if len(distinct) != maxOperationNames+1 || !distinct[otherLabel] {
+		t.Fatalf("%d label values, want %d names and %q", len(distinct), maxOperationNames, otherLabel)
+	}
+	if set.value("Op0") != "Op0" {
+		t.Fatal("an admitted name keeps its label")
+	}
+	if set.value(strings.Repeat("x", maxNameLength+1)) != otherLabel {
+		t.Fatal("an overlong name is other")
+	}
+	if closeCodeLabel(4999) != otherLabel || closeCodeLabel(0) != "none" || closeCodeLabel(1013) != "1013" {
+		t.Fatal("close codes outside the known set are other")
+	}
+}
+
+type fakeDriver struct{}
+
+func (fakeDriver) Describe(context.Context, forkengine.Session) (forkengine.Descriptor, error) {
+	return forkengine.Descriptor{}, nil
+}
+
+func (fakeDriver) ProbeTurns(_ context.Context, probes []forkengine.Probe) ([]bool, error) {
+	return make([]bool, len(probes)), nil
+}
+
+func (fakeDriver) Fork(context.Context, forkengine.ForkRequest) (forkengine.ForkResult, error) {
+	return forkengine.ForkResult{}, errors.New("adapter unreachable")
+}
+
+// fakeStore runs Update's function without a transaction; its reads are not used.
+type fakeStore struct{ forkengine.Store }
+
+func (fakeStore) Update(_ context.Context, fn func(forkengine.Tx) error) error { return fn(nil) }
