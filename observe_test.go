@@ -143,6 +143,7 @@ func TestMetricsCountTheWorkload(t *testing.T) {
 	problems, err := promlint.New(bytes.NewReader(raw)).Lint()
 	require.NoError(t, err)
 	require.Empty(t, problems, "the exposition passes client_golang's lint")
+	requireDashboardMetricsExist(t, after)
 
 	require.NoError(t, stop())
 	requireCleanLogs(t, logs.String())

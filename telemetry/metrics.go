@@ -39,6 +39,8 @@ type Metrics struct {
 	probeBatch        *prometheus.HistogramVec
 	loaderBatch       *prometheus.HistogramVec
 	txDuration        *prometheus.HistogramVec
+
+	names []string // of the forkgraph_* families, for Names
 }
 
 // NewMetrics builds the collectors and registers them, with the Go and process collectors and
@@ -47,16 +49,19 @@ func NewMetrics(build Build) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{Registry: reg}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		m.names = append(m.names, name)
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 		reg.MustRegister(c)
 		return c
 	}
 	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		m.names = append(m.names, name)
 		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
 		reg.MustRegister(g)
 		return g
 	}
 	histogram := func(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+		m.names = append(m.names, name)
 		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 		reg.MustRegister(h)
 		return h
@@ -105,3 +110,8 @@ func NewMetrics(build Build) *Metrics {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// Names returns the names of the forkgraph_* metric families, those with no series yet (a
+// labelled family appears in a scrape only once something was counted) included. The pool
+// metrics are among them only after WatchPool.
+func (m *Metrics) Names() []string { return append([]string(nil), m.names...) }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,10 +59,22 @@ func TestMetricsPassLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gathered := map[string]bool{}
 	for _, f := range families {
 		name := f.GetName()
+		gathered[name] = true
 		if !strings.HasPrefix(name, "forkgraph_") && !strings.HasPrefix(name, "go_") && !strings.HasPrefix(name, "process_") {
 			t.Errorf("metric %s is not forkgraph_*, go_* or process_*", name)
+		}
+	}
+	for _, name := range tel.Metrics.Names() {
+		if !gathered[name] {
+			t.Errorf("Names lists %s, which the registry does not gather", name)
+		}
+	}
+	for name := range gathered {
+		if strings.HasPrefix(name, "forkgraph_") && !slices.Contains(tel.Metrics.Names(), name) {
+			t.Errorf("Names misses %s", name)
 		}
 	}
 	want := `

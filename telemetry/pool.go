@@ -10,22 +10,27 @@ import (
 // database/sql connection pool of the store.
 func (m *Metrics) WatchPool(stats func() sql.DBStats) {
 	m.Registry.MustRegister(poolCollector{stats: stats})
+	m.names = append(m.names, poolNames...)
 }
 
 type poolCollector struct{ stats func() sql.DBStats }
 
+var poolNames = []string{"forkgraph_store_pool_max_open_connections", "forkgraph_store_pool_open_connections",
+	"forkgraph_store_pool_in_use_connections", "forkgraph_store_pool_idle_connections",
+	"forkgraph_store_pool_waits_total", "forkgraph_store_pool_wait_seconds_total"}
+
 var (
-	poolMaxOpen = prometheus.NewDesc("forkgraph_store_pool_max_open_connections",
+	poolMaxOpen = prometheus.NewDesc(poolNames[0],
 		"The pool's limit on open database connections (0: none).", nil, nil)
-	poolOpen = prometheus.NewDesc("forkgraph_store_pool_open_connections",
+	poolOpen = prometheus.NewDesc(poolNames[1],
 		"Open database connections, in use or idle.", nil, nil)
-	poolInUse = prometheus.NewDesc("forkgraph_store_pool_in_use_connections",
+	poolInUse = prometheus.NewDesc(poolNames[2],
 		"Database connections in use.", nil, nil)
-	poolIdle = prometheus.NewDesc("forkgraph_store_pool_idle_connections",
+	poolIdle = prometheus.NewDesc(poolNames[3],
 		"Idle database connections.", nil, nil)
-	poolWaits = prometheus.NewDesc("forkgraph_store_pool_waits_total",
+	poolWaits = prometheus.NewDesc(poolNames[4],
 		"Times a caller waited for a free database connection.", nil, nil)
-	poolWaited = prometheus.NewDesc("forkgraph_store_pool_wait_seconds_total",
+	poolWaited = prometheus.NewDesc(poolNames[5],
 		"Time spent waiting for a free database connection.", nil, nil)
 )
 
