@@ -162,7 +162,7 @@ func requireCleanLogs(t *testing.T, out string) {
 		msg, _ := entry["msg"].(string)
 		seen[msg]++
 		if msg == "http request" {
-			require.NotEmpty(t, entry["request_id"], line)
+			require.NotEmpty(t, entry["requestId"], line)
 			require.NotContains(t, line, "?", "no query string: %s", line)
 		}
 		if msg == "http request" && entry["operation"] == "Sessions" {

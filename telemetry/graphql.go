@@ -127,7 +127,7 @@ func (e graphqlExtension) refused(ctx context.Context, code string) {
 		rec.setOperation("unknown", invalidOperation, code)
 		return
 	}
-	e.t.log.Info("graphql operation", "request_id", requestIDOf(rec), "transport", transportOf(rec),
+	e.t.log.Info("graphql operation", "requestId", requestIDOf(rec), "transport", transportOf(rec),
 		"operation", invalidOperation, "type", "unknown", "outcome", code)
 }
 
@@ -162,7 +162,7 @@ func (st *operationState) finish(code string) {
 		if st.record != nil {
 			st.record.operations.Add(1)
 		}
-		st.t.log.Info("graphql operation", "request_id", requestIDOf(st.record), "transport", transportOf(st.record),
+		st.t.log.Info("graphql operation", "requestId", requestIDOf(st.record), "transport", transportOf(st.record),
 			"operation", st.name, "type", st.opType, "outcome", code, "duration", elapsed)
 	})
 }

@@ -27,7 +27,7 @@ func (t *Telemetry) HTTP(next http.Handler, requestID func(*http.Request) string
 			status = http.StatusOK
 		}
 		t.Metrics.httpResponses.WithLabelValues(strconv.Itoa(status)).Inc()
-		attrs := []any{"request_id", rec.requestID, "method", r.Method, "path", r.URL.Path,
+		attrs := []any{"requestId", rec.requestID, "method", r.Method, "path", r.URL.Path,
 			"status", status, "duration", time.Since(start)}
 		if rec.websocket && status == http.StatusSwitchingProtocols {
 			attrs = append(attrs, "upgrade", "websocket")

@@ -31,8 +31,8 @@ func (t *Telemetry) Transports() *transports.Observer {
 			if rec != nil {
 				ops = rec.operations.Load()
 			}
-			t.log.Info("websocket closed", "request_id", requestIDOf(rec), "protocol", protocol,
-				"close_code", code, "operations", ops, "duration", lifetime)
+			t.log.Info("websocket closed", "requestId", requestIDOf(rec), "protocol", protocol,
+				"closeCode", code, "operations", ops, "duration", lifetime)
 		},
 		QueueBytes: func(delta int) { m.queueBytes.Add(float64(delta)) },
 		Dropped:    func(protocol string) { m.dropped.WithLabelValues(protocol).Inc() },

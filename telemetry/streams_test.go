@@ -89,7 +89,7 @@ func TestHTTPMiddlewareLogsOneLinePerRequest(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &line); err != nil {
 		t.Fatalf("one JSON line, got %q: %v", out.String(), err)
 	}
-	for k, want := range map[string]any{"msg": "http request", "request_id": "req-1", "path": "/graphql",
+	for k, want := range map[string]any{"msg": "http request", "requestId": "req-1", "path": "/graphql",
 		"status": float64(418), "operation": "Q", "type": "query", "outcome": "OK"} {
 		if line[k] != want {
 			t.Errorf("%s = %v, want %v", k, line[k], want)
