@@ -214,3 +214,27 @@ func labels(kv ...string) map[string]string {
 	}
 	return m
 }
+
+// followSSE subscribes to one fork operation over server-sent events and returns how many `next`
+// events arrived before `complete`.
+func (c apiClient) followSSE(ws, id string) int {
+	c.t.Helper()
+	body, err := json.Marshal(map[string]any{
+		"query":     `subscription FollowSSE($ws: ID!, $id: ID!) { forkOperationUpdated(workspaceId: $ws, id: $id) { phase } }`,
+		"variables": map[string]any{"ws": ws, "id": id},
+	})
+	require.NoError(c.t, err)
+	req, err := http.NewRequest(http.MethodPost, c.base+"/graphql", bytes.NewReader(body))
+	require.NoError(c.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(c.t, err)
+	defer resp.Body.Close()
+	require.Equal(c.t, http.StatusOK, resp.StatusCode)
+	stream, err := io.ReadAll(resp.Body) // the server ends the stream after complete
+	require.NoError(c.t, err)
+	require.Contains(c.t, string(stream), "event: complete")
+	return strings.Count(string(stream), "event: next")
+}

@@ -26,11 +26,13 @@ const (
 // workload is what one scripted run did, for the assertions.
 type workload struct {
 	committedPhases, failedPhases []string
+	sseEvents                     int
 }
 
 // runWorkload drives the demo workspace: three named queries, a message with distinctive
 // content (also sent in a GET query string), a fork to COMMITTED and a refused fork to FAILED,
-// each followed over its own websocket, and one mutation that fails with NOT_FOUND.
+// each followed over its own websocket (the committed one over SSE too), and one mutation that
+// fails with NOT_FOUND.
 func runWorkload(t *testing.T, c apiClient) workload {
 	t.Helper()
 	for range 3 {
@@ -58,6 +60,8 @@ func runWorkload(t *testing.T, c apiClient) workload {
 		throughTurnId: "billing-refactor-t2", requestId: "ops-commit"}) { id } }`, nil, &fork)
 	w.committedPhases = c.followFork("demo", fork.ForkSession.ID, nil)
 	require.Equal(t, "COMMITTED", w.committedPhases[len(w.committedPhases)-1])
+	w.sseEvents = c.followSSE("demo", fork.ForkSession.ID)
+	require.Equal(t, 1, w.sseEvents, "a committed fork: its state, then complete")
 	c.must(`mutation Fork { forkSession(input: {workspaceId: "demo", sourceSessionId: "refusing-provider",
 		throughTurnId: "refusing-provider-t2", requestId: "ops-fail"}) { id } }`, nil, &fork)
 	w.failedPhases = c.followFork("demo", fork.ForkSession.ID, nil)
@@ -100,6 +104,10 @@ func TestMetricsCountTheWorkload(t *testing.T) {
 	require.Equal(t, 2.0, delta(requests, "type", "mutation", "operation", "Fork", "code", "OK"))
 	require.Equal(t, 1.0, delta(requests, "type", "mutation", "operation", "Delete", "code", "NOT_FOUND"))
 	require.Equal(t, 2.0, delta(requests, "type", "subscription", "operation", "Follow", "code", "OK"))
+	require.Equal(t, 1.0, delta(requests, "type", "subscription", "operation", "FollowSSE", "code", "OK"))
+	require.Equal(t, 1.0, delta("forkgraph_subscription_events_total", "operation", "FollowSSE"))
+	require.Equal(t, 1.0, delta("forkgraph_stream_connections_total", "protocol", "sse"))
+	require.Equal(t, 0.0, sample(after, "forkgraph_stream_connections_active", labels("protocol", "sse")))
 	require.Equal(t, 1.0, delta("forkgraph_graphql_errors_total", "code", "NOT_FOUND"))
 	require.Equal(t, 3.0, delta("forkgraph_graphql_request_duration_seconds", "operation", "Sessions"))
 	require.Equal(t, 0.0, sample(after, "forkgraph_graphql_subscriptions_active", labels("operation", "Follow")))
@@ -111,7 +119,7 @@ func TestMetricsCountTheWorkload(t *testing.T) {
 	require.Equal(t, 0.0, sample(after, "forkgraph_stream_connections_active", labels("protocol", "graphql-transport-ws")))
 	require.Equal(t, 0.0, sample(after, "forkgraph_websocket_queue_bytes", nil))
 	require.Equal(t, 2.0, delta("forkgraph_http_responses_total", "code", "101"))
-	require.Equal(t, 10.0, delta("forkgraph_http_responses_total", "code", "200"), "nine POSTs and one GET")
+	require.Equal(t, 11.0, delta("forkgraph_http_responses_total", "code", "200"), "nine POSTs, one GET, one SSE stream")
 
 	require.Equal(t, 2.0, delta("forkgraph_fork_transitions_total", "status", "prepared"))
 	require.Equal(t, 1.0, delta("forkgraph_fork_transitions_total", "status", "committed"))
@@ -156,6 +164,7 @@ func requireCleanLogs(t *testing.T, out string) {
 	require.NotContains(t, out, secretToken)
 	require.NotContains(t, out, secretContent)
 	seen := map[string]int{}
+	outcomes := map[string]string{} // operation → "type outcome" of the http request lines
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var entry map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &entry), "not JSON: %s", line)
@@ -165,13 +174,16 @@ func requireCleanLogs(t *testing.T, out string) {
 			require.NotEmpty(t, entry["requestId"], line)
 			require.NotContains(t, line, "?", "no query string: %s", line)
 		}
-		if msg == "http request" && entry["operation"] == "Sessions" {
-			require.Equal(t, "OK", entry["outcome"], line)
-			require.Equal(t, "query", entry["type"], line)
-			require.NotNil(t, entry["duration"], line)
+		if msg == "http request" {
+			if op, ok := entry["operation"].(string); ok {
+				outcomes[op] = entry["type"].(string) + " " + entry["outcome"].(string)
+			}
 		}
 	}
-	require.GreaterOrEqual(t, seen["http request"], 12)
+	require.Equal(t, "query OK", outcomes["Sessions"])
+	require.Equal(t, "mutation NOT_FOUND", outcomes["Delete"])
+	require.Equal(t, "subscription OK", outcomes["FollowSSE"], "an SSE stream is one request")
+	require.GreaterOrEqual(t, seen["http request"], 13)
 	require.Equal(t, 2, seen["websocket closed"], "one line per connection")
 	require.Equal(t, 2, seen["graphql operation"], "one line per websocket operation")
 }

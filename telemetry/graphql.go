@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"go.opentelemetry.io/otel/attribute"
@@ -47,6 +48,7 @@ type operationState struct {
 	record    *record
 	once      sync.Once
 	subscribe bool
+	events    prometheus.Counter // the subscription's forkgraph_subscription_events_total, looked up once
 
 	mu       sync.Mutex
 	lastCode string // a subscription's last error code, the outcome if its stream then just ends
@@ -70,6 +72,7 @@ func (e graphqlExtension) InterceptOperation(ctx context.Context, next graphql.O
 	ctx = context.WithValue(ctx, operationStateKey{}, st)
 	if st.opType == "subscription" {
 		st.subscribe = true
+		st.events = e.t.Metrics.subscriptionSent.WithLabelValues(st.name)
 		e.t.Metrics.subscriptions.WithLabelValues(st.name).Inc()
 		context.AfterFunc(ctx, func() { st.finish(outcomeOK) })
 	}
@@ -80,17 +83,18 @@ func (e graphqlExtension) InterceptOperation(ctx context.Context, next graphql.O
 // (last) response. A response without an operation is a request refused before it ran.
 func (e graphqlExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
-	errs := graphql.GetErrors(ctx)
+	var code string
 	if resp != nil {
-		errs = resp.Errors
+		code = e.countErrors(resp.Errors)
+	} else {
+		code = e.countErrors(graphql.GetErrors(ctx)) // the errors that ended a stream
 	}
-	code := e.countErrors(errs)
 	st, _ := ctx.Value(operationStateKey{}).(*operationState)
 	switch {
 	case st == nil:
 		e.refused(ctx, code)
 	case st.subscribe && resp != nil:
-		e.t.Metrics.subscriptionSent.WithLabelValues(st.name).Inc()
+		st.events.Inc()
 		if code != outcomeOK {
 			st.mu.Lock()
 			st.lastCode = code
