@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -90,6 +91,7 @@ func TestTraceOfOneFork(t *testing.T) {
 	traced.must(`mutation Fork { forkSession(input: {workspaceId: "w", sourceSessionId: "s", throughTurnId: "t1", requestId: "r1"}) { id } }`, nil, &fork)
 	phases := c.followFork("w", fork.ForkSession.ID, map[string]any{"traceparent": initTraceparent})
 	require.Equal(t, "COMMITTED", phases[len(phases)-1])
+	c.must(`query Graph { sessions(workspaceId: "w") { edges { node { latestTurn { id } } } } }`, nil, nil)
 	require.NoError(t, stop(), "shutdown waits for the background work, so its spans have ended")
 
 	spans := exporter.GetSpans()
@@ -150,6 +152,10 @@ func TestTraceOfOneFork(t *testing.T) {
 	require.Len(t, parts, 4, "a W3C traceparent")
 	require.Equal(t, work.SpanContext.TraceID().String(), parts[1], "the webhook call carries the background trace")
 	require.Equal(t, dispatch.SpanContext.SpanID().String(), parts[2], "whose parent is the driver.fork span")
+
+	graph := find("query Graph", anySpan)
+	batch := find("dataloader.latestTurn", func(s tracetest.SpanStub) bool { return descends(s, graph.SpanContext.SpanID()) })
+	require.Contains(t, batch.Attributes, attribute.Int("forkgraph.batch.keys", 2), "the source and the fork's target")
 
 	subscription := find("subscription Follow", anySpan)
 	require.Equal(t, initTraceID, subscription.SpanContext.TraceID().String(), "connection_init's traceparent")

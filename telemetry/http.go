@@ -42,6 +42,7 @@ type statusWriter struct {
 	status int
 }
 
+// WriteHeader remembers the first status written.
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
@@ -49,6 +50,7 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write writes the body; without an explicit status it is 200.
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
