@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"os"
@@ -21,9 +22,11 @@ import (
 var metricName = regexp.MustCompile(`\b(?:forkgraph|go|process)_[a-zA-Z0-9_]+`)
 
 // quietUntilItHappens are the families the dashboard queries that the scripted workload does not
-// provoke (a subscriber falling behind, a result for a closing connection), so a scrape after it
-// shows no series of theirs yet.
-var quietUntilItHappens = []string{"forkgraph_stream_results_dropped_total", "forkgraph_subscription_resume_required_total"}
+// provoke (a subscriber falling behind, a result for a closing connection, a lease claimed or
+// renewed: the lease sweep runs every third of a lease), so a scrape after it shows no series of
+// theirs yet.
+var quietUntilItHappens = []string{"forkgraph_stream_results_dropped_total", "forkgraph_subscription_resume_required_total",
+	"forkgraph_fork_lease_claims_total", "forkgraph_fork_lease_renewals_total"}
 
 // dashboardMetrics returns every metric name the dashboard's panels and variables query.
 func dashboardMetrics(t *testing.T) []string {
@@ -68,6 +71,7 @@ func requireDashboardMetricsExist(t *testing.T, scraped map[string]*dto.MetricFa
 	t.Helper()
 	fresh := telemetry.New(telemetry.Options{})
 	fresh.Metrics.WatchPool(func() sql.DBStats { return sql.DBStats{} })
+	fresh.Metrics.WatchFeed(func() int64 { return 0 }, func(context.Context) (int64, error) { return 0, nil })
 	registered := fresh.Metrics.Names()
 	names := dashboardMetrics(t)
 	require.Greater(t, len(names), 20, "the dashboard queries the metrics")

@@ -143,6 +143,8 @@ func TestMetricsCountTheWorkload(t *testing.T) {
 		histogramSum(before, "forkgraph_dataloader_batch_size", labels("loader", "latestTurn")), "the demo's four sessions each time")
 	require.Greater(t, delta("forkgraph_store_transaction_duration_seconds", "outcome", "commit"), 0.0)
 	require.GreaterOrEqual(t, sample(after, "forkgraph_store_pool_open_connections", nil), 1.0)
+	require.Greater(t, sample(after, "forkgraph_event_feed_position", nil), sample(before, "forkgraph_event_feed_position", nil))
+	require.Equal(t, 0.0, sample(after, "forkgraph_event_feed_lag_events", nil), "the feed delivered every event the clients saw")
 	require.Equal(t, 1.0, sample(after, "forkgraph_build_info", labels("goversion", runtime.Version())))
 	require.NotNil(t, after["go_goroutines"])
 	require.NotNil(t, after["process_cpu_seconds_total"])

@@ -79,6 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := feed.Start(feedCtx); err != nil {
 		return fmt.Errorf("start the event feed: %w", err)
 	}
+	obs.tel.Metrics.WatchFeed(feed.Position, db.LogHead)
 	obs.forks = obs.tel.Publisher(feed, db)
 	engine, err := forkengine.New(forkengine.Config{
 		Store: obs.tel.Store(db), Drivers: obs.tel.Drivers(drivers(cfg, obs.webhookClient())), Publisher: obs.forks,

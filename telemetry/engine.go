@@ -101,7 +101,8 @@ func dispositionLabel(d forkengine.Disposition, err error) string {
 	return otherLabel
 }
 
-// Store wraps s so that every Update transaction is timed by outcome and traced.
+// Store wraps s so that every Update transaction is timed by outcome and traced, and lease
+// claims and renewals are counted.
 func (t *Telemetry) Store(s forkengine.Store) forkengine.Store { return store{Store: s, t: t} }
 
 type store struct {
@@ -122,6 +123,30 @@ func (s store) Update(ctx context.Context, fn func(tx forkengine.Tx) error) erro
 	s.t.Metrics.txDuration.WithLabelValues(outcome).Observe(time.Since(begin).Seconds())
 	span.End()
 	return err
+}
+
+// ClaimOperations claims leases through the wrapped store and counts the operations claimed.
+func (s store) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim) ([]forkengine.ForkOperation, error) {
+	ops, err := s.Store.ClaimOperations(ctx, c)
+	claim := "takeover"
+	if c.TakeAll || c.TakeOwn {
+		claim = "startup"
+	}
+	if len(ops) > 0 {
+		s.t.Metrics.leaseClaims.WithLabelValues(claim).Add(float64(len(ops)))
+	}
+	return ops, err
+}
+
+// RenewLeases renews through the wrapped store and counts renewed and lost leases.
+func (s store) RenewLeases(ctx context.Context, owner string, ops []forkengine.OperationKey, until time.Time) ([]forkengine.OperationKey, error) {
+	renewed, err := s.Store.RenewLeases(ctx, owner, ops, until)
+	if err == nil {
+		m := s.t.Metrics
+		m.leaseRenewals.WithLabelValues("renewed").Add(float64(len(renewed)))
+		m.leaseRenewals.WithLabelValues("lost").Add(float64(len(ops) - len(renewed)))
+	}
+	return renewed, err
 }
 
 // Batch observes one dataloader batch: its size, and a span for its read. Give it to

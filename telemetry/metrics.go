@@ -39,6 +39,8 @@ type Metrics struct {
 	probeBatch        *prometheus.HistogramVec
 	loaderBatch       *prometheus.HistogramVec
 	txDuration        *prometheus.HistogramVec
+	leaseClaims       *prometheus.CounterVec
+	leaseRenewals     *prometheus.CounterVec
 
 	names []string // of the forkgraph_* families, for Names
 }
@@ -104,6 +106,12 @@ func NewMetrics(build Build) *Metrics {
 		"Keys read by one dataloader batch, by loader.", batchBuckets, "loader")
 	m.txDuration = histogram("forkgraph_store_transaction_duration_seconds",
 		"Latency of store write transactions, by outcome (commit or rollback).", txBuckets, "outcome")
+	m.leaseClaims = counter("forkgraph_fork_lease_claims_total",
+		"Unfinished fork operations this instance leased, by claim: startup (recovery) or takeover (an expired lease, its instance dead or stalled).",
+		"claim")
+	m.leaseRenewals = counter("forkgraph_fork_lease_renewals_total",
+		"Fork leases this instance asked to renew, by result: renewed, or lost (another instance took the fork over, or it finished meanwhile).",
+		"result")
 	buildInfo := gauge("forkgraph_build_info", "Always 1; the labels describe the running binary.",
 		"version", "commit", "goversion")
 	buildInfo.WithLabelValues(build.Version, build.Commit, build.GoVersion).Set(1)

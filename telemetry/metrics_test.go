@@ -19,6 +19,7 @@ import (
 func exercise(tel *Telemetry) {
 	m := tel.Metrics
 	m.WatchPool(func() sql.DBStats { return sql.DBStats{OpenConnections: 2, InUse: 1, Idle: 1, WaitCount: 3} })
+	m.WatchFeed(func() int64 { return 5 }, func(context.Context) (int64, error) { return 8, nil })
 	m.graphqlRequests.WithLabelValues("query", "Q", "OK").Inc()
 	m.graphqlDuration.WithLabelValues("query", "Q").Observe(0.01)
 	m.graphqlErrors.WithLabelValues("NOT_FOUND").Inc()
@@ -42,7 +43,11 @@ func exercise(tel *Telemetry) {
 	_, _ = d.Fork(context.Background(), forkengine.ForkRequest{})
 	_, end := tel.Batch(context.Background(), "sessions", 4)
 	end(nil)
-	_ = tel.Store(fakeStore{}).Update(context.Background(), func(forkengine.Tx) error { return nil })
+	st := tel.Store(fakeStore{})
+	_ = st.Update(context.Background(), func(forkengine.Tx) error { return nil })
+	_, _ = st.ClaimOperations(context.Background(), forkengine.LeaseClaim{TakeOwn: true})
+	_, _ = st.ClaimOperations(context.Background(), forkengine.LeaseClaim{})
+	_, _ = st.RenewLeases(context.Background(), "me", make([]forkengine.OperationKey, 3), time.Time{})
 }
 
 func TestMetricsPassLint(t *testing.T) {
@@ -124,7 +129,43 @@ func (fakeDriver) Fork(context.Context, forkengine.ForkRequest) (forkengine.Fork
 	return forkengine.ForkResult{}, errors.New("adapter unreachable")
 }
 
-// fakeStore runs Update's function without a transaction; its reads are not used.
+// fakeStore runs Update's function without a transaction, claims two operations and renews all
+// but one lease; its reads are not used.
 type fakeStore struct{ forkengine.Store }
 
 func (fakeStore) Update(_ context.Context, fn func(forkengine.Tx) error) error { return fn(nil) }
+
+func (fakeStore) ClaimOperations(context.Context, forkengine.LeaseClaim) ([]forkengine.ForkOperation, error) {
+	return make([]forkengine.ForkOperation, 2), nil
+}
+
+func (fakeStore) RenewLeases(_ context.Context, _ string, ops []forkengine.OperationKey, _ time.Time) ([]forkengine.OperationKey, error) {
+	return ops[1:], nil
+}
+
+func TestStoreAndFeedMetrics(t *testing.T) {
+	tel := New(Options{})
+	exercise(tel)
+	m := tel.Metrics
+	for name, c := range map[string]struct{ got, want float64 }{
+		"claims startup":   {testutil.ToFloat64(m.leaseClaims.WithLabelValues("startup")), 2},
+		"claims takeover":  {testutil.ToFloat64(m.leaseClaims.WithLabelValues("takeover")), 2},
+		"renewals renewed": {testutil.ToFloat64(m.leaseRenewals.WithLabelValues("renewed")), 2},
+		"renewals lost":    {testutil.ToFloat64(m.leaseRenewals.WithLabelValues("lost")), 1},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", name, c.got, c.want)
+		}
+	}
+	want := `
+# HELP forkgraph_event_feed_lag_events Events in the durable log this instance's feed has not delivered yet (log head minus feed position).
+# TYPE forkgraph_event_feed_lag_events gauge
+forkgraph_event_feed_lag_events 3
+# HELP forkgraph_event_feed_position Cursor of the last event this instance's feed delivered to its subscribers.
+# TYPE forkgraph_event_feed_position gauge
+forkgraph_event_feed_position 5
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "forkgraph_event_feed_lag_events", "forkgraph_event_feed_position"); err != nil {
+		t.Fatal(err)
+	}
+}
