@@ -21,9 +21,14 @@ func (t *Telemetry) Drivers(ds map[string]forkengine.Driver) map[string]forkengi
 }
 
 // Driver wraps d so that each call is counted (forkgraph_driver_calls_total), timed and traced
-// (a client span per call), and each probe's batch size is observed.
+// (a client span per call), and each probe's batch size is observed. The wrapper is a
+// forkengine.Reconciler exactly when d is one, so the engine still finds reconciliation.
 func (t *Telemetry) Driver(provider string, d forkengine.Driver) forkengine.Driver {
-	return driver{t: t, provider: provider, next: d}
+	w := driver{t: t, provider: provider, next: d}
+	if r, ok := d.(forkengine.Reconciler); ok {
+		return reconcilingDriver{driver: w, reconciler: r}
+	}
+	return w
 }
 
 type driver struct {
@@ -34,9 +39,10 @@ type driver struct {
 
 // Kinds of driver call, the kind label.
 const (
-	kindDescribe = "describe"
-	kindProbe    = "probe"
-	kindFork     = "fork"
+	kindDescribe  = "describe"
+	kindProbe     = "probe"
+	kindFork      = "fork"
+	kindReconcile = "reconcile"
 )
 
 // Describe calls the driver's Describe.
@@ -79,6 +85,33 @@ func (d driver) start(ctx context.Context, kind string, attrs ...attribute.KeyVa
 		}
 		span.End()
 	}
+}
+
+// reconcilingDriver is a driver whose provider can say what became of an unknown fork.
+type reconcilingDriver struct {
+	driver
+	reconciler forkengine.Reconciler
+}
+
+// Reconcile calls the driver's Reconcile; the disposition label is its answer.
+func (d reconcilingDriver) Reconcile(ctx context.Context, req forkengine.ReconcileRequest) (forkengine.ReconcileResult, error) {
+	ctx, done := d.start(ctx, kindReconcile, attribute.String("forkgraph.operation.id", req.OperationID),
+		attribute.Int("forkgraph.reconcile.attempt", req.Attempt))
+	res, err := d.reconciler.Reconcile(ctx, req)
+	done(answerLabel(res.Answer, err), err)
+	return res, err
+}
+
+// answerLabel is a reconcile answer, "error" for an error without one, and otherLabel for a
+// value outside forkengine's set.
+func answerLabel(a forkengine.ReconcileAnswer, err error) string {
+	switch a {
+	case forkengine.ReconcileFound, forkengine.ReconcileAbsent, forkengine.ReconcileUnknown:
+		return string(a)
+	case "":
+		return okOrError(err)
+	}
+	return otherLabel
 }
 
 func okOrError(err error) string {

@@ -169,3 +169,34 @@ forkgraph_event_feed_position 5
 		t.Fatal(err)
 	}
 }
+
+// fakeReconciler is a driver that can reconcile.
+type fakeReconciler struct{ fakeDriver }
+
+func (fakeReconciler) Reconcile(_ context.Context, req forkengine.ReconcileRequest) (forkengine.ReconcileResult, error) {
+	if req.Attempt == 1 {
+		return forkengine.ReconcileResult{Answer: forkengine.ReconcileUnknown}, nil
+	}
+	return forkengine.ReconcileResult{Answer: forkengine.ReconcileFound, ProviderSessionID: "child"}, nil
+}
+
+func TestDriverKeepsReconciliation(t *testing.T) {
+	tel := New(Options{})
+	if _, ok := tel.Driver("plain", fakeDriver{}).(forkengine.Reconciler); ok {
+		t.Fatal("a driver that cannot reconcile must not look as if it could")
+	}
+	r, ok := tel.Driver("rec", fakeReconciler{}).(forkengine.Reconciler)
+	if !ok {
+		t.Fatal("the wrapper of a Reconciler hides it from the engine")
+	}
+	for attempt := 1; attempt <= 2; attempt++ {
+		if _, err := r.Reconcile(context.Background(), forkengine.ReconcileRequest{Attempt: attempt}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for answer, want := range map[string]float64{"unknown": 1, "found": 1} {
+		if got := testutil.ToFloat64(tel.Metrics.driverCalls.WithLabelValues("rec", "reconcile", answer)); got != want {
+			t.Errorf("reconcile %s = %v, want %v", answer, got, want)
+		}
+	}
+}
