@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -205,8 +206,21 @@ func TestHelpAndVersion(t *testing.T) {
 		none, &stdout, &stderr), "log format")
 }
 
+func TestObserveFlagsHaveVariables(t *testing.T) {
+	env := map[string]string{"FORKGRAPH_LOG_FORMAT": "json", "FORKGRAPH_LOG_LEVEL": "warn", "FORKGRAPH_METRICS_ADDR": "127.0.0.1:9464"}
+	cfg, err := parseConfig([]string{"-log-level", "debug"}, func(k string) string { return env[k] }, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, observeConfig{logFormat: "json", logLevel: "debug", metricsAddr: "127.0.0.1:9464"}, cfg.observe,
+		"variables set the defaults, a flag wins")
+	cfg, err = parseConfig(nil, func(string) string { return "" }, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, observeConfig{logFormat: "text", logLevel: "info"}, cfg.observe)
+}
+
 func TestProbesAndSeparateMetricsListener(t *testing.T) {
-	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-no-seed", "-metrics-addr", "127.0.0.1:0")
+	logs := &syncBuffer{}
+	base, _ := startServerWith(t, func(string) string { return "" }, logs, filepath.Join(t.TempDir(), "fg.db"),
+		"-no-seed", "-metrics-addr", "127.0.0.1:0", "-log-format", "json")
 	resp, err := http.Get(base + "/readyz")
 	require.NoError(t, err)
 	var body map[string]string
@@ -227,4 +241,15 @@ func TestProbesAndSeparateMetricsListener(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.NotEqual(t, http.StatusOK, resp.StatusCode, "with -metrics-addr, the API listener serves no metrics")
+
+	var metricsURL string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var entry struct{ Msg, URL string }
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "metrics listener" {
+			metricsURL = entry.URL
+		}
+	}
+	require.NotEmpty(t, metricsURL, "the metrics listener logs its address")
+	_, families := scrape(t, strings.TrimSuffix(metricsURL, "/metrics"))
+	require.NotNil(t, families["forkgraph_build_info"], "the metrics listener serves them")
 }
