@@ -32,8 +32,8 @@ type workload struct {
 
 // runWorkload drives the demo workspace: three named queries, a message with distinctive
 // content (also sent in a GET query string), a fork to COMMITTED and a refused fork to FAILED,
-// each followed over its own websocket (the committed one over SSE too), and one mutation that
-// fails with NOT_FOUND.
+// each followed over its own websocket (the committed one over SSE too, then acknowledged), and
+// one mutation that fails with NOT_FOUND.
 func runWorkload(t *testing.T, c apiClient) workload {
 	t.Helper()
 	for range 3 {
@@ -63,6 +63,8 @@ func runWorkload(t *testing.T, c apiClient) workload {
 	require.Equal(t, "COMMITTED", w.committedPhases[len(w.committedPhases)-1])
 	w.sseEvents = c.followSSE("demo", fork.ForkSession.ID)
 	require.Equal(t, 1, w.sseEvents, "a committed fork: its state, then complete")
+	c.must(`mutation Ack($id: ID!) { acknowledgeForkOperation(workspaceId: "demo", id: $id) { acknowledgedAt } }`,
+		map[string]any{"id": fork.ForkSession.ID}, nil) // an event, but no transition
 	c.must(`mutation Fork { forkSession(input: {workspaceId: "demo", sourceSessionId: "refusing-provider",
 		throughTurnId: "refusing-provider-t2", requestId: "ops-fail"}) { id } }`, nil, &fork)
 	w.failedPhases = c.followFork("demo", fork.ForkSession.ID, nil)
@@ -120,10 +122,11 @@ func TestMetricsCountTheWorkload(t *testing.T) {
 	require.Equal(t, 0.0, sample(after, "forkgraph_stream_connections_active", labels("protocol", "graphql-transport-ws")))
 	require.Equal(t, 0.0, sample(after, "forkgraph_websocket_queue_bytes", nil))
 	require.Equal(t, 2.0, delta("forkgraph_http_responses_total", "code", "101"))
-	require.Equal(t, 11.0, delta("forkgraph_http_responses_total", "code", "200"), "nine POSTs, one GET, one SSE stream")
+	require.Equal(t, 12.0, delta("forkgraph_http_responses_total", "code", "200"), "ten POSTs, one GET, one SSE stream")
+	require.Equal(t, 1.0, delta(requests, "type", "mutation", "operation", "Ack", "code", "OK"))
 
 	require.Equal(t, 2.0, delta("forkgraph_fork_transitions_total", "status", "prepared"))
-	require.Equal(t, 1.0, delta("forkgraph_fork_transitions_total", "status", "committed"))
+	require.Equal(t, 1.0, delta("forkgraph_fork_transitions_total", "status", "committed"), "the acknowledgement is no transition")
 	require.Equal(t, 1.0, delta("forkgraph_fork_transitions_total", "status", "failed"))
 	require.Equal(t, 1.0, delta("forkgraph_fork_duration_seconds", "status", "committed"))
 	require.Equal(t, 1.0, delta("forkgraph_fork_duration_seconds", "status", "failed"))
@@ -186,7 +189,7 @@ func requireCleanLogs(t *testing.T, out string) {
 	require.Equal(t, "query OK", outcomes["Sessions"])
 	require.Equal(t, "mutation NOT_FOUND", outcomes["Delete"])
 	require.Equal(t, "subscription OK", outcomes["FollowSSE"], "an SSE stream is one request")
-	require.GreaterOrEqual(t, seen["http request"], 13)
+	require.GreaterOrEqual(t, seen["http request"], 14)
 	require.Equal(t, 2, seen["websocket closed"], "one line per connection")
 	require.Equal(t, 2, seen["graphql operation"], "one line per websocket operation")
 }

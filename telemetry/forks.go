@@ -8,26 +8,33 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// Bounds of the fork duration bookkeeping.
+// Bounds of the fork bookkeeping.
 const (
-	// maxTrackedForks bounds the freeze times kept for forks still running; past it, a fork's
-	// freeze time is read from the store when it ends instead.
+	// maxTrackedForks bounds the running forks whose freeze time and status are kept; past it, a
+	// fork is treated as one this instance did not see start.
 	maxTrackedForks = 100_000
-	// maxPendingReads bounds the store reads of freeze times running at once; past it, a
-	// terminal fork's duration is not observed (forkgraph_fork_transitions_total still counts it).
-	maxPendingReads = 4
-	// freezeReadTimeout bounds one such read.
-	freezeReadTimeout = 5 * time.Second
+	// maxRecentTerminal is how many forks that ended here are remembered, so a later event that
+	// is not a status change (an acknowledgement) is recognised without reading the store.
+	maxRecentTerminal = 10_000
+	// maxPendingReads bounds the store reads running at once for forks this instance did not see
+	// start; past it, such an event is not counted.
+	maxPendingReads = 16
+	// forkReadTimeout bounds one such read.
+	forkReadTimeout = 5 * time.Second
 )
 
 // Publisher wraps the engine's publisher (Config.Publisher: the events of the transactions this
 // instance committed, after commit). It counts every fork status change in
 // forkgraph_fork_transitions_total and, at a terminal status, observes the time since the
-// operation froze (its CreatedAt) in forkgraph_fork_duration_seconds. Publish never blocks: a
-// freeze time this instance did not see is read from r on a bounded background goroutine.
+// operation froze (its CreatedAt) in forkgraph_fork_duration_seconds. An event that changes no
+// status (an acknowledgement of a committed fork) is not counted.
+//
+// Publish never blocks on the store: for a fork this instance did not see freeze (another
+// instance's, or one from before a restart) the operation is read on a bounded background
+// goroutine, to learn its freeze time and whether the event was its acknowledgement.
 func (t *Telemetry) Publisher(next forkengine.Publisher, r forkengine.Reader) *ForkPublisher {
-	return &ForkPublisher{t: t, next: next, reader: r, frozen: map[string]time.Time{},
-		reads: make(chan struct{}, maxPendingReads)}
+	return &ForkPublisher{t: t, next: next, reader: r, running: map[forkengine.OperationKey]runningFork{},
+		ended: map[forkengine.OperationKey]bool{}, reads: make(chan struct{}, maxPendingReads)}
 }
 
 // ForkPublisher is the publisher Publisher returns.
@@ -35,11 +42,19 @@ type ForkPublisher struct {
 	t      *Telemetry
 	next   forkengine.Publisher
 	reader forkengine.Reader
-	reads  chan struct{} // a slot per running freeze-time read
+	reads  chan struct{} // a slot per running store read
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	frozen map[string]time.Time // by workspace + "/" + operation id
+	mu         sync.Mutex
+	running    map[forkengine.OperationKey]runningFork
+	ended      map[forkengine.OperationKey]bool // forks that reached a terminal status here
+	endedOrder []forkengine.OperationKey        // ended, oldest first, for eviction
+}
+
+// runningFork is what is known of a fork this instance saw freeze.
+type runningFork struct {
+	frozenAt time.Time
+	status   forkengine.OperationStatus
 }
 
 var _ forkengine.Publisher = (*ForkPublisher)(nil)
@@ -47,9 +62,8 @@ var _ forkengine.Publisher = (*ForkPublisher)(nil)
 // Publish records the fork transitions among events, then hands them to the wrapped publisher.
 func (p *ForkPublisher) Publish(events []forkengine.Event) {
 	for i := range events {
-		ev := &events[i]
-		if ev.Kind == forkengine.EventForkOperationUpdated {
-			p.transition(ev)
+		if events[i].Kind == forkengine.EventForkOperationUpdated {
+			p.record(events[i])
 		}
 	}
 	if p.next != nil {
@@ -57,52 +71,86 @@ func (p *ForkPublisher) Publish(events []forkengine.Event) {
 	}
 }
 
-func (p *ForkPublisher) transition(ev *forkengine.Event) {
-	p.t.Metrics.forkTransitions.WithLabelValues(string(ev.Status)).Inc()
-	k := ev.WorkspaceID + "/" + ev.OperationID
+// record counts ev when it is a status change this instance can recognise at once, and hands
+// it to a background read otherwise.
+func (p *ForkPublisher) record(ev forkengine.Event) {
+	k := forkengine.OperationKey{WorkspaceID: ev.WorkspaceID, ID: ev.OperationID}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ev.Status == forkengine.StatusPrepared {
-		if len(p.frozen) < maxTrackedForks {
-			p.frozen[k] = ev.OccurredAt
+	fork, seen := p.running[k]
+	switch {
+	case ev.Status == forkengine.StatusPrepared:
+		if len(p.running) < maxTrackedForks {
+			p.running[k] = runningFork{frozenAt: ev.OccurredAt, status: ev.Status}
 		}
-		return
+		p.transition(ev.Status)
+	case seen && fork.status == ev.Status:
+		// not a status change
+	case seen && ev.Status.Terminal():
+		delete(p.running, k)
+		p.endedLocked(k)
+		p.transition(ev.Status)
+		p.duration(ev.Status, ev.OccurredAt.Sub(fork.frozenAt))
+	case seen:
+		fork.status = ev.Status
+		p.running[k] = fork
+		p.transition(ev.Status)
+	case p.ended[k]:
+		// an acknowledgement (or another update) of a fork that ended here
+	case ev.Status.Terminal():
+		p.readLocked(ev)
+	default:
+		p.transition(ev.Status) // a fork resumed here after freezing elsewhere
 	}
-	if !ev.Status.Terminal() {
-		return
+}
+
+// endedLocked remembers that k ended here, forgetting the oldest beyond maxRecentTerminal.
+func (p *ForkPublisher) endedLocked(k forkengine.OperationKey) {
+	p.ended[k] = true
+	p.endedOrder = append(p.endedOrder, k)
+	if len(p.endedOrder) > maxRecentTerminal {
+		delete(p.ended, p.endedOrder[0])
+		p.endedOrder = p.endedOrder[1:]
 	}
-	frozenAt, ok := p.frozen[k]
-	delete(p.frozen, k)
-	if ok {
-		p.observe(ev.Status, ev.OccurredAt.Sub(frozenAt))
-		return
-	}
+}
+
+// readLocked starts the background read of a terminal event's operation, if a slot is free.
+func (p *ForkPublisher) readLocked(ev forkengine.Event) {
 	select {
 	case p.reads <- struct{}{}:
 		p.wg.Add(1)
-		go p.readFrozen(*ev)
+		go p.readTerminal(ev)
 	default:
 	}
 }
 
-// readFrozen observes the duration of a fork that froze before this instance saw it (another
-// instance, or before a restart).
-func (p *ForkPublisher) readFrozen(ev forkengine.Event) {
+// readTerminal decides a terminal event of a fork this instance did not see freeze: the
+// acknowledgement of a committed fork stamps AcknowledgedAt with the event's time and is no
+// transition; anything else is one, observed from the operation's CreatedAt.
+func (p *ForkPublisher) readTerminal(ev forkengine.Event) {
 	defer p.wg.Done()
 	defer func() { <-p.reads }()
-	ctx, cancel := context.WithTimeout(context.Background(), freezeReadTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), forkReadTimeout)
 	defer cancel()
 	op, err := p.reader.GetOperation(ctx, ev.WorkspaceID, ev.OperationID)
 	if err != nil {
-		return // the duration of this one fork is lost; its transition was counted
+		return // this one event is not counted
 	}
-	p.observe(ev.Status, ev.OccurredAt.Sub(op.CreatedAt))
+	if op.AcknowledgedAt != nil && op.AcknowledgedAt.Equal(ev.OccurredAt) {
+		return
+	}
+	p.transition(ev.Status)
+	p.duration(ev.Status, ev.OccurredAt.Sub(op.CreatedAt))
 }
 
-func (p *ForkPublisher) observe(status forkengine.OperationStatus, d time.Duration) {
+func (p *ForkPublisher) transition(status forkengine.OperationStatus) {
+	p.t.Metrics.forkTransitions.WithLabelValues(string(status)).Inc()
+}
+
+func (p *ForkPublisher) duration(status forkengine.OperationStatus, d time.Duration) {
 	p.t.Metrics.forkDuration.WithLabelValues(string(status)).Observe(max(d, 0).Seconds())
 }
 
-// Wait waits for the freeze-time reads started by Publish calls that have returned, so a test
-// or a shutdown sees every duration.
+// Wait waits for the store reads started by Publish calls that have returned, so a test or a
+// shutdown sees every count.
 func (p *ForkPublisher) Wait() { p.wg.Wait() }
