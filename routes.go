@@ -27,5 +27,5 @@ func routes(cfg config, gql *handler.Server, healthy func(context.Context) error
 	})
 	obs.register(mux)
 	mux.Handle("/", playground.Handler("/graphql"))
-	return cfg.edge.hosts.Middleware(mux)
+	return obs.tel.DebugLog(cfg.edge.hosts.Middleware(mux), "/graphql")
 }

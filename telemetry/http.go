@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bufio"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -33,6 +34,26 @@ func (t *Telemetry) HTTP(next http.Handler, requestID func(*http.Request) string
 			attrs = append(attrs, "upgrade", "websocket")
 		}
 		t.log.Info("http request", append(attrs, rec.operationAttrs()...)...)
+	})
+}
+
+// DebugLog logs one line at debug level for each request next serves outside the paths HTTP
+// already logs (graphqlPath): probes, metrics and the playground, which at info would drown the
+// API's lines.
+func (t *Telemetry) DebugLog(next http.Handler, graphqlPath string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == graphqlPath || !t.log.Enabled(r.Context(), slog.LevelDebug) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		t.log.Debug("http request", "method", r.Method, "path", r.URL.Path, "status", status, "duration", time.Since(start))
 	})
 }
 

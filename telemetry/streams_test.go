@@ -102,3 +102,22 @@ func TestHTTPMiddlewareLogsOneLinePerRequest(t *testing.T) {
 		t.Fatalf("responses{418} = %v", got)
 	}
 }
+
+func TestDebugLogCoversTheOtherRoutes(t *testing.T) {
+	var out bytes.Buffer
+	logger, err := NewLogger(&out, "json", "debug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := New(Options{Logger: logger})
+	h := tel.DebugLog(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }), "/graphql")
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/readyz?x=secret", nil))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/graphql", nil))
+	var line map[string]any
+	if err := json.Unmarshal(out.Bytes(), &line); err != nil {
+		t.Fatalf("exactly one JSON line (the /graphql request is HTTP's to log), got %q: %v", out.String(), err)
+	}
+	if line["level"] != "DEBUG" || line["path"] != "/readyz" || line["status"] != float64(204) || strings.Contains(out.String(), "secret") {
+		t.Fatalf("line = %v", line)
+	}
+}
