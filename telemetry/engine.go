@@ -22,7 +22,8 @@ func (t *Telemetry) Drivers(ds map[string]forkengine.Driver) map[string]forkengi
 
 // Driver wraps d so that each call is counted (forkgraph_driver_calls_total), timed and traced
 // (a client span per call), and each probe's batch size is observed. The wrapper is a
-// forkengine.Reconciler exactly when d is one, so the engine still finds reconciliation.
+// forkengine.Reconciler exactly when d is one, so the engine still finds reconciliation, and
+// passes session validation (forkengine.SessionValidator) through.
 func (t *Telemetry) Driver(provider string, d forkengine.Driver) forkengine.Driver {
 	w := driver{t: t, provider: provider, next: d}
 	if r, ok := d.(forkengine.Reconciler); ok {
@@ -85,6 +86,16 @@ func (d driver) start(ctx context.Context, kind string, attrs ...attribute.KeyVa
 		}
 		span.End()
 	}
+}
+
+// ValidateSession asks the driver to check a reported session when it can
+// (forkengine.SessionValidator); a driver that cannot accepts every session, which is what the
+// engine does for a driver without the method, so the wrapper may always have it.
+func (d driver) ValidateSession(s forkengine.Session) error {
+	if v, ok := d.next.(forkengine.SessionValidator); ok {
+		return v.ValidateSession(s)
+	}
+	return nil
 }
 
 // reconcilingDriver is a driver whose provider can say what became of an unknown fork.

@@ -13,8 +13,9 @@ const (
 	// maxTrackedForks bounds the running forks whose freeze time and status are kept; past it, a
 	// fork is treated as one this instance did not see start.
 	maxTrackedForks = 100_000
-	// maxRecentTerminal is how many forks that ended here are remembered, so a later event that
-	// is not a status change (an acknowledgement) is recognised without reading the store.
+	// maxRecentTerminal is how many forks that ended here are remembered, so a later event (an
+	// acknowledgement, or reconciliation moving an unknown fork on) is recognised without
+	// reading the store.
 	maxRecentTerminal = 10_000
 	// maxPendingReads bounds the store reads running at once for forks this instance did not see
 	// start; past it, such an event is not counted.
@@ -33,8 +34,8 @@ const (
 // instance's, or one from before a restart) the operation is read on a bounded background
 // goroutine, to learn its freeze time and whether the event was its acknowledgement.
 func (t *Telemetry) Publisher(next forkengine.Publisher, r forkengine.Reader) *ForkPublisher {
-	return &ForkPublisher{t: t, next: next, reader: r, running: map[forkengine.OperationKey]runningFork{},
-		ended: map[forkengine.OperationKey]bool{}, reads: make(chan struct{}, maxPendingReads)}
+	return &ForkPublisher{t: t, next: next, reader: r, forks: map[forkengine.OperationKey]trackedFork{},
+		reads: make(chan struct{}, maxPendingReads)}
 }
 
 // ForkPublisher is the publisher Publisher returns.
@@ -46,15 +47,14 @@ type ForkPublisher struct {
 	wg     sync.WaitGroup
 
 	mu         sync.Mutex
-	running    map[forkengine.OperationKey]runningFork
-	ended      map[forkengine.OperationKey]bool // forks that reached a terminal status here
-	endedOrder []forkengine.OperationKey        // ended, oldest first, for eviction
+	forks      map[forkengine.OperationKey]trackedFork
+	endedOrder []forkengine.OperationKey // forks that reached a terminal status, oldest first, for eviction
 }
 
-// runningFork is what is known of a fork this instance saw freeze.
-type runningFork struct {
+// trackedFork is what is known of a fork this instance saw freeze.
+type trackedFork struct {
 	frozenAt time.Time
-	status   forkengine.OperationStatus
+	status   forkengine.OperationStatus // the last one published
 }
 
 var _ forkengine.Publisher = (*ForkPublisher)(nil)
@@ -72,31 +72,29 @@ func (p *ForkPublisher) Publish(events []forkengine.Event) {
 }
 
 // record counts ev when it is a status change this instance can recognise at once, and hands
-// it to a background read otherwise.
+// it to a background read otherwise. A terminal status is not always the last: reconciliation
+// moves an unknown fork on to provider_accepted and committed, or to failed.
 func (p *ForkPublisher) record(ev forkengine.Event) {
 	k := forkengine.OperationKey{WorkspaceID: ev.WorkspaceID, ID: ev.OperationID}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fork, seen := p.running[k]
+	fork, seen := p.forks[k]
 	switch {
 	case ev.Status == forkengine.StatusPrepared:
-		if len(p.running) < maxTrackedForks {
-			p.running[k] = runningFork{frozenAt: ev.OccurredAt, status: ev.Status}
+		if len(p.forks) < maxTrackedForks+maxRecentTerminal {
+			p.forks[k] = trackedFork{frozenAt: ev.OccurredAt, status: ev.Status}
 		}
 		p.transition(ev.Status)
 	case seen && fork.status == ev.Status:
-		// not a status change
-	case seen && ev.Status.Terminal():
-		delete(p.running, k)
-		p.endedLocked(k)
-		p.transition(ev.Status)
-		p.duration(ev.Status, ev.OccurredAt.Sub(fork.frozenAt))
+		// not a status change: an acknowledgement of a committed fork
 	case seen:
 		fork.status = ev.Status
-		p.running[k] = fork
+		p.forks[k] = fork
 		p.transition(ev.Status)
-	case p.ended[k]:
-		// an acknowledgement (or another update) of a fork that ended here
+		if ev.Status.Terminal() {
+			p.duration(ev.Status, ev.OccurredAt.Sub(fork.frozenAt))
+			p.endedLocked(k)
+		}
 	case ev.Status.Terminal():
 		p.readLocked(ev)
 	default:
@@ -104,12 +102,13 @@ func (p *ForkPublisher) record(ev forkengine.Event) {
 	}
 }
 
-// endedLocked remembers that k ended here, forgetting the oldest beyond maxRecentTerminal.
+// endedLocked queues k for eviction once maxRecentTerminal forks have ended after it.
 func (p *ForkPublisher) endedLocked(k forkengine.OperationKey) {
-	p.ended[k] = true
 	p.endedOrder = append(p.endedOrder, k)
 	if len(p.endedOrder) > maxRecentTerminal {
-		delete(p.ended, p.endedOrder[0])
+		if old := p.endedOrder[0]; p.forks[old].status.Terminal() {
+			delete(p.forks, old)
+		}
 		p.endedOrder = p.endedOrder[1:]
 	}
 }

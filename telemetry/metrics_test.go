@@ -200,3 +200,24 @@ func TestDriverKeepsReconciliation(t *testing.T) {
 		}
 	}
 }
+
+// validatingDriver refuses sessions without a title.
+type validatingDriver struct{ fakeDriver }
+
+func (validatingDriver) ValidateSession(s forkengine.Session) error {
+	if s.Title == "" {
+		return errors.New("untitled")
+	}
+	return nil
+}
+
+func TestDriverKeepsSessionValidation(t *testing.T) {
+	tel := New(Options{})
+	v, ok := tel.Driver("v", validatingDriver{}).(forkengine.SessionValidator)
+	if !ok || v.ValidateSession(forkengine.Session{}) == nil || v.ValidateSession(forkengine.Session{Title: "t"}) != nil {
+		t.Fatal("the wrapper must pass validation through to a validating driver")
+	}
+	if err := tel.Driver("plain", fakeDriver{}).(forkengine.SessionValidator).ValidateSession(forkengine.Session{}); err != nil {
+		t.Fatalf("a driver that does not validate accepts every session, got %v", err)
+	}
+}
