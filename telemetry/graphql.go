@@ -17,6 +17,7 @@ import (
 // Outcome labels beside error codes.
 const (
 	outcomeOK        = "OK"
+	outcomeCanceled  = "CANCELED" // the operation's context ended before its (last) response
 	resumeRequired   = "RESUME_REQUIRED"
 	invalidOperation = "invalid" // the operation label of a request refused before it ran
 )
@@ -57,8 +58,9 @@ type operationState struct {
 type operationStateKey struct{}
 
 // InterceptOperation starts the operation's span and, for a subscription, counts it as active
-// until its stream ends or its context does (a client that stops a subscription never reads
-// the end of its stream).
+// until its stream ends or its context does: a client that stops a subscription never reads the
+// end of its stream, and one that hangs up never gets its query's response, and each operation
+// is still finished once.
 func (e graphqlExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	st := &operationState{t: e.t, opType: operationType(opCtx), name: e.t.operations.value(operationName(opCtx)),
@@ -70,12 +72,14 @@ func (e graphqlExtension) InterceptOperation(ctx context.Context, next graphql.O
 		trace.WithAttributes(attribute.String("graphql.operation.type", st.opType),
 			attribute.String("graphql.operation.name", st.name)))
 	ctx = context.WithValue(ctx, operationStateKey{}, st)
+	ended := outcomeCanceled // a query or mutation whose client left before its response
 	if st.opType == "subscription" {
 		st.subscribe = true
 		st.events = e.t.Metrics.subscriptionSent.WithLabelValues(st.name)
 		e.t.Metrics.subscriptions.WithLabelValues(st.name).Inc()
-		context.AfterFunc(ctx, func() { st.finish(outcomeOK) })
+		ended = outcomeOK // a client stopping its subscription is the normal end
 	}
+	context.AfterFunc(ctx, func() { st.finish(ended) })
 	return next(ctx)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/testserver"
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/forkgraph/forkgraph/transports"
@@ -85,5 +86,23 @@ func TestGraphQLExtensionFollowsASubscription(t *testing.T) {
 	read("error")
 	if got := testutil.ToFloat64(m.graphqlRequests.WithLabelValues("unknown", invalidOperation, "GRAPHQL_VALIDATION_FAILED")); got != 1 {
 		t.Errorf("a refused operation is counted as invalid, got %v", got)
+	}
+}
+
+func TestAnOperationWhoseClientLeftIsFinished(t *testing.T) {
+	tel := New(Options{Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(graphql.WithOperationContext(context.Background(),
+		&graphql.OperationContext{Operation: &ast.OperationDefinition{Operation: ast.Query, Name: "Q"}}))
+	_ = tel.GraphQL().(graphql.OperationInterceptor).InterceptOperation(ctx, func(context.Context) graphql.ResponseHandler {
+		return func(context.Context) *graphql.Response { return &graphql.Response{} }
+	})
+	cancel() // the client left; the response handler is never called
+	counted := tel.Metrics.graphqlRequests.WithLabelValues("query", "Q", outcomeCanceled)
+	deadline := time.Now().Add(5 * time.Second)
+	for testutil.ToFloat64(counted) != 1 { // context.AfterFunc runs on its own goroutine
+		if time.Now().After(deadline) {
+			t.Fatal("the operation was never finished")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
