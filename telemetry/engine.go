@@ -169,17 +169,33 @@ func (s store) Update(ctx context.Context, fn func(tx forkengine.Tx) error) erro
 	return err
 }
 
-// ClaimOperations claims leases through the wrapped store and counts the operations claimed.
+// ClaimOperations claims leases through the wrapped store and counts the operations claimed:
+// unknown ones are claimed for a reconcile attempt, the others by start-up recovery or the
+// periodic takeover of expired leases.
 func (s store) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim) ([]forkengine.ForkOperation, error) {
 	ops, err := s.Store.ClaimOperations(ctx, c)
 	claim := "takeover"
 	if c.TakeAll || c.TakeOwn {
 		claim = "startup"
 	}
-	if len(ops) > 0 {
-		s.t.Metrics.leaseClaims.WithLabelValues(claim).Add(float64(len(ops)))
+	for _, op := range ops {
+		if op.Status == forkengine.StatusUnknown {
+			s.t.Metrics.leaseClaims.WithLabelValues("reconcile").Inc()
+		} else {
+			s.t.Metrics.leaseClaims.WithLabelValues(claim).Inc()
+		}
 	}
 	return ops, err
+}
+
+// ClaimOperation claims one operation through the wrapped store (an on-demand reconcile attempt)
+// and counts it when claimed.
+func (s store) ClaimOperation(ctx context.Context, key forkengine.OperationKey, c forkengine.LeaseClaim) (forkengine.ForkOperation, bool, error) {
+	op, claimed, err := s.Store.ClaimOperation(ctx, key, c)
+	if claimed {
+		s.t.Metrics.leaseClaims.WithLabelValues("reconcile").Inc()
+	}
+	return op, claimed, err
 }
 
 // RenewLeases renews through the wrapped store and counts renewed and lost leases.

@@ -78,6 +78,9 @@ func TestDecoratorsUnderTheEngine(t *testing.T) {
 			t.Errorf("driver calls %v = %v, want %v", labels, got, want)
 		}
 	}
+	if got := testutil.ToFloat64(m.leaseClaims.WithLabelValues("reconcile")); got != 1 {
+		t.Errorf("reconcile claims = %v, want 1 (the on-demand attempt)", got)
+	}
 	rollback := &dto.Metric{}
 	if err := m.txDuration.WithLabelValues("rollback").(prometheus.Metric).Write(rollback); err != nil {
 		t.Fatal(err)

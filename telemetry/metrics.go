@@ -107,7 +107,7 @@ func NewMetrics(build Build) *Metrics {
 	m.txDuration = histogram("forkgraph_store_transaction_duration_seconds",
 		"Latency of store write transactions, by outcome (commit or rollback).", txBuckets, "outcome")
 	m.leaseClaims = counter("forkgraph_fork_lease_claims_total",
-		"Unfinished fork operations this instance leased, by claim: startup (recovery) or takeover (an expired lease, its instance dead or stalled).",
+		"Fork operations this instance leased, by claim: startup (recovery), takeover (an expired lease, its instance dead or stalled) or reconcile (an unknown delivery due for an attempt).",
 		"claim")
 	m.leaseRenewals = counter("forkgraph_fork_lease_renewals_total",
 		"Fork leases this instance asked to renew, by result: renewed, or lost (another instance took the fork over, or it finished meanwhile).",

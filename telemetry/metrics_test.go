@@ -47,6 +47,7 @@ func exercise(tel *Telemetry) {
 	_ = st.Update(context.Background(), func(forkengine.Tx) error { return nil })
 	_, _ = st.ClaimOperations(context.Background(), forkengine.LeaseClaim{TakeOwn: true})
 	_, _ = st.ClaimOperations(context.Background(), forkengine.LeaseClaim{})
+	_, _, _ = st.ClaimOperation(context.Background(), forkengine.OperationKey{}, forkengine.LeaseClaim{})
 	_, _ = st.RenewLeases(context.Background(), "me", make([]forkengine.OperationKey, 3), time.Time{})
 }
 
@@ -129,14 +130,19 @@ func (fakeDriver) Fork(context.Context, forkengine.ForkRequest) (forkengine.Fork
 	return forkengine.ForkResult{}, errors.New("adapter unreachable")
 }
 
-// fakeStore runs Update's function without a transaction, claims two operations and renews all
-// but one lease; its reads are not used.
+// fakeStore runs Update's function without a transaction, claims two unfinished operations and
+// one unknown one (or the one asked for), and renews all but one lease; its reads are not used.
 type fakeStore struct{ forkengine.Store }
 
 func (fakeStore) Update(_ context.Context, fn func(forkengine.Tx) error) error { return fn(nil) }
 
 func (fakeStore) ClaimOperations(context.Context, forkengine.LeaseClaim) ([]forkengine.ForkOperation, error) {
-	return make([]forkengine.ForkOperation, 2), nil
+	return []forkengine.ForkOperation{{Status: forkengine.StatusDispatching}, {Status: forkengine.StatusPrepared},
+		{Status: forkengine.StatusUnknown}}, nil
+}
+
+func (fakeStore) ClaimOperation(context.Context, forkengine.OperationKey, forkengine.LeaseClaim) (forkengine.ForkOperation, bool, error) {
+	return forkengine.ForkOperation{Status: forkengine.StatusUnknown}, true, nil
 }
 
 func (fakeStore) RenewLeases(_ context.Context, _ string, ops []forkengine.OperationKey, _ time.Time) ([]forkengine.OperationKey, error) {
@@ -150,6 +156,7 @@ func TestStoreAndFeedMetrics(t *testing.T) {
 	for name, c := range map[string]struct{ got, want float64 }{
 		"claims startup":   {testutil.ToFloat64(m.leaseClaims.WithLabelValues("startup")), 2},
 		"claims takeover":  {testutil.ToFloat64(m.leaseClaims.WithLabelValues("takeover")), 2},
+		"claims reconcile": {testutil.ToFloat64(m.leaseClaims.WithLabelValues("reconcile")), 3},
 		"renewals renewed": {testutil.ToFloat64(m.leaseRenewals.WithLabelValues("renewed")), 2},
 		"renewals lost":    {testutil.ToFloat64(m.leaseRenewals.WithLabelValues("lost")), 1},
 	} {
