@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -16,6 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/store"
 )
 
 // Things the workload sends that no log line may contain.
@@ -255,4 +260,65 @@ func TestProbesAndSeparateMetricsListener(t *testing.T) {
 	require.NotEmpty(t, metricsURL, "the metrics listener logs its address")
 	_, families := scrape(t, strings.TrimSuffix(metricsURL, "/metrics"))
 	require.NotNil(t, families["forkgraph_build_info"], "the metrics listener serves them")
+}
+
+// /readyz turns 503 the moment shutdown begins, while in-flight requests still finish: serve
+// calls StartDrain before it stops accepting.
+func TestReadinessDrainsWithShutdown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "d.db"), Logger: quiet})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	engine, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{}, Logger: quiet})
+	require.NoError(t, err)
+	obs, err := newObservability(ctx, observeConfig{}, func(string) string { return "" }, quiet, db)
+	require.NoError(t, err)
+	require.Equal(t, "recovering", obs.ready.Ready(ctx), "unready until the recovery pass is done")
+	obs.ready.MarkRecovered()
+
+	started, release := make(chan struct{}), make(chan struct{})
+	mux := http.NewServeMux()
+	obs.register(mux)
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-release
+	})
+	stdout, lines := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- serve(ctx, config{addr: "127.0.0.1:0"}, mux, engine, obs, lines, quiet)
+		_ = lines.Close()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	_, rest, _ := strings.Cut(line, "http://")
+	base := "http://" + strings.TrimSuffix(strings.Fields(rest)[0], "/")
+
+	resp, err := http.Get(base + "/readyz")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.Get(base + "/slow"); err == nil {
+			_ = resp.Body.Close()
+		}
+	}()
+	<-started
+	cancel() // SIGTERM, with /slow still in flight
+	for {    // shutdown closes the listener after StartDrain: once a dial is refused, the drain has begun
+		conn, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), time.Second)
+		if err != nil {
+			break
+		}
+		_ = conn.Close()
+	}
+	require.Equal(t, "draining", obs.ready.Ready(context.Background()), "unready while in-flight requests finish")
+	close(release)
+	<-done
+	require.NoError(t, <-served)
 }
