@@ -1,4 +1,4 @@
-import { sessionLabel } from './ForestGraph.jsx';
+import { kindText, sessionLabel } from './ForestGraph.jsx';
 
 const BINDING_HELP = {
   BOUND: 'The provider can fork through this turn.',
@@ -31,7 +31,7 @@ export function SessionPanel({ detail, selectedId, error, sessions, onFork, onSe
       <h2 id="session-title">{sessionLabel(detail)}</h2>
       <dl className="facts">
         <dt>id</dt><dd><code>{detail.id}</code></dd>
-        <dt>kind</dt><dd>{detail.kind}</dd>
+        <dt>kind</dt><dd data-kind={detail.kind}>{kindText(detail, sessions)} <span className="muted small">(kind {detail.kind})</span></dd>
         <dt>provider</dt><dd>{detail.provider}{detail.model ? ` · ${detail.model}` : ''}</dd>
         {lineage && (
           <>
