@@ -45,7 +45,11 @@ async function forkFromTheTurn(page, turnId, phase) {
   return pending.getAttribute('data-operation-id');
 }
 
-const attemptsShown = async (page, turnId) => Number(await pendingOf(page, turnId).getAttribute('data-reconcile-attempts'));
+// The attempt count the turn shows now; Infinity once it shows no pending operation (no waiting).
+const attemptsShown = (page, turnId) => page.evaluate((id) => {
+  const pending = document.querySelector(`li.turn[data-turn-id="${id}"] .pending-operation`);
+  return pending ? Number(pending.dataset.reconcileAttempts) : Infinity;
+}, turnId);
 
 // Waits until the turn's attempt count passes `before`, or its pending operation is gone.
 async function attemptsPass(page, turnId, before) {
@@ -63,7 +67,7 @@ async function reconcileUntilResolved(page, turnId) {
   const answers = [];
   const unknown = pendingOf(page, turnId, 'DELIVERY_UNKNOWN');
   for (let round = 0; round < 10 && (await unknown.count()) > 0; round++) {
-    const before = await attemptsShown(page, turnId).catch(() => Infinity);
+    const before = await attemptsShown(page, turnId);
     const answered = page.waitForResponse((r) => (r.request().postData() || '').includes('ExplorerReconcile'), { timeout: TIMEOUT });
     const clicked = await unknown.locator('button.reconcile-button:enabled').click({ timeout: 3000 }).then(() => true, () => false);
     if (clicked) answers.push((await (await answered).json()).data.reconcileForkOperation);
@@ -71,6 +75,40 @@ async function reconcileUntilResolved(page, turnId) {
     await attemptsPass(page, turnId, before);
   }
   return answers;
+}
+
+// Text under `selector` whose contrast with its background is below WCAG AA (4.5:1).
+async function lowContrast(page, selector) {
+  return page.evaluate((sel) => {
+    const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+    const lum = ([r, g, b]) => {
+      const ch = [r, g, b].map((v) => {
+        const x = v / 255;
+        return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2];
+    };
+    const background = (el) => {
+      for (let e = el; e; e = e.parentElement) {
+        const c = rgb(getComputedStyle(e).backgroundColor);
+        if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c.slice(0, 3);
+      }
+      return [255, 255, 255];
+    };
+    const out = [];
+    let checked = 0;
+    for (const el of document.querySelectorAll(`${sel}, ${sel} *`)) {
+      if (el.closest(':disabled')) continue;
+      const hasText = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+      if (!hasText || !el.getClientRects().length) continue;
+      checked++;
+      const fg = lum(rgb(getComputedStyle(el).color));
+      const bg = lum(background(el));
+      const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+      if (ratio < 4.5) out.push(`${el.tagName}.${el.className}: "${el.textContent.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
+    }
+    return { checked, failures: out };
+  }, selector);
 }
 
 describe('pending fork operations on a turn', () => {
@@ -133,6 +171,9 @@ describe('pending fork operations on a turn', () => {
     await form.locator('input.abandon-reason').fill(reason);
     await turnOf(page, turnId).scrollIntoViewIfNeeded();
     await screenshot(page, 'pending-abandon-form');
+    const contrast = await lowContrast(page, `li.turn[data-turn-id="${turnId}"] .pending-operation`);
+    assert.ok(contrast.checked >= 6, `checked ${contrast.checked} texts of the pending block and its form`);
+    assert.deepEqual(contrast.failures, [], 'the pending block keeps WCAG AA contrast');
     await form.locator('button.abandon-confirm').click();
 
     await turnOf(page, turnId).locator('button.fork-button:enabled').waitFor({ timeout: TIMEOUT });
@@ -233,6 +274,7 @@ describe('pending fork operations on a turn', () => {
     assert.equal(replay.forkSession.id, opId);
     await turnOf(page, turnId).scrollIntoViewIfNeeded();
     await screenshot(page, 'pending-committed');
+    assert.deepEqual((await lowContrast(page, `li.turn[data-turn-id="${turnId}"] .pending-operation`)).failures, []);
 
     await committed.locator('button.acknowledge-button').click();
     await turnOf(page, turnId).locator('button.fork-button:enabled').waitFor({ timeout: TIMEOUT });
