@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// PageCursor is a keyset position: rows strictly after (Time, ID) in ascending order. The zero
-// value means "from the start".
+// PageCursor is a keyset position (Time, ID): forward reads return the rows strictly after it in
+// ascending order, backward reads (the ...Before readers) the rows strictly before it, newest
+// first. The zero value means "from the start" (forward) or "from the end" (backward).
 type PageCursor struct {
 	Time time.Time
 	ID   string
