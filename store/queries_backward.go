@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"math"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -46,12 +47,23 @@ func (q queries) ListOperationsBefore(ctx context.Context, ws string, f forkengi
 	return q.findOperations(limit(db, n), "list operations before")
 }
 
-// pagedTurnsBeforeSQL numbers each session's turns before the cursor from the newest, so one
-// statement returns the last page of every session.
-var pagedTurnsBeforeSQL = `SELECT ` + turnSelectList + ` FROM (
-	SELECT turns.*, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY sequence DESC) AS page_row
-	FROM turns WHERE workspace_id = ? AND session_id IN ? AND sequence < ?
-) paged WHERE page_row <= ? ORDER BY session_id, sequence DESC`
+// pagedTurnsBeforeSQL selects, per session id, up to n turns with sequence < before, and costs
+// the same for a session of four turns as for one of a hundred thousand: the ids are a small
+// table (a CTE of VALUES) outside the join, the correlated subquery walks n entries of the unique
+// index (workspace_id, session_id, sequence) backwards from the cursor to the page's first
+// sequence (none when fewer precede: then the page runs to the start), and the outer seek reads
+// that range. ROW_NUMBER() over each session would number every turn before the cursor. The
+// first value is cast so that PostgreSQL types the column as TEXT. Arguments: the ids, then
+// workspace, before, workspace, before, n-1, math.MinInt64.
+func pagedTurnsBeforeSQL(ids int) string {
+	values := "(CAST(? AS TEXT))" + strings.Repeat(", (?)", ids-1)
+	return "WITH page_ids (id) AS (VALUES " + values + ") SELECT t." + strings.Join(turnColumns, ", t.") + `
+	FROM page_ids CROSS JOIN turns t
+	WHERE t.workspace_id = ? AND t.session_id = page_ids.id AND t.sequence < ? AND t.sequence >= COALESCE((
+		SELECT m.sequence FROM turns m WHERE m.workspace_id = ? AND m.session_id = page_ids.id AND m.sequence < ?
+		ORDER BY m.sequence DESC LIMIT 1 OFFSET ?), ?)
+	ORDER BY t.session_id, t.sequence DESC`
+}
 
 // TurnsBySessionIDsBefore returns, per session, up to limit (<= 0: all) turns with Sequence <
 // beforeSequence (<= 0: no bound), highest sequence first. Sessions without such turns are absent.
@@ -64,7 +76,12 @@ func (q queries) TurnsBySessionIDsBefore(ctx context.Context, ws string, session
 		var rows []turnRow
 		db := q.with(ctx)
 		if n > 0 {
-			db = db.Raw(pagedTurnsBeforeSQL, ws, chunk, beforeSequence, n)
+			args := make([]any, 0, len(chunk)+6)
+			for _, id := range chunk {
+				args = append(args, id)
+			}
+			args = append(args, ws, beforeSequence, ws, beforeSequence, n-1, int64(math.MinInt64))
+			db = db.Raw(pagedTurnsBeforeSQL(len(chunk)), args...)
 		} else {
 			db = db.Where("workspace_id = ? AND session_id IN ? AND sequence < ?", ws, chunk, beforeSequence).
 				Order("session_id, sequence DESC")
