@@ -1,0 +1,129 @@
+package multiinstance
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// workspace is the one workspace every test writes to (each test has a database of its own).
+const workspace = "multi"
+
+// streamIdle bounds the wait for any one message a test expects.
+const streamIdle = 30 * time.Second
+
+// everyPhase is what a subscriber that joins while an operation is FROZEN must see.
+var everyPhase = []string{"FROZEN", "DISPATCHING", "MATERIALIZING", "COMMITTED"}
+
+// TestForkFollowedOnAnotherInstance: a fork started on A, parked in FROZEN by the adapter, is
+// followed by a forkOperationUpdated subscriber on B through every phase, in order, to COMMITTED,
+// and C's workspaceEvents (subscribed before the fork) shows each of its transitions and the new
+// session. The provider is called once.
+func TestForkFollowedOnAnotherInstance(t *testing.T) {
+	c := newPostgresCluster(t)
+	a, b, cc := c.start("a"), c.start("b"), c.start("c")
+	followFork(t, c, a, b, cc)
+}
+
+// TestForkFollowedSQLite is the same scenario on one SQLite instance (writer, follower and
+// workspace subscriber alike): the behaviour the multi-instance test asks of every instance.
+func TestForkFollowedSQLite(t *testing.T) {
+	c := newSQLiteCluster(t)
+	a := c.start("a")
+	followFork(t, c, a, a, a)
+}
+
+func followFork(t *testing.T, c *cluster, writer, follower, watcher *Instance) {
+	ctx := context.Background()
+	api := client(writer)
+	if err := api.ReportSource(ctx, workspace, "src", "webhook", "", 2); err != nil {
+		t.Fatal(err)
+	}
+	cursor, err := client(watcher).EventCursor(ctx, workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := SubscribeEvents(ctx, watcher.WebsocketURL(), workspace, cursor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+
+	frozen := c.adapter.HoldDescribe(writer.Name, "src", 1)
+	op, err := api.Fork(ctx, workspace, "src", "src-t2", "follow-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitReached(t, frozen, "the describe before dispatch")
+	follow, err := SubscribeOperation(ctx, follower.WebsocketURL(), workspace, op.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer follow.Close()
+	first, err := follow.Next(ctx, streamIdle)
+	if err != nil {
+		t.Fatalf("first forkOperationUpdated message: %v", err)
+	}
+	frozen.Release()
+	phases, err := FollowOperation(ctx, follow, streamIdle)
+	phases = append(firstPhase(t, first), phases...)
+	if err != nil {
+		t.Fatalf("follow on %s: %v", follower.Name, err)
+	}
+	if !slices.Equal(phases, everyPhase) {
+		t.Fatalf("subscriber on %s saw phases %v, want %v", follower.Name, phases, everyPhase)
+	}
+
+	committed, err := api.AwaitOperation(ctx, workspace, op.ID, streamIdle, Operation.Terminal)
+	if err != nil || committed.Status != "COMMITTED" {
+		t.Fatalf("operation %+v (%v), want COMMITTED", committed, err)
+	}
+	seen, err := events.EventsUntil(ctx, 100, streamIdle, SessionUpserted(committed.TargetSessionID))
+	if err != nil {
+		t.Fatalf("workspaceEvents on %s: %v (got %v)", watcher.Name, err, seen)
+	}
+	var opPhases []string
+	for _, ev := range seen {
+		if deref(ev.ForkOperationID) == op.ID && ev.Kind == "FORK_OPERATION_UPDATED" {
+			opPhases = append(opPhases, deref(ev.ForkOperationPhase))
+		}
+	}
+	// The commit's events (the operation's COMMITTED and the new session) are logged together;
+	// read on to the COMMITTED one if the session came first.
+	if !slices.Contains(opPhases, "COMMITTED") {
+		more, err := events.EventsUntil(ctx, 10, streamIdle, func(ev Event) bool {
+			return deref(ev.ForkOperationID) == op.ID && deref(ev.ForkOperationPhase) == "COMMITTED"
+		})
+		if err != nil {
+			t.Fatalf("workspaceEvents on %s: no COMMITTED event: %v (got %v, then %v)", watcher.Name, err, seen, more)
+		}
+		opPhases = append(opPhases, "COMMITTED")
+	}
+	if !slices.Equal(opPhases, everyPhase) {
+		t.Fatalf("workspaceEvents on %s logged the operation's phases %v, want %v", watcher.Name, opPhases, everyPhase)
+	}
+	if calls := c.adapter.ForkCallsOf(op.ID); len(calls) != 1 || calls[0].Instance != writer.Name {
+		t.Fatalf("provider /fork calls %+v, want exactly one, from %s", calls, writer.Name)
+	}
+}
+
+// firstPhase decodes the first forkOperationUpdated message (the current state).
+func firstPhase(t *testing.T, m Message) []string {
+	t.Helper()
+	var out struct{ ForkOperationUpdated OperationUpdate }
+	if err := m.Decode(&out); err != nil {
+		t.Fatalf("first forkOperationUpdated message: %v", err)
+	}
+	return []string{out.ForkOperationUpdated.Phase}
+}
+
+// awaitReached waits until the adapter holds a call, at most streamIdle.
+func awaitReached(t *testing.T, h *Hold, what string) {
+	t.Helper()
+	select {
+	case <-h.Reached():
+	case <-time.After(streamIdle):
+		t.Fatalf("the adapter never held %s within %s", what, streamIdle)
+	}
+}

@@ -1,0 +1,48 @@
+package multiinstance
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PostgresDSNEnv names the PostgreSQL server the suite uses; scripts/start-postgres.sh prints it.
+const PostgresDSNEnv = "FORKGRAPH_TEST_POSTGRES_DSN"
+
+// NewSchema creates a schema of its own on the server at base and returns a URL whose
+// connections use it (search_path, which pgx sends as a run-time parameter) and a function that
+// drops it.
+func NewSchema(ctx context.Context, base string) (dsn string, drop func() error, err error) {
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	schema := "forkgraph_multi_" + hex.EncodeToString(suffix)
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return "", nil, fmt.Errorf("connect to %s: %w", base, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return "", nil, fmt.Errorf("create schema: %w", err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("parse %s: %w", base, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	drop = func() error {
+		c, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			return err
+		}
+		defer c.Close(context.Background())
+		_, err = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		return err
+	}
+	return u.String(), drop, nil
+}
