@@ -12,7 +12,8 @@ import (
 )
 
 // Message is one server message of a graphql-transport-ws subscription: "next" (Payload is the
-// execution result), "error" (Payload is the array of errors) or "complete".
+// execution result) or "complete". An "error" message ends the stream: Next returns it as a
+// *ResponseError wrapped in ErrStreamEnded.
 type Message struct {
 	Type    string          `json:"type"`
 	ID      string          `json:"id,omitempty"`
@@ -77,9 +78,12 @@ func (s *Stream) read() {
 		switch m.Type {
 		case "next":
 			s.push(m)
-		case "error":
-			s.push(m)
-			s.finish(fmt.Errorf("stream error: %s", m.Payload))
+		case "error": // the end of the stream: Next returns it, wrapped in ErrStreamEnded
+			var errs []GraphQLError
+			if err := json.Unmarshal(m.Payload, &errs); err != nil || len(errs) == 0 {
+				errs = []GraphQLError{{Message: "undecodable error message: " + string(m.Payload)}}
+			}
+			s.finish(&ResponseError{Errors: errs})
 			return
 		case "complete":
 			s.push(m)
@@ -134,7 +138,7 @@ func (s *Stream) Next(ctx context.Context, limit time.Duration) (Message, error)
 		end := s.end
 		s.mu.Unlock()
 		if end != nil {
-			return Message{}, fmt.Errorf("%w: %v", ErrStreamEnded, end)
+			return Message{}, fmt.Errorf("%w: %w", ErrStreamEnded, end)
 		}
 		select {
 		case <-s.notify:
