@@ -96,7 +96,9 @@ func newSQLiteCluster(t *testing.T) *cluster {
 // On PostgreSQL it sets the instance id and the short test lease.
 func (c *cluster) start(name string) *Instance {
 	c.t.Helper()
-	o := Options{Binary: binary, DB: c.db, WebhookURL: c.adapter.URL(name), LogDir: c.t.TempDir()}
+	// Held adapter calls last several leases: the webhook timeout must outlast them.
+	o := Options{Binary: binary, DB: c.db, WebhookURL: c.adapter.URL(name), LogDir: c.t.TempDir(),
+		Extra: []string{"-webhook-timeout", "60s"}}
 	if c.postgres() {
 		o.InstanceID, o.ForkLease = name, testLease
 	}

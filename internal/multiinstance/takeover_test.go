@@ -1,0 +1,89 @@
+package multiinstance
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// takeoverLimit bounds the wait for a takeover: the lease, then B's next scan, with room for a
+// loaded machine.
+const takeoverLimit = testLease + 45*time.Second
+
+// TestTakeoverAfterKill: A holds one fork in prepared (its describe before dispatch is held) and
+// one in dispatching (its /fork call is held), and is killed with SIGKILL. After the lease, B
+// takes both over by SPEC §2.7: the prepared one is dispatched (by B, the one /fork call it ever
+// gets) and commits; the dispatching one becomes DELIVERY_UNKNOWN without another call, since
+// A's call may have reached the provider.
+func TestTakeoverAfterKill(t *testing.T) {
+	c := newPostgresCluster(t)
+	a, b := c.start("a"), c.start("b")
+	ctx := context.Background()
+	onA, onB := client(a), client(b)
+	for _, s := range []string{"prep", "disp"} {
+		if err := onA.ReportSource(ctx, workspace, s, "webhook", "", 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prepHold := c.adapter.HoldDescribe("a", "prep", 1)
+	dispHold := c.adapter.HoldFork("a", "disp")
+	prep, err := onA.Fork(ctx, workspace, "prep", "prep-t2", "takeover-prep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	disp, err := onA.Fork(ctx, workspace, "disp", "disp-t2", "takeover-disp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitReached(t, prepHold, "A's describe before dispatching the prepared fork")
+	awaitReached(t, dispHold, "A's /fork of the dispatching fork")
+	expectPhase(t, onB, prep.ID, "FROZEN")
+	expectPhase(t, onB, disp.ID, "DISPATCHING")
+
+	a.Kill()
+	if !a.Killed() {
+		t.Fatal("A did not end by SIGKILL")
+	}
+	// A's held calls died with its connections; nothing of A's is waiting any more.
+	prepHold.Release()
+	dispHold.Release()
+
+	gotPrep, err := onB.AwaitOperation(ctx, workspace, prep.ID, takeoverLimit, Operation.Terminal)
+	if err != nil {
+		t.Fatalf("prepared fork after A died: %v", err)
+	}
+	gotDisp, err := onB.AwaitOperation(ctx, workspace, disp.ID, takeoverLimit, Operation.Terminal)
+	if err != nil {
+		t.Fatalf("dispatching fork after A died: %v", err)
+	}
+	if gotPrep.Status != "COMMITTED" {
+		t.Errorf("the prepared fork ended %+v, want COMMITTED (dispatched by B)", gotPrep)
+	}
+	if gotDisp.Status != "UNKNOWN" || gotDisp.Phase != "DELIVERY_UNKNOWN" {
+		t.Errorf("the dispatching fork ended %+v, want UNKNOWN / DELIVERY_UNKNOWN", gotDisp)
+	}
+	if calls := c.adapter.ForkCallsOf(prep.ID); len(calls) != 1 || calls[0].Instance != "b" {
+		t.Errorf("/fork calls of the prepared fork: %+v, want exactly one, from b", calls)
+	}
+	if calls := c.adapter.ForkCallsOf(disp.ID); len(calls) != 1 || calls[0].Instance != "a" {
+		t.Errorf("/fork calls of the dispatching fork: %+v, want exactly one, A's before it died", calls)
+	}
+	// A restarted instance finds nothing left to do and calls nobody.
+	before := len(c.adapter.ForkCalls())
+	again := c.start("a2")
+	if _, _, err := client(again).Operation(ctx, workspace, prep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if after := len(c.adapter.ForkCalls()); after != before {
+		t.Errorf("a new instance made %d more /fork calls, want none: %+v", after-before, c.adapter.ForkCalls())
+	}
+}
+
+// expectPhase asserts the operation's current phase as read through api.
+func expectPhase(t *testing.T, api *Client, id, phase string) {
+	t.Helper()
+	op, found, err := api.Operation(context.Background(), workspace, id)
+	if err != nil || !found || op.Phase != phase {
+		t.Fatalf("operation %s is %+v (found %v, %v), want phase %s", id, op, found, err, phase)
+	}
+}
