@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forkgraph/forkgraph/resolvers"
+	"github.com/forkgraph/forkgraph/store"
 )
 
 // defaultSubscriberQueue is how many events a subscription may have waiting. A workspace sees a
@@ -20,7 +21,9 @@ const defaultSubscriberQueue = 128
 // given on the command line wins over the variable, the variable over the default.
 type config struct {
 	addr           string
-	dbPath         string
+	db             string // a SQLite file path or a postgres:// URL
+	dbPool         int64
+	dbTimeout      time.Duration
 	simLatency     time.Duration
 	barrier        bool
 	webhookURL     string
@@ -42,7 +45,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var cfg config
 	var tokens string
 	fs.StringVar(&cfg.addr, "addr", env.str("FORKGRAPH_ADDR", "127.0.0.1:8080"), "listen address (FORKGRAPH_ADDR)")
-	fs.StringVar(&cfg.dbPath, "db", env.str("FORKGRAPH_DB", "./forkgraph.db"), "SQLite database file (FORKGRAPH_DB)")
+	fs.StringVar(&cfg.db, "db", env.str("FORKGRAPH_DB", "./forkgraph.db"),
+		"SQLite database file, or a postgres:// URL to share one database between instances (FORKGRAPH_DB)")
+	fs.Int64Var(&cfg.dbPool, "db-pool", env.int64("FORKGRAPH_DB_POOL", store.DefaultPostgresPool),
+		"PostgreSQL: most connections this instance opens (FORKGRAPH_DB_POOL)")
+	fs.DurationVar(&cfg.dbTimeout, "db-statement-timeout", env.duration("FORKGRAPH_DB_STATEMENT_TIMEOUT", store.DefaultStatementTimeout),
+		"PostgreSQL: longest one statement may run; 0 for none (FORKGRAPH_DB_STATEMENT_TIMEOUT)")
 	fs.DurationVar(&cfg.simLatency, "sim-latency", env.duration("FORKGRAPH_SIM_LATENCY", 400*time.Millisecond),
 		"how long a simulated fork takes, so its phases are visible (FORKGRAPH_SIM_LATENCY)")
 	fs.BoolVar(&cfg.barrier, "barrier", env.boolean("FORKGRAPH_BARRIER", true),
@@ -78,6 +86,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.simLatency < 0 || cfg.webhookTimeout <= 0 {
 		return config{}, fmt.Errorf("-sim-latency must not be negative and -webhook-timeout must be positive (got %s, %s)",
 			cfg.simLatency, cfg.webhookTimeout)
+	}
+	if cfg.dbPool <= 0 || cfg.dbPool > 10000 || cfg.dbTimeout < 0 {
+		return config{}, fmt.Errorf("-db-pool must be between 1 and 10000 and -db-statement-timeout must not be negative (got %d, %s)",
+			cfg.dbPool, cfg.dbTimeout)
 	}
 	if cfg.maxBody <= 0 {
 		return config{}, fmt.Errorf("-max-body must be positive, got %d", cfg.maxBody)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -44,9 +45,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: cfg.dbPath, Logger: logger})
+	db, err := openStore(ctx, cfg, logger)
 	if err != nil {
-		return fmt.Errorf("open store %s: %w", cfg.dbPath, err)
+		return err
 	}
 	defer db.Close()
 
@@ -183,4 +184,29 @@ func resumeStalledForks(ctx context.Context, engine *forkengine.Engine, logger *
 				"failed", report.Failed, "unknown", report.Unknown, "errors", len(report.Errors))
 		}
 	}
+}
+
+// openStore opens the database -db names: a postgres:// URL or a SQLite file.
+func openStore(ctx context.Context, cfg config, logger *slog.Logger) (*store.DB, error) {
+	timeout := cfg.dbTimeout
+	if timeout == 0 {
+		timeout = -1 // the flag's 0 means none; the store's zero means its default
+	}
+	db, err := store.Open(ctx, store.Config{DSN: cfg.db, Logger: logger, MaxOpenConns: int(cfg.dbPool), StatementTimeout: timeout})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", redactDSN(cfg.db), err)
+	}
+	return db, nil
+}
+
+// redactDSN hides the password of a database URL, for messages and logs.
+func redactDSN(dsn string) string {
+	if !store.IsPostgresURL(dsn) {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "postgres://…"
+	}
+	return u.Redacted()
 }

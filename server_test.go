@@ -284,7 +284,7 @@ func TestConfig(t *testing.T) {
 	require.Equal(t, "127.0.0.1:7", cfg.addr, "a flag wins over the environment")
 	require.False(t, cfg.barrier)
 	require.Equal(t, "w2", cfg.tokens["b"])
-	require.Equal(t, "./forkgraph.db", cfg.dbPath)
+	require.Equal(t, "./forkgraph.db", cfg.db)
 
 	_, err = parseConfig(nil, func(k string) string { return map[string]string{"FORKGRAPH_SIM_LATENCY": "soon"}[k] }, io.Discard)
 	require.ErrorContains(t, err, "FORKGRAPH_SIM_LATENCY")
@@ -308,4 +308,15 @@ func TestSubscriberQueueFlag(t *testing.T) {
 	require.Equal(t, int64(16), cfg.queue)
 	_, err = parseConfig([]string{"-subscriber-queue", "0"}, none, io.Discard)
 	require.ErrorContains(t, err, "-subscriber-queue")
+}
+
+// TestSecondServerOnOneSQLiteFileIsRefused: SQLite is single-process, so a second instance on a
+// file another one serves stops at start with an error that says why, before it recovers
+// anything.
+func TestSecondServerOnOneSQLiteFileIsRefused(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "forkgraph.db")
+	startServer(t, dbPath)
+	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-db", dbPath}, func(string) string { return "" }, io.Discard, io.Discard)
+	require.ErrorContains(t, err, "in use by another forkgraph process")
+	require.ErrorContains(t, err, "postgres://")
 }

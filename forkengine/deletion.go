@@ -17,6 +17,9 @@ func (e *Engine) DeleteSession(ctx context.Context, workspaceID, id string, purg
 		return err
 	}
 	err := e.update(ctx, func(tx Tx, c *changes) error {
+		if err := tx.Lock(ctx, sessionLock(workspaceID, id)); err != nil {
+			return err
+		}
 		// The rules come first: a reserved target id has no session row yet, and must answer
 		// with the reservation rather than NOT_FOUND.
 		if err := checkDeletable(ctx, tx, workspaceID, id); err != nil {

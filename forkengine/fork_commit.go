@@ -16,6 +16,9 @@ func (e *Engine) commit(ctx context.Context, op ForkOperation) (ForkOperation, e
 	defer cancel()
 	var out ForkOperation
 	err := e.update(ctx, func(tx Tx, c *changes) error {
+		if err := tx.Lock(ctx, sessionLock(op.WorkspaceID, op.TargetSessionID)); err != nil {
+			return err
+		}
 		current, err := tx.GetOperation(ctx, op.WorkspaceID, op.ID)
 		switch {
 		case err != nil:

@@ -91,6 +91,9 @@ func (e *Engine) acceptAndCommit(ctx context.Context, marked ForkOperation, v ve
 	}
 	var out ForkOperation
 	err := e.update(ctx, func(tx Tx, c *changes) error {
+		if err := tx.Lock(ctx, sessionLock(marked.WorkspaceID, marked.TargetSessionID)); err != nil {
+			return err
+		}
 		accepted := marked
 		accepted.Status, accepted.UpdatedAt = StatusProviderAccepted, c.at
 		if v.record != nil {

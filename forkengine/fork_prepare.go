@@ -19,6 +19,11 @@ func (e *Engine) prepare(ctx context.Context, in ForkInput, hash string, desc De
 	var created bool
 	err := e.update(ctx, func(tx Tx, c *changes) error {
 		op, created = ForkOperation{}, false
+		// The source (its boundary, its deletion) and the target id (its reservation) are what a
+		// concurrent start, report or delete could change between these checks and the insert.
+		if err := tx.Lock(ctx, sessionLock(in.WorkspaceID, in.SourceSessionID), sessionLock(in.WorkspaceID, in.TargetSessionID)); err != nil {
+			return err
+		}
 		if prior, found, err := replayedOperation(ctx, tx, in, hash); found || err != nil {
 			op = prior
 			return err

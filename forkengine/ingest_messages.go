@@ -17,6 +17,9 @@ func (e *Engine) AppendMessages(ctx context.Context, in MessageAppend) ([]Messag
 	}
 	var out []Message
 	err := e.update(ctx, func(tx Tx, c *changes) error {
+		if err := tx.Lock(ctx, sessionLock(in.WorkspaceID, in.SessionID)); err != nil {
+			return err
+		}
 		turn, err := turnOfLiveSession(ctx, tx, in.WorkspaceID, in.SessionID, in.TurnID)
 		if err != nil {
 			return err

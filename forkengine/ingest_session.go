@@ -19,6 +19,9 @@ func (e *Engine) ReportSession(ctx context.Context, in SessionReport) (Session, 
 	}
 	var out Session
 	err := e.update(ctx, func(tx Tx, c *changes) error {
+		if err := tx.Lock(ctx, sessionLock(in.WorkspaceID, in.ID)); err != nil {
+			return err
+		}
 		if err := checkNotReserved(ctx, tx, in.WorkspaceID, in.ID); err != nil {
 			return err
 		}

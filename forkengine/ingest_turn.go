@@ -19,6 +19,9 @@ func (e *Engine) ReportTurn(ctx context.Context, in TurnReport) (Turn, error) {
 	}
 	var out Turn
 	err := e.update(ctx, func(tx Tx, c *changes) error {
+		if err := tx.Lock(ctx, sessionLock(in.WorkspaceID, in.SessionID)); err != nil {
+			return err
+		}
 		if _, err := liveSession(ctx, tx, in.WorkspaceID, in.SessionID); err != nil {
 			return err
 		}

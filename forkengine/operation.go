@@ -139,6 +139,14 @@ type ForkOperation struct {
 	Snapshot     Snapshot
 	SnapshotHash string
 
+	// LeaseOwner is the instance that drives the operation while it is unfinished, until
+	// LeaseExpiresAt; it renews the lease while it works. Every status change is a compare and
+	// swap on the owner as well as the status, so an instance whose lease was taken over can no
+	// longer move the operation. Only InsertOperation, Store.ClaimOperations and
+	// Store.RenewLeases write the lease; UpdateOperation keeps the stored one.
+	LeaseOwner     string
+	LeaseExpiresAt *time.Time
+
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	DispatchedAt   *time.Time

@@ -97,6 +97,12 @@ type Reader interface {
 	// LatestEventCursor returns the highest cursor of the workspace's events (0 if none), so a
 	// client can read a snapshot and then subscribe after this cursor without a gap.
 	LatestEventCursor(ctx context.Context, workspaceID string) (int64, error)
+	// LogEventsAfter returns up to limit events of every workspace with Cursor > after, in cursor
+	// order: what an instance's Feed follows. Cursor order is commit order (see AppendEvents),
+	// so a reader that moves past the last cursor it read never skips an event.
+	LogEventsAfter(ctx context.Context, after int64, limit int) ([]Event, error)
+	// LogHead returns the highest cursor of the whole log (0 if empty): where a Feed starts.
+	LogHead(ctx context.Context) (int64, error)
 }
 
 // Tx is one store transaction: reads see its own writes; nothing is visible to others until the
@@ -125,22 +131,45 @@ type Tx interface {
 	// workspace, another active operation holds the same boundary, or a non-failed operation holds
 	// the same target id.
 	InsertOperation(ctx context.Context, op ForkOperation) error
-	// UpdateOperation replaces the stored operation if its stored status is expect (compare and
-	// swap). It reports whether a row changed. Snapshot and SnapshotHash are fixed by
-	// InsertOperation: the stored ones are kept whatever op carries.
+	// UpdateOperation replaces the stored operation if its stored status is expect and its
+	// stored lease owner is op.LeaseOwner (compare and swap). It reports whether a row changed.
+	// Snapshot, SnapshotHash and the lease are fixed by InsertOperation (the lease then moves
+	// only by ClaimOperations and RenewLeases): the stored ones are kept whatever op carries.
 	UpdateOperation(ctx context.Context, op ForkOperation, expect OperationStatus) (bool, error)
 	// InsertLineage writes one lineage (one per target; ErrDuplicate otherwise).
 	InsertLineage(ctx context.Context, l Lineage) error
 
-	// AppendEvents appends to the durable log and returns the events with Cursor assigned.
+	// AppendEvents appends to the durable log and returns the events with Cursor assigned. The
+	// cursors are handed out under a lock the transaction holds until it ends, so cursor order is
+	// commit order: no event becomes visible behind one with a larger cursor. The engine calls it
+	// last in a transaction, so the lock is held only for the commit.
 	AppendEvents(ctx context.Context, events []Event) ([]Event, error)
+
+	// Lock serialises this transaction against every other that locks one of the same keys,
+	// until it ends. It stands in for row locks on rows that may not exist yet (a session being
+	// reported, a boundary being forked). Keys are taken in sorted order, so two transactions
+	// never deadlock over them. A store whose writers are serialised anyway may do nothing.
+	Lock(ctx context.Context, keys ...string) error
 }
 
-// Store persists the domain. Update runs fn in one transaction, serialised against other
-// writers, committing when fn returns nil and rolling back otherwise (also on panic).
+// Store persists the domain. Update runs fn in one transaction, committing when fn returns nil
+// and rolling back otherwise (also on panic). Transactions are isolated by the store's rules and
+// by Tx.Lock; fn may be run again when the database asks for a retry (a deadlock or a
+// serialisation failure), so it must not have effects outside tx.
 type Store interface {
 	Reader
 	Update(ctx context.Context, fn func(tx Tx) error) error
+
+	// ClaimOperations leases up to c.Limit unfinished (prepared, dispatching, provider_accepted)
+	// operations of every workspace to c.Owner until c.Until, in (CreatedAt, ID) order after
+	// c.After, and returns them as claimed (without their snapshots). It takes only operations
+	// whose lease is free: never leased, or expired at c.Now; with c.TakeOwn also those leased to
+	// c.Owner; with c.TakeAll every one. Concurrent claimers never get the same operation (on
+	// PostgreSQL, FOR UPDATE SKIP LOCKED).
+	ClaimOperations(ctx context.Context, c LeaseClaim) ([]ForkOperation, error)
+	// RenewLeases extends to until the leases that owner still holds on ops and returns the ones
+	// it renewed; a lease another instance took over is not renewed.
+	RenewLeases(ctx context.Context, owner string, ops []OperationKey, until time.Time) ([]OperationKey, error)
 }
 
 // Descriptor is what a driver says it can do for one session.

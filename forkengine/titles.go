@@ -15,6 +15,13 @@ func familyTitle(ctx context.Context, r Reader, source Session) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	if tx, ok := r.(Tx); ok {
+		// Two forks in one family must not read the same count: the family's forks are counted
+		// under its root's lock.
+		if err := tx.Lock(ctx, familyLock(root.WorkspaceID, root.ID)); err != nil {
+			return "", err
+		}
+	}
 	base := root.Title
 	if base == "" {
 		base = source.Title

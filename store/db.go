@@ -24,22 +24,50 @@ const (
 
 // Config says which database to open.
 type Config struct {
-	// Driver is "sqlite" (the default) or "postgres".
+	// Driver is "sqlite" or "postgres"; empty picks postgres for a postgres:// or
+	// postgresql:// DSN and sqlite otherwise.
 	Driver string
-	// DSN is the SQLite file path (created if missing) or a PostgreSQL connection string.
+	// DSN is the SQLite file path (created if missing) or a PostgreSQL connection URL.
 	DSN string
 	// Logger receives slow-query warnings and migration notes (default slog.Default()).
 	Logger *slog.Logger
+	// MaxOpenConns bounds the PostgreSQL connection pool (default DefaultPostgresPool; the
+	// event listener holds one more). SQLite keeps its own small pool: it has one writer anyway.
+	MaxOpenConns int
+	// ReadOnly opens a SQLite file for reading only, beside the process that serves it: no lock,
+	// no migrations, every write refused by SQLite. For inspection tools and tests.
+	ReadOnly bool
+	// StatementTimeout bounds one PostgreSQL statement (default DefaultStatementTimeout; negative:
+	// none), so a stuck query cannot hold a connection and its locks for ever.
+	StatementTimeout time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultPostgresPool     = 10
+	DefaultStatementTimeout = 30 * time.Second
+)
+
+// IsPostgresURL reports whether dsn names a PostgreSQL database rather than a SQLite file.
+func IsPostgresURL(dsn string) bool {
+	lower := strings.ToLower(dsn)
+	return strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://")
 }
 
 // DB is a forkengine.Store backed by SQLite or PostgreSQL. It is safe for concurrent use.
 type DB struct {
 	queries
-	gorm       *gorm.DB
-	log        *slog.Logger
-	writeMu    sync.Mutex // serialises Update within the process; the database lock does it across processes
+	gorm *gorm.DB
+	log  *slog.Logger
+	dsn  string
+	// writeMu serialises Update within the process on SQLite, which has one writer at a time
+	// anyway (BEGIN IMMEDIATE); waiting here is cheaper than in SQLite's busy loop. PostgreSQL
+	// writers run concurrently, kept apart by row locks, Tx.Lock and unique indexes.
+	writeMu    sync.Mutex
 	statements *atomic.Int64
-	migrated   int // migrations applied by Open, for tests
+	retries    atomic.Int64 // transactions run again after a deadlock or serialisation failure
+	migrated   int          // migrations applied by Open, for tests
+	exclusive  *fileLock    // SQLite: the lock that keeps a second process off the file
 }
 
 var _ forkengine.Store = (*DB)(nil)
@@ -58,7 +86,18 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	gdb, err := gorm.Open(d.dialector(cfg.DSN), &gorm.Config{
+	var exclusive *fileLock
+	if d.name == DriverSQLite && !cfg.ReadOnly {
+		if exclusive, err = lockSQLiteFile(cfg.DSN); err != nil {
+			return nil, err
+		}
+	}
+	dsn, err := d.connString(cfg)
+	if err != nil {
+		exclusive.release()
+		return nil, err
+	}
+	gdb, err := gorm.Open(d.dialector(dsn), &gorm.Config{
 		SkipDefaultTransaction: true, // every multi-row write already runs inside Update's transaction
 		// gorm's own slog logger renders every statement's SQL even when it logs nothing; its
 		// classic logger only formats what it prints (slow queries, errors).
@@ -68,18 +107,19 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		}),
 	})
 	if err != nil {
+		exclusive.release()
 		return nil, fmt.Errorf("open %s store: %w", d.name, err)
 	}
-	db := &DB{gorm: gdb, log: cfg.Logger, statements: new(atomic.Int64)}
+	db := &DB{gorm: gdb, log: cfg.Logger, dsn: dsn, statements: new(atomic.Int64), exclusive: exclusive}
 	db.queries = queries{db: gdb, dialect: d, snapshots: newSnapshotCache(), statements: db.statements}
-	if err := db.init(ctx); err != nil {
+	if err := db.init(ctx, cfg); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
-func (db *DB) init(ctx context.Context) error {
+func (db *DB) init(ctx context.Context, cfg Config) error {
 	if err := db.countStatements(); err != nil {
 		return err
 	}
@@ -87,11 +127,14 @@ func (db *DB) init(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open %s store: %w", db.dialect.name, err)
 	}
-	db.dialect.configurePool(sqlDB)
+	db.dialect.configurePool(sqlDB, cfg)
 	if err := db.dialect.verify(ctx, db.gorm); err != nil {
 		return err
 	}
-	applied, err := migrate(ctx, db.gorm, db.dialect, db.log)
+	if cfg.ReadOnly {
+		return nil
+	}
+	applied, err := migrateLocked(ctx, db.gorm, db.dialect, db.log)
 	if err != nil {
 		return err
 	}
@@ -99,14 +142,22 @@ func (db *DB) init(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the connection pool.
+// Close closes the connection pool and, on SQLite, lets another process open the file.
 func (db *DB) Close() error {
+	defer db.exclusive.release()
 	sqlDB, err := db.gorm.DB()
 	if err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
 	return sqlDB.Close()
 }
+
+// Driver returns DriverSQLite or DriverPostgres.
+func (db *DB) Driver() string { return db.dialect.name }
+
+// Retries returns how many transactions ran again after the database broke a deadlock or a
+// serialisation conflict by aborting them.
+func (db *DB) Retries() int64 { return db.retries.Load() }
 
 // Statements returns how many SQL statements this DB has executed so far: queries and execs,
 // inside transactions too, migrations included; BEGIN and COMMIT are not counted. Tests compare
@@ -137,18 +188,16 @@ func (db *DB) countStatements() error {
 	return nil
 }
 
-// Update runs fn in one transaction serialised against every other writer of the database. It
-// commits when fn returns nil, rolls back otherwise and on panic (the panic continues). It returns
-// fn's error, or the database error of begin/commit. fn must not call Update.
+// Update runs fn in one transaction. On SQLite it is serialised against every other writer; on
+// PostgreSQL transactions run side by side (READ COMMITTED), kept apart by row locks, Tx.Lock
+// and the unique indexes, and one that the database aborts to break a deadlock or a
+// serialisation conflict is run again. It commits when fn returns nil, rolls back otherwise and
+// on panic (the panic continues). It returns fn's error, or the database error of begin/commit.
+// fn must not call Update.
 func (db *DB) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error {
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
 	var pending []cachedSnapshot
-	err := db.gorm.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
+	err := db.transaction(ctx, func(gtx *gorm.DB) error {
 		pending = pending[:0]
-		if err := db.dialect.lockWriters(gtx); err != nil {
-			return fmt.Errorf("take the writer lock: %w", err)
-		}
 		return fn(&txn{queries: queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, pending: &pending,
 			statements: db.statements}})
 	})
@@ -156,6 +205,26 @@ func (db *DB) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error
 		db.snapshots.put(pending...)
 	}
 	return err
+}
+
+// maxTxAttempts bounds how often a transaction the database aborted is run again.
+const maxTxAttempts = 5
+
+// transaction runs fn in a gorm transaction: under writeMu on SQLite, with retries of aborted
+// transactions on PostgreSQL.
+func (db *DB) transaction(ctx context.Context, fn func(gtx *gorm.DB) error) error {
+	if db.dialect.name == DriverSQLite {
+		db.writeMu.Lock()
+		defer db.writeMu.Unlock()
+	}
+	for attempt := 1; ; attempt++ {
+		err := db.gorm.WithContext(ctx).Transaction(fn)
+		if err == nil || attempt == maxTxAttempts || !isRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+		db.retries.Add(1)
+		time.Sleep(time.Duration(attempt*attempt) * time.Millisecond) // let the other side finish
+	}
 }
 
 // slogWriter lets gorm's logger print through slog.
@@ -167,7 +236,11 @@ func (w slogWriter) Printf(format string, args ...any) {
 
 // dialectFor validates cfg and picks the dialect.
 func dialectFor(cfg Config) (dialect, error) {
-	switch strings.ToLower(cfg.Driver) {
+	driver := strings.ToLower(cfg.Driver)
+	if driver == "" && IsPostgresURL(cfg.DSN) {
+		driver = DriverPostgres
+	}
+	switch driver {
 	case "", DriverSQLite:
 		if cfg.DSN == "" {
 			return dialect{}, fmt.Errorf("%w: sqlite needs a file path in DSN", ErrConfig)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,10 +21,14 @@ type dialect struct {
 	// maxParams bounds the ids of one IN list; longer lists are split into several statements.
 	maxParams     int
 	dialector     func(dsn string) gorm.Dialector
-	configurePool func(*sql.DB)
+	connString    func(cfg Config) (string, error)
+	configurePool func(*sql.DB, Config)
 	verify        func(ctx context.Context, db *gorm.DB) error
-	// lockWriters serialises write transactions across processes; it runs first in each one.
-	lockWriters func(tx *gorm.DB) error
+	// advisoryLocks: Tx.Lock takes advisory locks (PostgreSQL); otherwise writers are
+	// serialised already and it does nothing.
+	advisoryLocks bool
+	// skipLocked: lease claims select with FOR UPDATE SKIP LOCKED (PostgreSQL).
+	skipLocked bool
 	// abortsOnError: a failed statement poisons the whole transaction (PostgreSQL), so statements
 	// that may hit a unique index run under a savepoint.
 	abortsOnError bool
@@ -85,16 +90,21 @@ var sqliteDialect = dialect{
 	name:      DriverSQLite,
 	maxParams: 900, // well under SQLite's bound-variable limit, leaving room for the other arguments
 	dialector: func(dsn string) gorm.Dialector {
-		return sqlite.New(sqlite.Config{DriverName: sqliteDriverName, DSN: sqliteDSN(dsn)})
+		return sqlite.New(sqlite.Config{DriverName: sqliteDriverName, DSN: dsn})
 	},
-	configurePool: func(db *sql.DB) {
+	connString: func(cfg Config) (string, error) {
+		if cfg.ReadOnly {
+			return sqliteDSN(cfg.DSN) + "&mode=ro", nil
+		}
+		return sqliteDSN(cfg.DSN), nil
+	},
+	configurePool: func(db *sql.DB, _ Config) {
 		// One writer at a time anyway; a few connections let reads run beside it.
 		db.SetMaxOpenConns(4)
 		db.SetMaxIdleConns(4)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	},
 	verify:             verifySQLite,
-	lockWriters:        func(*gorm.DB) error { return nil }, // BEGIN IMMEDIATE already holds the lock
 	writesIgnoreCancel: true,
 }
 
@@ -118,23 +128,42 @@ func verifySQLite(ctx context.Context, db *gorm.DB) error {
 	return nil
 }
 
-// writerLockClass namespaces forkgraph's advisory lock; the second key is the schema, so
-// separate schemas of one database (tests) do not serialise each other.
-const writerLockClass = 0x666f726b // "fork"
-
 var postgresDialect = dialect{
-	name:      DriverPostgres,
-	maxParams: 20000, // PostgreSQL allows 65535 parameters per statement
-	dialector: func(dsn string) gorm.Dialector { return postgres.Open(dsn) },
-	configurePool: func(db *sql.DB) {
-		db.SetMaxOpenConns(16)
-		db.SetMaxIdleConns(8)
+	name:       DriverPostgres,
+	maxParams:  20000, // PostgreSQL allows 65535 parameters per statement
+	dialector:  func(dsn string) gorm.Dialector { return postgres.Open(dsn) },
+	connString: postgresConnString,
+	configurePool: func(db *sql.DB, cfg Config) {
+		n := cfg.MaxOpenConns
+		if n <= 0 {
+			n = DefaultPostgresPool
+		}
+		db.SetMaxOpenConns(n)
+		db.SetMaxIdleConns(max(1, n/2))
 		db.SetConnMaxLifetime(30 * time.Minute)
 	},
-	verify: func(context.Context, *gorm.DB) error { return nil },
-	lockWriters: func(tx *gorm.DB) error {
-		return tx.Exec("SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))", writerLockClass).Error
-	},
+	verify:        func(context.Context, *gorm.DB) error { return nil },
+	advisoryLocks: true,
+	skipLocked:    true,
 	abortsOnError: true,
 	numbered:      true,
+}
+
+// postgresConnString adds the statement timeout to a postgres:// URL as a run-time parameter
+// (pgx sends unknown URL parameters to the server as settings), unless the URL sets one.
+func postgresConnString(cfg Config) (string, error) {
+	u, err := url.Parse(cfg.DSN)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("%w: postgres DSN must be a postgres:// URL (%v)", ErrConfig, err)
+	}
+	timeout := cfg.StatementTimeout
+	if timeout == 0 {
+		timeout = DefaultStatementTimeout
+	}
+	q := u.Query()
+	if timeout > 0 && q.Get("statement_timeout") == "" {
+		q.Set("statement_timeout", strconv.FormatInt(timeout.Milliseconds(), 10))
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }

@@ -29,9 +29,18 @@ func classify(err error, format string, args ...any) error {
 
 // PostgreSQL SQLSTATE codes.
 const (
-	pgUniqueViolation     = "23505"
-	pgForeignKeyViolation = "23503"
+	pgUniqueViolation      = "23505"
+	pgForeignKeyViolation  = "23503"
+	pgSerializationFailure = "40001"
+	pgDeadlockDetected     = "40P01"
 )
+
+// isRetryable reports whether PostgreSQL aborted the transaction only to resolve a conflict
+// with another one, so running it again can succeed.
+func isRetryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == pgSerializationFailure || pe.Code == pgDeadlockDetected)
+}
 
 func isUniqueViolation(err error) bool {
 	var se sqlite3.Error

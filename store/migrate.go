@@ -61,12 +61,34 @@ func schemaVersion(db *gorm.DB) (int, error) {
 	return version, nil
 }
 
+// migrationLockClass namespaces the advisory lock that instances starting together take around
+// migrations; the second key is the schema, so separate schemas of one database (tests) do not
+// wait for each other.
+const migrationLockClass = 0x666f726b // "fork"
+
+// migrateLocked runs migrate so that processes opening one database at the same moment migrate
+// it once: on PostgreSQL under a session advisory lock held on one pinned connection (even
+// `CREATE TABLE IF NOT EXISTS` races between sessions there); SQLite files have one process.
+func migrateLocked(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger) (int, error) {
+	if d.name != DriverPostgres {
+		return migrate(ctx, db, d, log)
+	}
+	var applied int
+	err := db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
+		if err := conn.Exec("SELECT pg_advisory_lock(?, hashtext(current_schema()))", migrationLockClass).Error; err != nil {
+			return fmt.Errorf("take the migration lock: %w", err)
+		}
+		defer conn.Exec("SELECT pg_advisory_unlock(?, hashtext(current_schema()))", migrationLockClass)
+		var err error
+		applied, err = migrate(ctx, conn, d, log)
+		return err
+	})
+	return applied, err
+}
+
 // applyMigration runs one step unless another process applied it first.
 func applyMigration(db *gorm.DB, d dialect, m migration) (ran bool, err error) {
 	err = db.Transaction(func(tx *gorm.DB) error {
-		if err := d.lockWriters(tx); err != nil {
-			return err
-		}
 		var n int64
 		if err := tx.Raw("SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n).Error; err != nil {
 			return err

@@ -39,6 +39,7 @@ func testMigrations(t *testing.T, cfg Config) {
 
 	newer := migrations[len(migrations)-1].version + 1
 	require.NoError(t, again.gorm.Exec("INSERT INTO schema_migrations (version, name, applied_at_us) VALUES (?, 'from the future', 0)", newer).Error)
+	require.NoError(t, again.Close())
 	_, err = Open(ctx, cfg)
 	require.ErrorIs(t, err, ErrSchemaTooNew)
 	require.ErrorContains(t, err, fmt.Sprintf("version %d", newer))

@@ -179,6 +179,24 @@ var migrations = []migration{
 			AND NOT EXISTS (SELECT 1 FROM lineages r WHERE r.workspace_id = u.workspace_id AND r.target_session_id = u.id)
 		GROUP BY o.workspace_id, u.id`,
 	}},
+	{version: 7, name: "fork operation leases", statements: []string{
+		// The instance driving an unfinished operation holds it until lease_expires_at_us; an
+		// empty owner (operations from before leases) is free to claim.
+		`ALTER TABLE fork_operations ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE fork_operations ADD COLUMN lease_expires_at_us BIGINT`,
+	}, perDialect: map[string][]string{
+		// Every instance follows the log; a notification at each commit that appended events wakes
+		// them at once (the trigger runs per statement, and PostgreSQL folds a transaction's
+		// identical notifications into one, delivered at commit).
+		DriverPostgres: {
+			`CREATE OR REPLACE FUNCTION forkgraph_notify_events() RETURNS trigger AS $$
+			BEGIN
+				PERFORM pg_notify('forkgraph_events', '');
+				RETURN NULL;
+			END $$ LANGUAGE plpgsql`,
+			`CREATE TRIGGER events_notify AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION forkgraph_notify_events()`,
+		},
+	}},
 }
 
 func eventsTable(cursorType string) string {

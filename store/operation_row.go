@@ -36,6 +36,8 @@ type operationRow struct {
 	AcceptedAtUs              *int64  `gorm:"column:accepted_at_us"`
 	CompletedAtUs             *int64  `gorm:"column:completed_at_us"`
 	AcknowledgedAtUs          *int64  `gorm:"column:acknowledged_at_us"`
+	LeaseOwner                string  `gorm:"column:lease_owner"`
+	LeaseExpiresAtUs          *int64  `gorm:"column:lease_expires_at_us"`
 }
 
 func (operationRow) TableName() string { return "fork_operations" }
@@ -51,8 +53,10 @@ var mutableOperationColumns = []string{
 	"accepted_at_us", "completed_at_us", "acknowledged_at_us",
 }
 
-// operationColumns are every column of the row, in the order of operationRow.values.
-var operationColumns = append([]string{"workspace_id", "id", "snapshot_hash"}, mutableOperationColumns...)
+// operationColumns are every column of the row, in the order of operationRow.values. The lease
+// columns are written at insert and then only by claims and renewals (leases.go).
+var operationColumns = append(append([]string{"workspace_id", "id", "snapshot_hash"}, mutableOperationColumns...),
+	"lease_owner", "lease_expires_at_us")
 
 // mutableValues are the values of mutableOperationColumns, in order.
 func (r operationRow) mutableValues() []any {
@@ -65,7 +69,7 @@ func (r operationRow) mutableValues() []any {
 }
 
 func (r operationRow) values() []any {
-	return append([]any{r.WorkspaceID, r.ID, r.SnapshotHash}, r.mutableValues()...)
+	return append(append([]any{r.WorkspaceID, r.ID, r.SnapshotHash}, r.mutableValues()...), r.LeaseOwner, r.LeaseExpiresAtUs)
 }
 
 // toOperationRow maps every field but the snapshot, which has a table of its own.
@@ -91,6 +95,7 @@ func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
 		CreatedAtUs: micros(op.CreatedAt), UpdatedAtUs: micros(op.UpdatedAt),
 		DispatchedAtUs: microsPtr(op.DispatchedAt), AcceptedAtUs: microsPtr(op.AcceptedAt),
 		CompletedAtUs: microsPtr(op.CompletedAt), AcknowledgedAtUs: microsPtr(op.AcknowledgedAt),
+		LeaseOwner: op.LeaseOwner, LeaseExpiresAtUs: microsPtr(op.LeaseExpiresAt),
 	}, nil
 }
 
@@ -109,6 +114,7 @@ func (r operationRow) domain() (forkengine.ForkOperation, error) {
 		CreatedAt: fromMicros(r.CreatedAtUs), UpdatedAt: fromMicros(r.UpdatedAtUs),
 		DispatchedAt: fromMicrosPtr(r.DispatchedAtUs), AcceptedAt: fromMicrosPtr(r.AcceptedAtUs),
 		CompletedAt: fromMicrosPtr(r.CompletedAtUs), AcknowledgedAt: fromMicrosPtr(r.AcknowledgedAtUs),
+		LeaseOwner: r.LeaseOwner, LeaseExpiresAt: fromMicrosPtr(r.LeaseExpiresAtUs),
 	}
 	if r.TargetTurnBindings != nil {
 		if err := json.Unmarshal([]byte(*r.TargetTurnBindings), &op.TargetTurnBindings); err != nil {

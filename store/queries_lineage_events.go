@@ -82,6 +82,29 @@ func (q queries) EventsAfter(ctx context.Context, ws string, after int64, n int)
 	return out, nil
 }
 
+// LogEventsAfter returns up to limit (<= 0: all) events of every workspace with Cursor > after,
+// in cursor order, from the primary key.
+func (q queries) LogEventsAfter(ctx context.Context, after int64, n int) ([]forkengine.Event, error) {
+	var rows []eventRow
+	if err := limit(q.with(ctx).Where("cursor > ?", after).Order("cursor"), n).Find(&rows).Error; err != nil {
+		return nil, classify(err, "log events after %d", after)
+	}
+	out := make([]forkengine.Event, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}
+
+// LogHead returns the highest cursor of the log, or 0 when it is empty.
+func (q queries) LogHead(ctx context.Context) (int64, error) {
+	var head int64
+	if err := q.with(ctx).Raw("SELECT COALESCE(MAX(cursor), 0) FROM events").Scan(&head).Error; err != nil {
+		return 0, classify(err, "log head")
+	}
+	return head, nil
+}
+
 // OldestEventCursor returns the smallest cursor kept for the workspace, or 0 when it has none.
 func (q queries) OldestEventCursor(ctx context.Context, ws string) (int64, error) {
 	var oldest int64

@@ -58,40 +58,49 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestTwoHandlesOnOneFileSerialise is what a second process (or a restarted one while the old is
-// still exiting) sees: the in-process mutex does not help across handles, the SQLite write lock
-// taken at BEGIN IMMEDIATE must.
-func TestTwoHandlesOnOneFileSerialise(t *testing.T) {
+// TestSecondOpenOfOneSQLiteFileIsRefused: SQLite serves one process, so a second handle on the
+// same file (another process, or a restart while the old one still runs) is refused at once,
+// before it could run recovery over the first one's live forks. Closing the first frees it.
+func TestSecondOpenOfOneSQLiteFileIsRefused(t *testing.T) {
 	cfg := sqliteConfig(t)
-	first, second := openTest(t, cfg), openTest(t, cfg)
-	require.Zero(t, second.migrated, "the second handle finds the schema in place")
+	ctx := context.Background()
+	first, err := Open(ctx, cfg)
+	require.NoError(t, err)
+	_, err = Open(ctx, cfg)
+	require.ErrorIs(t, err, ErrDatabaseInUse)
+	require.ErrorContains(t, err, cfg.DSN)
+	require.NoError(t, first.Close())
+	again := openTest(t, cfg)
+	require.Zero(t, again.migrated, "the next opener finds the schema in place")
+}
+
+// TestConcurrentWritersOnSQLiteSerialise: read-modify-write transactions on one handle lose no
+// update, and the event cursors they take are dense and in commit order.
+func TestConcurrentWritersOnSQLiteSerialise(t *testing.T) {
+	db := openTest(t, sqliteConfig(t))
 	ctx := context.Background()
 	counter := forkengine.Session{WorkspaceID: "ws", ID: "counter", Title: "0"}
-	require.NoError(t, first.Update(ctx, func(tx forkengine.Tx) error { return tx.UpsertSession(ctx, counter) }))
+	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error { return tx.UpsertSession(ctx, counter) }))
 
-	const perHandle = 15
-	errs := make(chan error, 2*perHandle)
+	const writers = 30
+	errs := make(chan error, writers)
 	var wg sync.WaitGroup
-	for _, db := range []*DB{first, second} {
-		for range perHandle {
-			wg.Go(func() { errs <- incrementTitle(ctx, db) })
-		}
+	for range writers {
+		wg.Go(func() { errs <- incrementTitle(ctx, db) })
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	for _, db := range []*DB{first, second} {
-		got, err := db.GetSession(ctx, "ws", "counter")
-		require.NoError(t, err)
-		require.Equal(t, strconv.Itoa(2*perHandle), got.Title, "no update was lost")
-		events, err := db.EventsAfter(ctx, "ws", 0, 0)
-		require.NoError(t, err)
-		require.Len(t, events, 2*perHandle)
-		for i := range events {
-			require.Equal(t, int64(i+1), events[i].Cursor, "cursors are dense and ordered across handles")
-		}
+	got, err := db.GetSession(ctx, "ws", "counter")
+	require.NoError(t, err)
+	require.Equal(t, strconv.Itoa(writers), got.Title, "no update was lost")
+	events, err := db.EventsAfter(ctx, "ws", 0, 0)
+	require.NoError(t, err)
+	require.Len(t, events, writers)
+	for i := range events {
+		require.Equal(t, int64(i+1), events[i].Cursor, "cursors are dense and ordered")
 	}
 }
 
@@ -116,10 +125,11 @@ func incrementTitle(ctx context.Context, db *DB) error {
 }
 
 // TestRacingStartsOnOneBoundaryMakeOneOperation races inserts of active operations on one
-// boundary from two handles: the unique indexes, not application checks, must let exactly one in.
+// boundary: the unique indexes, not application checks, must let exactly one in.
 func TestRacingStartsOnOneBoundaryMakeOneOperation(t *testing.T) {
 	cfg := sqliteConfig(t)
-	handles := []*DB{openTest(t, cfg), openTest(t, cfg)}
+	one := openTest(t, cfg)
+	handles := []*DB{one, one}
 	ctx := context.Background()
 	const racers = 12
 	errs := make(chan error, racers)

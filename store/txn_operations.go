@@ -41,14 +41,16 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 // keyOperationColumns are the indexed columns a status change never alters. An UPDATE that names
 // a column rewrites every index on it even when the value stays the same, so the usual update
 // leaves them out and instead requires them unchanged (updateStateSQL).
-var keyOperationColumns = []string{"request_id", "source_session_id", "target_session_id", "through_turn_id", "created_at_us"}
+// lease_owner is among them: a status change is a compare and swap on the lease owner too, so an
+// instance whose lease was taken over cannot move the operation any more.
+var keyOperationColumns = []string{"request_id", "source_session_id", "target_session_id", "through_turn_id", "created_at_us", "lease_owner"}
 
 var (
 	insertOperationSQL = insertSQL("fork_operations", operationColumns, 1)
 	insertLineageSQL   = insertSQL("lineages", lineageColumns, 1)
 	insertSnapshotSQL  = "INSERT INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
 	updateOperationSQL = "UPDATE fork_operations SET " + strings.Join(mutableOperationColumns, " = ?, ") +
-		" = ? WHERE workspace_id = ? AND id = ? AND status = ?"
+		" = ? WHERE workspace_id = ? AND id = ? AND status = ? AND lease_owner = ?"
 	updateStateSQL = "UPDATE fork_operations SET " + strings.Join(stateOperationColumns(), " = ?, ") +
 		" = ? WHERE workspace_id = ? AND id = ? AND status = ? AND " + strings.Join(keyOperationColumns, " = ? AND ") + " = ?"
 )
@@ -74,7 +76,7 @@ func (r operationRow) stateValues(expect string) []any {
 		}
 	}
 	return append(out, r.WorkspaceID, r.ID, expect, r.RequestID, r.SourceSessionID, r.TargetSessionID,
-		r.ThroughTurnID, r.CreatedAtUs)
+		r.ThroughTurnID, r.CreatedAtUs, r.LeaseOwner)
 }
 
 // UpdateOperation replaces every field of the stored operation but its snapshot and snapshot
@@ -105,10 +107,10 @@ func (tx *txn) UpdateOperation(ctx context.Context, op forkengine.ForkOperation,
 func (tx *txn) rewriteOperation(ctx context.Context, db *gorm.DB, row operationRow, op forkengine.ForkOperation,
 	expect forkengine.OperationStatus, changed *bool) error {
 	var oldSource string
-	err := db.Raw("SELECT source_session_id FROM fork_operations WHERE workspace_id = ? AND id = ? AND status = ?",
-		op.WorkspaceID, op.ID, string(expect)).Scan(&oldSource).Error
+	err := db.Raw("SELECT source_session_id FROM fork_operations WHERE workspace_id = ? AND id = ? AND status = ? AND lease_owner = ?",
+		op.WorkspaceID, op.ID, string(expect), op.LeaseOwner).Scan(&oldSource).Error
 	if err == nil {
-		args := append(row.mutableValues(), op.WorkspaceID, op.ID, string(expect))
+		args := append(row.mutableValues(), op.WorkspaceID, op.ID, string(expect), op.LeaseOwner)
 		*changed, err = tx.updateRows(db, updateOperationSQL, args...)
 	}
 	if err != nil || !*changed {

@@ -85,6 +85,7 @@ func storedOperation(op forkengine.ForkOperation) (forkengine.ForkOperation, err
 	op.AcceptedAt = storedTimePtr(op.AcceptedAt)
 	op.CompletedAt = storedTimePtr(op.CompletedAt)
 	op.AcknowledgedAt = storedTimePtr(op.AcknowledgedAt)
+	op.LeaseExpiresAt = storedTimePtr(op.LeaseExpiresAt)
 	return op, nil
 }
 

@@ -184,6 +184,29 @@ func (v memView) EventsAfter(_ context.Context, ws string, after int64, limit in
 	return out, nil
 }
 
+// LogEventsAfter returns up to limit events of every workspace with Cursor > after.
+func (v memView) LogEventsAfter(_ context.Context, after int64, limit int) ([]forkengine.Event, error) {
+	var out []forkengine.Event
+	for _, e := range v.load().events {
+		if e.Cursor > after {
+			out = append(out, e)
+			if limit > 0 && len(out) == limit {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// LogHead returns the highest cursor of the log, or 0 when it is empty.
+func (v memView) LogHead(context.Context) (int64, error) {
+	events := v.load().events
+	if len(events) == 0 {
+		return 0, nil
+	}
+	return events[len(events)-1].Cursor, nil
+}
+
 // OldestEventCursor returns the smallest cursor of ws, or 0 when it has no events.
 func (v memView) OldestEventCursor(_ context.Context, ws string) (int64, error) {
 	for _, e := range v.load().events {

@@ -176,7 +176,8 @@ func (tx *memTx) InsertOperation(_ context.Context, op forkengine.ForkOperation)
 func (tx *memTx) UpdateOperation(_ context.Context, op forkengine.ForkOperation, expect forkengine.OperationStatus) (bool, error) {
 	st := tx.current()
 	k := rowKey{op.WorkspaceID, op.ID}
-	if cur, ok := st.operations[k]; !ok || cur.Status != expect {
+	cur, ok := st.operations[k]
+	if !ok || cur.Status != expect || cur.LeaseOwner != op.LeaseOwner {
 		return false, nil
 	}
 	if err := checkOperationUnique(st, op); err != nil {
@@ -186,8 +187,9 @@ func (tx *memTx) UpdateOperation(_ context.Context, op forkengine.ForkOperation,
 	if err != nil {
 		return false, err
 	}
-	// The snapshot and its hash are fixed at insert, as in the SQL store.
-	stored.Snapshot, stored.SnapshotHash = st.operations[k].Snapshot, st.operations[k].SnapshotHash
+	// The snapshot, its hash and the lease are fixed at insert, as in the SQL store.
+	stored.Snapshot, stored.SnapshotHash = cur.Snapshot, cur.SnapshotHash
+	stored.LeaseOwner, stored.LeaseExpiresAt = cur.LeaseOwner, cur.LeaseExpiresAt
 	st.operations[k] = stored
 	return true, nil
 }
@@ -221,4 +223,10 @@ func (tx *memTx) AppendEvents(_ context.Context, events []forkengine.Event) ([]f
 		st.events = append(st.events, e)
 	}
 	return out, nil
+}
+
+// Lock does nothing: MemStore serialises every Update already.
+func (tx *memTx) Lock(context.Context, ...string) error {
+	tx.current()
+	return nil
 }

@@ -31,6 +31,8 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Events", eventTests()},
 		{"Purge", purgeTests()},
 		{"Transactions", transactionTests()},
+		{"Leases", leaseTests()},
+		{"Log", logTests()},
 		{"Encoding", encodingTests()},
 	}
 	for _, g := range groups {

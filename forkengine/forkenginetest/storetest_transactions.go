@@ -137,6 +137,11 @@ func testConcurrentUpdates(t *testing.T, s forkengine.Store) {
 	for range writers {
 		wg.Go(func() {
 			errs <- s.Update(ctx, func(tx forkengine.Tx) error {
+				// A read-modify-write names what it reads: stores whose writers run side by side
+				// (PostgreSQL) serialise only transactions that lock a common key.
+				if err := tx.Lock(ctx, "session/"+wsA+"/counter"); err != nil {
+					return err
+				}
 				cur, err := tx.GetSession(ctx, wsA, "counter")
 				if err != nil {
 					return err

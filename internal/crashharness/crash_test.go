@@ -129,7 +129,7 @@ func runRecover(t *testing.T, bin, dbPath, callsPath string) Report {
 
 func openStore(t *testing.T, dbPath string) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), store.Config{Driver: store.DriverSQLite, DSN: dbPath})
+	db, err := store.Open(context.Background(), store.Config{Driver: store.DriverSQLite, DSN: dbPath, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

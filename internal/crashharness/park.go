@@ -38,7 +38,7 @@ func park(ctx context.Context, dbPath, callsPath string, lifetime time.Duration,
 	}
 	// The checking handle is opened before anything is parked: once the commit transaction is
 	// stuck it holds the write lock, and opening a store may need it.
-	check, err := store.Open(ctx, store.Config{Driver: store.DriverSQLite, DSN: dbPath})
+	check, err := store.Open(ctx, store.Config{Driver: store.DriverSQLite, DSN: dbPath, ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("open checking store: %w", err)
 	}

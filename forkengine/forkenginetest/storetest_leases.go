@@ -1,0 +1,160 @@
+package forkenginetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// leasedOperation is an unfinished operation leased to owner until the minute `until`.
+func leasedOperation(id string, status forkengine.OperationStatus, owner string, until int) forkengine.ForkOperation {
+	op := newOperation(wsA, id, "src-"+id, "t-"+id, "dst-"+id, status)
+	op.LeaseOwner, op.LeaseExpiresAt = owner, timePtr(at(until))
+	return op
+}
+
+func claimIDs(t *testing.T, s forkengine.Store, c forkengine.LeaseClaim) []string {
+	t.Helper()
+	claimed, err := s.ClaimOperations(context.Background(), c)
+	require.NoError(t, err)
+	ids := make([]string, len(claimed))
+	for i, op := range claimed {
+		require.Equal(t, c.Owner, op.LeaseOwner, "a claimed operation comes back leased to the claimer")
+		require.True(t, op.LeaseExpiresAt.Equal(c.Until), "with the claim's expiry")
+		ids[i] = op.ID
+	}
+	return ids
+}
+
+func leaseTests() map[string]storeTest {
+	return map[string]storeTest{
+		"InsertKeepsTheLeaseAndReadsReturnIt": func(t *testing.T, s forkengine.Store) {
+			insertOperations(t, s, leasedOperation("op1", forkengine.StatusPrepared, "a", 20))
+			got, err := s.GetOperation(context.Background(), wsA, "op1")
+			require.NoError(t, err)
+			require.Equal(t, "a", got.LeaseOwner)
+			require.True(t, got.LeaseExpiresAt.Equal(at(20)))
+		},
+		"ClaimTakesOnlyFreeUnfinishedOperationsInCreationOrder": func(t *testing.T, s forkengine.Store) {
+			live := leasedOperation("live", forkengine.StatusDispatching, "a", 20)
+			expired := leasedOperation("expired", forkengine.StatusDispatching, "a", 5)
+			expired.CreatedAt = at(9)
+			never := leasedOperation("never", forkengine.StatusPrepared, "", 0)
+			never.LeaseExpiresAt = nil
+			accepted := leasedOperation("accepted", forkengine.StatusProviderAccepted, "a", 10) // expires exactly now
+			accepted.CreatedAt = at(11)
+			done := leasedOperation("done", forkengine.StatusCommitted, "a", 5)
+			unknown := leasedOperation("unknown", forkengine.StatusUnknown, "a", 5)
+			insertOperations(t, s, live, expired, never, accepted, done, unknown)
+			c := forkengine.LeaseClaim{Owner: "b", Now: at(10), Until: at(30), Limit: 10}
+			require.Equal(t, []string{"expired", "never", "accepted"}, claimIDs(t, s, c))
+			require.Empty(t, claimIDs(t, s, c), "claimed leases are live now")
+			got, err := s.GetOperation(context.Background(), wsA, "live")
+			require.NoError(t, err)
+			require.Equal(t, "a", got.LeaseOwner, "a live lease is never touched")
+		},
+		"TakeOwnAndTakeAll": func(t *testing.T, s forkengine.Store) {
+			insertOperations(t, s, leasedOperation("mine", forkengine.StatusPrepared, "b", 20),
+				leasedOperation("theirs", forkengine.StatusPrepared, "a", 20))
+			require.Equal(t, []string{"mine"}, claimIDs(t, s, forkengine.LeaseClaim{Owner: "b", Now: at(10), Until: at(40), Limit: 10, TakeOwn: true}))
+			require.Equal(t, []string{"mine", "theirs"}, claimIDs(t, s, forkengine.LeaseClaim{Owner: "c", Now: at(10), Until: at(40), Limit: 10, TakeAll: true}))
+		},
+		"ClaimPagesAfterACursor": func(t *testing.T, s forkengine.Store) {
+			var ops []forkengine.ForkOperation
+			for i := range 5 {
+				op := leasedOperation(fmt.Sprintf("op%d", i), forkengine.StatusPrepared, "", 0)
+				op.CreatedAt = at(i)
+				ops = append(ops, op)
+			}
+			insertOperations(t, s, ops...)
+			c := forkengine.LeaseClaim{Owner: "b", Now: at(10), Until: at(40), Limit: 2, TakeAll: true}
+			require.Equal(t, []string{"op0", "op1"}, claimIDs(t, s, c))
+			c.After = forkengine.PageCursor{Time: at(1), ID: "op1"}
+			require.Equal(t, []string{"op2", "op3"}, claimIDs(t, s, c))
+		},
+		"ConcurrentClaimersNeverShareAnOperation": func(t *testing.T, s forkengine.Store) {
+			var ops []forkengine.ForkOperation
+			for i := range 24 {
+				ops = append(ops, leasedOperation(fmt.Sprintf("op%02d", i), forkengine.StatusPrepared, "", 0))
+			}
+			insertOperations(t, s, ops...)
+			var mu sync.Mutex
+			seen := map[string]string{}
+			var wg sync.WaitGroup
+			for w := range 4 {
+				owner := fmt.Sprintf("i%d", w)
+				wg.Go(func() {
+					for {
+						claimed, err := s.ClaimOperations(context.Background(), forkengine.LeaseClaim{Owner: owner, Now: at(10), Until: at(40), Limit: 3})
+						if err != nil || len(claimed) == 0 {
+							require.NoError(t, err)
+							return
+						}
+						mu.Lock()
+						for _, op := range claimed {
+							require.Empty(t, seen[op.ID], "operation %s claimed twice", op.ID)
+							seen[op.ID] = owner
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			require.Len(t, seen, len(ops), "every free operation was claimed by someone")
+			for id, owner := range seen {
+				got, err := s.GetOperation(context.Background(), wsA, id)
+				require.NoError(t, err)
+				require.Equal(t, owner, got.LeaseOwner)
+			}
+		},
+		"StatusChangesAreACompareAndSwapOnTheLeaseOwner": func(t *testing.T, s forkengine.Store) {
+			op := leasedOperation("op1", forkengine.StatusPrepared, "a", 5)
+			insertOperations(t, s, op)
+			require.Equal(t, []string{"op1"}, claimIDs(t, s, forkengine.LeaseClaim{Owner: "b", Now: at(10), Until: at(40), Limit: 1}))
+			stale := op
+			stale.Status = forkengine.StatusDispatching
+			var moved bool
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) (err error) {
+				moved, err = tx.UpdateOperation(ctx, stale, forkengine.StatusPrepared)
+				return err
+			})
+			require.False(t, moved, "the instance whose lease was taken over cannot move the operation")
+			current, err := s.GetOperation(context.Background(), wsA, "op1")
+			require.NoError(t, err)
+			require.Equal(t, forkengine.StatusPrepared, current.Status)
+			next := current
+			next.Status = forkengine.StatusDispatching
+			next.LeaseOwner, next.LeaseExpiresAt = "b", timePtr(at(1)) // an update never writes the lease
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) (err error) {
+				moved, err = tx.UpdateOperation(ctx, next, forkengine.StatusPrepared)
+				return err
+			})
+			require.True(t, moved, "the new holder can")
+			current, err = s.GetOperation(context.Background(), wsA, "op1")
+			require.NoError(t, err)
+			require.Equal(t, forkengine.StatusDispatching, current.Status)
+			require.True(t, current.LeaseExpiresAt.Equal(at(40)), "the stored lease is kept")
+		},
+		"RenewExtendsOnlyTheOwnersUnfinishedLeases": func(t *testing.T, s forkengine.Store) {
+			insertOperations(t, s, leasedOperation("mine", forkengine.StatusDispatching, "a", 20),
+				leasedOperation("theirs", forkengine.StatusDispatching, "b", 20),
+				leasedOperation("finished", forkengine.StatusFailed, "a", 20))
+			keys := []forkengine.OperationKey{{WorkspaceID: wsA, ID: "mine"}, {WorkspaceID: wsA, ID: "theirs"},
+				{WorkspaceID: wsA, ID: "finished"}, {WorkspaceID: wsB, ID: "mine"}}
+			renewed, err := s.RenewLeases(context.Background(), "a", keys, at(50))
+			require.NoError(t, err)
+			require.Equal(t, []forkengine.OperationKey{{WorkspaceID: wsA, ID: "mine"}}, renewed)
+			for id, want := range map[string]time.Time{"mine": at(50), "theirs": at(20), "finished": at(20)} {
+				got, err := s.GetOperation(context.Background(), wsA, id)
+				require.NoError(t, err)
+				require.True(t, got.LeaseExpiresAt.Equal(want), "%s: lease until %v, want %v", id, got.LeaseExpiresAt, want)
+			}
+		},
+	}
+}

@@ -1,0 +1,48 @@
+package forkengine
+
+import "time"
+
+// OperationKey names one fork operation.
+type OperationKey struct {
+	WorkspaceID string
+	ID          string
+}
+
+// Key returns the operation's key.
+func (op ForkOperation) Key() OperationKey {
+	return OperationKey{WorkspaceID: op.WorkspaceID, ID: op.ID}
+}
+
+// LeaseClaim asks Store.ClaimOperations for unfinished operations to drive.
+type LeaseClaim struct {
+	Owner string    // the claiming instance
+	Now   time.Time // a lease that expires at or before Now is free
+	Until time.Time // the claimed leases' expiry
+	After PageCursor
+	Limit int
+	// TakeOwn also claims operations already leased to Owner: a restarted instance with the same
+	// id drives nothing yet, so whatever it holds was left by its previous run.
+	TakeOwn bool
+	// TakeAll claims every unfinished operation whatever its lease: for a store that only this
+	// process can open (SQLite), where every lease at start-up belongs to a dead process.
+	TakeAll bool
+}
+
+// LeaseFree reports whether c may take op's lease.
+func (c LeaseClaim) LeaseFree(op ForkOperation) bool {
+	switch {
+	case c.TakeAll, op.LeaseOwner == "", op.LeaseExpiresAt == nil:
+		return true
+	case c.TakeOwn && op.LeaseOwner == c.Owner:
+		return true
+	}
+	return !op.LeaseExpiresAt.After(c.Now)
+}
+
+// sessionLock is the Tx.Lock key of a session id (which may name no row yet): reports, message
+// appends, deletions, fork starts from it and commits into it take it.
+func sessionLock(workspaceID, id string) string { return "session/" + workspaceID + "/" + id }
+
+// familyLock is the Tx.Lock key of a fork family, named by its root: fork titles count the
+// family's forks under it.
+func familyLock(workspaceID, rootID string) string { return "family/" + workspaceID + "/" + rootID }
