@@ -97,7 +97,7 @@ func newSQLiteCluster(t *testing.T) *cluster {
 func (c *cluster) start(name string) *Instance {
 	c.t.Helper()
 	// Held adapter calls last several leases: the webhook timeout must outlast them.
-	o := Options{Binary: binary, DB: c.db, WebhookURL: c.adapter.URL(name), LogDir: c.t.TempDir(),
+	o := Options{Name: name, Binary: binary, DB: c.db, WebhookURL: c.adapter.URL(name), LogDir: c.t.TempDir(),
 		Extra: []string{"-webhook-timeout", "60s"}}
 	if c.postgres() {
 		o.InstanceID, o.ForkLease = name, testLease
@@ -106,7 +106,6 @@ func (c *cluster) start(name string) *Instance {
 	if err != nil {
 		c.t.Fatalf("start %s: %v", name, err)
 	}
-	in.Name = name
 	c.byName[name] = in
 	c.t.Cleanup(func() {
 		if c.t.Failed() {

@@ -33,6 +33,7 @@ func Build(ctx context.Context, repoRoot, dir string) (string, error) {
 
 // Options say how to start one instance. Empty fields are left to the server's defaults.
 type Options struct {
+	Name       string        // what logs and errors call the instance (default: InstanceID)
 	Binary     string        // the server binary (Build)
 	DB         string        // -db: a SQLite path or a postgres:// URL
 	InstanceID string        // -instance-id
@@ -62,7 +63,7 @@ func (o Options) args() []string {
 
 // Instance is one running server process.
 type Instance struct {
-	Name    string // the instance id it was started with, or "instance"
+	Name    string // Options.Name, or the instance id, or "instance"
 	Addr    string // host:port it listens on (loopback)
 	LogPath string // its stdout and stderr
 
@@ -75,7 +76,10 @@ type Instance struct {
 // Start runs a server and returns once it has printed its listening line and /healthz answers
 // 200. The process is not stopped when ctx ends; call Kill or Stop.
 func Start(ctx context.Context, o Options) (*Instance, error) {
-	name := o.InstanceID
+	name := o.Name
+	if name == "" {
+		name = o.InstanceID
+	}
 	if name == "" {
 		name = "instance"
 	}

@@ -18,8 +18,22 @@ const takeoverLimit = testLease + 45*time.Second
 func TestTakeoverAfterKill(t *testing.T) {
 	c := newPostgresCluster(t)
 	a, b := c.start("a"), c.start("b")
+	takeover(t, c, a, func() *Instance { return b })
+}
+
+// TestRestartAfterKillSQLite is the same on one SQLite file: the instance that takes over is a
+// new process started after the kill (SQLite allows one at a time).
+func TestRestartAfterKillSQLite(t *testing.T) {
+	c := newSQLiteCluster(t)
+	a := c.start("a")
+	takeover(t, c, a, func() *Instance { return c.start("b") })
+}
+
+// takeover parks the forks on a, kills it, and expects the instance next returns (running
+// already, or started then) to finish them.
+func takeover(t *testing.T, c *cluster, a *Instance, next func() *Instance) {
 	ctx := context.Background()
-	onA, onB := client(a), client(b)
+	onA := client(a)
 	for _, s := range []string{"prep", "disp"} {
 		if err := onA.ReportSource(ctx, workspace, s, "webhook", "", 2); err != nil {
 			t.Fatal(err)
@@ -37,8 +51,8 @@ func TestTakeoverAfterKill(t *testing.T) {
 	}
 	awaitReached(t, prepHold, "A's describe before dispatching the prepared fork")
 	awaitReached(t, dispHold, "A's /fork of the dispatching fork")
-	expectPhase(t, onB, prep.ID, "FROZEN")
-	expectPhase(t, onB, disp.ID, "DISPATCHING")
+	expectPhase(t, onA, prep.ID, "FROZEN")
+	expectPhase(t, onA, disp.ID, "DISPATCHING")
 
 	a.Kill()
 	if !a.Killed() {
@@ -47,6 +61,8 @@ func TestTakeoverAfterKill(t *testing.T) {
 	// A's held calls died with its connections; nothing of A's is waiting any more.
 	prepHold.Release()
 	dispHold.Release()
+	b := next()
+	onB := client(b)
 
 	gotPrep, err := onB.AwaitOperation(ctx, workspace, prep.ID, takeoverLimit, Operation.Terminal)
 	if err != nil {
@@ -67,6 +83,9 @@ func TestTakeoverAfterKill(t *testing.T) {
 	}
 	if calls := c.adapter.ForkCallsOf(disp.ID); len(calls) != 1 || calls[0].Instance != "a" {
 		t.Errorf("/fork calls of the dispatching fork: %+v, want exactly one, A's before it died", calls)
+	}
+	if !c.postgres() {
+		return // one process per SQLite file: b holds it
 	}
 	// A restarted instance finds nothing left to do and calls nobody.
 	before := len(c.adapter.ForkCalls())
