@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
 )
@@ -24,6 +25,7 @@ type config struct {
 	db             string // a SQLite file path or a postgres:// URL
 	dbPool         int64
 	dbTimeout      time.Duration
+	eventPoll      time.Duration
 	simLatency     time.Duration
 	barrier        bool
 	webhookURL     string
@@ -62,6 +64,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&tokens, "tokens", env.str("FORKGRAPH_TOKENS", ""),
 		"API tokens as token=workspace,token=workspace; none: open development mode (FORKGRAPH_TOKENS)")
 	fs.Int64Var(&cfg.maxBody, "max-body", env.int64("FORKGRAPH_MAX_BODY", 1<<20), "largest request body in bytes (FORKGRAPH_MAX_BODY)")
+	fs.DurationVar(&cfg.eventPoll, "event-poll", env.duration("FORKGRAPH_EVENT_POLL", forkengine.DefaultFeedPoll),
+		"how often the event log is read when no notification came (FORKGRAPH_EVENT_POLL)")
 	fs.Float64Var(&cfg.rateLimit, "rate-limit", env.float("FORKGRAPH_RATE_LIMIT", 50),
 		"with tokens: requests per second per token (per address without a valid one); 0 disables (FORKGRAPH_RATE_LIMIT)")
 	fs.Int64Var(&cfg.rateBurst, "rate-burst", env.int64("FORKGRAPH_RATE_BURST", 100), "requests a client may send at once (FORKGRAPH_RATE_BURST)")
@@ -86,6 +90,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.simLatency < 0 || cfg.webhookTimeout <= 0 {
 		return config{}, fmt.Errorf("-sim-latency must not be negative and -webhook-timeout must be positive (got %s, %s)",
 			cfg.simLatency, cfg.webhookTimeout)
+	}
+	if cfg.eventPoll <= 0 {
+		return config{}, fmt.Errorf("-event-poll must be positive, got %s", cfg.eventPoll)
 	}
 	if cfg.dbPool <= 0 || cfg.dbPool > 10000 || cfg.dbTimeout < 0 {
 		return config{}, fmt.Errorf("-db-pool must be between 1 and 10000 and -db-statement-timeout must not be negative (got %d, %s)",

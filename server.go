@@ -51,9 +51,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer db.Close()
 
+	// Subscribers get events only from the feed, which follows the durable log in cursor order:
+	// this process's commits wake it directly, other instances' through PostgreSQL's NOTIFY.
 	broker := forkengine.NewBroker(int(cfg.queue))
+	feedCtx, stopFeed := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopFeed()
+	feed := forkengine.NewFeed(forkengine.FeedConfig{Log: db, Broker: broker, Wake: db.WatchEvents(feedCtx),
+		Poll: cfg.eventPoll, Logger: logger})
+	if err := feed.Start(feedCtx); err != nil {
+		return fmt.Errorf("start the event feed: %w", err)
+	}
 	engine, err := forkengine.New(forkengine.Config{
-		Store: db, Drivers: drivers(cfg), Publisher: broker, Logger: logger, DisableBarrier: !cfg.barrier,
+		Store: db, Drivers: drivers(cfg), Publisher: feed, Logger: logger, DisableBarrier: !cfg.barrier,
 	})
 	if err != nil {
 		return fmt.Errorf("build engine: %w", err)

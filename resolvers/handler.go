@@ -46,7 +46,7 @@ func NewServer(cfg Config) *handler.Server {
 	srv.Use(extension.FixedComplexityLimit(orDefault(cfg.ComplexityLimit, DefaultComplexityLimit)))
 	srv.Use(depthLimit{max: orDefault(cfg.DepthLimit, DefaultDepthLimit)})
 
-	srv.AroundOperations(withStreamFailure)
+	srv.AroundOperations(withStreamEnd)
 	srv.AroundResponses(withLoaders(cfg.Engine))
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
 	srv.AroundFields(cfg.Tokens.authorizeRootField)

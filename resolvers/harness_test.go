@@ -50,11 +50,20 @@ type apiOptions struct {
 func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "forkgraph.db"), Logger: quiet})
+	dbPath := filepath.Join(t.TempDir(), "forkgraph.db")
+	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: dbPath, Logger: quiet})
 	require.NoError(t, err)
 	sim := simulated.New(simulated.Options{Latency: opts.latency})
 	broker := forkengine.NewBroker(opts.brokerQueue)
-	ecfg := forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"simulated": sim}, Publisher: broker, Logger: quiet}
+	// As in the server: subscribers get events only from the feed, which follows the log.
+	// It reads through a handle of its own, so the SQL statements the batching tests count on db
+	// are the API's alone.
+	feedDB, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: dbPath, ReadOnly: true, Logger: quiet})
+	require.NoError(t, err)
+	feed := forkengine.NewFeed(forkengine.FeedConfig{Log: feedDB, Broker: broker, Logger: quiet})
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	require.NoError(t, feed.Start(feedCtx))
+	ecfg := forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"simulated": sim}, Publisher: feed, Logger: quiet}
 	if opts.engine != nil {
 		opts.engine(&ecfg)
 	}
@@ -78,6 +87,8 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 		closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		require.NoError(t, engine.Close(closeCtx))
+		stopFeed()
+		require.NoError(t, feedDB.Close())
 		require.NoError(t, db.Close())
 	})
 	return api

@@ -1,0 +1,177 @@
+package forkengine_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
+)
+
+// feedFixture is an engine whose events reach subscribers only through a Feed, as in the server.
+type feedFixture struct {
+	t      *testing.T
+	store  *hookStore
+	broker *forkengine.Broker
+	feed   *forkengine.Feed
+	engine *forkengine.Engine
+}
+
+// hookStore lets a test act in the middle of a replay read.
+type hookStore struct {
+	*forkenginetest.MemStore
+	mu           sync.Mutex
+	beforeReplay func()
+}
+
+func (s *hookStore) EventsAfter(ctx context.Context, ws string, after int64, limit int) ([]forkengine.Event, error) {
+	s.mu.Lock()
+	hook := s.beforeReplay
+	s.beforeReplay = nil
+	s.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return s.MemStore.EventsAfter(ctx, ws, after, limit)
+}
+
+func newFeedFixture(t *testing.T, cfg forkengine.FeedConfig) *feedFixture {
+	t.Helper()
+	f := &feedFixture{t: t, store: &hookStore{MemStore: forkenginetest.NewMemStore()}, broker: forkengine.NewBroker(4096)}
+	cfg.Log, cfg.Broker = f.store.MemStore, f.broker
+	f.feed = forkengine.NewFeed(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	require.NoError(t, f.feed.Start(ctx))
+	var err error
+	f.engine, err = forkengine.New(forkengine.Config{Store: f.store, Publisher: f.feed, NoBackground: true})
+	require.NoError(t, err)
+	return f
+}
+
+func (f *feedFixture) report(id, title string) {
+	f.t.Helper()
+	_, err := f.engine.ReportSession(context.Background(), forkengine.SessionReport{WorkspaceID: ws, ID: id, Provider: provider, Title: &title})
+	require.NoError(f.t, err)
+}
+
+// waitDelivered waits until the feed has handed the broker every logged event.
+func (f *feedFixture) waitDelivered() {
+	f.t.Helper()
+	require.Eventually(f.t, func() bool {
+		head, err := f.store.LogHead(context.Background())
+		return err == nil && f.feed.Position() == head
+	}, 5*time.Second, time.Millisecond)
+}
+
+func collect(t *testing.T, s *forkengine.Stream[int64], n int) []int64 {
+	t.Helper()
+	out := make([]int64, 0, n)
+	for len(out) < n {
+		select {
+		case c, ok := <-s.C:
+			require.True(t, ok, "stream ended after %v: %v", out, s.Err())
+			out = append(out, c)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("got %v, want %d events", out, n)
+		}
+	}
+	return out
+}
+
+func cursorOf(ev *forkengine.Event) int64 { return ev.Cursor }
+
+// TestReplaySeamSendsAnEventCommittedDuringTheReplayOnce: an event committed while the replay
+// page is read reaches the subscriber twice, in the page and live; the seam keeps one.
+func TestReplaySeamSendsAnEventCommittedDuringTheReplayOnce(t *testing.T) {
+	f := newFeedFixture(t, forkengine.FeedConfig{})
+	f.report("s1", "one")
+	f.waitDelivered()
+	f.store.mu.Lock()
+	f.store.beforeReplay = func() {
+		f.report("s1", "two") // cursor 2: queued live before the page that holds it is read
+		f.waitDelivered()
+	}
+	f.store.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{Resume: true}, cursorOf)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2}, collect(t, s, 2))
+	f.report("s1", "three")
+	require.Equal(t, []int64{3}, collect(t, s, 1), "after the seam: the next live event, and no second 2")
+	require.Equal(t, int64(3), s.LastCursor())
+}
+
+// TestFeedDeliversInLogOrderUnderConcurrentWriters: many writers commit and publish at once;
+// a live subscriber sees the log's order, with no gap and no duplicate.
+func TestFeedDeliversInLogOrderUnderConcurrentWriters(t *testing.T) {
+	f := newFeedFixture(t, forkengine.FeedConfig{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{}, cursorOf)
+	require.NoError(t, err)
+	const writers, each = 8, 40
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				f.report(fmt.Sprintf("s%d", w), fmt.Sprintf("title %d", i))
+			}
+		})
+	}
+	wg.Wait()
+	got := collect(t, s, writers*each)
+	for i := range got {
+		require.Equal(t, int64(i+1), got[i], "event %d", i)
+	}
+}
+
+// TestFeedWakesOnAnotherProcessesCommitAndPollsWithoutOne: commits this process did not make
+// (another instance's) reach subscribers through Wake, and at the next poll when no wake-up comes.
+func TestFeedWakesOnAnotherProcessesCommitAndPollsWithoutOne(t *testing.T) {
+	for name, cfg := range map[string]func(chan struct{}) forkengine.FeedConfig{
+		"Wake": func(wake chan struct{}) forkengine.FeedConfig {
+			return forkengine.FeedConfig{Wake: wake, Poll: time.Hour}
+		},
+		"Poll": func(chan struct{}) forkengine.FeedConfig { return forkengine.FeedConfig{Poll: 5 * time.Millisecond} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			wake := make(chan struct{}, 1)
+			f := newFeedFixture(t, cfg(wake))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{}, cursorOf)
+			require.NoError(t, err)
+			// A write that bypasses this engine, as another instance's would.
+			require.NoError(t, f.store.Update(ctx, func(tx forkengine.Tx) error {
+				_, err := tx.AppendEvents(ctx, []forkengine.Event{{WorkspaceID: ws, Kind: forkengine.EventSessionUpserted, SessionID: "x"}})
+				return err
+			}))
+			wake <- struct{}{}
+			require.Equal(t, []int64{1}, collect(t, s, 1))
+		})
+	}
+}
+
+// TestLiveSubscriberThatFallsBehindMustResume: the broker ends a subscriber whose queue is full
+// with RESUME_REQUIRED and the stream names the last cursor it sent.
+func TestLiveSubscriberThatFallsBehindMustResume(t *testing.T) {
+	f := newFeedFixture(t, forkengine.FeedConfig{})
+	small := forkengine.NewBroker(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := forkengine.FollowWorkspace(ctx, f.engine, small, ws, forkengine.WorkspacePosition{}, cursorOf)
+	require.NoError(t, err)
+	small.Publish([]forkengine.Event{{Cursor: 1, WorkspaceID: ws}, {Cursor: 2, WorkspaceID: ws}, {Cursor: 3, WorkspaceID: ws}})
+	require.Equal(t, []int64{1, 2}, collect(t, s, 2))
+	_, open := <-s.C
+	require.False(t, open)
+	require.Equal(t, forkengine.CodeResumeRequired, forkengine.ErrorCode(s.Err()))
+	require.Equal(t, int64(2), s.LastCursor())
+}

@@ -1,0 +1,170 @@
+package forkengine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// replayPage is how many logged events one replay read returns.
+const replayPage = 100
+
+// Stream is what a subscription reads: values on C until it is closed, then Err says why it
+// ended (nil: the subscriber left or the stream completed). LastCursor is the cursor of the last
+// event put on C, for a client told to resume.
+type Stream[T any] struct {
+	C <-chan T
+
+	mu   sync.Mutex
+	err  error
+	last int64
+}
+
+// Err is the error that ended the stream, once C is closed: RESUME_REQUIRED when the subscriber
+// fell behind, or a failed read.
+func (s *Stream[T]) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// LastCursor is the cursor of the last event sent (0: none yet).
+func (s *Stream[T]) LastCursor() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+func (s *Stream[T]) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+func (s *Stream[T]) sent(cursor int64) {
+	s.mu.Lock()
+	s.last = cursor
+	s.mu.Unlock()
+}
+
+// WorkspacePosition says where a workspace stream starts: Resume false is live events only;
+// Resume true replays every logged event after Cursor (0: the whole log) and then goes live.
+type WorkspacePosition struct {
+	Cursor int64
+	Resume bool
+}
+
+// FollowWorkspace streams a workspace's events as view maps them: with a resume position, the
+// logged events after it first, then live ones, each exactly once and in cursor order; without,
+// live events only. Live events come from b, which a Feed fills in log order, so live delivery
+// is exactly the replay. A subscriber that cannot keep up (its queue of b.QueueSize() is full)
+// is ended with RESUME_REQUIRED (reason subscriber_lagged); LastCursor is where to resume.
+// Errors before streaming: BAD_USER_INPUT for a cursor the log cannot resume from
+// (cursor_expired, invalid_cursor).
+func FollowWorkspace[T any](ctx context.Context, e *Engine, b *Broker, ws string, from WorkspacePosition, view func(*Event) T) (*Stream[T], error) {
+	if !from.Resume {
+		return liveWorkspace(ctx, b, ws, view), nil
+	}
+	// Subscribe before replaying: an event committed while the replay reads arrives live, and
+	// the seam below drops it if the replay already sent it.
+	sub := b.SubscribeShared(ws)
+	if err := e.CheckResumeCursor(ctx, ws, from.Cursor); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	out := make(chan T, 1)
+	s := &Stream[T]{C: out}
+	go func() {
+		defer close(out)
+		defer sub.Close()
+		last, err := replayWorkspace(ctx, e.store, ws, from.Cursor, out, s, view)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-sub.Events():
+				if !ok {
+					s.fail(lagError(sub.Err()))
+					return
+				}
+				if ev.Cursor <= last { // the replay sent it already
+					continue
+				}
+				if !send(ctx, out, view(ev)) {
+					return
+				}
+				last = ev.Cursor
+				s.sent(last)
+			}
+		}
+	}()
+	return s, nil
+}
+
+// liveWorkspace streams live events with no goroutine of its own (with 10,000 subscribers a
+// goroutine each is the largest share of their memory): the broker hands each event to the
+// subscription in Publish, which puts its view on the stream's channel. When that channel is
+// full the broker closes the subscription and the stream ends with RESUME_REQUIRED. The
+// context's end closes the subscription.
+func liveWorkspace[T any](ctx context.Context, b *Broker, ws string, view func(*Event) T) *Stream[T] {
+	out := make(chan T, b.QueueSize())
+	s := &Stream[T]{C: out}
+	sub := b.SubscribeFunc(ws, func(ev *Event) bool {
+		select {
+		case out <- view(ev):
+			s.sent(ev.Cursor)
+			return true
+		default:
+			return false
+		}
+	}, func(err error) {
+		if err != nil {
+			s.fail(lagError(err))
+		}
+		close(out)
+	})
+	context.AfterFunc(ctx, sub.Close)
+	return s
+}
+
+// replayWorkspace sends every logged event of ws after cursor and returns the last cursor sent.
+func replayWorkspace[T any](ctx context.Context, r Reader, ws string, cursor int64, out chan<- T, s *Stream[T], view func(*Event) T) (int64, error) {
+	for {
+		page, err := r.EventsAfter(ctx, ws, cursor, replayPage)
+		if err != nil {
+			return cursor, fmt.Errorf("replay events of %s after %d: %w", ws, cursor, err)
+		}
+		for i := range page {
+			if !send(ctx, out, view(&page[i])) {
+				return cursor, ctx.Err()
+			}
+			cursor = page[i].Cursor
+			s.sent(cursor)
+		}
+		if len(page) < replayPage {
+			return cursor, nil
+		}
+	}
+}
+
+// lagError is RESUME_REQUIRED for a subscriber the broker dropped.
+func lagError(cause error) error {
+	return &Error{Code: CodeResumeRequired, Reason: ErrorReason(cause), Retryable: true,
+		Message: "the event stream fell behind", Err: cause}
+}
+
+// send delivers v unless the subscriber went away.
+func send[T any](ctx context.Context, out chan<- T, v T) bool {
+	select {
+	case out <- v:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
