@@ -48,8 +48,18 @@ func TestResumeOnAnotherInstanceAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Half the turns are written while the subscriber reads on A, the other half only after A is
+	// dead, so the resumed stream must carry both what it missed and what comes live.
+	killed := make(chan struct{})
 	writeErr := make(chan error, 1)
-	go func() { writeErr <- writeTurns(ctx, onB, "resumer", resumeTurns) }()
+	go func() {
+		if err := writeTurns(ctx, onB, "resumer", 0, resumeTurns/2); err != nil {
+			writeErr <- err
+			return
+		}
+		<-killed
+		writeErr <- writeTurns(ctx, onB, "resumer", resumeTurns/2, resumeTurns)
+	}()
 	if err := <-reached; err != nil {
 		t.Fatalf("subscriber on A before the kill: %v", err)
 	}
@@ -61,6 +71,7 @@ func TestResumeOnAnotherInstanceAfterKill(t *testing.T) {
 		t.Fatalf("the stream on A ended with %v, want its connection lost", err)
 	}
 	beforeKill := len(f.Events)
+	close(killed)
 
 	if err := <-writeErr; err != nil {
 		t.Fatal(err)
@@ -85,12 +96,15 @@ func TestResumeOnAnotherInstanceAfterKill(t *testing.T) {
 	}
 }
 
-// writeTurns reports a session and n settled turns of it, one after another.
-func writeTurns(ctx context.Context, api *Client, session string, n int) error {
-	if err := api.ReportSession(ctx, workspace, session, "simulated", ""); err != nil {
-		return err
+// writeTurns reports settled turns from to to-1 of session, one after another, and the session
+// itself first when from is 0.
+func writeTurns(ctx context.Context, api *Client, session string, from, to int) error {
+	if from == 0 {
+		if err := api.ReportSession(ctx, workspace, session, "simulated", ""); err != nil {
+			return err
+		}
 	}
-	for i := range n {
+	for i := from; i < to; i++ {
 		if err := api.ReportSettledTurn(ctx, workspace, session, fmt.Sprintf("%s-t%d", session, i)); err != nil {
 			return fmt.Errorf("turn %d: %w", i, err)
 		}
