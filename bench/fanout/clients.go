@@ -32,8 +32,9 @@ type fleet struct {
 	readErrors  atomic.Int64
 }
 
-// connectFleet dials n subscribers with `dialers` handshakes in flight at once.
-func connectFleet(ctx context.Context, url, ws string, n, dialers int) (*fleet, error) {
+// connectFleet dials n subscribers with `dialers` handshakes in flight at once, subscriber i to
+// urls[i mod len(urls)].
+func connectFleet(ctx context.Context, urls []string, ws string, n, dialers int) (*fleet, error) {
 	f := &fleet{subs: make([]*subscriber, n), handshakes: newHistogram(), latency: newHistogram()}
 	start := time.Now()
 	jobs := make(chan int)
@@ -44,7 +45,7 @@ func connectFleet(ctx context.Context, url, ws string, n, dialers int) (*fleet, 
 		go func() {
 			defer dialWG.Done()
 			for i := range jobs {
-				s, err := f.dial(ctx, url, ws, fmt.Sprint(i))
+				s, err := f.dial(ctx, urls[i%len(urls)], ws, fmt.Sprint(i))
 				if err != nil {
 					errs <- fmt.Errorf("subscriber %d: %w", i, err)
 					return

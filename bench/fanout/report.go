@@ -24,7 +24,8 @@ func report(o options, f *fleet, d driven, delivered int, m memory) {
 	}
 	perConn := float64(m.rssAfter-m.rssBefore) / float64(len(f.subs)) / 1024
 	livePerConn := float64(m.liveAfter-m.liveBefore) / float64(len(f.subs)) / 1024
-	fmt.Printf("\n## fan-out: %d subscribers (%s, %d CPUs, GOOS=%s)\n\n", len(f.subs), time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.GOOS)
+	fmt.Printf("\n## fan-out: %d subscribers over %d instance(s) (%s, %d CPUs, GOOS=%s)\n\n", len(f.subs), o.instances,
+		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.GOOS)
 	fmt.Println("| figure | value |")
 	fmt.Println("|---|---|")
 	fmt.Printf("| subscribers connected (init + ack + subscribe) | %d in %s (%.0f/s) |\n", len(f.subs), f.connectWall.Round(time.Millisecond), float64(len(f.subs))/f.connectWall.Seconds())
