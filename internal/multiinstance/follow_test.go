@@ -79,33 +79,37 @@ func followFork(t *testing.T, c *cluster, writer, follower, watcher *Instance) {
 	if err != nil || committed.Status != "COMMITTED" {
 		t.Fatalf("operation %+v (%v), want COMMITTED", committed, err)
 	}
-	seen, err := events.EventsUntil(ctx, 100, streamIdle, SessionUpserted(committed.TargetSessionID))
-	if err != nil {
-		t.Fatalf("workspaceEvents on %s: %v (got %v)", watcher.Name, err, seen)
-	}
-	var opPhases []string
-	for _, ev := range seen {
-		if deref(ev.ForkOperationID) == op.ID && ev.Kind == "FORK_OPERATION_UPDATED" {
-			opPhases = append(opPhases, deref(ev.ForkOperationPhase))
-		}
-	}
-	// The commit's events (the operation's COMMITTED and the new session) are logged together;
-	// read on to the COMMITTED one if the session came first.
-	if !slices.Contains(opPhases, "COMMITTED") {
-		more, err := events.EventsUntil(ctx, 10, streamIdle, func(ev Event) bool {
-			return deref(ev.ForkOperationID) == op.ID && deref(ev.ForkOperationPhase) == "COMMITTED"
-		})
-		if err != nil {
-			t.Fatalf("workspaceEvents on %s: no COMMITTED event: %v (got %v, then %v)", watcher.Name, err, seen, more)
-		}
-		opPhases = append(opPhases, "COMMITTED")
-	}
-	if !slices.Equal(opPhases, everyPhase) {
-		t.Fatalf("workspaceEvents on %s logged the operation's phases %v, want %v", watcher.Name, opPhases, everyPhase)
+	if logged := loggedPhases(t, events, committed); !slices.Equal(logged, everyPhase) {
+		t.Fatalf("workspaceEvents on %s logged the operation's phases %v, want %v", watcher.Name, logged, everyPhase)
 	}
 	if calls := c.adapter.ForkCallsOf(op.ID); len(calls) != 1 || calls[0].Instance != writer.Name {
 		t.Fatalf("provider /fork calls %+v, want exactly one, from %s", calls, writer.Name)
 	}
+}
+
+// loggedPhases reads workspace events until both the operation's COMMITTED event and its new
+// session's SESSION_UPSERTED have arrived, and returns the phases logged for the operation.
+func loggedPhases(t *testing.T, events *Stream, op Operation) []string {
+	t.Helper()
+	var phases []string
+	sawSession := false
+	for range 100 {
+		ev, err := events.NextEvent(context.Background(), streamIdle)
+		if err != nil {
+			t.Fatalf("workspaceEvents after phases %v (new session seen: %v): %v", phases, sawSession, err)
+		}
+		switch {
+		case ev.Kind == "FORK_OPERATION_UPDATED" && deref(ev.ForkOperationID) == op.ID:
+			phases = append(phases, deref(ev.ForkOperationPhase))
+		case SessionUpserted(op.TargetSessionID)(ev):
+			sawSession = true
+		}
+		if sawSession && slices.Contains(phases, "COMMITTED") {
+			return phases
+		}
+	}
+	t.Fatalf("100 workspace events without the commit: phases %v, new session seen: %v", phases, sawSession)
+	return nil
 }
 
 // firstPhase decodes the first forkOperationUpdated message (the current state).
