@@ -54,7 +54,7 @@ func run(mode, repo, db string, instances, clients int, duration time.Duration, 
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := multiinstance.Build(ctx, repo, dir)
+	bin, err := multiinstance.Build(ctx, repo, dir, false)
 	if err != nil {
 		return err
 	}

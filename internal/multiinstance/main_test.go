@@ -20,7 +20,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	binary, err = Build(ctx, filepath.Join("..", ".."), dir)
+	// FORKGRAPH_TEST_SERVER_RACE=1 builds the servers with the race detector too (slower).
+	binary, err = Build(ctx, filepath.Join("..", ".."), dir, os.Getenv("FORKGRAPH_TEST_SERVER_RACE") == "1")
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "multiinstance:", err)
@@ -108,6 +109,9 @@ func (c *cluster) start(name string) *Instance {
 	}
 	c.byName[name] = in
 	c.t.Cleanup(func() {
+		if in.DataRace() {
+			c.t.Errorf("server %s reported a data race (log below)", name)
+		}
 		if c.t.Failed() {
 			c.t.Logf("--- log of %s ---\n%s", name, in.Log())
 		}

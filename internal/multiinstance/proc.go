@@ -20,10 +20,15 @@ import (
 // the first start migrates the schema and two cores are shared with everything else.
 const StartTimeout = 60 * time.Second
 
-// Build compiles the server in repoRoot into dir and returns the binary's path.
-func Build(ctx context.Context, repoRoot, dir string) (string, error) {
+// Build compiles the server in repoRoot into dir and returns the binary's path. With race the
+// server is built with the race detector, which then reports to the instance's log (DataRace).
+func Build(ctx context.Context, repoRoot, dir string, race bool) (string, error) {
 	bin := filepath.Join(dir, "forkgraph")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	args := []string{"build", "-o", bin}
+	if race {
+		args = append(args, "-race")
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, ".")...)
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build server in %s: %w\n%s", repoRoot, err, out)
@@ -210,6 +215,12 @@ func (in *Instance) Stop() {
 
 // Exited is closed when the process has ended.
 func (in *Instance) Exited() <-chan struct{} { return in.exited }
+
+// DataRace reports whether a race-detector build of the server has reported a data race.
+func (in *Instance) DataRace() bool {
+	raw, err := os.ReadFile(in.LogPath)
+	return err == nil && strings.Contains(string(raw), "WARNING: DATA RACE")
+}
 
 // Log returns the instance's log so far (at most its last 64 KiB).
 func (in *Instance) Log() string {
