@@ -26,6 +26,8 @@ type config struct {
 	dbPool         int64
 	dbTimeout      time.Duration
 	eventPoll      time.Duration
+	instanceID     string
+	forkLease      time.Duration
 	simLatency     time.Duration
 	barrier        bool
 	webhookURL     string
@@ -64,6 +66,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&tokens, "tokens", env.str("FORKGRAPH_TOKENS", ""),
 		"API tokens as token=workspace,token=workspace; none: open development mode (FORKGRAPH_TOKENS)")
 	fs.Int64Var(&cfg.maxBody, "max-body", env.int64("FORKGRAPH_MAX_BODY", 1<<20), "largest request body in bytes (FORKGRAPH_MAX_BODY)")
+	fs.StringVar(&cfg.instanceID, "instance-id", env.str("FORKGRAPH_INSTANCE_ID", ""),
+		"this instance's name as the owner of fork leases; empty: generated, unique per process (FORKGRAPH_INSTANCE_ID)")
+	fs.DurationVar(&cfg.forkLease, "fork-lease", env.duration("FORKGRAPH_FORK_LEASE", forkengine.DefaultLeaseDuration),
+		"how long an instance holds a fork it drives without renewing; after it dies, others wait this long to take over (FORKGRAPH_FORK_LEASE)")
 	fs.DurationVar(&cfg.eventPoll, "event-poll", env.duration("FORKGRAPH_EVENT_POLL", forkengine.DefaultFeedPoll),
 		"how often the event log is read when no notification came (FORKGRAPH_EVENT_POLL)")
 	fs.Float64Var(&cfg.rateLimit, "rate-limit", env.float("FORKGRAPH_RATE_LIMIT", 50),
@@ -90,6 +96,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.simLatency < 0 || cfg.webhookTimeout <= 0 {
 		return config{}, fmt.Errorf("-sim-latency must not be negative and -webhook-timeout must be positive (got %s, %s)",
 			cfg.simLatency, cfg.webhookTimeout)
+	}
+	if cfg.forkLease < 100*time.Millisecond {
+		return config{}, fmt.Errorf("-fork-lease must be at least 100ms, got %s", cfg.forkLease)
 	}
 	if cfg.eventPoll <= 0 {
 		return config{}, fmt.Errorf("-event-poll must be positive, got %s", cfg.eventPoll)

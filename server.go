@@ -63,6 +63,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	engine, err := forkengine.New(forkengine.Config{
 		Store: db, Drivers: drivers(cfg), Publisher: feed, Logger: logger, DisableBarrier: !cfg.barrier,
+		InstanceID: cfg.instanceID, LeaseDuration: cfg.forkLease,
+		ExclusiveStore: db.Driver() == store.DriverSQLite, // one process per file: every lease left is a dead one's
 	})
 	if err != nil {
 		return fmt.Errorf("build engine: %w", err)
@@ -92,7 +94,7 @@ func prepare(ctx context.Context, cfg config, engine *forkengine.Engine, broker 
 	if err != nil {
 		return fmt.Errorf("start-up recovery: %w", err)
 	}
-	logger.Info("recovery started", "scanned", report.Scanned, "unknown", report.Unknown,
+	logger.Info("recovery started", "instance", engine.InstanceID(), "scanned", report.Scanned, "unknown", report.Unknown,
 		"resumed in background", report.Resumed, "errors", len(report.Errors))
 	if cfg.tokens.Open() {
 		logger.Warn("no API tokens configured: every workspace is open (development mode); set FORKGRAPH_TOKENS to require tokens")
@@ -141,10 +143,12 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	// Leases: renew the ones this instance drives, take over the ones whose instance died (and
+	// this instance's own forks whose background work failed in passing).
 	sweepDone := make(chan struct{})
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
-	go func() { defer close(sweepDone); resumeStalledForks(sweepCtx, engine, logger) }()
+	go func() { defer close(sweepDone); engine.MaintainLeases(sweepCtx) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
@@ -165,34 +169,6 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 	}
 	logger.Info("shutdown complete; in-flight forks resume at the next start")
 	return nil
-}
-
-// Stalled forks: an operation prepared or provider_accepted for longer than stalledAfter lost its
-// background work to a passing failure; the sweep every sweepEvery drives it on.
-const (
-	sweepEvery   = 30 * time.Second
-	stalledAfter = time.Minute
-)
-
-// resumeStalledForks runs Engine.ResumeStalled periodically until ctx ends.
-func resumeStalledForks(ctx context.Context, engine *forkengine.Engine, logger *slog.Logger) {
-	tick := time.NewTicker(sweepEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		report, err := engine.ResumeStalled(ctx, stalledAfter)
-		if err != nil && ctx.Err() == nil {
-			logger.Error("resume stalled forks", "err", err)
-		}
-		if report.Scanned > 0 {
-			logger.Info("resumed stalled forks", "scanned", report.Scanned, "committed", report.Committed,
-				"failed", report.Failed, "unknown", report.Unknown, "errors", len(report.Errors))
-		}
-	}
 }
 
 // openStore opens the database -db names: a postgres:// URL or a SQLite file.

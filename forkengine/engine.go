@@ -29,6 +29,19 @@ type Config struct {
 	// NoBackground keeps started operations prepared instead of dispatching them in the
 	// background; recovery or ProcessOperation drive them. Used by tests and the crash harness.
 	NoBackground bool
+
+	// InstanceID names this engine as the owner of the fork leases it takes (default: host,
+	// process id and a random suffix). Two live instances must never share one.
+	InstanceID string
+	// LeaseDuration is how long a lease lasts unless renewed (default DefaultLeaseDuration); the
+	// engine renews the leases of the work it is doing every third of it (MaintainLeases). After
+	// an instance dies, its unfinished forks wait this long before another instance takes them
+	// over.
+	LeaseDuration time.Duration
+	// ExclusiveStore says no other process can use the store (SQLite): start-up recovery then
+	// takes over every unfinished operation whatever its lease, since each lease belongs to a
+	// dead process.
+	ExclusiveStore bool
 }
 
 // SessionReport is an idempotent upsert of a session by an agent runtime. Nil pointer fields keep
@@ -98,7 +111,7 @@ type RecoveryReport struct {
 	Unknown   int // ended unknown: dispatching at start-up, or a prepared one's provider answer
 	Committed int // prepared or provider_accepted → committed
 	Failed    int // prepared ones whose re-check or provider refused
-	Resumed   int // StartRecovery only: prepared and provider_accepted ones handed to background work
+	Resumed   int // StartRecovery and TakeOver: prepared and provider_accepted ones handed to background work
 	Errors    []error
 }
 
@@ -120,6 +133,8 @@ type Engine struct {
 	now   Clock
 	newID func() string
 	log   *slog.Logger
+
+	leases leaseKeeper // the operations this engine is driving now
 
 	// background tracks dispatches started by StartFork; Close waits for them. closed stops new
 	// ones from starting once Close has begun (WaitGroup.Add must not race with Wait).
@@ -149,6 +164,15 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.DispatchTimeout <= 0 {
 		cfg.DispatchTimeout = DefaultDispatchTimeout
+	}
+	if cfg.InstanceID == "" {
+		cfg.InstanceID = defaultInstanceID()
+	}
+	switch {
+	case cfg.LeaseDuration == 0:
+		cfg.LeaseDuration = DefaultLeaseDuration
+	case cfg.LeaseDuration < 30*time.Millisecond:
+		return nil, fmt.Errorf("forkengine: LeaseDuration %s is too short to renew", cfg.LeaseDuration)
 	}
 	switch {
 	case cfg.RecoveryPageSize == 0:
@@ -181,19 +205,21 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 }
 
-// goBackground runs fn on its own goroutine, tracked for Close. Once Close has begun it runs
-// nothing: the work is durable (a prepared operation) and recovery picks it up at the next start.
-func (e *Engine) goBackground(fn func()) {
+// goBackground runs fn on its own goroutine, tracked for Close, and reports whether it did. Once
+// Close has begun it runs nothing: the work is durable (a prepared operation) and whoever takes
+// its lease over next finishes it.
+func (e *Engine) goBackground(fn func()) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return
+		return false
 	}
 	e.background.Add(1)
 	go func() {
 		defer e.background.Done()
 		fn()
 	}()
+	return true
 }
 
 // changes collects the events of one transaction; update appends them to the durable log inside

@@ -10,7 +10,8 @@ import (
 // ProcessOperation drives one operation as far as it can go now: a prepared operation is
 // re-verified and dispatched to its driver (at most once: the move to dispatching is persisted
 // before the call), a provider_accepted one is committed. Dispatching, committed, failed and
-// unknown operations are returned unchanged, without a driver call. Background work and recovery
+// unknown operations, and any operation leased to another instance, are returned unchanged,
+// without a driver call. Background work and recovery
 // use it. Failed and unknown outcomes are data, not errors. Errors: BAD_USER_INPUT (ids),
 // NOT_FOUND, and internal errors of the store.
 func (e *Engine) ProcessOperation(ctx context.Context, workspaceID, id string) (ForkOperation, error) {
@@ -21,6 +22,8 @@ func (e *Engine) ProcessOperation(ctx context.Context, workspaceID, id string) (
 	if err != nil {
 		return ForkOperation{}, readError(err, "fork operation", id)
 	}
+	e.leases.hold(op.Key()) // renewed while the driver call is out
+	defer e.leases.release(op.Key())
 	return e.process(ctx, op, false)
 }
 
@@ -29,6 +32,9 @@ func (e *Engine) ProcessOperation(ctx context.Context, workspaceID, id string) (
 // says op carries the engine's private copy of the snapshot it froze (not one read back from the
 // store); it holds only until the first step, after which op may come from a read.
 func (e *Engine) process(ctx context.Context, op ForkOperation, own bool) (ForkOperation, error) {
+	if !e.drives(op) {
+		return op, nil // another instance holds it; a takeover claims it first if that one dies
+	}
 	var err error
 	for ; ; own = false {
 		switch op.Status {

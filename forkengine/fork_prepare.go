@@ -74,6 +74,7 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 	if err != nil {
 		return ForkOperation{}, err
 	}
+	leaseUntil := now.Add(e.cfg.LeaseDuration)
 	return ForkOperation{
 		WorkspaceID: in.WorkspaceID, ID: e.newID(), RequestID: in.RequestID, RequestHash: hash,
 		SourceSessionID: source.ID, TargetSessionID: in.TargetSessionID, ThroughTurnID: boundary.ID,
@@ -81,7 +82,7 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 		SourceProviderTurnBinding: boundary.ProviderTurnBinding,
 		Provider:                  source.Provider, DriverKind: desc.Kind, DriverVersion: desc.Version,
 		Status: StatusPrepared, TargetTitle: title, Snapshot: snap, SnapshotHash: snapHash,
-		CreatedAt: now, UpdatedAt: now,
+		CreatedAt: now, UpdatedAt: now, LeaseOwner: e.cfg.InstanceID, LeaseExpiresAt: &leaseUntil,
 	}, nil
 }
 

@@ -174,11 +174,16 @@ func (e *Engine) processInBackground(ctx context.Context, op ForkOperation) {
 	// work, which then can trust it without rehashing.
 	private := op
 	private.Snapshot = op.Snapshot.clone()
-	e.goBackground(func() {
+	e.leases.hold(op.Key())
+	started := e.goBackground(func() {
+		defer e.leases.release(op.Key())
 		if _, err := e.process(detached, private, true); err != nil {
 			// Nobody waits for this goroutine; the operation's stored state already tells clients
 			// what happened, so the log is the only place left for the cause.
 			e.log.Error("fork operation processing failed", "workspace", op.WorkspaceID, "operation", op.ID, "error", err)
 		}
 	})
+	if !started {
+		e.leases.release(op.Key()) // closing: the lease expires and a takeover finishes the fork
+	}
 }

@@ -17,8 +17,8 @@ func (e *Engine) Operation(ctx context.Context, workspaceID, id string) (ForkOpe
 	if err != nil {
 		return ForkOperation{}, readError(err, "fork operation", id)
 	}
-	if op.Status != StatusProviderAccepted {
-		return op, nil
+	if op.Status != StatusProviderAccepted || !e.drives(op) {
+		return op, nil // another instance's work is finished by that instance, or its taker
 	}
 	committed, err := e.commit(ctx, op)
 	if err != nil {

@@ -3,46 +3,32 @@ package forkengine
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
-// Recover finishes what a previous process left behind (SPEC §2.7). It pages through every active
-// operation of every workspace in creation order: a dispatching operation may or may not have
-// reached its provider, so it becomes unknown without a driver call; a prepared one never reached
-// it and is dispatched now; a provider_accepted one is committed without calling the provider
-// again. Failed and unknown outcomes are counted, not errors. Errors of single operations are
-// collected in the report and recovery goes on; the returned error is for a failed page read or
-// an ended ctx.
+// Recover finishes what a previous run left behind (SPEC §2.7), as a takeover: it claims every
+// unfinished operation whose lease is free (expired, or never taken), leased to this instance's
+// own id (a restart with a fixed -instance-id), or, on a store only this process can open
+// (Config.ExclusiveStore), every one, and pages through them in creation order. A dispatching
+// operation may or may not have reached its provider, so it becomes unknown without a driver
+// call; a prepared one never reached it and is dispatched now; a provider_accepted one is
+// committed without calling the provider again. Operations another live instance holds are left
+// alone. Failed and unknown outcomes are counted, not errors. Errors of single operations are
+// collected in the report and recovery goes on; the returned error is for a failed claim or an
+// ended ctx.
 func (e *Engine) Recover(ctx context.Context) (RecoveryReport, error) {
 	var report RecoveryReport
-	err := e.eachRecoverable(ctx, func(op ForkOperation) {
+	err := e.eachClaimed(ctx, e.startUpClaim(), func(op ForkOperation) {
 		report.Scanned++
+		e.leases.hold(op.Key())
+		defer e.leases.release(op.Key())
 		e.recoverOne(ctx, op, &report)
 	})
 	return report, err
 }
 
-// eachRecoverable pages through every active operation of every workspace in creation order,
-// calling fn for each. It stops with an error when a page cannot be read or ctx ends.
-func (e *Engine) eachRecoverable(ctx context.Context, fn func(ForkOperation)) error {
-	var after PageCursor
-	for {
-		page, err := e.store.RecoverableOperations(ctx, after, e.cfg.RecoveryPageSize)
-		if err != nil {
-			return fmt.Errorf("recover: read operations after %v: %w", after, err)
-		}
-		for _, op := range page {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("recover: %w", err)
-			}
-			fn(op)
-		}
-		if len(page) < e.cfg.RecoveryPageSize {
-			return nil
-		}
-		last := page[len(page)-1]
-		after = PageCursor{Time: last.CreatedAt, ID: last.ID}
-	}
+// startUpClaim is what a starting instance takes over.
+func (e *Engine) startUpClaim() LeaseClaim {
+	return LeaseClaim{TakeOwn: true, TakeAll: e.cfg.ExclusiveStore}
 }
 
 func (e *Engine) recoverOne(ctx context.Context, op ForkOperation, report *RecoveryReport) {
@@ -68,64 +54,64 @@ func (e *Engine) recoverOne(ctx context.Context, op ForkOperation, report *Recov
 }
 
 // StartRecovery is Recover for a server that must listen soon: it finishes before returning only
-// the part no new work may overlap (every dispatching operation becomes unknown, with no driver
-// call, so nothing started later can be mistaken for a leftover), and hands the prepared and
-// provider_accepted operations to one background worker, whose driver calls may each take up to
-// DispatchTimeout. The report counts the unknown ones and, in Resumed, the operations handed on;
-// Close waits for them. Running them beside new requests is safe: every step is a compare and
-// swap, so an operation is still dispatched at most once. The returned error is for a failed page
-// read or an ended ctx.
+// the part no new work may overlap (every dispatching operation it takes over becomes unknown,
+// with no driver call, so nothing started later can be mistaken for a leftover), and hands the
+// prepared and provider_accepted operations to one background worker, whose driver calls may
+// each take up to DispatchTimeout. The report counts the unknown ones and, in Resumed, the
+// operations handed on; Close waits for them. Running them beside new requests is safe: every
+// step is a compare and swap, so an operation is still dispatched at most once. The returned
+// error is for a failed claim or an ended ctx.
 func (e *Engine) StartRecovery(ctx context.Context) (RecoveryReport, error) {
+	return e.startTakeover(ctx, e.startUpClaim())
+}
+
+// startTakeover claims what c allows, settles the dispatching ones now and drives the rest in
+// the background, holding (and so renewing) their leases until done.
+func (e *Engine) startTakeover(ctx context.Context, c LeaseClaim) (RecoveryReport, error) {
 	var report RecoveryReport
 	var resume []ForkOperation
-	err := e.eachRecoverable(ctx, func(op ForkOperation) {
+	err := e.eachClaimed(ctx, c, func(op ForkOperation) {
+		if e.leases.holds(op.Key()) {
+			return // still being driven here; the claim only renewed its lease
+		}
 		report.Scanned++
 		if op.Status == StatusDispatching {
+			e.leases.hold(op.Key())
+			defer e.leases.release(op.Key())
 			e.recoverOne(ctx, op, &report)
 			return
 		}
 		resume = append(resume, op)
 	})
-	if err != nil {
+	if len(resume) == 0 {
+		return report, err
+	}
+	for _, op := range resume {
+		e.leases.hold(op.Key())
+	}
+	background := context.WithoutCancel(ctx)
+	started := e.goBackground(func() { e.resumeRecovered(background, resume) })
+	if !started { // closing: the leases expire and whoever runs next takes the work over
+		for _, op := range resume {
+			e.leases.release(op.Key())
+		}
 		return report, err
 	}
 	report.Resumed = len(resume)
-	if len(resume) > 0 {
-		background := context.WithoutCancel(ctx)
-		e.goBackground(func() { e.resumeRecovered(background, resume) })
-	}
-	return report, nil
+	return report, err
 }
 
-// resumeRecovered drives the operations StartRecovery handed on, one at a time, logging what
-// went wrong with any of them.
+// resumeRecovered drives the operations a takeover handed on, one at a time, logging what went
+// wrong with any of them, and releases their leases.
 func (e *Engine) resumeRecovered(ctx context.Context, ops []ForkOperation) {
 	var report RecoveryReport
 	for _, op := range ops {
 		e.recoverOne(ctx, op, &report)
+		e.leases.release(op.Key())
 	}
 	for _, err := range report.Errors {
-		e.cfg.Logger.Error("start-up recovery", "err", err)
+		e.cfg.Logger.Error("fork recovery", "err", err)
 	}
-	e.cfg.Logger.Info("start-up recovery finished in the background", "committed", report.Committed,
+	e.cfg.Logger.Info("fork recovery finished in the background", "committed", report.Committed,
 		"failed", report.Failed, "unknown", report.Unknown, "errors", len(report.Errors))
-}
-
-// ResumeStalled drives operations that have sat prepared or provider_accepted for longer than
-// olderThan: their own background work met a passing failure (a busy database, a lost write) and
-// nothing else would move them before the next restart, while the barrier keeps their boundary
-// blocked. Dispatching operations are left alone: their driver call may still be running. Safe
-// beside live work, since every step is a compare and swap. Errors of single operations are in
-// the report; the returned error is for a failed page read or an ended ctx.
-func (e *Engine) ResumeStalled(ctx context.Context, olderThan time.Duration) (RecoveryReport, error) {
-	var report RecoveryReport
-	cutoff := e.cfg.Clock().Add(-olderThan)
-	err := e.eachRecoverable(ctx, func(op ForkOperation) {
-		if op.Status == StatusDispatching || op.UpdatedAt.After(cutoff) {
-			return
-		}
-		report.Scanned++
-		e.recoverOne(ctx, op, &report)
-	})
-	return report, err
 }

@@ -155,15 +155,15 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	require.NotNil(t, e.Reader())
 }
 
-// pagingStore records the cursor of every recovery page read.
+// pagingStore records the cursor of every recovery claim.
 type pagingStore struct {
 	*forkenginetest.MemStore
 	cursors []forkengine.PageCursor
 }
 
-func (s *pagingStore) RecoverableOperations(ctx context.Context, after forkengine.PageCursor, limit int) ([]forkengine.ForkOperation, error) {
-	s.cursors = append(s.cursors, after)
-	return s.MemStore.RecoverableOperations(ctx, after, limit)
+func (s *pagingStore) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim) ([]forkengine.ForkOperation, error) {
+	s.cursors = append(s.cursors, c.After)
+	return s.MemStore.ClaimOperations(ctx, c)
 }
 
 // StartRecovery turns leftovers from dispatching into unknown before it returns, and resumes the
@@ -182,32 +182,15 @@ func TestStartRecoveryResumesInTheBackground(t *testing.T) {
 	require.Equal(t, forkengine.RecoveryReport{Scanned: 2, Unknown: 1, Resumed: 1}, report)
 	require.Equal(t, forkengine.StatusUnknown, h.stored(dispatching.ID).Status, "settled before returning")
 
-	entered := <-h.driver.ForkEntered() // the provider is still answering; StartRecovery has returned
+	var entered forkengine.ForkRequest
+	select {
+	case entered = <-h.driver.ForkEntered(): // the provider is still answering; StartRecovery has returned
+	case <-time.After(10 * time.Second):
+		t.Fatal("the prepared operation was never dispatched in the background")
+	}
 	require.Equal(t, prepared.ID, entered.OperationID)
 	close(gate)
 	require.NoError(t, h.engine.Close(h.ctx))
 	require.Equal(t, forkengine.StatusCommitted, h.stored(prepared.ID).Status)
-	require.Equal(t, 1, h.driver.ForkCalls())
-}
-
-// A fork whose own background work failed in passing is driven later by ResumeStalled, without a
-// restart; a recent one and a dispatching one are left alone.
-func TestResumeStalled(t *testing.T) {
-	h := newHarness(t)
-	h.seed(3)
-	stalled := h.mustFork("request-stalled", "turn-1") // the harness runs no background work
-	dispatching := putOperation(t, h, h.mustFork("request-dispatching", "turn-2"), forkengine.StatusDispatching)
-	h.driver.QueueFork()
-
-	report, err := h.engine.ResumeStalled(h.ctx, time.Hour)
-	require.NoError(t, err)
-	require.Equal(t, forkengine.RecoveryReport{}, report, "nothing is an hour old yet")
-	require.Equal(t, 0, h.driver.ForkCalls())
-
-	report, err = h.engine.ResumeStalled(h.ctx, -time.Second) // everything counts as stalled
-	require.NoError(t, err)
-	require.Equal(t, forkengine.RecoveryReport{Scanned: 1, Committed: 1}, report)
-	require.Equal(t, forkengine.StatusCommitted, h.stored(stalled.ID).Status)
-	require.Equal(t, forkengine.StatusDispatching, h.stored(dispatching.ID).Status, "a running dispatch is not touched")
 	require.Equal(t, 1, h.driver.ForkCalls())
 }

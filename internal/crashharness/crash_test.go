@@ -60,9 +60,9 @@ func buildHarness(t *testing.T, dir string) string {
 }
 
 // parkAndKill runs park until it prints READY, then kills it with SIGKILL.
-func parkAndKill(t *testing.T, bin, dbPath, callsPath string) Manifest {
+func parkAndKill(t *testing.T, bin, dbPath, callsPath string, extra ...string) Manifest {
 	t.Helper()
-	cmd := exec.Command(bin, "-mode=park", "-db", dbPath, "-calls", callsPath)
+	cmd := exec.Command(bin, append([]string{"-mode=park", "-db", dbPath, "-calls", callsPath}, extra...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -111,9 +111,9 @@ func parkAndKill(t *testing.T, bin, dbPath, callsPath string) Manifest {
 	return m
 }
 
-func runRecover(t *testing.T, bin, dbPath, callsPath string) Report {
+func runRecover(t *testing.T, bin, dbPath, callsPath string, extra ...string) Report {
 	t.Helper()
-	cmd := exec.Command(bin, "-mode=recover", "-db", dbPath, "-calls", callsPath)
+	cmd := exec.Command(bin, append([]string{"-mode=recover", "-db", dbPath, "-calls", callsPath}, extra...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -129,7 +129,7 @@ func runRecover(t *testing.T, bin, dbPath, callsPath string) Report {
 
 func openStore(t *testing.T, dbPath string) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), store.Config{Driver: store.DriverSQLite, DSN: dbPath, ReadOnly: true})
+	db, err := store.Open(context.Background(), store.Config{DSN: dbPath, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -1,7 +1,9 @@
 // Command crashharness proves that fork operations survive a hard crash. In -mode=park it seeds a
-// source session on a SQLite file and parks one fork operation in each in-flight phase (prepared,
+// source session on a SQLite file (or a PostgreSQL database) and parks one fork operation in each in-flight phase (prepared,
 // dispatching, provider_accepted), prints a manifest and READY, and waits to be killed. In
-// -mode=recover it opens the same file, runs start-up recovery and prints a JSON report.
+// -mode=recover it opens the same database, runs start-up recovery as the instance -instance-id
+// and prints a JSON report. On PostgreSQL another instance's leases are live until they expire;
+// -clock-offset moves the recovering engine's clock past them without waiting.
 //
 // Every Fork call the driver receives is appended to a calls file with fsync before the call goes
 // on, so "the provider was called at most once per operation" is counted on disk across
@@ -45,33 +47,49 @@ type Report struct {
 	Statuses  map[string]string `json:"statuses"` // operation id → internal status after recovery
 }
 
+// options are the harness's flags.
+type options struct {
+	mode, db, calls string
+	lifetime        time.Duration
+	instance        string        // the engine's lease owner
+	lease           time.Duration // the engine's lease duration
+	clockOffset     time.Duration // recover: run the engine's clock this far ahead, past leases
+}
+
 func main() {
-	mode := flag.String("mode", "", "park or recover")
-	db := flag.String("db", "", "SQLite database file")
-	calls := flag.String("calls", "", "file that records every driver Fork call")
-	lifetime := flag.Duration("park-lifetime", 5*time.Minute,
+	var o options
+	flag.StringVar(&o.mode, "mode", "", "park or recover")
+	flag.StringVar(&o.db, "db", "", "SQLite database file or postgres:// URL")
+	flag.StringVar(&o.calls, "calls", "", "file that records every driver Fork call")
+	flag.DurationVar(&o.lifetime, "park-lifetime", 5*time.Minute,
 		"park exits on its own after this long, so a harness whose test died does not linger")
+	flag.StringVar(&o.instance, "instance-id", "", "lease owner of this process (default: park or recover)")
+	flag.DurationVar(&o.lease, "lease", 30*time.Second, "fork lease duration")
+	flag.DurationVar(&o.clockOffset, "clock-offset", 0, "recover: how far ahead of real time the engine's clock runs")
 	flag.Parse()
-	if err := run(*mode, *db, *calls, *lifetime, os.Stdout); err != nil {
+	if o.instance == "" {
+		o.instance = o.mode
+	}
+	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "crashharness:", err)
 		os.Exit(1)
 	}
 }
 
-func run(mode, db, calls string, lifetime time.Duration, out io.Writer) error {
-	if db == "" || calls == "" {
+func run(o options, out io.Writer) error {
+	if o.db == "" || o.calls == "" {
 		return errors.New("-db and -calls are required")
 	}
 	ctx := context.Background()
-	switch mode {
+	switch o.mode {
 	case "park":
-		return park(ctx, db, calls, lifetime, out)
+		return park(ctx, o, out)
 	case "recover":
-		report, err := recoverAll(ctx, db, calls)
+		report, err := recoverAll(ctx, o)
 		if err != nil {
 			return err
 		}
 		return json.NewEncoder(out).Encode(report)
 	}
-	return fmt.Errorf("unknown -mode %q (want park or recover)", mode)
+	return fmt.Errorf("unknown -mode %q (want park or recover)", o.mode)
 }

@@ -31,14 +31,15 @@ const (
 
 // park seeds the source, parks one operation per in-flight phase, verifies the phases from the
 // database through a separate handle, prints the manifest and READY, and waits to be killed.
-func park(ctx context.Context, dbPath, callsPath string, lifetime time.Duration, out io.Writer) error {
-	db, err := store.Open(ctx, store.Config{Driver: store.DriverSQLite, DSN: dbPath})
+func park(ctx context.Context, o options, out io.Writer) error {
+	dbPath, callsPath, lifetime := o.db, o.calls, o.lifetime
+	db, err := store.Open(ctx, store.Config{DSN: dbPath})
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
 	// The checking handle is opened before anything is parked: once the commit transaction is
 	// stuck it holds the write lock, and opening a store may need it.
-	check, err := store.Open(ctx, store.Config{Driver: store.DriverSQLite, DSN: dbPath, ReadOnly: true})
+	check, err := store.Open(ctx, store.Config{DSN: dbPath, ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("open checking store: %w", err)
 	}
@@ -49,7 +50,7 @@ func park(ctx context.Context, dbPath, callsPath string, lifetime time.Duration,
 	blocking := &blockingStore{Store: db, blocked: make(chan struct{})}
 	engine, err := forkengine.New(forkengine.Config{
 		Store: blocking, Drivers: map[string]forkengine.Driver{"simulated": driver},
-		NoBackground: true, DispatchTimeout: time.Hour,
+		NoBackground: true, DispatchTimeout: time.Hour, InstanceID: o.instance, LeaseDuration: o.lease,
 	})
 	if err != nil {
 		return fmt.Errorf("build engine: %w", err)

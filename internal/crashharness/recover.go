@@ -12,8 +12,9 @@ import (
 
 // recoverAll reopens the database a killed process left behind, runs start-up recovery with a
 // recording driver, waits for background work, and reports what every operation became.
-func recoverAll(ctx context.Context, dbPath, callsPath string) (Report, error) {
-	db, err := store.Open(ctx, store.Config{Driver: store.DriverSQLite, DSN: dbPath})
+func recoverAll(ctx context.Context, o options) (Report, error) {
+	dbPath, callsPath := o.db, o.calls
+	db, err := store.Open(ctx, store.Config{DSN: dbPath})
 	if err != nil {
 		return Report{}, fmt.Errorf("open store: %w", err)
 	}
@@ -24,6 +25,9 @@ func recoverAll(ctx context.Context, dbPath, callsPath string) (Report, error) {
 	}
 	engine, err := forkengine.New(forkengine.Config{
 		Store: db, Drivers: map[string]forkengine.Driver{"simulated": driver},
+		InstanceID: o.instance, LeaseDuration: o.lease,
+		ExclusiveStore: db.Driver() == store.DriverSQLite, // as the server: a SQLite file has one process
+		Clock:          func() time.Time { return time.Now().Add(o.clockOffset).UTC().Truncate(time.Microsecond) },
 	})
 	if err != nil {
 		return Report{}, fmt.Errorf("build engine: %w", err)

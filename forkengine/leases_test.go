@@ -1,0 +1,185 @@
+package forkengine_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// peer is a second engine (another instance) on the harness's store, with the same clock and
+// driver, named instance-b.
+func (h *harness) peer(options ...func(*forkengine.Config)) *forkengine.Engine {
+	h.t.Helper()
+	cfg := forkengine.Config{Store: h.store, Drivers: map[string]forkengine.Driver{provider: h.driver},
+		Clock: h.clock, NewID: h.id, Logger: slog.New(slog.DiscardHandler), NoBackground: true, InstanceID: "instance-b"}
+	for _, o := range options {
+		o(&cfg)
+	}
+	e, err := forkengine.New(cfg)
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { require.NoError(h.t, e.Close(context.Background())) })
+	return e
+}
+
+// advance moves the harness clock.
+func (h *harness) advance(d time.Duration) {
+	h.mu.Lock()
+	h.now = h.now.Add(d)
+	h.mu.Unlock()
+}
+
+// A live lease belongs to its instance: a peer starting up, reading or processing leaves the
+// operation alone and calls no provider.
+func TestPeersLeaveALiveLeaseAlone(t *testing.T) {
+	h := newHarness(t)
+	h.seed(2)
+	prepared := h.mustFork("request-prepared", "turn-1")
+	dispatching := putOperation(t, h, h.mustFork("request-dispatching", "turn-2"), forkengine.StatusDispatching)
+	require.Equal(t, h.engine.InstanceID(), prepared.LeaseOwner, "the starting instance holds the fork")
+	b := h.peer()
+
+	report, err := b.Recover(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{}, report)
+	report, err = b.TakeOver(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{}, report)
+	got, err := b.ProcessOperation(h.ctx, ws, prepared.ID)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.StatusPrepared, got.Status)
+	require.Equal(t, forkengine.StatusDispatching, h.stored(dispatching.ID).Status, "not mistaken for a leftover")
+	require.Equal(t, 0, h.driver.ForkCalls())
+}
+
+// After the lease expires (its instance died), a peer takes every phase over by the start-up
+// rules: dispatching → unknown with no provider call, prepared → dispatched once,
+// provider_accepted → committed with no provider call.
+func TestTakeOverAfterTheLeaseExpires(t *testing.T) {
+	h := newHarness(t)
+	h.seed(3)
+	prepared := h.mustFork("request-prepared", "turn-1")
+	dispatching := putOperation(t, h, h.mustFork("request-dispatching", "turn-2"), forkengine.StatusDispatching)
+	accepted := h.mustFork("request-accepted", "turn-3")
+	accepted.TargetProviderSessionID, accepted.StateBindingMode = "child-accepted", forkengine.BindingHostCopy
+	accepted = putOperation(t, h, accepted, forkengine.StatusProviderAccepted)
+	h.driver.QueueFork()
+	b := h.peer()
+
+	h.advance(forkengine.DefaultLeaseDuration + time.Second)
+	report, err := b.TakeOver(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{Scanned: 3, Unknown: 1, Resumed: 2}, report)
+	require.NoError(t, b.Close(h.ctx)) // waits for the background work
+	require.Equal(t, forkengine.StatusUnknown, h.stored(dispatching.ID).Status)
+	require.Equal(t, forkengine.StatusCommitted, h.stored(prepared.ID).Status)
+	require.Equal(t, forkengine.StatusCommitted, h.stored(accepted.ID).Status)
+	require.Equal(t, 1, h.driver.ForkCalls(), "only the prepared one reached the provider")
+	for _, id := range []string{prepared.ID, dispatching.ID, accepted.ID} {
+		require.Equal(t, "instance-b", h.stored(id).LeaseOwner)
+	}
+
+	// The dead instance's engine, had it survived, can no longer move what it lost.
+	got, err := h.engine.ProcessOperation(h.ctx, ws, prepared.ID)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.StatusCommitted, got.Status)
+	require.Equal(t, 1, h.driver.ForkCalls())
+}
+
+// An instance that stalled past its lease while its driver call was out loses the operation to
+// the taker, which marks it unknown; the late answer then changes nothing and nothing is sent
+// twice.
+func TestALateAnswerAfterATakeoverChangesNothing(t *testing.T) {
+	h := newHarness(t, withBackground)
+	h.seed(1)
+	gate := make(chan struct{})
+	h.driver.SetGate(gate)
+	h.driver.QueueFork()
+	op := h.mustFork("request-1", "turn-1")
+	select {
+	case <-h.driver.ForkEntered():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fork was never dispatched")
+	}
+	b := h.peer()
+	h.advance(forkengine.DefaultLeaseDuration + time.Second) // and no renewal came
+	report, err := b.TakeOver(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{Scanned: 1, Unknown: 1}, report)
+	close(gate)
+	require.NoError(t, h.engine.Close(h.ctx))
+	require.Equal(t, forkengine.StatusUnknown, h.stored(op.ID).Status, "the taker's verdict stands")
+	require.Equal(t, 1, h.driver.ForkCalls())
+}
+
+// While an instance works on a fork it renews the lease, so a peer never takes it over; and its
+// own sweep re-leases, without touching, a fork it is still driving whose renewal came late.
+func TestRenewedLeasesAreNotTakenOver(t *testing.T) {
+	h := newHarness(t, withBackground)
+	h.seed(1)
+	gate := make(chan struct{})
+	h.driver.SetGate(gate)
+	h.driver.QueueFork()
+	op := h.mustFork("request-1", "turn-1")
+	select {
+	case <-h.driver.ForkEntered():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fork was never dispatched")
+	}
+	require.Equal(t, 1, h.engine.HeldLeases())
+	b := h.peer()
+	h.advance(forkengine.DefaultLeaseDuration - time.Second)
+	require.NoError(t, h.engine.RenewLeases(h.ctx))
+	h.advance(2 * time.Second) // past the first expiry, not the renewed one
+	report, err := b.TakeOver(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{}, report)
+
+	h.advance(forkengine.DefaultLeaseDuration) // the renewal is late now
+	report, err = h.engine.TakeOver(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{}, report, "its own work in flight is re-leased, not settled")
+	close(gate)
+	require.NoError(t, h.engine.Close(h.ctx))
+	require.Equal(t, forkengine.StatusCommitted, h.stored(op.ID).Status)
+	require.Zero(t, h.engine.HeldLeases())
+}
+
+// A fork whose own background work never ran (or failed in passing) is driven by its instance's
+// sweep once its lease expires, without a restart.
+func TestOwnStalledForkIsTakenOverByTheSweep(t *testing.T) {
+	h := newHarness(t) // no background work: the fork stays prepared
+	h.seed(1)
+	op := h.mustFork("request-1", "turn-1")
+	h.driver.QueueFork()
+	report, err := h.engine.TakeOver(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{}, report, "its lease is live")
+	h.advance(forkengine.DefaultLeaseDuration + time.Second)
+	report, err = h.engine.TakeOver(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{Scanned: 1, Resumed: 1}, report)
+	require.NoError(t, h.engine.Close(h.ctx))
+	require.Equal(t, forkengine.StatusCommitted, h.stored(op.ID).Status)
+}
+
+// On a store only this process can open, start-up recovery takes over every unfinished fork at
+// once, whatever its lease says: every lease there belongs to a dead process.
+func TestExclusiveStoreRecoversEveryLeaseAtStartUp(t *testing.T) {
+	h := newHarness(t)
+	h.seed(1)
+	op := putOperation(t, h, h.mustFork("request-1", "turn-1"), forkengine.StatusDispatching)
+	shared := h.peer()
+	report, err := shared.Recover(h.ctx)
+	require.NoError(t, err)
+	require.Zero(t, report.Scanned, "a shared store waits for the lease")
+	exclusive := h.peer(func(c *forkengine.Config) { c.ExclusiveStore = true; c.InstanceID = "instance-c" })
+	report, err = exclusive.Recover(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.RecoveryReport{Scanned: 1, Unknown: 1}, report)
+	require.Equal(t, forkengine.StatusUnknown, h.stored(op.ID).Status)
+}
