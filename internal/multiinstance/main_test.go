@@ -97,9 +97,15 @@ func newSQLiteCluster(t *testing.T) *cluster {
 // On PostgreSQL it sets the instance id and the short test lease.
 func (c *cluster) start(name string) *Instance {
 	c.t.Helper()
+	return c.startWith(name)
+}
+
+// startWith is start with further server flags.
+func (c *cluster) startWith(name string, flags ...string) *Instance {
+	c.t.Helper()
 	// Held adapter calls last several leases: the webhook timeout must outlast them.
 	o := Options{Name: name, Binary: binary, DB: c.db, WebhookURL: c.adapter.URL(name), LogDir: c.t.TempDir(),
-		Extra: []string{"-webhook-timeout", "60s"}}
+		Extra: append([]string{"-webhook-timeout", "60s"}, flags...)}
 	if c.postgres() {
 		o.InstanceID, o.ForkLease = name, testLease
 	}

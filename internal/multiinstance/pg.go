@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -45,4 +46,31 @@ func NewSchema(ctx context.Context, base string) (dsn string, drop func() error,
 		return err
 	}
 	return u.String(), drop, nil
+}
+
+// LockTable takes a lock of mode on table (in the schema dsn names) in a transaction of its own
+// and holds it until release is called (once or more), which rolls the transaction back. It simulates a
+// database that stops accepting one kind of write, e.g. LockTable(ctx, dsn, "lineages",
+// "SHARE") refuses inserts of lineage rows (they wait) while reads go on.
+func LockTable(ctx context.Context, dsn, table, mode string) (release func(), err error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+pgx.Identifier{table}.Sanitize()+" IN "+mode+" MODE"); err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("lock %s: %w", table, err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			_ = tx.Rollback(context.Background())
+			_ = conn.Close(context.Background())
+		})
+	}, nil
 }
