@@ -39,10 +39,29 @@
 //     If that transaction fails, the acceptance is written alone and the commit is retried from
 //     provider_accepted (by the next ProcessOperation, a read, a replay or recovery), so an
 //     accepted child is never forgotten.
-//   - Every change appends its events to the durable log in the same transaction; they are
-//     published to subscribers only after the transaction commits.
+//   - Every change appends its events to the durable log in the same transaction, last, under a
+//     lock held until commit, so cursor order is commit order. Subscribers get events only from a
+//     Feed that reads that log in cursor order, never from the goroutines that committed them:
+//     live delivery is exactly the replay, on every instance.
+//   - The instance driving an unfinished operation holds its lease and renews it while it works;
+//     every status change is a compare-and-swap on the lease owner too. No instance moves an
+//     operation it does not hold; an expired lease is claimed (TakeOver) and the operation finished
+//     by the start-up rules, which are that same takeover (Recover).
 //   - A committed operation's session and lineage are rebuilt from the operation and its snapshot,
 //     so they answer even after the target session was deleted.
+//
+// # Streams
+//
+// FollowWorkspace and FollowOperation are the subscription rules: a workspace stream replays the
+// log after a cursor, then goes live with the seam deduplicated by cursor, and ends with
+// RESUME_REQUIRED when its subscriber falls behind; an operation stream sends the current state
+// first, then each later status, and completes after a terminal one.
+//
+// # Several instances
+//
+//	instance A ──┐                      ┌── Feed A ──► broker A ──► A's subscribers
+//	             ├─► one database: rows, leases, event log (NOTIFY on commit)
+//	instance B ──┘                      └── Feed B ──► broker B ──► B's subscribers
 //
 // # The barrier
 //

@@ -22,6 +22,8 @@ const (
 	CodeInternal            Code = "INTERNAL_SERVER_ERROR"
 	CodeResumeRequired      Code = "RESUME_REQUIRED" // a subscriber fell behind; resume from its last cursor
 	CodeRateLimited         Code = "RATE_LIMITED"
+	CodeProviderUnavailable Code = "PROVIDER_UNAVAILABLE" // the provider could not be reached; retryable
+	CodeReconcileConflict   Code = "RECONCILE_CONFLICT"   // reconcile or abandon of an operation that is not unknown
 )
 
 // Boundary and conflict reason codes (stable; reference §3.12 without its prefix).

@@ -80,7 +80,10 @@ func (e *Engine) startFork(ctx context.Context, in ForkInput) (ForkOperation, bo
 	if err != nil {
 		return ForkOperation{}, false, err
 	}
-	if !e.probeOne(ctx, driver, source, boundary) {
+	if forkable, err := e.probeOne(ctx, driver, source, boundary); !forkable {
+		if errors.Is(err, ErrProviderUnavailable) {
+			return ForkOperation{}, false, providerUnavailable(source, err)
+		}
 		return ForkOperation{}, false, ReasonErrorf(CodeForkConflict, ReasonProviderTurnUnforkable,
 			"the provider cannot fork through turn %q", boundary.ID)
 	}
@@ -147,6 +150,9 @@ func (e *Engine) describe(ctx context.Context, source Session) (Descriptor, Driv
 		return Descriptor{}, nil, Errorf(CodeForkUnsupported, "no fork driver for provider %q", source.Provider)
 	}
 	desc, err := driver.Describe(ctx, source)
+	if errors.Is(err, ErrProviderUnavailable) {
+		return Descriptor{}, nil, providerUnavailable(source, err)
+	}
 	if err != nil {
 		return Descriptor{}, nil, &Error{Code: CodeForkUnsupported, Err: err,
 			Message: fmt.Sprintf("provider %q cannot describe session %q", source.Provider, source.ID)}
@@ -158,10 +164,18 @@ func (e *Engine) describe(ctx context.Context, source Session) (Descriptor, Driv
 	return desc, driver, nil
 }
 
-// probeOne asks the driver whether it can fork through one provider turn; an error means no.
-func (e *Engine) probeOne(ctx context.Context, driver Driver, source Session, turn Turn) bool {
+// probeOne asks the driver whether it can fork through one provider turn; an error means no,
+// and is returned so an unreachable provider can be told from a refusal.
+func (e *Engine) probeOne(ctx context.Context, driver Driver, source Session, turn Turn) (bool, error) {
 	answers, err := driver.ProbeTurns(ctx, []Probe{{Session: source, Turn: turn}})
-	return err == nil && len(answers) == 1 && answers[0]
+	return err == nil && len(answers) == 1 && answers[0], err
+}
+
+// providerUnavailable is the retryable error of a fork requested while its provider is down; no
+// operation is created, so the client simply asks again.
+func providerUnavailable(source Session, err error) error {
+	return &Error{Code: CodeProviderUnavailable, Retryable: true, Err: err,
+		Message: fmt.Sprintf("provider %q cannot be reached; try again", source.Provider)}
 }
 
 // processInBackground dispatches a prepared operation on its own goroutine. The work is detached

@@ -179,6 +179,9 @@ type Descriptor struct {
 	StateBindingMode BindingMode
 	ThroughTurn      bool
 	FullSession      bool
+	// Reconcile says the driver implements Reconciler: an unknown delivery can be resolved by
+	// asking the provider, without a second Fork.
+	Reconcile bool
 }
 
 // SupportsThroughTurn is the rule for forkThroughTurn: the flag, a kind, a version and a valid mode.
