@@ -15,8 +15,8 @@ import (
 const PostgresDSNEnv = "FORKGRAPH_TEST_POSTGRES_DSN"
 
 // NewSchema creates a schema of its own on the server at base and returns a URL whose
-// connections use it (search_path, which pgx sends as a run-time parameter) and a function that
-// drops it.
+// connections use it (search_path, which pgx sends as a run-time parameter) and name themselves
+// after it (application_name, so DropConnections can find them), and a function that drops it.
 func NewSchema(ctx context.Context, base string) (dsn string, drop func() error, err error) {
 	suffix := make([]byte, 6)
 	_, _ = rand.Read(suffix)
@@ -35,6 +35,7 @@ func NewSchema(ctx context.Context, base string) (dsn string, drop func() error,
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
 	drop = func() error {
 		c, err := pgx.Connect(context.Background(), base)
@@ -73,4 +74,30 @@ func LockTable(ctx context.Context, dsn, table, mode string) (release func(), er
 			_ = conn.Close(context.Background())
 		})
 	}, nil
+}
+
+// DropConnections terminates every server connection opened with dsn (NewSchema's URL: those
+// whose application_name is its schema), as a database restart or a network cut would, and
+// returns how many it ended. The caller's own connection for doing it is not among them.
+func DropConnections(ctx context.Context, dsn string) (int, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return 0, err
+	}
+	name := u.Query().Get("application_name")
+	if name == "" {
+		return 0, fmt.Errorf("%s names no application_name", dsn)
+	}
+	q := u.Query()
+	q.Set("application_name", name+"_admin")
+	u.RawQuery = q.Encode()
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		return 0, fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = $1 AND pid <> pg_backend_pid()) AS ended`, name).Scan(&n)
+	return n, err
 }
