@@ -103,13 +103,7 @@ func (c *cluster) start(name string) *Instance {
 // startWith is start with further server flags.
 func (c *cluster) startWith(name string, flags ...string) *Instance {
 	c.t.Helper()
-	// Held adapter calls last several leases: the webhook timeout must outlast them.
-	o := Options{Name: name, Binary: binary, DB: c.db, WebhookURL: c.adapter.URL(name), LogDir: c.t.TempDir(),
-		Extra: append([]string{"-webhook-timeout", "60s"}, flags...)}
-	if c.postgres() {
-		o.InstanceID, o.ForkLease = name, testLease
-	}
-	in, err := Start(context.Background(), o)
+	in, err := Start(context.Background(), c.options(name, flags...))
 	if err != nil {
 		c.t.Fatalf("start %s: %v", name, err)
 	}
@@ -123,6 +117,18 @@ func (c *cluster) startWith(name string, flags ...string) *Instance {
 		}
 	})
 	return in
+}
+
+// options are the flags of instance name: the cluster's database, the adapter as its webhook
+// provider and, on PostgreSQL, its instance id and the short test lease.
+func (c *cluster) options(name string, flags ...string) Options {
+	// Held adapter calls last several leases: the webhook timeout must outlast them.
+	o := Options{Name: name, Binary: binary, DB: c.db, WebhookURL: c.adapter.URL(name), LogDir: c.t.TempDir(),
+		Extra: append([]string{"-webhook-timeout", "60s"}, flags...)}
+	if c.postgres() {
+		o.InstanceID, o.ForkLease = name, testLease
+	}
+	return o
 }
 
 func (c *cluster) postgres() bool {
