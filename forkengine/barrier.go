@@ -44,3 +44,26 @@ func (e *Engine) blockingOperation(ctx context.Context, r Reader, in ForkInput) 
 	}
 	return ForkOperation{}, false, nil
 }
+
+// PendingOperations returns, for each of turns that has one, the operation a new fork request on
+// that turn (as a boundary of its session) would get back instead of a fork of its own: with the
+// barrier on, an active, unknown, or committed-but-unacknowledged latest operation; with it off,
+// an active one. A client shows it on the turn instead of a button that silently returns it. One
+// store read for all the turns.
+func (e *Engine) PendingOperations(ctx context.Context, workspaceID string, turns []Turn) (map[string]ForkOperation, error) {
+	boundaries := make([]Boundary, len(turns))
+	for i, t := range turns {
+		boundaries[i] = Boundary{SessionID: t.SessionID, TurnID: t.ID}
+	}
+	latest, err := e.store.LatestOperationsOnBoundaries(ctx, workspaceID, boundaries)
+	if err != nil {
+		return nil, fmt.Errorf("read the latest operations of %d turns: %w", len(turns), err)
+	}
+	out := map[string]ForkOperation{}
+	for b, op := range latest {
+		if (e.cfg.DisableBarrier && op.Status.Active()) || (!e.cfg.DisableBarrier && blocksBoundary(op)) {
+			out[b.TurnID] = op
+		}
+	}
+	return out, nil
+}

@@ -112,6 +112,9 @@ type RecoveryReport struct {
 	Committed int // prepared or provider_accepted → committed
 	Failed    int // prepared ones whose re-check or provider refused
 	Resumed   int // StartRecovery and TakeOver: prepared and provider_accepted ones handed to background work
+	// Reconciled counts reconcile attempts on unknown deliveries that were due (their outcome is
+	// counted in Unknown, Committed or Failed like the others').
+	Reconciled int
 	Errors    []error
 }
 

@@ -45,6 +45,9 @@ const (
 	ReasonTurnPhaseBackwards     = "turn_phase_backwards"
 	ReasonTurnOutcomeChanged     = "turn_outcome_changed"
 	ReasonDriverDrift            = "driver_drift"
+	ReasonReconciledAbsent       = "reconciled_absent" // ForkOperation.ErrorReason
+	ReasonAbandoned              = "abandoned"         // ForkOperation.ErrorReason
+	ReasonNotUnknown             = "not_unknown"       // with CodeReconcileConflict
 )
 
 // Error is the one domain error type. Code is stable; Reason is an optional stable sub-code;

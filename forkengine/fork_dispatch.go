@@ -161,12 +161,25 @@ func (e *Engine) verifyBeforeDispatch(ctx context.Context, op ForkOperation) (De
 func (e *Engine) callFork(ctx context.Context, driver Driver, op ForkOperation, desc Descriptor) verdict {
 	callCtx, cancel := context.WithTimeout(ctx, e.cfg.DispatchTimeout)
 	defer cancel()
-	turns := op.Snapshot.Turns
-	result, err := driver.Fork(callCtx, ForkRequest{
-		WorkspaceID: op.WorkspaceID, OperationID: op.ID, RequestID: op.RequestID,
-		Source: op.Snapshot.Session, ThroughTurn: turns[len(turns)-1], Turns: turns,
-		TargetSessionID: op.TargetSessionID, TargetTitle: op.TargetTitle, Descriptor: desc,
-	})
+	result, err := driver.Fork(callCtx, forkRequest(op, desc))
 	timedOut := err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded)
-	return judgeDelivery(op, desc, result, err, timedOut)
+	v := judgeDelivery(op, desc, result, err, timedOut)
+	if v.status == StatusUnknown {
+		v.record = becomeUnknown(v.record)
+	}
+	return v
+}
+
+// forkRequest is what the driver is told of op's fork: the frozen snapshot, the target.
+func forkRequest(op ForkOperation, desc Descriptor) ForkRequest {
+	turns := op.Snapshot.Turns
+	var through Turn
+	if len(turns) > 0 {
+		through = turns[len(turns)-1]
+	}
+	return ForkRequest{
+		WorkspaceID: op.WorkspaceID, OperationID: op.ID, RequestID: op.RequestID,
+		Source: op.Snapshot.Session, ThroughTurn: through, Turns: turns,
+		TargetSessionID: op.TargetSessionID, TargetTitle: op.TargetTitle, Descriptor: desc,
+	}
 }

@@ -30,6 +30,11 @@ func (e *Engine) ReportSession(ctx context.Context, in SessionReport) (Session, 
 			return err
 		}
 		next := applySessionReport(stored, found, in, c.at)
+		if v, ok := e.cfg.Drivers[next.Provider].(SessionValidator); ok {
+			if err := v.ValidateSession(next); err != nil {
+				return err
+			}
+		}
 		if found && sameSession(stored, next) {
 			out = stored
 			return nil

@@ -2,6 +2,12 @@ package forkengine
 
 import "time"
 
+// Boundary is where a fork cuts a source: through one of its turns.
+type Boundary struct {
+	SessionID string
+	TurnID    string
+}
+
 // OperationKey names one fork operation.
 type OperationKey struct {
 	WorkspaceID string
@@ -37,6 +43,32 @@ func (c LeaseClaim) LeaseFree(op ForkOperation) bool {
 		return true
 	}
 	return !op.LeaseExpiresAt.After(c.Now)
+}
+
+// Claimable is the rule of Store.ClaimOperations: an unfinished operation whose lease c may
+// take, or an unknown one whose next reconcile attempt is due at c.Now and whose lease is free
+// or already c.Owner's (the instance that ended its dispatch reconciles it first).
+func (c LeaseClaim) Claimable(op ForkOperation) bool {
+	switch {
+	case op.Status.Active():
+		return c.LeaseFree(op)
+	case op.Status == StatusUnknown && op.NextReconcileAt != nil && !op.NextReconcileAt.After(c.Now):
+		own := c
+		own.TakeOwn, own.TakeAll = true, false
+		return own.LeaseFree(op)
+	}
+	return false
+}
+
+// Takes is the rule of Store.ClaimOperation: an unfinished or unknown operation whose lease is
+// free or c.Owner's, whatever its schedule (a person asked for it now).
+func (c LeaseClaim) Takes(op ForkOperation) bool {
+	if !op.Status.Active() && op.Status != StatusUnknown {
+		return false
+	}
+	own := c
+	own.TakeOwn = true
+	return own.LeaseFree(op)
 }
 
 // sessionLock is the Tx.Lock key of a session id (which may name no row yet): reports, message

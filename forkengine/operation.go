@@ -23,7 +23,8 @@ func (s OperationStatus) Active() bool {
 	return s == StatusPrepared || s == StatusDispatching || s == StatusProviderAccepted
 }
 
-// Terminal reports whether no automatic processing will ever move the operation again.
+// Terminal reports whether the saga stopped moving by itself: committed and failed for good;
+// unknown until reconciliation or a person resolves it.
 func (s OperationStatus) Terminal() bool {
 	return s == StatusCommitted || s == StatusFailed || s == StatusUnknown
 }
@@ -36,7 +37,10 @@ var transitions = map[OperationStatus][]OperationStatus{
 	StatusProviderAccepted: {StatusCommitted},
 	StatusCommitted:        nil, // acknowledge stamps AcknowledgedAt; the status stays
 	StatusFailed:           nil,
-	StatusUnknown:          nil, // never re-dispatched automatically
+	// Never dispatched again. Only an answer resolves it: reconciliation found the child
+	// (provider_accepted, then the normal commit), or it found none or a person abandoned it
+	// (failed).
+	StatusUnknown: {StatusProviderAccepted, StatusFailed},
 }
 
 // CanTransition reports whether from → to is a legal move.
@@ -129,6 +133,17 @@ type ForkOperation struct {
 	DriverVersion string
 	Status        OperationStatus
 	Error         string
+	// ErrorReason is a stable code for why a failed operation failed when the engine knows one:
+	// reconciled_absent (the provider has no child), abandoned (a person stopped waiting; Error
+	// holds their reason).
+	ErrorReason string
+
+	// ReconcileAttempts counts the times the provider was asked what became of an unknown
+	// delivery; LastReconciledAt is the last, NextReconcileAt the next one scheduled (nil: none,
+	// because the operation is not unknown or its driver cannot reconcile).
+	ReconcileAttempts int
+	LastReconciledAt  *time.Time
+	NextReconcileAt   *time.Time
 
 	TargetTitle             string
 	TargetProviderSessionID string

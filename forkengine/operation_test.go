@@ -28,12 +28,14 @@ func TestPublicProjection(t *testing.T) {
 	}
 }
 
-// The state table: the saga only moves forward, and nothing leaves committed, failed or unknown.
+// The state table: the saga only moves forward, nothing leaves committed or failed, and unknown is
+// left only for an answer (reconciliation's found or absent, or abandon), never for a dispatch.
 func TestTransitions(t *testing.T) {
 	legal := map[string]bool{
 		"prepared->dispatching": true, "prepared->failed": true,
 		"dispatching->provider_accepted": true, "dispatching->failed": true, "dispatching->unknown": true,
 		"provider_accepted->committed": true,
+		"unknown->provider_accepted": true, "unknown->failed": true,
 	}
 	for _, from := range allStatuses {
 		for _, to := range allStatuses {

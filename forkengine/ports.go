@@ -79,6 +79,9 @@ type Reader interface {
 	// zero, for callers that need only the operation's state: the snapshot is the whole frozen
 	// transcript, by far the costliest part of an operation to load.
 	LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, workspaceID, sourceID, turnID string) (ForkOperation, error)
+	// LatestOperationsOnBoundaries returns, for each boundary that has one, its newest
+	// (CreatedAt, ID) operation, without its snapshot. One statement per batch of boundaries.
+	LatestOperationsOnBoundaries(ctx context.Context, workspaceID string, boundaries []Boundary) (map[Boundary]ForkOperation, error)
 	// OperationsBySourceIDs returns every operation whose source is one of ids.
 	OperationsBySourceIDs(ctx context.Context, workspaceID string, sourceIDs []string) ([]ForkOperation, error)
 	// OperationReservingTarget returns the non-failed operation that reserved target id, or ErrNotFound.
@@ -166,9 +169,15 @@ type Store interface {
 	// whose lease is free: never leased, or expired at c.Now; with c.TakeOwn also those leased to
 	// c.Owner; with c.TakeAll every one. Concurrent claimers never get the same operation (on
 	// PostgreSQL, FOR UPDATE SKIP LOCKED).
+	// It also claims unknown operations whose next reconcile attempt is due (LeaseClaim.Claimable).
 	ClaimOperations(ctx context.Context, c LeaseClaim) ([]ForkOperation, error)
-	// RenewLeases extends to until the leases that owner still holds on ops and returns the ones
-	// it renewed; a lease another instance took over is not renewed.
+	// ClaimOperation leases one unfinished or unknown operation to c.Owner until c.Until if its
+	// lease is free or already c.Owner's (LeaseClaim.Takes), and returns it as it is then (without
+	// its snapshot) and whether it was claimed. ErrNotFound when it does not exist.
+	ClaimOperation(ctx context.Context, key OperationKey, c LeaseClaim) (ForkOperation, bool, error)
+	// RenewLeases extends to until the leases that owner still holds on unfinished or unknown
+	// operations among ops and returns the ones it renewed; a lease another instance took over is
+	// not renewed.
 	RenewLeases(ctx context.Context, owner string, ops []OperationKey, until time.Time) ([]OperationKey, error)
 }
 

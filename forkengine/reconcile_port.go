@@ -46,6 +46,13 @@ type Reconciler interface {
 	Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileResult, error)
 }
 
+// SessionValidator is a Driver that checks a session's settings when it is reported, so a
+// malformed provider configuration is refused then (its error, usually BAD_USER_INPUT with a
+// reason of the driver's) rather than surfacing later as an unforkable session.
+type SessionValidator interface {
+	ValidateSession(s Session) error
+}
+
 // ErrProviderUnavailable marks a driver error that means the provider could not be reached (it
 // is down, or did not answer): a fork requested then gets the retryable PROVIDER_UNAVAILABLE, not
 // FORK_UNSUPPORTED, which clients read as permanent. Drivers wrap it.

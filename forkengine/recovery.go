@@ -35,9 +35,12 @@ func (e *Engine) recoverOne(ctx context.Context, op ForkOperation, report *Recov
 	var err error
 	switch op.Status {
 	case StatusDispatching:
-		op, _, err = e.transition(ctx, op, StatusUnknown, settle(errTextUnknownRestart))
+		op, _, err = e.transition(ctx, op, StatusUnknown, becomeUnknown(settle(errTextUnknownRestart)))
 	case StatusPrepared, StatusProviderAccepted:
 		op, err = e.ProcessOperation(ctx, op.WorkspaceID, op.ID)
+	case StatusUnknown: // its reconcile attempt is due
+		report.Reconciled++
+		op, err = e.reconcile(ctx, op)
 	}
 	if err != nil {
 		report.Errors = append(report.Errors, fmt.Errorf("recover fork operation %s: %w", op.ID, err))

@@ -45,7 +45,8 @@ func (r *operationRow) targets() []any {
 		&r.SourceProviderTurnBinding, &r.Provider, &r.DriverKind, &r.DriverVersion, &r.Status, &r.Error,
 		&r.TargetTitle, &r.TargetProviderSessionID, &r.StateBindingMode, &r.TargetTurnBindings,
 		&r.Receipt, &r.CreatedAtUs, &r.UpdatedAtUs, &r.DispatchedAtUs,
-		&r.AcceptedAtUs, &r.CompletedAtUs, &r.AcknowledgedAtUs, &r.LeaseOwner, &r.LeaseExpiresAtUs}
+		&r.AcceptedAtUs, &r.CompletedAtUs, &r.AcknowledgedAtUs, &r.ErrorReason, &r.ReconcileAttempts,
+		&r.LastReconciledAtUs, &r.NextReconcileAtUs, &r.LeaseOwner, &r.LeaseExpiresAtUs}
 }
 
 // scannable is a row type that can list where each selected column goes.

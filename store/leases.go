@@ -1,11 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
@@ -45,32 +48,90 @@ func (db *DB) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim) ([]f
 	return claimed, err
 }
 
-// freeOperationKeys selects the operations c may claim, locking them on PostgreSQL.
+// freeOperationKeys selects the operations c may claim, locking them on PostgreSQL: the
+// unfinished ones (index fork_operations_recoverable) and the unknown ones due for a reconcile
+// attempt (index fork_operations_reconcile_due), merged in creation order.
 func (q queries) freeOperationKeys(ctx context.Context, c forkengine.LeaseClaim) ([]forkengine.OperationKey, error) {
-	db := keyset(q.with(ctx).Table("fork_operations").Select("workspace_id, id").
-		Where("status IN ?", activeStatuses), c.After)
+	active := q.with(ctx).Where("status IN ?", activeStatuses)
 	if !c.TakeAll {
-		free := "(lease_owner = '' OR lease_expires_at_us IS NULL OR lease_expires_at_us <= ?"
-		args := []any{micros(c.Now)}
-		if c.TakeOwn {
-			free += " OR lease_owner = ?"
-			args = append(args, c.Owner)
+		active = leaseFree(active, c.Now, c.Owner, c.TakeOwn)
+	}
+	due := leaseFree(q.with(ctx).Where("status = ? AND next_reconcile_at_us IS NOT NULL AND next_reconcile_at_us <= ?",
+		string(forkengine.StatusUnknown), micros(c.Now)), c.Now, c.Owner, true)
+	var rows []claimKey
+	for _, db := range []*gorm.DB{active, due} {
+		db = limit(keyset(db.Table("fork_operations").Select("workspace_id, id, created_at_us"), c.After).Order("created_at_us, id"), c.Limit)
+		if q.dialect.skipLocked {
+			db = db.Clauses(forUpdateSkipLocked)
 		}
-		db = db.Where(free+")", args...)
+		var part []claimKey
+		if err := db.Scan(&part).Error; err != nil {
+			return nil, classify(err, "select claimable operations")
+		}
+		rows = append(rows, part...)
 	}
-	db = limit(db.Order("created_at_us, id"), c.Limit)
-	if q.dialect.skipLocked {
-		db = db.Clauses(forUpdateSkipLocked)
+	slices.SortFunc(rows, func(a, b claimKey) int {
+		return cmp.Or(cmp.Compare(a.CreatedAtUs, b.CreatedAtUs), cmp.Compare(a.ID, b.ID))
+	})
+	if c.Limit > 0 && len(rows) > c.Limit {
+		rows = rows[:c.Limit] // the rest stay locked until commit, unclaimed: the next page takes them
 	}
-	var keys []struct{ WorkspaceID, ID string }
-	if err := db.Scan(&keys).Error; err != nil {
-		return nil, classify(err, "select claimable operations")
-	}
-	out := make([]forkengine.OperationKey, len(keys))
-	for i, k := range keys {
+	out := make([]forkengine.OperationKey, len(rows))
+	for i, k := range rows {
 		out[i] = forkengine.OperationKey{WorkspaceID: k.WorkspaceID, ID: k.ID}
 	}
 	return out, nil
+}
+
+type claimKey struct {
+	WorkspaceID, ID string
+	CreatedAtUs     int64
+}
+
+// leaseFree narrows db to operations whose lease is free at now (never taken, or expired), or,
+// with own, already owner's.
+func leaseFree(db *gorm.DB, now time.Time, owner string, own bool) *gorm.DB {
+	free := "(lease_owner = '' OR lease_expires_at_us IS NULL OR lease_expires_at_us <= ?"
+	args := []any{micros(now)}
+	if own {
+		free += " OR lease_owner = ?"
+		args = append(args, owner)
+	}
+	return db.Where(free+")", args...)
+}
+
+// ClaimOperation leases one unfinished or unknown operation to c.Owner if its lease is free or
+// already c.Owner's, in one transaction with the row locked.
+func (db *DB) ClaimOperation(ctx context.Context, key forkengine.OperationKey, c forkengine.LeaseClaim) (forkengine.ForkOperation, bool, error) {
+	var op forkengine.ForkOperation
+	var claimed bool
+	err := db.transaction(ctx, func(gtx *gorm.DB) error {
+		q := queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, statements: db.statements}
+		claimed = false
+		sel := gtx.WithContext(ctx).Where("workspace_id = ? AND id = ?", key.WorkspaceID, key.ID)
+		if db.dialect.skipLocked {
+			sel = sel.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
+		}
+		ops, err := q.findOperationsWithoutSnapshots(sel, "operation to claim")
+		if err != nil {
+			return err
+		}
+		if len(ops) == 0 {
+			return notFound("fork operation", key.WorkspaceID, key.ID)
+		}
+		if op = ops[0]; !c.Takes(op) {
+			return nil
+		}
+		err = gtx.WithContext(ctx).Exec(`UPDATE fork_operations SET lease_owner = ?, lease_expires_at_us = ?
+			WHERE workspace_id = ? AND id = ?`, c.Owner, micros(c.Until), key.WorkspaceID, key.ID).Error
+		if err != nil {
+			return classify(err, "lease operation %s", key.ID)
+		}
+		until := c.Until.UTC().Truncate(time.Microsecond)
+		op.LeaseOwner, op.LeaseExpiresAt, claimed = c.Owner, &until, true
+		return nil
+	})
+	return op, claimed, err
 }
 
 // operationsByKeys reads the operations named by keys, in the order of keys, without snapshots.
@@ -110,7 +171,7 @@ func (db *DB) RenewLeases(ctx context.Context, owner string, ops []forkengine.Op
 		var got []string
 		err := db.gorm.WithContext(ctx).Raw(`UPDATE fork_operations SET lease_expires_at_us = ?
 			WHERE workspace_id = ? AND id IN ? AND lease_owner = ? AND status IN ? RETURNING id`,
-			micros(until), ws, ids, owner, activeStatuses).Scan(&got).Error
+			micros(until), ws, ids, owner, append(slices.Clone(activeStatuses), string(forkengine.StatusUnknown))).Scan(&got).Error
 		if err != nil {
 			return renewed, classify(err, "renew %d leases in %s", len(ids), ws)
 		}

@@ -197,6 +197,15 @@ var migrations = []migration{
 			`CREATE TRIGGER events_notify AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION forkgraph_notify_events()`,
 		},
 	}},
+	{version: 8, name: "reconciliation of unknown deliveries", statements: []string{
+		`ALTER TABLE fork_operations ADD COLUMN error_reason TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE fork_operations ADD COLUMN reconcile_attempts BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE fork_operations ADD COLUMN last_reconciled_at_us BIGINT`,
+		`ALTER TABLE fork_operations ADD COLUMN next_reconcile_at_us BIGINT`,
+		// Claims find the unknown operations whose next attempt is due without visiting the rest.
+		`CREATE INDEX fork_operations_reconcile_due ON fork_operations (next_reconcile_at_us)
+			WHERE status = 'unknown' AND next_reconcile_at_us IS NOT NULL`,
+	}},
 }
 
 func eventsTable(cursorType string) string {

@@ -36,6 +36,10 @@ type operationRow struct {
 	AcceptedAtUs              *int64  `gorm:"column:accepted_at_us"`
 	CompletedAtUs             *int64  `gorm:"column:completed_at_us"`
 	AcknowledgedAtUs          *int64  `gorm:"column:acknowledged_at_us"`
+	ErrorReason               string  `gorm:"column:error_reason"`
+	ReconcileAttempts         int64   `gorm:"column:reconcile_attempts"`
+	LastReconciledAtUs        *int64  `gorm:"column:last_reconciled_at_us"`
+	NextReconcileAtUs         *int64  `gorm:"column:next_reconcile_at_us"`
 	LeaseOwner                string  `gorm:"column:lease_owner"`
 	LeaseExpiresAtUs          *int64  `gorm:"column:lease_expires_at_us"`
 }
@@ -51,6 +55,7 @@ var mutableOperationColumns = []string{
 	"target_title", "target_provider_session_id", "state_binding_mode", "target_turn_bindings",
 	"receipt", "created_at_us", "updated_at_us", "dispatched_at_us",
 	"accepted_at_us", "completed_at_us", "acknowledged_at_us",
+	"error_reason", "reconcile_attempts", "last_reconciled_at_us", "next_reconcile_at_us",
 }
 
 // operationColumns are every column of the row, in the order of operationRow.values. The lease
@@ -65,7 +70,8 @@ func (r operationRow) mutableValues() []any {
 		r.SourceProviderTurnBinding, r.Provider, r.DriverKind, r.DriverVersion, r.Status, r.Error,
 		r.TargetTitle, r.TargetProviderSessionID, r.StateBindingMode, r.TargetTurnBindings,
 		r.Receipt, r.CreatedAtUs, r.UpdatedAtUs, r.DispatchedAtUs,
-		r.AcceptedAtUs, r.CompletedAtUs, r.AcknowledgedAtUs}
+		r.AcceptedAtUs, r.CompletedAtUs, r.AcknowledgedAtUs,
+		r.ErrorReason, r.ReconcileAttempts, r.LastReconciledAtUs, r.NextReconcileAtUs}
 }
 
 func (r operationRow) values() []any {
@@ -96,6 +102,8 @@ func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
 		DispatchedAtUs: microsPtr(op.DispatchedAt), AcceptedAtUs: microsPtr(op.AcceptedAt),
 		CompletedAtUs: microsPtr(op.CompletedAt), AcknowledgedAtUs: microsPtr(op.AcknowledgedAt),
 		LeaseOwner: op.LeaseOwner, LeaseExpiresAtUs: microsPtr(op.LeaseExpiresAt),
+		ErrorReason: op.ErrorReason, ReconcileAttempts: int64(op.ReconcileAttempts),
+		LastReconciledAtUs: microsPtr(op.LastReconciledAt), NextReconcileAtUs: microsPtr(op.NextReconcileAt),
 	}, nil
 }
 
@@ -115,6 +123,8 @@ func (r operationRow) domain() (forkengine.ForkOperation, error) {
 		DispatchedAt: fromMicrosPtr(r.DispatchedAtUs), AcceptedAt: fromMicrosPtr(r.AcceptedAtUs),
 		CompletedAt: fromMicrosPtr(r.CompletedAtUs), AcknowledgedAt: fromMicrosPtr(r.AcknowledgedAtUs),
 		LeaseOwner: r.LeaseOwner, LeaseExpiresAt: fromMicrosPtr(r.LeaseExpiresAtUs),
+		ErrorReason: r.ErrorReason, ReconcileAttempts: int(r.ReconcileAttempts),
+		LastReconciledAt: fromMicrosPtr(r.LastReconciledAtUs), NextReconcileAt: fromMicrosPtr(r.NextReconcileAtUs),
 	}
 	if r.TargetTurnBindings != nil {
 		if err := json.Unmarshal([]byte(*r.TargetTurnBindings), &op.TargetTurnBindings); err != nil {

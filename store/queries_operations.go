@@ -167,6 +167,43 @@ func (q queries) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, w
 var latestOnBoundarySQL = "SELECT " + operationSelectList + ` FROM fork_operations
 	WHERE workspace_id = ? AND source_session_id = ? AND through_turn_id = ? ORDER BY created_at_us DESC, id DESC LIMIT 1`
 
+// LatestOperationsOnBoundaries returns each boundary's newest operation, without its snapshot:
+// one statement per chunk of boundaries, a row-value IN that the by-boundary index serves.
+func (q queries) LatestOperationsOnBoundaries(ctx context.Context, ws string, boundaries []forkengine.Boundary) (map[forkengine.Boundary]forkengine.ForkOperation, error) {
+	out := map[forkengine.Boundary]forkengine.ForkOperation{}
+	distinct := slices.CompactFunc(slices.SortedFunc(slices.Values(boundaries), compareBoundaries),
+		func(a, b forkengine.Boundary) bool { return a == b })
+	for chunk := range slices.Chunk(distinct, q.dialect.maxParams/2) {
+		pairs := make([]string, len(chunk))
+		args := []any{ws}
+		for i, b := range chunk {
+			pairs[i] = "(?, ?)"
+			args = append(args, b.SessionID, b.TurnID)
+		}
+		rows, err := queryRows[operationRow](ctx, q, "SELECT "+operationSelectList+` FROM fork_operations
+			WHERE workspace_id = ? AND (source_session_id, through_turn_id) IN (`+strings.Join(pairs, ", ")+`)
+			ORDER BY created_at_us, id`, args...)
+		if err != nil {
+			return nil, classify(err, "latest operations on %d boundaries", len(chunk))
+		}
+		for _, r := range rows {
+			op, err := r.domain()
+			if err != nil {
+				return nil, err
+			}
+			out[forkengine.Boundary{SessionID: op.SourceSessionID, TurnID: op.ThroughTurnID}] = op // later rows win
+		}
+	}
+	return out, nil
+}
+
+func compareBoundaries(a, b forkengine.Boundary) int {
+	if c := strings.Compare(a.SessionID, b.SessionID); c != 0 {
+		return c
+	}
+	return strings.Compare(a.TurnID, b.TurnID)
+}
+
 // OperationsBySourceIDs returns every operation whose source is one of sourceIDs, in
 // (CreatedAt, ID) order.
 func (q queries) OperationsBySourceIDs(ctx context.Context, ws string, sourceIDs []string) ([]forkengine.ForkOperation, error) {

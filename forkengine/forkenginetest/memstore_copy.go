@@ -86,6 +86,8 @@ func storedOperation(op forkengine.ForkOperation) (forkengine.ForkOperation, err
 	op.CompletedAt = storedTimePtr(op.CompletedAt)
 	op.AcknowledgedAt = storedTimePtr(op.AcknowledgedAt)
 	op.LeaseExpiresAt = storedTimePtr(op.LeaseExpiresAt)
+	op.LastReconciledAt = storedTimePtr(op.LastReconciledAt)
+	op.NextReconcileAt = storedTimePtr(op.NextReconcileAt)
 	return op, nil
 }
 
@@ -121,6 +123,9 @@ func copyOperation(op forkengine.ForkOperation) forkengine.ForkOperation {
 	op.AcceptedAt = clonePtr(op.AcceptedAt)
 	op.CompletedAt = clonePtr(op.CompletedAt)
 	op.AcknowledgedAt = clonePtr(op.AcknowledgedAt)
+	op.LeaseExpiresAt = clonePtr(op.LeaseExpiresAt)
+	op.LastReconciledAt = clonePtr(op.LastReconciledAt)
+	op.NextReconcileAt = clonePtr(op.NextReconcileAt)
 	return op
 }
 

@@ -2,6 +2,7 @@ package forkenginetest
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
@@ -16,7 +17,7 @@ func (s *MemStore) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim)
 		tx := t.(*memTx)
 		st := tx.current()
 		ops := tx.operationsWhere("", func(op forkengine.ForkOperation) bool {
-			return op.Status.Active() && afterKey(c.After, op.CreatedAt, op.ID) && c.LeaseFree(op)
+			return afterKey(c.After, op.CreatedAt, op.ID) && c.Claimable(op)
 		})
 		until := storedTime(c.Until)
 		for _, op := range limited(ops, c.Limit) {
@@ -32,6 +33,30 @@ func (s *MemStore) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim)
 	return claimed, err
 }
 
+// ClaimOperation leases one operation to c.Owner if c may take it (LeaseClaim.Takes).
+func (s *MemStore) ClaimOperation(ctx context.Context, key forkengine.OperationKey, c forkengine.LeaseClaim) (forkengine.ForkOperation, bool, error) {
+	var claimed forkengine.ForkOperation
+	var ok bool
+	err := s.Update(ctx, func(t forkengine.Tx) error {
+		st := t.(*memTx).current()
+		stored, found := st.operations[rowKey{key.WorkspaceID, key.ID}]
+		if !found {
+			return notFoundOperation(key)
+		}
+		claimed, ok = copyOperation(stored), c.Takes(stored)
+		if !ok {
+			return nil
+		}
+		until := storedTime(c.Until)
+		stored.LeaseOwner, stored.LeaseExpiresAt = c.Owner, &until
+		st.operations[rowKey{key.WorkspaceID, key.ID}] = stored
+		claimed.LeaseOwner, claimed.LeaseExpiresAt = c.Owner, clonePtr(&until)
+		claimed.Snapshot = forkengine.Snapshot{}
+		return nil
+	})
+	return claimed, ok, err
+}
+
 // RenewLeases extends the leases owner still holds on ops.
 func (s *MemStore) RenewLeases(ctx context.Context, owner string, ops []forkengine.OperationKey, until time.Time) ([]forkengine.OperationKey, error) {
 	var renewed []forkengine.OperationKey
@@ -41,7 +66,7 @@ func (s *MemStore) RenewLeases(ctx context.Context, owner string, ops []forkengi
 		at := storedTime(until)
 		for _, k := range ops {
 			stored, ok := st.operations[rowKey{k.WorkspaceID, k.ID}]
-			if !ok || stored.LeaseOwner != owner || !stored.Status.Active() {
+			if !ok || stored.LeaseOwner != owner || !(stored.Status.Active() || stored.Status == forkengine.StatusUnknown) {
 				continue
 			}
 			stored.LeaseExpiresAt = &at
@@ -51,4 +76,8 @@ func (s *MemStore) RenewLeases(ctx context.Context, owner string, ops []forkengi
 		return nil
 	})
 	return renewed, err
+}
+
+func notFoundOperation(k forkengine.OperationKey) error {
+	return fmt.Errorf("fork operation %s in workspace %s: %w", k.ID, k.WorkspaceID, forkengine.ErrNotFound)
 }

@@ -129,6 +129,22 @@ func (v memView) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, w
 	return op, err
 }
 
+// LatestOperationsOnBoundaries returns each boundary's newest operation, without its snapshot.
+func (v memView) LatestOperationsOnBoundaries(_ context.Context, ws string, boundaries []forkengine.Boundary) (map[forkengine.Boundary]forkengine.ForkOperation, error) {
+	want := map[forkengine.Boundary]bool{}
+	for _, b := range boundaries {
+		want[b] = true
+	}
+	out := map[forkengine.Boundary]forkengine.ForkOperation{}
+	for _, op := range v.operationsWhere(ws, func(op forkengine.ForkOperation) bool {
+		return want[forkengine.Boundary{SessionID: op.SourceSessionID, TurnID: op.ThroughTurnID}]
+	}) {
+		op.Snapshot = forkengine.Snapshot{}
+		out[forkengine.Boundary{SessionID: op.SourceSessionID, TurnID: op.ThroughTurnID}] = op // later ones win
+	}
+	return out, nil
+}
+
 // OperationsBySourceIDs returns every operation whose source is one of sourceIDs.
 func (v memView) OperationsBySourceIDs(_ context.Context, ws string, sourceIDs []string) ([]forkengine.ForkOperation, error) {
 	want := idSet(sourceIDs)

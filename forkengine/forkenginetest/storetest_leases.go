@@ -141,6 +141,46 @@ func leaseTests() map[string]storeTest {
 			require.Equal(t, forkengine.StatusDispatching, current.Status)
 			require.True(t, current.LeaseExpiresAt.Equal(at(40)), "the stored lease is kept")
 		},
+		"ClaimTakesUnknownOperationsWhoseReconcileIsDue": func(t *testing.T, s forkengine.Store) {
+			due := leasedOperation("due", forkengine.StatusUnknown, "a", 5)
+			due.NextReconcileAt = timePtr(at(9))
+			later := leasedOperation("later", forkengine.StatusUnknown, "a", 5)
+			later.NextReconcileAt = timePtr(at(11))
+			unscheduled := leasedOperation("unscheduled", forkengine.StatusUnknown, "a", 5)
+			heldElsewhere := leasedOperation("held", forkengine.StatusUnknown, "c", 20)
+			heldElsewhere.NextReconcileAt = timePtr(at(9))
+			mine := leasedOperation("mine", forkengine.StatusUnknown, "b", 20) // the instance that ended its dispatch
+			mine.NextReconcileAt = timePtr(at(9))
+			failed := leasedOperation("failed", forkengine.StatusFailed, "", 0)
+			failed.NextReconcileAt = timePtr(at(9))
+			insertOperations(t, s, due, later, unscheduled, heldElsewhere, mine, failed)
+			require.ElementsMatch(t, []string{"due", "mine"}, claimIDs(t, s, forkengine.LeaseClaim{Owner: "b", Now: at(10), Until: at(30), Limit: 10}))
+		},
+		"ClaimOperationTakesOneFreeOrOwnLease": func(t *testing.T, s forkengine.Store) {
+			insertOperations(t, s, leasedOperation("free", forkengine.StatusUnknown, "a", 5),
+				leasedOperation("mine", forkengine.StatusDispatching, "b", 20),
+				leasedOperation("theirs", forkengine.StatusUnknown, "a", 20),
+				leasedOperation("done", forkengine.StatusCommitted, "", 0))
+			ctx := context.Background()
+			c := forkengine.LeaseClaim{Owner: "b", Now: at(10), Until: at(30)}
+			for id, want := range map[string]bool{"free": true, "mine": true, "theirs": false, "done": false} {
+				op, claimed, err := s.ClaimOperation(ctx, forkengine.OperationKey{WorkspaceID: wsA, ID: id}, c)
+				require.NoError(t, err)
+				require.Equal(t, want, claimed, id)
+				require.Equal(t, id, op.ID)
+				got, err := s.GetOperation(ctx, wsA, id)
+				require.NoError(t, err)
+				if want {
+					require.Equal(t, "b", op.LeaseOwner)
+					require.Equal(t, "b", got.LeaseOwner)
+					require.True(t, got.LeaseExpiresAt.Equal(at(30)), id)
+				} else {
+					require.NotEqual(t, "b", got.LeaseOwner, id)
+				}
+			}
+			_, _, err := s.ClaimOperation(ctx, forkengine.OperationKey{WorkspaceID: wsB, ID: "free"}, c)
+			require.ErrorIs(t, err, forkengine.ErrNotFound, "claims are scoped by workspace")
+		},
 		"RenewExtendsOnlyTheOwnersUnfinishedLeases": func(t *testing.T, s forkengine.Store) {
 			insertOperations(t, s, leasedOperation("mine", forkengine.StatusDispatching, "a", 20),
 				leasedOperation("theirs", forkengine.StatusDispatching, "b", 20),

@@ -19,6 +19,22 @@ func opAt(ws, id, source, through, target string, status forkengine.OperationSta
 
 func operationQueryTests() map[string]storeTest {
 	return map[string]storeTest{
+		"LatestOperationsOnBoundariesInOneRead": func(t *testing.T, s forkengine.Store) {
+			old := newOperation(wsA, "old", "s1", "t1", "x1", forkengine.StatusFailed)
+			newer := newOperation(wsA, "newer", "s1", "t1", "x2", forkengine.StatusUnknown)
+			newer.CreatedAt = at(20)
+			other := newOperation(wsA, "other", "s2", "t2", "x3", forkengine.StatusCommitted)
+			elsewhere := newOperation(wsB, "elsewhere", "s1", "t3", "x4", forkengine.StatusPrepared)
+			insertOperations(t, s, old, newer, other, elsewhere)
+			got, err := s.LatestOperationsOnBoundaries(context.Background(), wsA, []forkengine.Boundary{
+				{SessionID: "s1", TurnID: "t1"}, {SessionID: "s2", TurnID: "t2"}, {SessionID: "s1", TurnID: "t2"},
+				{SessionID: "s1", TurnID: "t3"}, {SessionID: "s1", TurnID: "t1"}})
+			require.NoError(t, err)
+			require.Len(t, got, 2, "no operation on s1/t2; s1/t3 is another workspace's")
+			require.Equal(t, "newer", got[forkengine.Boundary{SessionID: "s1", TurnID: "t1"}].ID)
+			require.Equal(t, "other", got[forkengine.Boundary{SessionID: "s2", TurnID: "t2"}].ID)
+			require.Zero(t, got[forkengine.Boundary{SessionID: "s1", TurnID: "t1"}].Snapshot.Version)
+		},
 		"LookupsByIDRequestIDAndSource": func(t *testing.T, s forkengine.Store) {
 			ctx := context.Background()
 			a := opAt(wsA, "a", "s1", "t1", "x1", forkengine.StatusCommitted, 2)

@@ -31,6 +31,9 @@ func fullOperation(ws, id string) forkengine.ForkOperation {
 	op.DispatchedAt, op.AcceptedAt = timePtr(at(11)), timePtr(at(12))
 	op.CompletedAt, op.AcknowledgedAt = timePtr(at(13)), timePtr(at(14))
 	op.UpdatedAt = at(14)
+	op.ErrorReason, op.ReconcileAttempts = "reason", 3
+	op.LastReconciledAt, op.NextReconcileAt = timePtr(at(15)), timePtr(at(16))
+	op.LeaseOwner, op.LeaseExpiresAt = "instance", timePtr(at(17))
 	return op
 }
 
@@ -114,6 +117,7 @@ func operationTests() map[string]storeTest {
 			insertOperations(t, s, op)
 			next := fullOperation(wsA, "op1")
 			next.Status = forkengine.StatusDispatching
+			next.LeaseOwner, next.LeaseExpiresAt = op.LeaseOwner, op.LeaseExpiresAt // the swap is on the owner too
 			var changed bool
 			update(t, s, func(ctx context.Context, tx forkengine.Tx) (err error) {
 				changed, err = tx.UpdateOperation(ctx, next, forkengine.StatusDispatching)

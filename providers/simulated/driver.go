@@ -34,9 +34,15 @@ type Driver struct {
 	forkCalls     atomic.Int64
 	probeCalls    atomic.Int64
 	describeCalls atomic.Int64
+	// reconcileCalls counts Reconcile calls.
+	reconcileCalls atomic.Int64
 }
 
-var _ forkengine.Driver = (*Driver)(nil)
+var (
+	_ forkengine.Driver           = (*Driver)(nil)
+	_ forkengine.Reconciler       = (*Driver)(nil)
+	_ forkengine.SessionValidator = (*Driver)(nil)
+)
 
 // New returns a simulated driver.
 func New(opts Options) *Driver {
@@ -70,8 +76,49 @@ func (d *Driver) Describe(_ context.Context, s forkengine.Session) (forkengine.D
 		StateBindingMode: script.BindingMode,
 		ThroughTurn:      true,
 		FullSession:      false,
+		Reconcile:        true,
 	}, nil
 }
+
+// Reconcile answers what the script says became of an unknown delivery: unknown for the first
+// reconcileAfter attempts, then reconcile (default found, with the very child Fork would have
+// made, derived from the operation). It never makes a child of its own.
+func (d *Driver) Reconcile(_ context.Context, req forkengine.ReconcileRequest) (forkengine.ReconcileResult, error) {
+	d.reconcileCalls.Add(1)
+	script, err := ScriptFor(req.Source, d.opts.Latency)
+	if err != nil {
+		return forkengine.ReconcileResult{Answer: forkengine.ReconcileUnknown, Error: err.Error()}, nil
+	}
+	answer := script.Reconcile
+	if req.Attempt <= script.ReconcileAfter {
+		answer = forkengine.ReconcileUnknown
+	}
+	switch answer {
+	case forkengine.ReconcileFound:
+		child := accepted(req.ForkRequest, script)
+		return forkengine.ReconcileResult{Answer: answer, ProviderSessionID: child.ProviderSessionID,
+			StateBindingMode: child.StateBindingMode, TurnBindings: child.TurnBindings, Receipt: child.Receipt}, nil
+	case forkengine.ReconcileAbsent:
+		return forkengine.ReconcileResult{Answer: answer, Error: "simulated provider has no child for this request"}, nil
+	}
+	return forkengine.ReconcileResult{Answer: forkengine.ReconcileUnknown, Error: "simulated provider cannot tell yet"}, nil
+}
+
+// ReconcileCalls returns how many times Reconcile has been called.
+func (d *Driver) ReconcileCalls() int64 { return d.reconcileCalls.Load() }
+
+// ReasonInvalidScript is the BAD_USER_INPUT reason of a malformed settings.simulated script.
+const ReasonInvalidScript = "invalid_simulated_script"
+
+// ValidateSession refuses a session whose settings.simulated script is malformed when it is
+// reported (BAD_USER_INPUT, reason invalid_simulated_script), instead of the fork failing later.
+func (d *Driver) ValidateSession(s forkengine.Session) error {
+	if _, err := ScriptFor(s, d.opts.Latency); err != nil {
+		return forkengine.ReasonErrorf(forkengine.CodeInvalid, ReasonInvalidScript, "%v", err)
+	}
+	return nil
+}
+
 
 // ProbeTurns answers the whole batch in one call: a turn is forkable when it is settled, has a
 // provider binding, and its session's script does not say probe=false (a malformed script also

@@ -49,10 +49,12 @@ func TestDescribe(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "DefaultHostCopy", want: forkengine.Descriptor{Kind: "simulated", Version: "v1",
-			StateBindingMode: forkengine.BindingHostCopy, ThroughTurn: true}},
+			StateBindingMode: forkengine.BindingHostCopy, ThroughTurn: true, Reconcile: true}},
 		{name: "ProviderOwned", script: `{"bindingMode":"provider_owned"}`, version: "v7",
 			want: forkengine.Descriptor{Kind: "simulated", Version: "v7",
-				StateBindingMode: forkengine.BindingProviderOwned, ThroughTurn: true}},
+				StateBindingMode: forkengine.BindingProviderOwned, ThroughTurn: true, Reconcile: true}},
+		{name: "ErrUnknownReconcileAnswer", script: `{"reconcile":"maybe"}`, wantErr: true},
+		{name: "ErrNegativeReconcileAfter", script: `{"reconcileAfter":-1}`, wantErr: true},
 		{name: "ErrUnknownBindingMode", script: `{"bindingMode":"copy"}`, wantErr: true},
 		{name: "ErrUnknownForkOutcome", script: `{"fork":"maybe"}`, wantErr: true},
 		{name: "ErrScriptNotObject", script: `[1]`, wantErr: true},

@@ -153,7 +153,6 @@ func TestStartRefusals(t *testing.T) {
 		code   forkengine.Code
 		reason string
 	}{
-		{name: "ErrUnsupportedWhenScriptMalformed", script: `{"fork":"bogus"}`, code: forkengine.CodeForkUnsupported},
 		{name: "ErrUnforkableWhenProbeFalse", script: `{"probe":false}`, code: forkengine.CodeForkConflict,
 			reason: forkengine.ReasonProviderTurnUnforkable},
 	}
@@ -167,6 +166,57 @@ func TestStartRefusals(t *testing.T) {
 			}
 			if h.driver.ForkCalls() != 0 {
 				t.Fatalf("ForkCalls = %d, want 0", h.driver.ForkCalls())
+			}
+		})
+	}
+}
+
+// A malformed script is refused when the session is reported, with a code and reason of its
+// own, and nothing is stored; before, it surfaced only as forkThroughTurn: false.
+func TestMalformedScriptIsRefusedWhenReported(t *testing.T) {
+	h := newHarness(t, "")
+	for _, script := range []string{`{"fork":"bogus"}`, `{"reconcile":"later"}`, `{"latencyMs":-5}`, `[1]`} {
+		_, err := h.engine.ReportSession(context.Background(), forkengine.SessionReport{WorkspaceID: "ws", ID: "bad",
+			Provider: "simulated", Settings: json.RawMessage(`{"simulated":` + script + `}`)})
+		if !errors.Is(err, &forkengine.Error{Code: forkengine.CodeInvalid, Reason: simulated.ReasonInvalidScript}) {
+			t.Fatalf("script %s: error %v, want BAD_USER_INPUT %s", script, err, simulated.ReasonInvalidScript)
+		}
+	}
+	if _, err := h.engine.Reader().GetSession(context.Background(), "ws", "bad"); !errors.Is(err, forkengine.ErrNotFound) {
+		t.Fatalf("a refused session was stored: %v", err)
+	}
+}
+
+// An unknown delivery is reconciled as the script says, on the attempt it says.
+func TestReconcileFollowsTheScript(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		script string
+		want   forkengine.OperationStatus
+		after  int
+	}{
+		{name: "FoundByDefault", script: `{"fork":"unknown"}`, want: forkengine.StatusCommitted},
+		{name: "Absent", script: `{"fork":"unknown","reconcile":"absent"}`, want: forkengine.StatusFailed},
+		{name: "FoundOnTheFourthAttempt", script: `{"fork":"unknown","reconcileAfter":3}`, want: forkengine.StatusCommitted, after: 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.script)
+			op, _ := h.fork(t, "src", "src-t3")
+			if op.Status != forkengine.StatusUnknown {
+				t.Fatalf("fork ended %s, want unknown first", op.Status)
+			}
+			for attempt := 1; attempt <= tt.after; attempt++ {
+				got, err := h.engine.ReconcileForkOperation(context.Background(), "ws", op.ID)
+				if err != nil || got.Status != forkengine.StatusUnknown || got.ReconcileAttempts != attempt {
+					t.Fatalf("attempt %d: %s after %d attempts (%v), want still unknown", attempt, got.Status, got.ReconcileAttempts, err)
+				}
+			}
+			got, err := h.engine.ReconcileForkOperation(context.Background(), "ws", op.ID)
+			if err != nil || got.Status != tt.want || got.ReconcileAttempts != tt.after+1 {
+				t.Fatalf("final attempt: %s after %d attempts (%v), want %s after %d", got.Status, got.ReconcileAttempts, err, tt.want, tt.after+1)
+			}
+			if h.driver.ForkCalls() != 1 || h.driver.ReconcileCalls() != int64(tt.after+1) {
+				t.Fatalf("fork calls %d, reconcile calls %d", h.driver.ForkCalls(), h.driver.ReconcileCalls())
 			}
 		})
 	}

@@ -20,6 +20,11 @@ type Script struct {
 	Probe bool
 	// BindingMode is the state binding mode Describe reports and Fork answers with.
 	BindingMode forkengine.BindingMode
+	// Reconcile is what Reconcile answers for an unknown delivery: found (default: the child
+	// the fork would have made), absent or unknown.
+	Reconcile forkengine.ReconcileAnswer
+	// ReconcileAfter makes the first ReconcileAfter attempts answer unknown before Reconcile.
+	ReconcileAfter int
 }
 
 // scriptJSON is the wire shape; pointers tell "absent" from a zero value.
@@ -28,7 +33,9 @@ type scriptJSON struct {
 	Error       string `json:"error"`
 	LatencyMs   *int64 `json:"latencyMs"`
 	Probe       *bool  `json:"probe"`
-	BindingMode string `json:"bindingMode"`
+	BindingMode    string `json:"bindingMode"`
+	Reconcile      string `json:"reconcile"`
+	ReconcileAfter *int   `json:"reconcileAfter"`
 }
 
 // ScriptFor reads the script of a session, filling defaults for absent keys. It returns an error
@@ -40,6 +47,7 @@ func ScriptFor(s forkengine.Session, defaultLatency time.Duration) (Script, erro
 		Latency:     defaultLatency,
 		Probe:       true,
 		BindingMode: forkengine.BindingHostCopy,
+		Reconcile:   forkengine.ReconcileFound,
 	}
 	raw, err := simulatedSettings(s.Settings)
 	if err != nil || raw == nil {
@@ -95,6 +103,19 @@ func (s *Script) apply(in scriptJSON) error {
 	}
 	if in.Probe != nil {
 		s.Probe = *in.Probe
+	}
+	switch a := forkengine.ReconcileAnswer(in.Reconcile); a {
+	case "":
+	case forkengine.ReconcileFound, forkengine.ReconcileAbsent, forkengine.ReconcileUnknown:
+		s.Reconcile = a
+	default:
+		return fmt.Errorf("unknown reconcile answer %q (want found, absent or unknown)", in.Reconcile)
+	}
+	if in.ReconcileAfter != nil {
+		if *in.ReconcileAfter < 0 {
+			return fmt.Errorf("reconcileAfter %d is negative", *in.ReconcileAfter)
+		}
+		s.ReconcileAfter = *in.ReconcileAfter
 	}
 	s.Error = in.Error
 	return nil

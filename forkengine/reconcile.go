@@ -1,0 +1,228 @@
+package forkengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The reconcile schedule of an unknown delivery: the first attempt a few seconds after the
+// delivery became unknown, then exponentially further apart, never more than maxReconcileDelay.
+const (
+	firstReconcileDelay = 2 * time.Second
+	maxReconcileDelay   = 5 * time.Minute
+	// maxAbandonReason bounds the reason a person gives for abandoning an operation.
+	maxAbandonReason = 1000
+)
+
+// reconcileDelay is the wait after the attempt-th attempt: 4s, 8s, 16s, … up to the maximum.
+func reconcileDelay(attempt int) time.Duration {
+	d := firstReconcileDelay
+	for i := 0; i < attempt && d < maxReconcileDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxReconcileDelay)
+}
+
+// becomeUnknown records an unknown delivery and schedules its first reconcile attempt.
+func becomeUnknown(record func(*ForkOperation, time.Time)) func(*ForkOperation, time.Time) {
+	return func(op *ForkOperation, at time.Time) {
+		if record != nil {
+			record(op, at)
+		}
+		next := at.Add(firstReconcileDelay)
+		op.NextReconcileAt = &next
+	}
+}
+
+// ReconcileForkOperation asks the provider now what became of an unknown delivery and applies
+// the answer: found → provider_accepted → committed through the normal commit; absent → failed
+// (reason reconciled_absent), which releases the barrier; unknown → the next attempt is
+// scheduled. It never calls Fork. An operation that reconciliation already resolved is returned
+// as it is (so a repeated call is harmless); one whose lease another instance holds right now
+// (an attempt is under way there) is returned unchanged. Errors: BAD_USER_INPUT (ids), NOT_FOUND,
+// RECONCILE_CONFLICT reason not_unknown (committed, failed or active by any other way).
+func (e *Engine) ReconcileForkOperation(ctx context.Context, workspaceID, id string) (ForkOperation, error) {
+	if err := cleanIDs(idField{"workspaceId", &workspaceID}, idField{"id", &id}); err != nil {
+		return ForkOperation{}, err
+	}
+	op, err := e.store.GetOperation(ctx, workspaceID, id)
+	if err != nil {
+		return ForkOperation{}, readError(err, "fork operation", id)
+	}
+	if op.Status != StatusUnknown {
+		if op.ReconcileAttempts > 0 && op.ErrorReason != ReasonAbandoned {
+			return op, nil // reconciliation resolved it already
+		}
+		return ForkOperation{}, notUnknown(op)
+	}
+	now := e.now()
+	claimed, ok, err := e.store.ClaimOperation(ctx, op.Key(), LeaseClaim{Owner: e.cfg.InstanceID, Now: now, Until: now.Add(e.cfg.LeaseDuration)})
+	if err != nil {
+		return ForkOperation{}, readError(err, "fork operation", id)
+	}
+	if !ok {
+		return op, nil
+	}
+	e.leases.hold(claimed.Key())
+	defer e.leases.release(claimed.Key())
+	return e.reconcile(ctx, claimed)
+}
+
+// AbandonForkOperation is a person giving up on an unknown delivery: the operation fails (reason
+// abandoned, with their reason as its error) and its boundary is free for a new fork. A child the
+// provider did make is orphaned: forkgraph forgets it. Abandoning it again returns it as it is.
+// Errors: BAD_USER_INPUT (ids; a reason that is empty or longer than 1000 characters), NOT_FOUND,
+// RECONCILE_CONFLICT reason not_unknown.
+func (e *Engine) AbandonForkOperation(ctx context.Context, workspaceID, id, reason string) (ForkOperation, error) {
+	if err := cleanIDs(idField{"workspaceId", &workspaceID}, idField{"id", &id}); err != nil {
+		return ForkOperation{}, err
+	}
+	reason = strings.TrimSpace(reason)
+	if reason == "" || len(reason) > maxAbandonReason {
+		return ForkOperation{}, ReasonErrorf(CodeInvalid, "invalid_reason", "reason must be 1 to %d characters", maxAbandonReason)
+	}
+	var out ForkOperation
+	err := e.update(ctx, func(tx Tx, c *changes) error {
+		op, err := tx.GetOperation(ctx, workspaceID, id)
+		switch {
+		case err != nil:
+			return readError(err, "fork operation", id)
+		case op.Status == StatusFailed && op.ErrorReason == ReasonAbandoned:
+			out = op
+			return nil
+		case op.Status != StatusUnknown:
+			return notUnknown(op)
+		}
+		var moved bool
+		out, moved, err = moveOperation(ctx, tx, c, op, StatusFailed, func(next *ForkOperation, at time.Time) {
+			next.Error, next.ErrorReason, next.CompletedAt, next.NextReconcileAt = reason, ReasonAbandoned, &at, nil
+		})
+		if err == nil && !moved {
+			return notUnknown(out) // a reconcile answer won the race
+		}
+		return err
+	})
+	if err != nil {
+		return ForkOperation{}, fmt.Errorf("abandon fork operation %s: %w", id, err)
+	}
+	return out, nil
+}
+
+func notUnknown(op ForkOperation) error {
+	_, phase := op.Status.Public()
+	return ReasonErrorf(CodeReconcileConflict, ReasonNotUnknown,
+		"fork operation %s is %s, not DELIVERY_UNKNOWN", op.ID, strings.ToUpper(string(phase)))
+}
+
+// reconcile makes one attempt on an unknown operation this engine holds. Failures to reach the
+// provider are an unknown answer; the returned error is for local writes that failed, which
+// leave the operation unknown and its schedule where it was.
+func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOperation, error) {
+	op, err := e.store.GetOperation(ctx, claimed.WorkspaceID, claimed.ID) // with its snapshot
+	if err != nil {
+		return claimed, readError(err, "fork operation", claimed.ID)
+	}
+	if op.Status != StatusUnknown || !e.drives(op) {
+		return op, nil
+	}
+	driver := e.cfg.Drivers[op.Provider]
+	reconciler, can := driver.(Reconciler)
+	var desc Descriptor
+	if can {
+		desc, err = driver.Describe(ctx, op.Snapshot.Session)
+		can = err == nil && desc.Reconcile
+	}
+	checkpoint, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
+	defer cancel()
+	if !can && err == nil {
+		// Nothing can answer for this provider: stop asking. A person can still abandon it.
+		return e.touch(checkpoint, op, func(next *ForkOperation, _ time.Time) { next.NextReconcileAt = nil })
+	}
+	attempt := op.ReconcileAttempts + 1
+	var res ReconcileResult
+	if can {
+		callCtx, stop := context.WithTimeout(ctx, e.cfg.DispatchTimeout)
+		res, err = reconciler.Reconcile(callCtx, ReconcileRequest{ForkRequest: forkRequest(op, desc), Attempt: attempt})
+		stop()
+	}
+	tried := func(next *ForkOperation, at time.Time) {
+		next.ReconcileAttempts, next.LastReconciledAt, next.NextReconcileAt = attempt, &at, nil
+	}
+	switch {
+	case err == nil && res.Answer == ReconcileFound:
+		v := judgeDelivery(op, desc, ForkResult{Disposition: DispositionAccepted, ProviderSessionID: res.ProviderSessionID,
+			StateBindingMode: res.StateBindingMode, TurnBindings: res.TurnBindings, Receipt: res.Receipt}, nil, false)
+		if v.status == StatusProviderAccepted {
+			return e.acceptReconciled(checkpoint, op, v, tried)
+		}
+		e.log.Warn("reconcile found a child that does not verify; asking again later", "operation", op.ID)
+	case err == nil && res.Answer == ReconcileAbsent:
+		failed, _, err := e.transition(checkpoint, op, StatusFailed, func(next *ForkOperation, at time.Time) {
+			tried(next, at)
+			next.Error = orText(strings.TrimSpace(res.Error), "the provider reports that no child exists for this request")
+			next.ErrorReason, next.CompletedAt = ReasonReconciledAbsent, &at
+		})
+		return failed, err
+	}
+	return e.touch(checkpoint, op, func(next *ForkOperation, at time.Time) {
+		tried(next, at)
+		later := at.Add(reconcileDelay(attempt))
+		next.NextReconcileAt = &later
+	})
+}
+
+// acceptReconciled commits a found child through the normal commit, recording the attempt; when
+// that transaction fails it records the acceptance alone, and the commit follows from
+// provider_accepted, exactly as after a dispatch.
+func (e *Engine) acceptReconciled(ctx context.Context, op ForkOperation, v verdict, tried func(*ForkOperation, time.Time)) (ForkOperation, error) {
+	record := v.record
+	v.record = func(next *ForkOperation, at time.Time) {
+		if record != nil {
+			record(next, at)
+		}
+		tried(next, at)
+	}
+	committed, err := e.acceptAndCommit(ctx, op, v, false)
+	if err == nil {
+		return committed, nil
+	}
+	e.log.Warn("commit of a reconciled fork failed; recording the acceptance alone", "operation", op.ID, "error", err)
+	accepted, _, err := e.transition(ctx, op, StatusProviderAccepted, v.record)
+	if err != nil {
+		return accepted, err
+	}
+	return e.commit(ctx, accepted)
+}
+
+// touch writes bookkeeping on an operation without changing its status, as a compare and swap
+// on its status and lease owner, and logs it so live readers see the attempt.
+func (e *Engine) touch(ctx context.Context, op ForkOperation, edit func(*ForkOperation, time.Time)) (ForkOperation, error) {
+	out := op
+	err := e.update(ctx, func(tx Tx, c *changes) error {
+		next := op
+		next.UpdatedAt = c.at
+		edit(&next, c.at)
+		changed, err := tx.UpdateOperation(ctx, next, op.Status)
+		if err != nil {
+			return fmt.Errorf("update fork operation %s: %w", op.ID, err)
+		}
+		if !changed {
+			current, err := tx.GetOperation(ctx, op.WorkspaceID, op.ID)
+			if err != nil {
+				return readError(err, "fork operation", op.ID)
+			}
+			out = current
+			return nil
+		}
+		c.operation(next)
+		out = next
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return op, readError(err, "fork operation", op.ID)
+	}
+	return out, err
+}
