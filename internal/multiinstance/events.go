@@ -57,12 +57,12 @@ func (s *Stream) NextEvent(ctx context.Context, limit time.Duration) (Event, err
 	return out.WorkspaceEvents, nil
 }
 
-// EventsUntil reads events until stop says an event is the last one, at most max events and
+// EventsUntil reads events until stop says an event is the last one, at most limit events and
 // each within idle. It returns what it read, the last event included, and an error when it
 // stopped for any other reason.
-func (s *Stream) EventsUntil(ctx context.Context, max int, idle time.Duration, stop func(Event) bool) ([]Event, error) {
+func (s *Stream) EventsUntil(ctx context.Context, limit int, idle time.Duration, stop func(Event) bool) ([]Event, error) {
 	var got []Event
-	for len(got) < max {
+	for len(got) < limit {
 		ev, err := s.NextEvent(ctx, idle)
 		if err != nil {
 			return got, fmt.Errorf("after %d events: %w", len(got), err)
@@ -72,7 +72,7 @@ func (s *Stream) EventsUntil(ctx context.Context, max int, idle time.Duration, s
 			return got, nil
 		}
 	}
-	return got, fmt.Errorf("read %d events without the last one", max)
+	return got, fmt.Errorf("read %d events without the last one", limit)
 }
 
 // SessionUpserted matches the SESSION_UPSERTED event of session id.

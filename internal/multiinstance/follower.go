@@ -21,9 +21,9 @@ type Follower struct {
 const maxResumes = 50
 
 // Follow subscribes on wsURL after f.After and reads until stop matches an event (true), at most
-// max events in all and each within idle. It returns an error wrapping ErrStreamEnded when the
+// limit events in all and each within idle. It returns an error wrapping ErrStreamEnded when the
 // connection was lost (the instance died): call Follow again, on another instance.
-func (f *Follower) Follow(ctx context.Context, wsURL string, max int, idle time.Duration, stop func(Event) bool) error {
+func (f *Follower) Follow(ctx context.Context, wsURL string, limit int, idle time.Duration, stop func(Event) bool) error {
 	for resumes := 0; ; resumes++ {
 		if f.started() {
 			f.Resumes++
@@ -32,7 +32,7 @@ func (f *Follower) Follow(ctx context.Context, wsURL string, max int, idle time.
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrStreamEnded, err)
 		}
-		done, err := f.read(ctx, s, max, idle, stop)
+		done, err := f.read(ctx, s, limit, idle, stop)
 		s.Close()
 		if done || err == nil {
 			return err
@@ -46,9 +46,9 @@ func (f *Follower) Follow(ctx context.Context, wsURL string, max int, idle time.
 
 func (f *Follower) started() bool { return len(f.Events) > 0 || f.Resumes > 0 }
 
-// read returns done=true when stop matched or max was reached (err says which).
-func (f *Follower) read(ctx context.Context, s *Stream, max int, idle time.Duration, stop func(Event) bool) (bool, error) {
-	for len(f.Events) < max {
+// read returns done=true when stop matched or limit was reached (err says which).
+func (f *Follower) read(ctx context.Context, s *Stream, limit int, idle time.Duration, stop func(Event) bool) (bool, error) {
+	for len(f.Events) < limit {
 		ev, err := s.NextEvent(ctx, idle)
 		if err != nil {
 			return false, fmt.Errorf("after %d events: %w", len(f.Events), err)
@@ -59,5 +59,5 @@ func (f *Follower) read(ctx context.Context, s *Stream, max int, idle time.Durat
 			return true, nil
 		}
 	}
-	return true, fmt.Errorf("read %d events without the last one", max)
+	return true, fmt.Errorf("read %d events without the last one", limit)
 }
