@@ -33,8 +33,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// testLease is the -fork-lease of the PostgreSQL tests: short, so a takeover comes quickly.
-const testLease = 2 * time.Second
+// testLease is the -fork-lease of the PostgreSQL tests: short, so a takeover comes quickly, yet
+// renewed every second, so a loaded CI machine does not stall a live instance past its lease.
+const testLease = 3 * time.Second
 
 // requirePostgres returns the suite's PostgreSQL URL, skipping the test without one (failing it
 // under CI=true, where the script always provides one).
