@@ -94,11 +94,14 @@ func (c *Client) Operations(ctx context.Context, workspace, throughTurn string) 
 	return ops, err
 }
 
+// maxPolls bounds every polling loop in count as well as in time.
+const maxPolls = 10000
+
 // AwaitOperation polls the operation until done says yes, at most for limit.
 func (c *Client) AwaitOperation(ctx context.Context, workspace, id string, limit time.Duration, done func(Operation) bool) (Operation, error) {
 	deadline := time.Now().Add(limit)
 	var last Operation
-	for {
+	for poll := 0; ; poll++ {
 		op, found, err := c.Operation(ctx, workspace, id)
 		if err == nil && found {
 			last = op
@@ -106,8 +109,8 @@ func (c *Client) AwaitOperation(ctx context.Context, workspace, id string, limit
 				return op, nil
 			}
 		}
-		if time.Now().After(deadline) {
-			return last, fmt.Errorf("operation %s not as awaited within %s: last %+v, last error %v", id, limit, last, err)
+		if time.Now().After(deadline) || poll >= maxPolls {
+			return last, fmt.Errorf("operation %s not as awaited within %s (%d polls): last %+v, last error %v", id, limit, poll+1, last, err)
 		}
 		time.Sleep(50 * time.Millisecond) // polling the API, bounded by the deadline
 	}

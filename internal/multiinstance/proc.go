@@ -167,7 +167,7 @@ func awaitHealthy(ctx context.Context, url string, limit time.Duration) error {
 			}
 			err = fmt.Errorf("status %d", resp.StatusCode)
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if time.Now().After(deadline) || ctx.Err() != nil || attempt >= maxPolls {
 			return fmt.Errorf("%s not healthy within %s after %d attempts: %v", url, limit, attempt+1, err)
 		}
 		time.Sleep(50 * time.Millisecond) // an external process: polled, bounded by the deadline

@@ -47,7 +47,7 @@ func TestSlowForkSurvivesAPeerStarting(t *testing.T) {
 	expectPhase(t, onB, held.ID, "DISPATCHING")
 	// Three leases go by with the call still held: A must renew its lease, and B must not take
 	// the operation. This wait is the scenario (time passing), not a synchronisation.
-	for until := time.Now().Add(3 * testLease); time.Now().Before(until); {
+	for i, until := 0, time.Now().Add(3*testLease); i < maxPolls && time.Now().Before(until); i++ {
 		expectPhase(t, onB, held.ID, "DISPATCHING")
 		time.Sleep(100 * time.Millisecond)
 	}
