@@ -11,7 +11,9 @@
 //	   │                          │                    │                        one transaction
 //	   │                          │                    ├─► failed   not_started, rejected, unsupported
 //	   │                          │                    └─► unknown  anything else (timeout, error, invalid
-//	   │                          │                                 result): never dispatched again
+//	   │                          │                          │      result): never dispatched again
+//	   │                          │                          ├─reconcile found─► provider_accepted ─► committed
+//	   │                          │                          └─reconcile absent, or abandon─► failed
 //	   │                          └─► failed   re-check before dispatch broke (driver drift, source changed)
 //	   └─► replay or barrier: the existing operation comes back, no new work
 //
@@ -26,8 +28,10 @@
 //   - A driver's Fork is called at most once per operation: the move to dispatching is committed
 //     before the call, and nothing moves an operation out of dispatching or unknown back to
 //     prepared. Start-up recovery turns a leftover dispatching operation into unknown.
-//   - unknown means "the provider may have made a child". It is terminal: never re-dispatched,
-//     never acknowledged, and it keeps its target id reserved.
+//   - unknown means "the provider may have made a child". It is never re-dispatched, never
+//     acknowledged, and it keeps its target id reserved. Only an answer moves it: reconciliation
+//     (asking the provider, which never forks) finds the child or guarantees there is none, or a
+//     person abandons it. Attempts back off exponentially on a stored schedule.
 //   - A request id names one request: the same body replays the same operation, another body is a
 //     FORK_CONFLICT (reason request_conflict). The target id derived for a request without one
 //     depends only on (workspace, request id), so replays agree.

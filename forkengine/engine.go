@@ -115,7 +115,7 @@ type RecoveryReport struct {
 	// Reconciled counts reconcile attempts on unknown deliveries that were due (their outcome is
 	// counted in Unknown, Committed or Failed like the others').
 	Reconciled int
-	Errors    []error
+	Errors     []error
 }
 
 // Defaults applied by New.

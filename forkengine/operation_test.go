@@ -35,7 +35,7 @@ func TestTransitions(t *testing.T) {
 		"prepared->dispatching": true, "prepared->failed": true,
 		"dispatching->provider_accepted": true, "dispatching->failed": true, "dispatching->unknown": true,
 		"provider_accepted->committed": true,
-		"unknown->provider_accepted": true, "unknown->failed": true,
+		"unknown->provider_accepted":   true, "unknown->failed": true,
 	}
 	for _, from := range allStatuses {
 		for _, to := range allStatuses {

@@ -161,7 +161,9 @@ func TestBackgroundReconcileBacksOffDurably(t *testing.T) {
 		require.NoError(t, e.Close(h.ctx)) // wait for the background attempt
 		return report
 	}
-	restart := func() *forkengine.Engine { return h.peer(func(c *forkengine.Config) { c.InstanceID = h.engine.InstanceID() }) }
+	restart := func() *forkengine.Engine {
+		return h.peer(func(c *forkengine.Config) { c.InstanceID = h.engine.InstanceID() })
+	}
 
 	require.Zero(t, sweep(restart()).Scanned, "not due before its first delay")
 	require.Zero(t, h.driver.ReconcileCalls())

@@ -47,24 +47,28 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	ForkOperation struct {
-		AcknowledgedAt  func(childComplexity int) int
-		CreatedAt       func(childComplexity int) int
-		Error           func(childComplexity int) int
-		ID              func(childComplexity int) int
-		Lineage         func(childComplexity int) int
-		Phase           func(childComplexity int) int
-		Provider        func(childComplexity int) int
-		RequestID       func(childComplexity int) int
-		Session         func(childComplexity int) int
-		SourceSession   func(childComplexity int) int
-		SourceSessionID func(childComplexity int) int
-		Status          func(childComplexity int) int
-		TargetSessionID func(childComplexity int) int
-		TargetTurnID    func(childComplexity int) int
-		ThroughTurn     func(childComplexity int) int
-		ThroughTurnID   func(childComplexity int) int
-		UpdatedAt       func(childComplexity int) int
-		WorkspaceID     func(childComplexity int) int
+		AcknowledgedAt    func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		Error             func(childComplexity int) int
+		ErrorReason       func(childComplexity int) int
+		ID                func(childComplexity int) int
+		LastReconciledAt  func(childComplexity int) int
+		Lineage           func(childComplexity int) int
+		NextReconcileAt   func(childComplexity int) int
+		Phase             func(childComplexity int) int
+		Provider          func(childComplexity int) int
+		ReconcileAttempts func(childComplexity int) int
+		RequestID         func(childComplexity int) int
+		Session           func(childComplexity int) int
+		SourceSession     func(childComplexity int) int
+		SourceSessionID   func(childComplexity int) int
+		Status            func(childComplexity int) int
+		TargetSessionID   func(childComplexity int) int
+		TargetTurnID      func(childComplexity int) int
+		ThroughTurn       func(childComplexity int) int
+		ThroughTurnID     func(childComplexity int) int
+		UpdatedAt         func(childComplexity int) int
+		WorkspaceID       func(childComplexity int) int
 	}
 
 	ForkOperationConnection struct {
@@ -106,10 +110,12 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AbandonForkOperation     func(childComplexity int, workspaceID string, id string, reason string) int
 		AcknowledgeForkOperation func(childComplexity int, workspaceID string, id string) int
 		AppendMessages           func(childComplexity int, input models.AppendMessagesInput) int
 		DeleteSession            func(childComplexity int, workspaceID string, id string, purge *bool) int
 		ForkSession              func(childComplexity int, input models.ForkSessionInput) int
+		ReconcileForkOperation   func(childComplexity int, workspaceID string, id string) int
 		ReportSession            func(childComplexity int, input models.ReportSessionInput) int
 		ReportTurn               func(childComplexity int, input models.ReportTurnInput) int
 	}
@@ -172,6 +178,7 @@ type ComplexityRoot struct {
 		Messages                     func(childComplexity int) int
 		Origin                       func(childComplexity int) int
 		Outcome                      func(childComplexity int) int
+		PendingForkOperation         func(childComplexity int) int
 		Phase                        func(childComplexity int) int
 		ProviderForkBindingAvailable func(childComplexity int) int
 		ProviderForkBindingState     func(childComplexity int) int
@@ -235,6 +242,8 @@ type MutationResolver interface {
 	DeleteSession(ctx context.Context, workspaceID string, id string, purge *bool) (bool, error)
 	ForkSession(ctx context.Context, input models.ForkSessionInput) (*models.ForkOperation, error)
 	AcknowledgeForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
+	ReconcileForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
+	AbandonForkOperation(ctx context.Context, workspaceID string, id string, reason string) (*models.ForkOperation, error)
 }
 type QueryResolver interface {
 	Session(ctx context.Context, workspaceID string, id string) (*models.Session, error)
@@ -264,6 +273,7 @@ type TurnResolver interface {
 	ProviderForkBindingState(ctx context.Context, obj *models.Turn) (models.ProviderForkBindingState, error)
 	Messages(ctx context.Context, obj *models.Turn) ([]*models.Message, error)
 	Session(ctx context.Context, obj *models.Turn) (*models.Session, error)
+	PendingForkOperation(ctx context.Context, obj *models.Turn) (*models.ForkOperation, error)
 }
 type TurnConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *models.TurnConnection) (int, error)
@@ -310,18 +320,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ForkOperation.Error(childComplexity), true
+	case "ForkOperation.errorReason":
+		if e.ComplexityRoot.ForkOperation.ErrorReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkOperation.ErrorReason(childComplexity), true
 	case "ForkOperation.id":
 		if e.ComplexityRoot.ForkOperation.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.ForkOperation.ID(childComplexity), true
+	case "ForkOperation.lastReconciledAt":
+		if e.ComplexityRoot.ForkOperation.LastReconciledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkOperation.LastReconciledAt(childComplexity), true
 	case "ForkOperation.lineage":
 		if e.ComplexityRoot.ForkOperation.Lineage == nil {
 			break
 		}
 
 		return e.ComplexityRoot.ForkOperation.Lineage(childComplexity), true
+	case "ForkOperation.nextReconcileAt":
+		if e.ComplexityRoot.ForkOperation.NextReconcileAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkOperation.NextReconcileAt(childComplexity), true
 	case "ForkOperation.phase":
 		if e.ComplexityRoot.ForkOperation.Phase == nil {
 			break
@@ -334,6 +362,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ForkOperation.Provider(childComplexity), true
+	case "ForkOperation.reconcileAttempts":
+		if e.ComplexityRoot.ForkOperation.ReconcileAttempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkOperation.ReconcileAttempts(childComplexity), true
 	case "ForkOperation.requestId":
 		if e.ComplexityRoot.ForkOperation.RequestID == nil {
 			break
@@ -544,6 +578,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Message.TurnID(childComplexity), true
 
+	case "Mutation.abandonForkOperation":
+		if e.ComplexityRoot.Mutation.AbandonForkOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_abandonForkOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AbandonForkOperation(childComplexity, args["workspaceId"].(string), args["id"].(string), args["reason"].(string)), true
 	case "Mutation.acknowledgeForkOperation":
 		if e.ComplexityRoot.Mutation.AcknowledgeForkOperation == nil {
 			break
@@ -588,6 +633,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ForkSession(childComplexity, args["input"].(models.ForkSessionInput)), true
+	case "Mutation.reconcileForkOperation":
+		if e.ComplexityRoot.Mutation.ReconcileForkOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reconcileForkOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReconcileForkOperation(childComplexity, args["workspaceId"].(string), args["id"].(string)), true
 	case "Mutation.reportSession":
 		if e.ComplexityRoot.Mutation.ReportSession == nil {
 			break
@@ -892,6 +948,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.Outcome(childComplexity), true
+	case "Turn.pendingForkOperation":
+		if e.ComplexityRoot.Turn.PendingForkOperation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.PendingForkOperation(childComplexity), true
 	case "Turn.phase":
 		if e.ComplexityRoot.Turn.Phase == nil {
 			break
@@ -1326,6 +1388,35 @@ type Mutation {
   turn. Idempotent. Errors: NOT_FOUND, ACKNOWLEDGE_CONFLICT (not committed).
   """
   acknowledgeForkOperation(workspaceId: ID!, id: ID!): ForkOperation!
+  """
+  Asks the provider now what became of a fork whose delivery is unknown (DELIVERY_UNKNOWN) and
+  applies the answer: the child was found → MATERIALIZING → COMMITTED; the provider has none →
+  FAILED (errorReason ` + "`" + `reconciled_absent` + "`" + `), which frees its turn for a new fork; it cannot tell yet →
+  still DELIVERY_UNKNOWN, with the next attempt scheduled. The server also does this by itself, with
+  growing pauses. It never forks again. An operation reconciliation already resolved comes back as it
+  is. Errors: BAD_USER_INPUT, NOT_FOUND, RECONCILE_CONFLICT (reason not_unknown: the operation is not
+  DELIVERY_UNKNOWN).
+  """
+  reconcileForkOperation(
+    "The workspace of the operation."
+    workspaceId: ID!
+    "The operation id."
+    id: ID!
+  ): ForkOperation!
+  """
+  Stops waiting for a fork whose delivery is unknown: it becomes FAILED (errorReason ` + "`" + `abandoned` + "`" + `,
+  ` + "`" + `error` + "`" + ` your reason) and its turn can be forked again. If the provider did make the child, that
+  child is orphaned: forkgraph forgets it. Abandoning it again returns it as it is. Errors:
+  BAD_USER_INPUT (reason invalid_reason), NOT_FOUND, RECONCILE_CONFLICT (reason not_unknown).
+  """
+  abandonForkOperation(
+    "The workspace of the operation."
+    workspaceId: ID!
+    "The operation id."
+    id: ID!
+    "Why you stop waiting (1 to 1000 characters); kept as the operation's error."
+    reason: String!
+  ): ForkOperation!
 }
 
 "Live streams over a websocket (graphql-transport-ws) or server-sent events."
@@ -1421,6 +1512,13 @@ type Turn {
   messages: [Message!]!
   "The session the turn belongs to."
   session: Session!
+  """
+  The fork operation a new fork request through this turn would get back instead of a fork of its
+  own: one still running, one whose delivery is unknown, or one committed and not yet acknowledged.
+  Null when a new request would fork. Show it on the turn (its phase; acknowledge; reconcile or
+  abandon) instead of a button that silently returns it.
+  """
+  pendingForkOperation: ForkOperation
 }
 
 "One entry of a session's transcript."
@@ -1461,6 +1559,17 @@ type ForkOperation {
   phase: ForkOperationPhase!
   "Why the fork failed or its delivery is unknown, or null."
   error: String
+  """
+  A stable code for why a FAILED fork failed, when there is one: ` + "`" + `reconciled_absent` + "`" + ` (the provider
+  reported it has no child) or ` + "`" + `abandoned` + "`" + ` (a person stopped waiting; ` + "`" + `error` + "`" + ` is their reason).
+  """
+  errorReason: String
+  "How many times the provider was asked what became of an unknown delivery."
+  reconcileAttempts: Int!
+  "When the provider was last asked, or null."
+  lastReconciledAt: Time
+  "When it will be asked next, or null (not DELIVERY_UNKNOWN, or its provider cannot tell)."
+  nextReconcileAt: Time
   "The new session, only when COMMITTED (built from the frozen snapshot, even if it was deleted since)."
   session: Session
   "The fork's lineage, only when COMMITTED."
@@ -1736,6 +1845,14 @@ func (ec *executionContext) childFields_ForkOperation(ctx context.Context, field
 		return ec.fieldContext_ForkOperation_phase(ctx, field)
 	case "error":
 		return ec.fieldContext_ForkOperation_error(ctx, field)
+	case "errorReason":
+		return ec.fieldContext_ForkOperation_errorReason(ctx, field)
+	case "reconcileAttempts":
+		return ec.fieldContext_ForkOperation_reconcileAttempts(ctx, field)
+	case "lastReconciledAt":
+		return ec.fieldContext_ForkOperation_lastReconciledAt(ctx, field)
+	case "nextReconcileAt":
+		return ec.fieldContext_ForkOperation_nextReconcileAt(ctx, field)
 	case "session":
 		return ec.fieldContext_ForkOperation_session(ctx, field)
 	case "lineage":
@@ -1940,6 +2057,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_messages(ctx, field)
 	case "session":
 		return ec.fieldContext_Turn_session(ctx, field)
+	case "pendingForkOperation":
+		return ec.fieldContext_Turn_pendingForkOperation(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Turn", field.Name)
 }
@@ -2110,6 +2229,36 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_abandonForkOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_acknowledgeForkOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2187,6 +2336,28 @@ func (ec *executionContext) field_Mutation_forkSession_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_reconcileForkOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
 	return args, nil
 }
 
@@ -2734,6 +2905,98 @@ func (ec *executionContext) _ForkOperation_error(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_ForkOperation_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ForkOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _ForkOperation_errorReason(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkOperation_errorReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkOperation_errorReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _ForkOperation_reconcileAttempts(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkOperation_reconcileAttempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReconcileAttempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ForkOperation_reconcileAttempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkOperation", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ForkOperation_lastReconciledAt(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkOperation_lastReconciledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastReconciledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkOperation_lastReconciledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkOperation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ForkOperation_nextReconcileAt(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkOperation_nextReconcileAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextReconcileAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkOperation_nextReconcileAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkOperation", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ForkOperation_session(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
@@ -3806,6 +4069,94 @@ func (ec *executionContext) fieldContext_Mutation_acknowledgeForkOperation(ctx c
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_acknowledgeForkOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_reconcileForkOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reconcileForkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReconcileForkOperation(ctx, fc.Args["workspaceId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ForkOperation) graphql.Marshaler {
+			return ec.marshalNForkOperation2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reconcileForkOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ForkOperation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reconcileForkOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_abandonForkOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_abandonForkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AbandonForkOperation(ctx, fc.Args["workspaceId"].(string), fc.Args["id"].(string), fc.Args["reason"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ForkOperation) graphql.Marshaler {
+			return ec.marshalNForkOperation2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_abandonForkOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ForkOperation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_abandonForkOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5254,6 +5605,38 @@ func (ec *executionContext) fieldContext_Turn_session(_ context.Context, field g
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Turn_pendingForkOperation(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_pendingForkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Turn().PendingForkOperation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ForkOperation) graphql.Marshaler {
+			return ec.marshalOForkOperation2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_pendingForkOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ForkOperation(ctx, field)
 		},
 	}
 	return fc, nil
@@ -7352,6 +7735,26 @@ func (ec *executionContext) _ForkOperation(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "errorReason":
+			out.Values[i] = ec._ForkOperation_errorReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reconcileAttempts":
+			out.Values[i] = ec._ForkOperation_reconcileAttempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastReconciledAt":
+			out.Values[i] = ec._ForkOperation_lastReconciledAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nextReconcileAt":
+			out.Values[i] = ec._ForkOperation_nextReconcileAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "session":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -7730,6 +8133,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "acknowledgeForkOperation":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_acknowledgeForkOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reconcileForkOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reconcileForkOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "abandonForkOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_abandonForkOperation(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -8192,6 +8609,12 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Turn_session(ctx, field, obj)
+				})
+		case "pendingForkOperation":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Turn_pendingForkOperation(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -119,10 +119,15 @@ type ForkOperation struct {
 	Status          ForkOperationStatus
 	Phase           ForkOperationPhase
 	Error           *string
+	ErrorReason     *string
 	Provider        string
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	AcknowledgedAt  *time.Time
+	// ReconcileAttempts, LastReconciledAt and NextReconcileAt: see forkengine.ForkOperation.
+	ReconcileAttempts int
+	LastReconciledAt  *time.Time
+	NextReconcileAt   *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	AcknowledgedAt    *time.Time
 
 	domain forkengine.ForkOperation
 }
@@ -139,6 +144,8 @@ func ForkOperationFrom(op forkengine.ForkOperation) *ForkOperation {
 		ThroughTurnID: op.ThroughTurnID, TargetTurnID: optional(op.TargetTurnID),
 		Status: status, Phase: phase, Error: optional(op.Error), Provider: op.Provider,
 		CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, AcknowledgedAt: op.AcknowledgedAt,
+		ErrorReason: optional(op.ErrorReason), ReconcileAttempts: op.ReconcileAttempts,
+		LastReconciledAt: op.LastReconciledAt, NextReconcileAt: op.NextReconcileAt,
 		domain: op,
 	}
 }

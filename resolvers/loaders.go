@@ -43,6 +43,7 @@ type loaders struct {
 	committedOpsMu sync.Mutex
 	committedOps   map[key]forkengine.ForkOperation // operations whose committed result was asked for
 	forkability    *relation[key, bool]
+	pending        *relation[key, forkengine.ForkOperation] // by turn: Turn.pendingForkOperation
 	capabilities   *relation[key, forkengine.LifecycleCapabilities]
 	probeTurnsMu   sync.Mutex
 	probeTurns     map[key]forkengine.Turn // every turn of the response, for forkability probes
@@ -116,6 +117,7 @@ func newLoaders(engine *forkengine.Engine) *loaders {
 	})
 	l.committed = newRelation(l.readCommitted)
 	l.forkability = newRelation(l.probe)
+	l.pending = newRelation(l.readPending)
 	l.capabilities = newRelation(l.describe)
 	return l
 }

@@ -36,6 +36,7 @@ func (l *loaders) sawTurns(turns []forkengine.Turn) {
 	l.probeTurnsMu.Unlock()
 	l.turnMessages.hint(keys...)
 	l.forkability.hint(keys...)
+	l.pending.hint(keys...)
 	l.sessions.hint(sessions...)
 }
 

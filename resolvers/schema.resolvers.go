@@ -112,6 +112,22 @@ func (r *mutationResolver) AcknowledgeForkOperation(ctx context.Context, workspa
 	return models.ForkOperationFrom(op), nil
 }
 
+func (r *mutationResolver) ReconcileForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error) {
+	op, err := r.engine.ReconcileForkOperation(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	return models.ForkOperationFrom(op), nil
+}
+
+func (r *mutationResolver) AbandonForkOperation(ctx context.Context, workspaceID string, id string, reason string) (*models.ForkOperation, error) {
+	op, err := r.engine.AbandonForkOperation(ctx, workspaceID, id, reason)
+	if err != nil {
+		return nil, err
+	}
+	return models.ForkOperationFrom(op), nil
+}
+
 func (r *queryResolver) Session(ctx context.Context, workspaceID string, id string) (*models.Session, error) {
 	return r.sessionView(ctx, workspaceID, id)
 }
@@ -236,6 +252,14 @@ func (r *turnResolver) Session(ctx context.Context, obj *models.Turn) (*models.S
 		err = forkengine.Errorf(forkengine.CodeNotFound, "session %s of turn %s not found", obj.SessionID, obj.ID)
 	}
 	return s, err
+}
+
+func (r *turnResolver) PendingForkOperation(ctx context.Context, obj *models.Turn) (*models.ForkOperation, error) {
+	op, ok, err := r.loaders(ctx).pendingOperation(ctx, obj.Domain())
+	if err != nil || !ok {
+		return nil, err
+	}
+	return models.ForkOperationFrom(op), nil
 }
 
 func (r *turnConnectionResolver) TotalCount(ctx context.Context, obj *models.TurnConnection) (int, error) {

@@ -47,6 +47,18 @@ func TestCrashRecovery(t *testing.T) {
 	assertCalls(t, callsPath, map[string]string{
 		m.Prepared: "recover", m.Dispatching: "park", m.ProviderAccepted: "park",
 	})
+
+	// Once its first reconcile attempt is due, the delivery the kill left unknown is reconciled:
+	// the simulated provider finds the child the held Fork made, and it commits. Fork is not
+	// called again.
+	reconciled := runRecover(t, bin, dbPath, callsPath, "-clock-offset", "1m")
+	if reconciled.Reconciled != 1 || reconciled.Committed != 1 || len(reconciled.Errors) != 0 ||
+		reconciled.Statuses[m.Dispatching] != string(forkengine.StatusCommitted) {
+		t.Fatalf("reconcile pass %+v, want the unknown delivery reconciled to committed", reconciled)
+	}
+	assertCalls(t, callsPath, map[string]string{
+		m.Prepared: "recover", m.Dispatching: "park", m.ProviderAccepted: "park",
+	})
 }
 
 func buildHarness(t *testing.T, dir string) string {

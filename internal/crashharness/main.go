@@ -39,12 +39,14 @@ type Manifest struct {
 
 // Report is what recover prints as JSON.
 type Report struct {
-	Scanned   int               `json:"scanned"`
-	Unknown   int               `json:"unknown"`
-	Committed int               `json:"committed"`
-	Failed    int               `json:"failed"`
-	Errors    []string          `json:"errors"`
-	Statuses  map[string]string `json:"statuses"` // operation id → internal status after recovery
+	Scanned   int `json:"scanned"`
+	Unknown   int `json:"unknown"`
+	Committed int `json:"committed"`
+	Failed    int `json:"failed"`
+	// Reconciled counts the reconcile attempts made on unknown deliveries that were due.
+	Reconciled int               `json:"reconciled"`
+	Errors     []string          `json:"errors"`
+	Statuses   map[string]string `json:"statuses"` // operation id → internal status after recovery
 }
 
 // options are the harness's flags.

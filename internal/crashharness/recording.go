@@ -68,6 +68,15 @@ func (d *recordingDriver) record(operationID string) error {
 	return nil
 }
 
+// Reconcile forwards to the wrapped driver. It is not recorded as a Fork call: reconciliation
+// only asks what became of a fork, and the calls file must show that it never forks again.
+func (d *recordingDriver) Reconcile(ctx context.Context, req forkengine.ReconcileRequest) (forkengine.ReconcileResult, error) {
+	if r, ok := d.Driver.(forkengine.Reconciler); ok {
+		return r.Reconcile(ctx, req)
+	}
+	return forkengine.ReconcileResult{Answer: forkengine.ReconcileUnknown}, nil
+}
+
 // blockingStore wraps a Store so that the transaction committing one chosen operation stops
 // forever at its last write, the lineage: the status change, target session, turns and messages
 // are written but never committed, which parks the operation in provider_accepted with a

@@ -42,7 +42,7 @@ func recoverAll(ctx context.Context, o options) (Report, error) {
 		return Report{}, err
 	}
 	report := Report{Scanned: rec.Scanned, Unknown: rec.Unknown, Committed: rec.Committed,
-		Failed: rec.Failed, Errors: []string{}, Statuses: map[string]string{}}
+		Failed: rec.Failed, Reconciled: rec.Reconciled, Errors: []string{}, Statuses: map[string]string{}}
 	for _, e := range rec.Errors {
 		report.Errors = append(report.Errors, e.Error())
 	}

@@ -119,7 +119,6 @@ func (d *Driver) ValidateSession(s forkengine.Session) error {
 	return nil
 }
 
-
 // ProbeTurns answers the whole batch in one call: a turn is forkable when it is settled, has a
 // provider binding, and its session's script does not say probe=false (a malformed script also
 // says no). It never returns an error.

@@ -29,10 +29,10 @@ type Script struct {
 
 // scriptJSON is the wire shape; pointers tell "absent" from a zero value.
 type scriptJSON struct {
-	Fork        string `json:"fork"`
-	Error       string `json:"error"`
-	LatencyMs   *int64 `json:"latencyMs"`
-	Probe       *bool  `json:"probe"`
+	Fork           string `json:"fork"`
+	Error          string `json:"error"`
+	LatencyMs      *int64 `json:"latencyMs"`
+	Probe          *bool  `json:"probe"`
 	BindingMode    string `json:"bindingMode"`
 	Reconcile      string `json:"reconcile"`
 	ReconcileAfter *int   `json:"reconcileAfter"`
