@@ -29,6 +29,18 @@ func TestRestartAfterKillSQLite(t *testing.T) {
 	takeover(t, c, a, func() *Instance { return c.start("b") })
 }
 
+// TestRestartWithSameIDTakesItsOwnForks: with a lease far longer than the test may wait, A is
+// killed and started again under its own id; it takes its unfinished forks back at start-up (a
+// restart with a fixed id does not wait out its own leases), while B, also running, leaves them
+// alone. The provider rules are the same as for any takeover.
+func TestRestartWithSameIDTakesItsOwnForks(t *testing.T) {
+	c := newPostgresCluster(t)
+	long := []string{"-fork-lease", (3 * takeoverLimit).String()}
+	a := c.startWith("a", long...)
+	c.startWith("b", long...)
+	takeover(t, c, a, func() *Instance { return c.startWith("a", long...) })
+}
+
 // takeover parks the forks on a, kills it, and expects the instance next returns (running
 // already, or started then) to finish them.
 func takeover(t *testing.T, c *cluster, a *Instance, next func() *Instance) {
@@ -78,14 +90,14 @@ func takeover(t *testing.T, c *cluster, a *Instance, next func() *Instance) {
 	if gotDisp.Status != "UNKNOWN" || gotDisp.Phase != "DELIVERY_UNKNOWN" {
 		t.Errorf("the dispatching fork ended %+v, want UNKNOWN / DELIVERY_UNKNOWN", gotDisp)
 	}
-	if calls := c.adapter.ForkCallsOf(prep.ID); len(calls) != 1 || calls[0].Instance != "b" {
-		t.Errorf("/fork calls of the prepared fork: %+v, want exactly one, from b", calls)
+	if calls := c.adapter.ForkCallsOf(prep.ID); len(calls) != 1 || calls[0].Instance != b.Name {
+		t.Errorf("/fork calls of the prepared fork: %+v, want exactly one, from %s", calls, b.Name)
 	}
 	if calls := c.adapter.ForkCallsOf(disp.ID); len(calls) != 1 || calls[0].Instance != "a" {
 		t.Errorf("/fork calls of the dispatching fork: %+v, want exactly one, A's before it died", calls)
 	}
-	if !c.postgres() {
-		return // one process per SQLite file: b holds it
+	if !c.postgres() || b.Name == a.Name {
+		return // one process per SQLite file: b holds it; or a was restarted already
 	}
 	// A restarted instance finds nothing left to do and calls nobody.
 	before := len(c.adapter.ForkCalls())
