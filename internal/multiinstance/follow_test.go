@@ -19,10 +19,12 @@ var everyPhase = []string{"FROZEN", "DISPATCHING", "MATERIALIZING", "COMMITTED"}
 // TestForkFollowedOnAnotherInstance: a fork started on A, parked in FROZEN by the adapter, is
 // followed by a forkOperationUpdated subscriber on B through every phase, in order, to COMMITTED,
 // and C's workspaceEvents (subscribed before the fork) shows each of its transitions and the new
-// session. The provider is called once.
+// session. The provider is called once. The instances poll the event log only once an hour, so
+// B and C can only learn of A's commits through PostgreSQL's NOTIFY.
 func TestForkFollowedOnAnotherInstance(t *testing.T) {
 	c := newPostgresCluster(t)
-	a, b, cc := c.start("a"), c.start("b"), c.start("c")
+	noPoll := []string{"-event-poll", "1h"}
+	a, b, cc := c.startWith("a", noPoll...), c.startWith("b", noPoll...), c.startWith("c", noPoll...)
 	followFork(t, c, a, b, cc)
 }
 
