@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: test check generate-check test-go test-postgres test-e2e test-browser generate run
+.PHONY: test check generate-check test-go test-postgres test-e2e test-browser generate run fuzz
 
 test: check generate-check test-go test-postgres test-e2e test-browser
 	@echo "make test: all suites passed"
@@ -41,3 +41,20 @@ test-e2e:
 
 test-browser:
 	@bash scripts/run-optional.sh "playground browser tests (web/playground/)" web/playground/test-browser.sh
+
+# Fuzz every target for FUZZTIME each (their seed corpora, and any failure found and kept under
+# testdata/fuzz/, already run in every `go test`). `make fuzz FUZZTIME=5m` for a longer hunt.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./transports:FuzzHTTPRequestDecoder \
+	./transports:FuzzWebsocketMessageDecoder \
+	./models:FuzzDecodeCursors \
+	./models:FuzzCursorRoundTrip \
+	./forkengine:FuzzValidateID
+
+fuzz:
+	@set -e; for target in $(FUZZ_TARGETS); do \
+		pkg=$${target%%:*}; name=$${target##*:}; \
+		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME); \
+	done

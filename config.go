@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
 )
 
@@ -32,13 +32,14 @@ type config struct {
 	barrier        bool
 	webhookURL     string
 	webhookTimeout time.Duration
-	tokens         resolvers.Tokens
+	tokens         access.Tokens
 	maxBody        int64
 	rateLimit      float64
 	rateBurst      int64
 	noSeed         bool
 	debugAddr      string
 	queue          int64
+	edge           edgeConfig
 }
 
 // parseConfig reads flags and FORKGRAPH_* variables. Errors name the bad flag or variable.
@@ -80,6 +81,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"events a subscription may have waiting before it ends with RESUME_REQUIRED (FORKGRAPH_SUBSCRIBER_QUEUE)")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", env.str("FORKGRAPH_DEBUG_ADDR", ""),
 		"loopback address for net/http/pprof profiles and memory statistics; empty: off (FORKGRAPH_DEBUG_ADDR)")
+	cfg.edge.register(fs, &env)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -87,7 +89,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, env.err
 	}
 	var err error
-	if cfg.tokens, err = resolvers.ParseTokens(tokens); err != nil {
+	if cfg.tokens, err = access.ParseTokens(tokens); err != nil {
 		return config{}, fmt.Errorf("-tokens: %w", err)
 	}
 	if cfg.queue <= 0 || cfg.queue > 1<<20 {
@@ -109,6 +111,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if cfg.maxBody <= 0 {
 		return config{}, fmt.Errorf("-max-body must be positive, got %d", cfg.maxBody)
+	}
+	if err := cfg.edge.resolve(cfg); err != nil {
+		return config{}, err
 	}
 	return cfg, nil
 }

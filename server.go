@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
@@ -73,8 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	gql := resolvers.NewServer(resolvers.Config{
-		Engine: engine, Broker: broker, Tokens: cfg.tokens, Logger: logger,
-		StreamError: transports.AddSubscriptionError,
+		Engine: engine, Broker: broker, Authorize: cfg.tokens.Authorize, RequestID: access.RequestID, Logger: logger,
+		StreamError: transports.AddSubscriptionError, Persisted: cfg.edge.persisted,
 	})
 	for _, t := range graphqlTransports(cfg) {
 		gql.AddTransport(t)
@@ -130,15 +131,15 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
-	// Requests, and so websocket connections, live in baseCtx: canceling it on shutdown ends
-	// the hijacked connections that http.Server.Shutdown does not track.
+	// Requests live in baseCtx, which shutdown leaves alone for the grace period so in-flight
+	// requests finish (SSE streams end with complete and websockets with 1001 through their
+	// transports' own shutdown hooks); it is cancelled only when the grace period runs out.
 	baseCtx, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
 	srv := &http.Server{
 		Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return baseCtx },
 	}
-	srv.RegisterOnShutdown(cancelBase)
 	fmt.Fprintf(stdout, "forkgraph listening on http://%s/ (playground at /, GraphQL at /graphql)\n", ln.Addr())
 
 	served := make(chan error, 1)
@@ -159,7 +160,7 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 	<-sweepDone
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	errs := []error{srv.Shutdown(shutdownCtx)}
+	errs := []error{drain(shutdownCtx, srv, cancelBase)}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/forkgraph/forkgraph/resolvers"
+	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/transports"
 )
 
@@ -16,7 +16,8 @@ import (
 // with 413.
 func graphqlTransports(cfg config) []graphql.Transport {
 	return []graphql.Transport{
-		transports.Websocket{InitFunc: websocketInit(cfg.tokens), OperationLimiter: resolvers.LimitWebsocketOperation},
+		transports.Websocket{InitFunc: websocketInit(cfg.tokens), OperationLimiter: access.LimitWebsocketOperation,
+			CheckOrigin: cfg.edge.origins.Allows},
 		transports.SSE{MaxBodyBytes: cfg.maxBody},
 		transports.HTTP{MaxBodyBytes: cfg.maxBody},
 	}
@@ -24,12 +25,12 @@ func graphqlTransports(cfg config) []graphql.Transport {
 
 // websocketInit authenticates connection_init with the workspace tokens and binds the
 // connection's operations to the rate-limit bucket of the token it presented.
-func websocketInit(tokens resolvers.Tokens) transports.InitFunc {
+func websocketInit(tokens access.Tokens) transports.InitFunc {
 	return func(ctx context.Context, payload map[string]any) (context.Context, *map[string]any, error) {
 		ctx, err := tokens.WebsocketInit(ctx, payload)
 		if err != nil {
 			return ctx, nil, err
 		}
-		return resolvers.BindWebsocketRateLimit(ctx, payload), nil, nil
+		return access.BindWebsocketRateLimit(ctx, payload), nil, nil
 	}
 }

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # End-to-end suites: build and start the real forkgraph server on a free loopback port with a
-# fresh database, run every e2e/*.test.mjs with node's test runner against it, stop the server.
+# fresh database, and a second one in trusted-documents mode, run every e2e/*.test.mjs with
+# node's test runner against them, stop the servers.
 # Node packages come from package-lock.json (npm ci).
 set -euo pipefail
 cd "$(dirname "$0")"
 root="$(cd .. && pwd)"
 tmp="$(mktemp -d)"
 server_pid=""
+trusted_pid=""
 cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
-  fi
+  for pid in "$server_pid" "$trusted_pid"; do
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      kill "$pid" && wait "$pid" 2>/dev/null || true
+    fi
+  done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -24,21 +28,35 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 
 (cd "$root" && go build -o "$tmp/forkgraph" .)
-port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+# wait_healthy URL PID LOG: poll /healthz until the server answers (or exits).
+wait_healthy() {
+  for _ in $(seq 1 100); do
+    if curl -fsS "$1/healthz" >/dev/null 2>&1; then return 0; fi
+    if ! kill -0 "$2" 2>/dev/null; then cat "$3"; echo "e2e: server exited" >&2; exit 1; fi
+    sleep 0.1
+  done
+  curl -fsS "$1/healthz" >/dev/null || { cat "$3"; echo "e2e: server not healthy" >&2; exit 1; }
+}
+
+port="$(free_port)"
 "$tmp/forkgraph" -addr "127.0.0.1:$port" -db "$tmp/db" -sim-latency 50ms >"$tmp/server.log" 2>&1 &
 server_pid=$!
-
 base="http://127.0.0.1:$port"
-for _ in $(seq 1 100); do
-  if curl -fsS "$base/healthz" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "$server_pid" 2>/dev/null; then cat "$tmp/server.log"; echo "e2e: server exited" >&2; exit 1; fi
-  sleep 0.1
-done
-curl -fsS "$base/healthz" >/dev/null || { cat "$tmp/server.log"; echo "e2e: server not healthy" >&2; exit 1; }
+wait_healthy "$base" "$server_pid" "$tmp/server.log"
+
+# A second server that runs only the documents of trusted-documents.json (trusted.test.mjs).
+trusted_port="$(free_port)"
+"$tmp/forkgraph" -addr "127.0.0.1:$trusted_port" -db "$tmp/trusted-db" -no-seed \
+  -trusted-documents "$PWD/trusted-documents.json" >"$tmp/trusted.log" 2>&1 &
+trusted_pid=$!
+trusted="http://127.0.0.1:$trusted_port"
+wait_healthy "$trusted" "$trusted_pid" "$tmp/trusted.log"
 
 status=0
-FORKGRAPH_URL="$base" node --test --test-concurrency=1 ./*.test.mjs || status=$?
+FORKGRAPH_URL="$base" FORKGRAPH_TRUSTED_URL="$trusted" node --test --test-concurrency=1 ./*.test.mjs || status=$?
 if [ "$status" -ne 0 ]; then
   echo "--- server log (last 50 lines) ---"; tail -50 "$tmp/server.log"
+  echo "--- trusted-documents server log (last 20 lines) ---"; tail -20 "$tmp/trusted.log"
 fi
 exit "$status"

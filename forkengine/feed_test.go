@@ -26,16 +26,17 @@ type feedFixture struct {
 type hookStore struct {
 	*forkenginetest.MemStore
 	mu           sync.Mutex
-	beforeReplay func()
+	reads        int
+	beforeReplay func(read int) // runs before each replay read, with its number (1 for the first)
 }
 
 func (s *hookStore) EventsAfter(ctx context.Context, ws string, after int64, limit int) ([]forkengine.Event, error) {
 	s.mu.Lock()
-	hook := s.beforeReplay
-	s.beforeReplay = nil
+	s.reads++
+	hook, read := s.beforeReplay, s.reads
 	s.mu.Unlock()
 	if hook != nil {
-		hook()
+		hook(read)
 	}
 	return s.MemStore.EventsAfter(ctx, ws, after, limit)
 }
@@ -86,16 +87,19 @@ func collect(t *testing.T, s *forkengine.Stream[int64], n int) []int64 {
 
 func cursorOf(ev *forkengine.Event) int64 { return ev.Cursor }
 
-// TestReplaySeamSendsAnEventCommittedDuringTheReplayOnce: an event committed while the replay
-// page is read reaches the subscriber twice, in the page and live; the seam keeps one.
+// TestReplaySeamSendsAnEventCommittedDuringTheReplayOnce: the stream replays the backlog, then
+// subscribes and replays again from there; an event committed while that second page is read
+// reaches the subscriber twice, in the page and live, and the seam keeps one.
 func TestReplaySeamSendsAnEventCommittedDuringTheReplayOnce(t *testing.T) {
 	f := newFeedFixture(t, forkengine.FeedConfig{})
 	f.report("s1", "one")
 	f.waitDelivered()
 	f.store.mu.Lock()
-	f.store.beforeReplay = func() {
-		f.report("s1", "two") // cursor 2: queued live before the page that holds it is read
-		f.waitDelivered()
+	f.store.beforeReplay = func(read int) {
+		if read == 2 { // the pass after subscribing
+			f.report("s1", "two") // cursor 2: queued live before the page that holds it is read
+			f.waitDelivered()
+		}
 	}
 	f.store.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -70,14 +70,24 @@ func TestStartFork(t *testing.T) {
 		require.Equal(t, 1, h.driver.ForkCalls())
 		require.Equal(t, 1, h.operations())
 	})
-	t.Run("OKIdsAreTrimmed", func(t *testing.T) {
+	t.Run("ErrIdsAreNotTrimmed", func(t *testing.T) {
 		h := newHarness(t)
 		h.seed(7)
-		op, err := h.engine.StartFork(h.ctx, forkengine.ForkInput{WorkspaceID: " " + ws + " ",
-			SourceSessionID: source + "\t", ThroughTurnID: " turn-7", RequestID: "request-1 ", TargetSessionID: " target-1 "})
-		require.NoError(t, err)
-		require.Equal(t, "target-1", op.TargetSessionID)
-		require.Equal(t, "request-1", op.RequestID)
+		padded := []forkengine.ForkInput{
+			{WorkspaceID: " " + ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "r"},
+			{WorkspaceID: ws, SourceSessionID: source + "\t", ThroughTurnID: "turn-7", RequestID: "r"},
+			{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: " turn-7", RequestID: "r"},
+			{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "request-1 "},
+			{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "r", TargetSessionID: " target-1"},
+			{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "r\u00a0"},
+		}
+		events := h.eventCount()
+		for _, in := range padded {
+			_, err := h.engine.StartFork(h.ctx, in)
+			requireCode(t, err, forkengine.CodeInvalid, forkengine.ReasonInvalidID)
+		}
+		require.Zero(t, h.operations(), "a refused fork prepares nothing")
+		require.Equal(t, events, h.eventCount())
 	})
 }
 
@@ -89,10 +99,10 @@ func TestStartForkErrors(t *testing.T) {
 		code   forkengine.Code
 		reason string
 	}{
-		{name: "ErrWorkspaceRequired", input: forkengine.ForkInput{SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "r"}, code: forkengine.CodeInvalid},
-		{name: "ErrRequestIDRequired", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "  "}, code: forkengine.CodeInvalid},
-		{name: "ErrTurnIDRequired", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, RequestID: "r"}, code: forkengine.CodeInvalid},
-		{name: "ErrIDTooLong", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: strings.Repeat("r", 201)}, code: forkengine.CodeInvalid},
+		{name: "ErrWorkspaceRequired", input: forkengine.ForkInput{SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "r"}, code: forkengine.CodeInvalid, reason: forkengine.ReasonInvalidID},
+		{name: "ErrRequestIDRequired", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "  "}, code: forkengine.CodeInvalid, reason: forkengine.ReasonInvalidID},
+		{name: "ErrTurnIDRequired", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, RequestID: "r"}, code: forkengine.CodeInvalid, reason: forkengine.ReasonInvalidID},
+		{name: "ErrIDTooLong", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: strings.Repeat("r", 201)}, code: forkengine.CodeInvalid, reason: forkengine.ReasonInvalidID},
 		{name: "ErrSourceIsTarget", input: forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "r", TargetSessionID: source}, code: forkengine.CodeInvalid},
 		{name: "ErrSourceNotFound", input: forkInput("missing", "turn-7"), code: forkengine.CodeNotFound},
 		{name: "ErrSourceDeleted", setup: func(h *harness) {

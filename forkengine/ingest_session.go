@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -56,9 +55,8 @@ func cleanSessionReport(in *SessionReport) error {
 	if err := cleanIDs(idField{"workspaceId", &in.WorkspaceID}, idField{"id", &in.ID}); err != nil {
 		return err
 	}
-	in.Provider = strings.TrimSpace(in.Provider)
 	if in.Provider == "" {
-		return Errorf(CodeInvalid, "provider is required")
+		return ReasonErrorf(CodeInvalid, ReasonInvalidID, "provider is required")
 	}
 	if err := checkTexts(map[string]*string{"provider": &in.Provider, "providerSessionId": in.ProviderSessionID,
 		"title": in.Title, "railSectionKey": in.RailSectionKey, "cwd": in.Cwd, "model": in.Model}); err != nil {

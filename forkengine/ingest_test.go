@@ -21,7 +21,7 @@ func (h *harness) eventCount() int {
 func TestReportSession(t *testing.T) {
 	t.Run("OKDefaults", func(t *testing.T) {
 		h := newHarness(t)
-		s, err := h.engine.ReportSession(h.ctx, forkengine.SessionReport{WorkspaceID: ws, ID: " s-1 ", Provider: provider})
+		s, err := h.engine.ReportSession(h.ctx, forkengine.SessionReport{WorkspaceID: ws, ID: "s-1", Provider: provider})
 		require.NoError(t, err)
 		require.Equal(t, "s-1", s.ID)
 		require.Equal(t, forkengine.SessionRoot, s.Kind)
@@ -80,10 +80,17 @@ func TestReportSession(t *testing.T) {
 		code   forkengine.Code
 		reason string
 	}{
-		{"ErrWorkspaceRequired", forkengine.SessionReport{ID: "s", Provider: provider}, forkengine.CodeInvalid, ""},
-		{"ErrIDRequired", forkengine.SessionReport{WorkspaceID: ws, ID: " ", Provider: provider}, forkengine.CodeInvalid, ""},
-		{"ErrIDTooLong", forkengine.SessionReport{WorkspaceID: ws, ID: strings.Repeat("x", 201), Provider: provider}, forkengine.CodeInvalid, ""},
-		{"ErrProviderRequired", forkengine.SessionReport{WorkspaceID: ws, ID: "s"}, forkengine.CodeInvalid, ""},
+		{"ErrWorkspaceRequired", forkengine.SessionReport{ID: "s", Provider: provider}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrIDRequired", forkengine.SessionReport{WorkspaceID: ws, ID: " ", Provider: provider}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrIDTooLong", forkengine.SessionReport{WorkspaceID: ws, ID: strings.Repeat("x", 201), Provider: provider}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrIDLeadingSpace", forkengine.SessionReport{WorkspaceID: ws, ID: " " + source, Provider: provider}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrWorkspaceTrailingSpace", forkengine.SessionReport{WorkspaceID: ws + " ", ID: source, Provider: provider}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrProviderRequired", forkengine.SessionReport{WorkspaceID: ws, ID: "s"}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrProviderNUL", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: "sim\x00ulated"}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrProviderANSI", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: "\x1b[31mred"}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrProviderPadded", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: provider + " "}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrModelPadded", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: provider, Model: ptr(" gpt")}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrRailSectionKeyControl", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: provider, RailSectionKey: ptr("a\nb")}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
 		{"ErrBadKind", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: provider, Kind: "branch"}, forkengine.CodeInvalid, ""},
 		{"ErrSettingsNotObject", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: provider, Settings: json.RawMessage(`[1]`)}, forkengine.CodeInvalid, ""},
 		{"ErrSettingsNotJSON", forkengine.SessionReport{WorkspaceID: ws, ID: "s", Provider: provider, Settings: json.RawMessage(`{`)}, forkengine.CodeInvalid, ""},
@@ -160,7 +167,8 @@ func TestReportTurn(t *testing.T) {
 		{"ErrBadPhase", forkengine.TurnReport{WorkspaceID: ws, SessionID: source, ID: "turn-2", Phase: "paused"}, forkengine.CodeInvalid, ""},
 		{"ErrBadOutcome", settled("turn-2", "exploded"), forkengine.CodeInvalid, ""},
 		{"ErrBindingNotObject", forkengine.TurnReport{WorkspaceID: ws, SessionID: source, ID: "turn-2", Phase: forkengine.PhaseRunning, ProviderTurnBinding: json.RawMessage(`"x"`)}, forkengine.CodeInvalid, ""},
-		{"ErrIDRequired", forkengine.TurnReport{WorkspaceID: ws, SessionID: source, Phase: forkengine.PhaseRunning}, forkengine.CodeInvalid, ""},
+		{"ErrIDRequired", forkengine.TurnReport{WorkspaceID: ws, SessionID: source, Phase: forkengine.PhaseRunning}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrSessionIDPadded", forkengine.TurnReport{WorkspaceID: ws, SessionID: source + " ", ID: "t", Phase: forkengine.PhaseRunning}, forkengine.CodeInvalid, forkengine.ReasonInvalidID},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -244,7 +252,8 @@ func TestAppendMessages(t *testing.T) {
 		{"ErrTurnNotFound", appendTo("missing", user("m", "x")), forkengine.CodeNotFound, ""},
 		{"ErrTurnOfAnotherSession", appendTo("other-turn", user("m", "x")), forkengine.CodeInvalid, ""},
 		{"ErrSessionNotFound", forkengine.MessageAppend{WorkspaceID: ws, SessionID: "missing", TurnID: "turn-1", Messages: []forkengine.MessageInput{user("m", "x")}}, forkengine.CodeNotFound, ""},
-		{"ErrIDTooLong", appendTo("turn-1", user(strings.Repeat("m", 201), "x")), forkengine.CodeInvalid, ""},
+		{"ErrIDTooLong", appendTo("turn-1", user(strings.Repeat("m", 201), "x")), forkengine.CodeInvalid, forkengine.ReasonInvalidID},
+		{"ErrIDPadded", appendTo("turn-1", user("m-1 ", "x")), forkengine.CodeInvalid, forkengine.ReasonInvalidID},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -64,10 +63,6 @@ func cleanTurnReport(in *TurnReport) error {
 		return Errorf(CodeInvalid, "a settled turn needs an outcome (got %q)", in.Outcome)
 	case !settled && in.Outcome != "":
 		return Errorf(CodeInvalid, "outcome is given only when the turn is settled")
-	}
-	if in.ProviderTurnID != nil {
-		id := strings.TrimSpace(*in.ProviderTurnID)
-		in.ProviderTurnID = &id
 	}
 	if err := checkTexts(map[string]*string{"origin": in.Origin, "providerTurnId": in.ProviderTurnID}); err != nil {
 		return err

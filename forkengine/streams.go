@@ -67,20 +67,26 @@ func FollowWorkspace[T any](ctx context.Context, e *Engine, b *Broker, ws string
 	if !from.Resume {
 		return liveWorkspace(ctx, b, ws, view), nil
 	}
-	// Subscribe before replaying: an event committed while the replay reads arrives live, and
-	// the seam below drops it if the replay already sent it.
-	sub := b.SubscribeShared(ws)
 	if err := e.CheckResumeCursor(ctx, ws, from.Cursor); err != nil {
-		sub.Close()
 		return nil, err
 	}
 	out := make(chan T, 1)
 	s := &Stream[T]{C: out}
 	go func() {
 		defer close(out)
-		defer sub.Close()
+		// Replay the backlog before subscribing, so a long replay does not fill the live queue
+		// (and end the stream with RESUME_REQUIRED) while writers keep committing. Then subscribe
+		// and replay once more from where the first pass ended: an event committed before the
+		// subscription is in that second pass, one committed after it arrives live, and one in both
+		// is dropped at the seam below.
 		last, err := replayWorkspace(ctx, e.store, ws, from.Cursor, out, s, view)
 		if err != nil {
+			s.fail(err)
+			return
+		}
+		sub := b.SubscribeShared(ws)
+		defer sub.Close()
+		if last, err = replayWorkspace(ctx, e.store, ws, last, out, s, view); err != nil {
 			s.fail(err)
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,40 +28,79 @@ const (
 	MaxJSONBytes  = 64 << 10
 )
 
-// cleanID trims an id and checks it is non-empty, at most MaxIDLength bytes, valid UTF-8 and free
-// of control characters (ids end up in logs, cursors and URLs).
+// ReasonInvalidID marks a BAD_USER_INPUT for an id (or an identifier-like field such as
+// provider, model or railSectionKey) that breaks the id rules.
+const ReasonInvalidID = "invalid_id"
+
+// cleanID checks an id: non-empty, at most MaxIDLength bytes, valid UTF-8, free of control
+// characters (ids end up in logs, cursors and URLs) and without leading or trailing whitespace.
+// It never trims: " a" and "a" are different ids to a store, so accepting one as the other on
+// writes but not on reads would let a write land on a row a read cannot find. Errors:
+// BAD_USER_INPUT with reason invalid_id.
 func cleanID(field, id string) (string, error) {
-	id = strings.TrimSpace(id)
-	switch {
-	case id == "":
-		return "", Errorf(CodeInvalid, "%s is required", field)
-	case len(id) > MaxIDLength:
-		return "", Errorf(CodeInvalid, "%s is longer than %d characters", field, MaxIDLength)
-	case !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0:
-		return "", Errorf(CodeInvalid, "%s must be valid UTF-8 without control characters", field)
+	if id == "" {
+		return "", ReasonErrorf(CodeInvalid, ReasonInvalidID, "%s is required", field)
 	}
-	return id, nil
+	if len(id) > MaxIDLength {
+		return "", ReasonErrorf(CodeInvalid, ReasonInvalidID, "%s is longer than %d characters", field, MaxIDLength)
+	}
+	return id, checkIdentifier(field, id)
 }
 
-// ValidateID applies the id rules of every input (non-empty after trimming, at most MaxIDLength,
-// no control characters) to one value. Errors: BAD_USER_INPUT.
+// checkIdentifier applies the character rules of ids to a value. Errors: BAD_USER_INPUT with
+// reason invalid_id.
+func checkIdentifier(field, value string) error {
+	if !utf8.ValidString(value) || strings.IndexFunc(value, unicode.IsControl) >= 0 {
+		return ReasonErrorf(CodeInvalid, ReasonInvalidID, "%s must be valid UTF-8 without control characters", field)
+	}
+	first, _ := utf8.DecodeRuneInString(value)
+	last, _ := utf8.DecodeLastRuneInString(value)
+	if unicode.IsSpace(first) || unicode.IsSpace(last) {
+		return ReasonErrorf(CodeInvalid, ReasonInvalidID, "%s must not start or end with whitespace: %q", field, value)
+	}
+	return nil
+}
+
+// ValidateID applies the id rules of every input (non-empty, at most MaxIDLength, no control
+// characters, no leading or trailing whitespace; never trimmed) to one value. Errors:
+// BAD_USER_INPUT with reason invalid_id.
 func ValidateID(field, id string) error {
 	_, err := cleanID(field, id)
 	return err
 }
 
-// checkText bounds one free-text field. Errors: BAD_USER_INPUT.
+// identifierFields are the free-text fields that name things rather than describe them: they
+// follow the character rules of ids too (a NUL or an ANSI escape in a provider name reaches
+// logs and terminals; a trailing space makes a second provider).
+var identifierFields = map[string]bool{
+	"provider": true, "providerSessionId": true, "providerTurnId": true, "model": true, "railSectionKey": true,
+}
+
+// checkText bounds one free-text field; an identifier-like one (identifierFields), when not
+// empty, must also follow the character rules of ids. Errors: BAD_USER_INPUT.
 func checkText(field string, value *string) error {
-	if value != nil && len(*value) > MaxTextLength {
+	if value == nil {
+		return nil
+	}
+	if len(*value) > MaxTextLength {
 		return Errorf(CodeInvalid, "%s is longer than %d bytes", field, MaxTextLength)
+	}
+	if identifierFields[field] && *value != "" {
+		return checkIdentifier(field, *value)
 	}
 	return nil
 }
 
-// checkTexts bounds several free-text fields and reports the first that is too long.
+// checkTexts checks several free-text fields and reports the first invalid one, in name order
+// so the error does not depend on map iteration.
 func checkTexts(fields map[string]*string) error {
-	for name, value := range fields {
-		if err := checkText(name, value); err != nil {
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := checkText(name, fields[name]); err != nil {
 			return err
 		}
 	}
@@ -73,14 +113,12 @@ type idField struct {
 	value *string
 }
 
-// cleanIDs trims several ids in place and reports the first invalid one.
+// cleanIDs checks several ids and reports the first invalid one; it changes none of them.
 func cleanIDs(fields ...idField) error {
 	for _, f := range fields {
-		id, err := cleanID(f.name, *f.value)
-		if err != nil {
+		if _, err := cleanID(f.name, *f.value); err != nil {
 			return err
 		}
-		*f.value = id
 	}
 	return nil
 }

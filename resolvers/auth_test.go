@@ -8,13 +8,13 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
-	"github.com/forkgraph/forkgraph/resolvers"
+	"github.com/forkgraph/forkgraph/access"
 )
 
 func bearer(token string) client.Option { return client.AddHeader("Authorization", "Bearer "+token) }
 
 func TestWorkspaceTokens(t *testing.T) {
-	tokens, err := resolvers.ParseTokens("tokA=wa, tokB=wb")
+	tokens, err := access.ParseTokens("tokA=wa, tokB=wb")
 	require.NoError(t, err)
 	api := newTestAPI(t, apiOptions{tokens: tokens})
 	api.seedSession("wa", "s", 1, "")
@@ -84,14 +84,4 @@ func TestWorkspaceTokens(t *testing.T) {
 			require.Equal(t, 4403, closed.Code)
 		})
 	}
-}
-
-func TestParseTokens(t *testing.T) {
-	tokens, err := resolvers.ParseTokens("")
-	require.NoError(t, err)
-	require.True(t, tokens.Open())
-	_, err = resolvers.ParseTokens("just-a-token")
-	require.Error(t, err)
-	_, err = resolvers.ParseTokens("t=")
-	require.Error(t, err)
 }

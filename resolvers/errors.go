@@ -2,8 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,32 +13,12 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-type requestIDKey struct{}
-
-// WithRequestID stores the id the error presenter logs and shows with internal errors.
-func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
-}
-
-// RequestID returns the request's id, or "" when none was set.
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
-
-// NewRequestID returns a random request id.
-func NewRequestID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // presentError is the one error presenter. A forkengine.Error becomes its code (+ reason, +
 // retryable); errors of the GraphQL layer keep their own code (GRAPHQL_PARSE_FAILED,
 // GRAPHQL_VALIDATION_FAILED, COMPLEXITY_LIMIT_EXCEEDED); an input gqlgen rejected while coercing
 // it is BAD_USER_INPUT; anything else is logged with the request id and shown as
 // INTERNAL_SERVER_ERROR without its details.
-func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
+func presentError(logger *slog.Logger, requestID func(context.Context) string) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		presented := graphql.DefaultErrorPresenter(ctx, err)
 		var domain *forkengine.Error
@@ -56,7 +34,7 @@ func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 				return withCode(presented, string(forkengine.CodeInvalid))
 			}
 		}
-		return internalError(ctx, logger, presented, err)
+		return internalError(ctx, logger, requestID, presented, err)
 	}
 }
 
@@ -80,8 +58,8 @@ func withCode(presented *gqlerror.Error, code string) *gqlerror.Error {
 	return presented
 }
 
-func internalError(ctx context.Context, logger *slog.Logger, presented *gqlerror.Error, err error) *gqlerror.Error {
-	id := RequestID(ctx)
+func internalError(ctx context.Context, logger *slog.Logger, requestID func(context.Context) string, presented *gqlerror.Error, err error) *gqlerror.Error {
+	id := requestID(ctx)
 	logger.ErrorContext(ctx, "internal error", "requestId", id, "path", presented.Path.String(), "err", err)
 	presented.Message = "internal server error"
 	if id != "" {
@@ -95,9 +73,9 @@ func internalError(ctx context.Context, logger *slog.Logger, presented *gqlerror
 }
 
 // recoverPanic turns a resolver panic into an internal error; the stack goes to the log only.
-func recoverPanic(logger *slog.Logger) graphql.RecoverFunc {
+func recoverPanic(logger *slog.Logger, requestID func(context.Context) string) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
-		logger.ErrorContext(ctx, "resolver panic", "requestId", RequestID(ctx), "panic", p,
+		logger.ErrorContext(ctx, "resolver panic", "requestId", requestID(ctx), "panic", p,
 			"stack", string(debug.Stack()))
 		return fmt.Errorf("panic: %v", p)
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/stretchr/testify/require"
 
+	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/resolvers"
 )
 
 func TestErrorCodes(t *testing.T) {
@@ -56,8 +56,8 @@ func TestErrorCodes(t *testing.T) {
 		{"session id reserved by a fork", "FORK_CONFLICT", forkengine.ReasonTargetReserved,
 			`mutation($id: ID!) { reportSession(input: {workspaceId: "w", id: $id, provider: "simulated"}) { id } }`,
 			map[string]any{"id": active.TargetSessionID}},
-		{"blank workspace on a read", "BAD_USER_INPUT", "", `{ sessions(workspaceId: " ") { totalCount } }`, nil},
-		{"control character in an id", "BAD_USER_INPUT", "",
+		{"blank workspace on a read", "BAD_USER_INPUT", forkengine.ReasonInvalidID, `{ sessions(workspaceId: " ") { totalCount } }`, nil},
+		{"control character in an id", "BAD_USER_INPUT", forkengine.ReasonInvalidID,
 			`mutation { reportSession(input: {workspaceId: "w", id: "x\u0000y", provider: "simulated"}) { id } }`, nil},
 		{"oversized title", "BAD_USER_INPUT", "",
 			`mutation($t: String) { reportSession(input: {workspaceId: "w", id: "long", provider: "simulated", title: $t}) { id } }`,
@@ -84,7 +84,7 @@ func TestErrorCodes(t *testing.T) {
 	t.Run("internal errors hide their cause and carry the request id", func(t *testing.T) {
 		require.NoError(t, api.db.Close())
 		withID := func(r *client.Request) {
-			r.HTTP = r.HTTP.WithContext(resolvers.WithRequestID(r.HTTP.Context(), "req-42"))
+			r.HTTP = r.HTTP.WithContext(access.WithRequestID(r.HTTP.Context(), "req-42"))
 		}
 		e := api.with(t).expectCode("INTERNAL_SERVER_ERROR", `{ sessions(workspaceId: "w") { totalCount } }`, nil, withID)
 		require.Equal(t, "internal server error (request id req-42)", e.Message)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -18,12 +19,21 @@ import (
 type Config struct {
 	Engine *forkengine.Engine
 	Broker *forkengine.Broker
-	Tokens Tokens       // none: open (development) mode
-	Logger *slog.Logger // default slog.Default()
+	// Authorize decides workspace access per root field; nil: open (development) mode.
+	Authorize Authorizer
+	// RequestID returns the id of the request ctx belongs to, logged and shown beside internal
+	// errors (access.RequestID); nil: none.
+	RequestID func(ctx context.Context) string
+	Logger    *slog.Logger // default slog.Default()
 	// ComplexityLimit and DepthLimit bound one operation (defaults DefaultComplexityLimit,
-	// DefaultDepthLimit).
+	// DefaultDepthLimit); DepthLimit, when set, overrides Document.Depth.
 	ComplexityLimit int
 	DepthLimit      int
+	// Document bounds a document before it is validated (zero fields: defaults).
+	Document DocumentLimits
+	// Persisted, when set, runs first of all: it fills in or refuses the document of a request
+	// that names one by hash (Apollo APQ, trusted documents).
+	Persisted graphql.HandlerExtension
 	// StreamError, when set, ends a subscription with an error through the transport (for
 	// transports.AddSubscriptionError); it returns false when the transport cannot, and the
 	// error is then sent as a last response.
@@ -37,21 +47,31 @@ func NewServer(cfg Config) *handler.Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.RequestID == nil {
+		cfg.RequestID = func(context.Context) string { return "" }
+	}
 	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger}}
 	connectionComplexity(&gcfg.Complexity)
 	srv := handler.New(graph.NewExecutableSchema(gcfg))
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
+	if cfg.Persisted != nil {
+		srv.Use(cfg.Persisted)
+	}
+	doc := cfg.Document
+	doc.Depth = orDefault(cfg.DepthLimit, doc.Depth)
+	srv.Use(documentLimit{limits: doc.withDefaults()})
 	srv.Use(extension.FixedComplexityLimit(orDefault(cfg.ComplexityLimit, DefaultComplexityLimit)))
-	srv.Use(depthLimit{max: orDefault(cfg.DepthLimit, DefaultDepthLimit)})
+	srv.Use(introspectionRule{})
 
 	srv.AroundOperations(withStreamEnd)
 	srv.AroundResponses(withLoaders(cfg.Engine))
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
-	srv.AroundFields(cfg.Tokens.authorizeRootField)
-	srv.SetErrorPresenter(presentError(cfg.Logger))
-	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
+	srv.AroundFields(cfg.Authorize.authorizeRootField)
+	srv.AroundFields(validateIDArguments)
+	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID))
+	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))
 	return srv
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/stretchr/testify/require"
 
+	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
@@ -41,7 +42,7 @@ var quiet = slog.New(slog.DiscardHandler)
 
 type apiOptions struct {
 	engine      func(*forkengine.Config)
-	tokens      resolvers.Tokens
+	tokens      access.Tokens
 	latency     time.Duration
 	brokerQueue int
 	limits      func(*resolvers.Config)
@@ -69,7 +70,8 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	}
 	engine, err := forkengine.New(ecfg)
 	require.NoError(t, err)
-	rcfg := resolvers.Config{Engine: engine, Broker: broker, Tokens: opts.tokens, Logger: quiet,
+	rcfg := resolvers.Config{Engine: engine, Broker: broker, Authorize: opts.tokens.Authorize, Logger: quiet,
+		RequestID:   access.RequestID,
 		StreamError: transports.AddSubscriptionError}
 	if opts.limits != nil {
 		opts.limits(&rcfg)

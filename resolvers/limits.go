@@ -37,15 +37,12 @@ func connectionComplexity(c *graph.ComplexityRoot) {
 	c.Session.Turns = func(child int, first *int, _ *string) int { return pageComplexity(child, first) }
 }
 
-// depthLimit rejects operations nested deeper than max fields (fragments included), before any
-// resolver runs. Introspection (`__schema`, `__type`) is measured by its own rule instead: the
-// standard introspection query of graphql-js, Apollo and GraphiQL is about 15 fields deep (the
-// `ofType` chain), which is harmless, while what makes introspection expensive is re-entering a
-// type's member lists (`fields { type { fields { ... } } }`), which multiplies the response by the
-// schema's size at every level. So inside introspection the depth may reach introspectionDepth,
-// and each member list may appear at most once on a path. Errors: COMPLEXITY_LIMIT_EXCEEDED with
-// reason depth_limit or introspection_limit.
-type depthLimit struct{ max int }
+// introspectionRule refuses introspection that re-enters a type's member lists
+// (`fields { type { fields { ... } } }`), which multiplies the response by the schema's size at
+// every level, before any resolver runs. Depth, size and the introspection depth were bounded
+// before validation by DocumentLimits, so this walk, which expands fragments, is bounded too.
+// Error: COMPLEXITY_LIMIT_EXCEEDED with reason introspection_limit.
+type introspectionRule struct{}
 
 // introspectionDepth bounds introspection selections; the standard query needs 15.
 const introspectionDepth = 24
@@ -57,87 +54,63 @@ var introspectionMembers = map[string]bool{
 }
 
 var (
-	_ graphql.HandlerExtension        = depthLimit{}
-	_ graphql.OperationContextMutator = depthLimit{}
+	_ graphql.HandlerExtension        = introspectionRule{}
+	_ graphql.OperationContextMutator = introspectionRule{}
 )
 
-func (depthLimit) ExtensionName() string                   { return "DepthLimit" }
-func (depthLimit) Validate(graphql.ExecutableSchema) error { return nil }
+// ExtensionName and Validate make introspectionRule a gqlgen extension.
+func (introspectionRule) ExtensionName() string                   { return "IntrospectionRule" }
+func (introspectionRule) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (d depthLimit) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+// MutateOperationContext refuses a validated operation whose introspection re-enters a member list.
+func (introspectionRule) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	if opCtx.Operation == nil {
 		return nil
 	}
-	w := depthWalk{limit: d.max}
-	w.walk(opCtx.Operation.SelectionSet, 0, nil)
-	switch {
-	case w.repeatedMember != "":
-		return limitError("introspection_limit",
-			"introspection re-enters %q inside itself; select each member list at most once per path", w.repeatedMember)
-	case w.introspectionTooDeep:
-		return limitError("introspection_limit", "introspection is nested deeper than the limit of %d fields", introspectionDepth)
-	case w.deepest > d.max:
-		return limitError("depth_limit", "operation is nested deeper than the limit of %d fields", d.max)
+	var w memberWalk
+	w.walk(opCtx.Operation.SelectionSet, nil)
+	if w.repeated != "" {
+		return codedError(CodeComplexityLimit, "introspection_limit",
+			"introspection re-enters %q inside itself; select each member list at most once per path", w.repeated)
 	}
 	return nil
 }
 
-func limitError(reason, format string, args ...any) *gqlerror.Error {
-	err := gqlerror.Errorf(format, args...)
-	err.Extensions = map[string]any{"code": "COMPLEXITY_LIMIT_EXCEEDED", "reason": reason}
-	return err
-}
+// memberWalk looks for a member list selected inside itself.
+type memberWalk struct{ repeated string }
 
-// depthWalk measures an operation. It stops descending once a limit is passed, so a fragment
-// cycle (which validation rejects anyway) cannot loop.
-type depthWalk struct {
-	limit                int
-	deepest              int // deepest field outside introspection
-	introspectionTooDeep bool
-	repeatedMember       string
-}
-
-// walk visits set at depth; members is nil outside introspection and holds the member lists
-// already on the path inside it.
-func (w *depthWalk) walk(set ast.SelectionSet, depth int, members map[string]bool) {
-	if depth > w.limit && members == nil || depth > introspectionDepth || w.repeatedMember != "" {
-		return
-	}
+// walk visits set; members is nil outside introspection and holds the member lists already on
+// the path inside it.
+func (w *memberWalk) walk(set ast.SelectionSet, members map[string]bool) {
 	for _, sel := range set {
+		if w.repeated != "" {
+			return
+		}
 		switch s := sel.(type) {
 		case *ast.Field:
-			w.field(s, depth+1, members)
+			w.field(s, members)
 		case *ast.InlineFragment:
-			w.walk(s.SelectionSet, depth, members)
+			w.walk(s.SelectionSet, members)
 		case *ast.FragmentSpread:
 			if s.Definition != nil {
-				w.walk(s.Definition.SelectionSet, depth, members)
+				w.walk(s.Definition.SelectionSet, members)
 			}
 		}
 	}
 }
 
-func (w *depthWalk) field(f *ast.Field, depth int, members map[string]bool) {
+func (w *memberWalk) field(f *ast.Field, members map[string]bool) {
 	if members == nil && (f.Name == "__schema" || f.Name == "__type") {
 		members = map[string]bool{}
 	}
-	if members == nil {
-		w.deepest = max(w.deepest, depth)
-		w.walk(f.SelectionSet, depth, nil)
-		return
-	}
-	if depth > introspectionDepth {
-		w.introspectionTooDeep = true
-		return
-	}
-	if introspectionMembers[f.Name] {
+	if members != nil && introspectionMembers[f.Name] {
 		if members[f.Name] {
-			w.repeatedMember = f.Name
+			w.repeated = f.Name
 			return
 		}
 		members = withMember(members, f.Name)
 	}
-	w.walk(f.SelectionSet, depth, members)
+	w.walk(f.SelectionSet, members)
 }
 
 // withMember returns a copy of members plus name, so sibling paths do not see each other's lists.

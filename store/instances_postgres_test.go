@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ type twoInstances struct {
 	engines []*forkengine.Engine
 	dbs     []*DB
 	driver  *forkenginetest.ScriptedDriver
+	offset  atomic.Int64 // both engines' clocks run this far (ns) ahead of real time
 }
 
 func newTwoInstances(t *testing.T) *twoInstances {
@@ -31,7 +33,9 @@ func newTwoInstances(t *testing.T) *twoInstances {
 	for _, id := range []string{"instance-a", "instance-b"} {
 		db := openTest(t, cfg)
 		e, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"scripted": in.driver},
-			InstanceID: id, Logger: quietLog})
+			InstanceID: id, Logger: quietLog, Clock: func() time.Time {
+				return time.Now().Add(time.Duration(in.offset.Load())).UTC().Truncate(time.Microsecond)
+			}})
 		require.NoError(t, err)
 		in.engines, in.dbs = append(in.engines, e), append(in.dbs, db)
 	}
@@ -169,4 +173,61 @@ func TestConcurrentWritesOverTwoInstancesStayExact(t *testing.T) {
 	for n := 3; n <= 10; n++ {
 		require.True(t, titles[fmt.Sprintf("Trip (%d)", n)], "title Trip (%d) in %v", n, titles)
 	}
+}
+
+// The instance whose dispatch ended unknown reconciles it when it is due; another instance leaves
+// it alone while that lease is live, and takes the schedule over once it has expired (its holder
+// died).
+func TestTheLeaseHolderReconcilesOnPostgres(t *testing.T) {
+	in := newTwoInstances(t)
+	in.seedSource(t, "src", 2)
+	ctx := context.Background()
+	desc := forkenginetest.ScriptedDescriptor
+	desc.Reconcile = true
+	in.driver.SetDescriptor(desc, nil)
+	in.driver.QueueFork(forkenginetest.ForkStep{Result: forkengine.ForkResult{Disposition: forkengine.DispositionUnknown}},
+		forkenginetest.ForkStep{Result: forkengine.ForkResult{Disposition: forkengine.DispositionUnknown}})
+	a, b := in.engines[0], in.engines[1]
+	unknown := func(request, turn string) forkengine.ForkOperation {
+		op, err := a.StartFork(ctx, forkengine.ForkInput{WorkspaceID: "w", SourceSessionID: "src", ThroughTurnID: turn, RequestID: request})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			got, err := in.dbs[0].GetOperation(ctx, "w", op.ID)
+			op = got
+			return err == nil && got.Status == forkengine.StatusUnknown
+		}, 30*time.Second, 10*time.Millisecond)
+		return op
+	}
+	first, second := unknown("first", "src-t1"), unknown("second", "src-t2")
+	found := func(op forkengine.ForkOperation) {
+		in.driver.QueueReconcile(forkenginetest.ReconcileStep{Result: forkenginetest.FoundResult(
+			forkengine.ReconcileRequest{ForkRequest: forkengine.ForkRequest{OperationID: op.ID, Descriptor: desc}})})
+	}
+	sweep := func(e *forkengine.Engine) forkengine.RecoveryReport {
+		report, err := e.TakeOver(ctx)
+		require.NoError(t, err)
+		return report
+	}
+	in.offset.Store(int64(3 * time.Second)) // both first attempts are due; A's leases are live
+	require.Zero(t, sweep(b).Scanned, "B leaves what A holds")
+	got, err := b.ReconcileForkOperation(ctx, "w", first.ID)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.StatusUnknown, got.Status, "an on-demand attempt on B waits for A's lease")
+	require.Zero(t, in.driver.ReconcileCalls())
+
+	found(first)
+	op, err := a.ReconcileForkOperation(ctx, "w", first.ID)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.StatusCommitted, op.Status, "A, the holder, reconciles")
+
+	in.offset.Store(int64(forkengine.DefaultLeaseDuration + 5*time.Second)) // A is gone; its lease expired
+	found(second)
+	require.Equal(t, 1, sweep(b).Scanned)
+	in.close(t)
+	op, err = in.dbs[1].GetOperation(ctx, "w", second.ID)
+	require.NoError(t, err)
+	require.Equal(t, forkengine.StatusCommitted, op.Status, "B took the schedule over")
+	require.Equal(t, "instance-b", op.LeaseOwner)
+	require.Equal(t, 2, in.driver.ForkCalls(), "reconciliation never forks")
+	require.Equal(t, 2, in.driver.ReconcileCalls())
 }

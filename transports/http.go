@@ -51,7 +51,7 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	}
 	media, ok := negotiateMedia(r.Header.Get("Accept"))
 	if !ok {
-		writeJSONErrors(w, mediaJSON, http.StatusNotAcceptable, gqlerror.List{gqlerror.Errorf(
+		writeJSONErrors(w, mediaJSON, http.StatusNotAcceptable, gqlerror.List{codedf(CodeNotAcceptable,
 			"cannot answer with %q: accept application/graphql-response+json or application/json", r.Header.Get("Accept"))}, nil)
 		return
 	}
@@ -79,21 +79,23 @@ func (t HTTP) execute(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		writeMutationOverGET(w, media)
 		return
 	case opCtx.Operation.Operation == ast.Subscription:
-		errs := gqlerror.List{gqlerror.Errorf("subscriptions need a websocket (graphql-transport-ws) or Accept: text/event-stream")}
+		err := codedf(CodeBadRequest, "subscriptions need a websocket (graphql-transport-ws) or Accept: text/event-stream")
+		err.Extensions["reason"] = ReasonSubscriptionNeedsStream
+		errs := gqlerror.List{err}
 		writeResult(w, media, requestErrorStatus(media, errs), &result{Errors: errs})
 		return
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			log.Printf("transports: panic in HTTP operation: %v\n%s", p, debug.Stack())
-			writeJSONErrors(w, media, http.StatusInternalServerError, gqlerror.List{gqlerror.Errorf("internal server error")}, nil)
+			writeJSONErrors(w, media, http.StatusInternalServerError, gqlerror.List{codedf(CodeInternal, "internal server error")}, nil)
 		}
 	}()
 	ctx = graphql.WithOperationContext(ctx, opCtx)
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	resp := responses(ctx)
 	if resp == nil {
-		resp = &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the operation produced no result")}}
+		resp = &graphql.Response{Errors: gqlerror.List{codedf(CodeInternal, "the operation produced no result")}}
 	}
 	status := http.StatusOK
 	if resp.Data == nil && len(resp.Errors) > 0 {

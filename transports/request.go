@@ -25,7 +25,7 @@ type requestFailure struct {
 }
 
 func failRequest(status int, format string, args ...any) *requestFailure {
-	return &requestFailure{status: status, errs: gqlerror.List{gqlerror.Errorf(format, args...)}}
+	return &requestFailure{status: status, errs: gqlerror.List{codedf(statusCodes[status], format, args...)}}
 }
 
 func maxBody(n int64) int64 {
@@ -53,9 +53,6 @@ func readParams(r *http.Request, limit int64) (*graphql.RawParams, *requestFailu
 
 func paramsFromQuery(r *http.Request) (*graphql.RawParams, *requestFailure) {
 	q := r.URL.Query()
-	if !q.Has("query") {
-		return nil, failRequest(http.StatusBadRequest, "the query parameter is missing")
-	}
 	params := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName")}
 	for _, field := range []struct {
 		name string
@@ -70,6 +67,16 @@ func paramsFromQuery(r *http.Request) (*graphql.RawParams, *requestFailure) {
 			return nil, failRequest(http.StatusBadRequest, "the %s parameter must be a JSON object", field.name)
 		}
 		*field.dst = m
+	}
+	id, _ := json.Marshal(q.Get("documentId"))
+	if !q.Has("documentId") {
+		id = nil
+	}
+	if err := takeDocumentID(params, id, nil); err != nil {
+		return nil, failRequest(http.StatusBadRequest, "%v", err)
+	}
+	if !q.Has("query") && !namesDocument(params) {
+		return nil, failRequest(http.StatusBadRequest, "the query parameter is missing")
 	}
 	return params, nil
 }
@@ -122,8 +129,8 @@ func decodeBodyParams(body []byte) (*graphql.RawParams, error) {
 		return nil, fmt.Errorf("the request body is not a GraphQL request: %w", err)
 	}
 	params := &graphql.RawParams{}
-	if len(p.Query) == 0 || json.Unmarshal(p.Query, &params.Query) != nil {
-		return nil, errors.New("the query parameter must be a string")
+	if err := decodeQuery(p.Query, &params.Query); err != nil {
+		return nil, err
 	}
 	if !isAbsent(p.OperationName) && json.Unmarshal(p.OperationName, &params.OperationName) != nil {
 		return nil, errors.New("the operationName parameter must be a string or null")
@@ -134,6 +141,12 @@ func decodeBodyParams(body []byte) (*graphql.RawParams, error) {
 	}
 	if params.Extensions, err = optionalObject(p.Extensions); err != nil {
 		return nil, errors.New("the extensions parameter must be an object or null")
+	}
+	if err := takeDocumentID(params, p.DocumentID, p.DocID); err != nil {
+		return nil, err
+	}
+	if isAbsent(p.Query) && !namesDocument(params) {
+		return nil, errQueryMissing
 	}
 	return params, nil
 }
@@ -149,7 +162,7 @@ func writeJSONErrors(w http.ResponseWriter, contentType string, status int, errs
 // writeMutationOverGET answers 405: mutations change state, and GET must stay safe.
 func writeMutationOverGET(w http.ResponseWriter, contentType string) {
 	writeJSONErrors(w, contentType, http.StatusMethodNotAllowed,
-		gqlerror.List{gqlerror.Errorf("mutations cannot be sent with GET; use POST")},
+		gqlerror.List{codedf(CodeMethodNotAllowed, "mutations cannot be sent with GET; use POST")},
 		http.Header{"Allow": {"POST"}})
 }
 
@@ -165,7 +178,7 @@ func writeResult(w http.ResponseWriter, contentType string, status int, res *res
 	body, err := json.Marshal(res)
 	if err != nil {
 		status = http.StatusInternalServerError
-		body = []byte(`{"errors":[{"message":"internal server error: unencodable response"}]}`)
+		body = []byte(`{"errors":[{"message":"internal server error: unencodable response","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)

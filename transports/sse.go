@@ -20,7 +20,9 @@ const DefaultSSEKeepAlive = 12 * time.Second
 
 // SSE serves any operation over Server-Sent Events in graphql-sse's "distinct connections" mode:
 // a GET or POST with `Accept: text/event-stream` gets one `next` event per result, then a
-// `complete` event. The client ends a subscription by closing the connection.
+// `complete` event. The client ends a subscription by closing the connection. When the
+// http.Server shuts down, a running stream's operation is cancelled and the stream ends with
+// `complete`, so the client knows to reconnect elsewhere and resume.
 //
 // Status codes: 200 with an event stream (validation errors included: they arrive as a `next`
 // event, as graphql-sse requires); 400 for an unreadable request (bad JSON, no query, variables
@@ -31,6 +33,10 @@ type SSE struct {
 	KeepAlive time.Duration
 	// MaxBodyBytes limits a POST body. Default 1 MiB.
 	MaxBodyBytes int64
+	// WriteTimeout bounds the write of one event; a client that stops reading is disconnected
+	// then (it resumes with its last cursor), so it holds at most one event and the socket's
+	// buffers. Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
 }
 
 var _ graphql.Transport = SSE{}
@@ -64,7 +70,7 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		writeJSONErrors(w, "application/json; charset=utf-8", http.StatusInternalServerError,
-			gqlerror.List{gqlerror.Errorf("streaming is not supported by this server")}, nil)
+			gqlerror.List{codedf(CodeInternal, "streaming is not supported by this server")}, nil)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
@@ -73,7 +79,11 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 
-	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive}
+	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive, rc: http.NewResponseController(w),
+		writeTimeout: t.WriteTimeout, shutdown: shutdownSignal(r)}
+	if stream.writeTimeout <= 0 {
+		stream.writeTimeout = DefaultWriteTimeout
+	}
 	if errs != nil {
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
 		stream.event("next", resp)
@@ -85,10 +95,13 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 
 // sseStream writes events; only the handler's goroutine touches it.
 type sseStream struct {
-	w         http.ResponseWriter
-	flush     func()
-	keepAlive time.Duration
-	failed    bool
+	w            http.ResponseWriter
+	flush        func()
+	keepAlive    time.Duration
+	rc           *http.ResponseController
+	writeTimeout time.Duration
+	shutdown     <-chan struct{}
+	failed       bool
 }
 
 // run executes the operation in a goroutine and writes its results, keep-alive comments
@@ -115,6 +128,17 @@ func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec gra
 			return
 		case <-tick:
 			s.comment()
+		case <-s.shutdown:
+			cancel() // the producer ends; what it still sends is dropped
+			for drained := false; !drained; {
+				select {
+				case <-results:
+				case <-done:
+					drained = true
+				}
+			}
+			s.event("complete", nil)
+			return
 		case <-ctx.Done():
 			<-done // the producer sees the same cancellation and ends
 			return
@@ -186,6 +210,9 @@ func (s *sseStream) comment() { s.write(":\n\n") }
 func (s *sseStream) write(text string) {
 	if s.failed {
 		return
+	}
+	if s.rc != nil {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 	}
 	if _, err := s.w.Write([]byte(text)); err != nil {
 		s.failed = true

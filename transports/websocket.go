@@ -9,6 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/gorilla/websocket"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // Websocket subprotocols this transport speaks, in the order it prefers them.
@@ -26,7 +27,10 @@ const (
 	DefaultMaxMessageBytes  = 1 << 20
 	DefaultMaxSubscriptions = 100
 	DefaultSendQueue        = 1024
-	DefaultWriteTimeout     = 10 * time.Second
+	// DefaultSendQueueBytes bounds the bytes waiting for one connection: 20 subscriptions of
+	// 100 KB events held 124 MB for a client that never read when only messages were counted.
+	DefaultSendQueueBytes = 4 << 20
+	DefaultWriteTimeout   = 10 * time.Second
 	// DefaultSlowClientTimeout is below DefaultWriteTimeout, so a stalled client hears 1013
 	// before its write would time out.
 	DefaultSlowClientTimeout = 5 * time.Second
@@ -64,6 +68,11 @@ type Websocket struct {
 	// producers (operations, the reader) wait for the writer to take it. Default: the larger
 	// of DefaultSendQueue and 4 × MaxSubscriptions.
 	SendQueue int
+	// SendQueueBytes bounds the bytes of the messages waiting to be written to one connection,
+	// the batch being written included; producers wait for room as for SendQueue, and a client
+	// that stops reading is closed with 1013 after SlowClientTimeout. A single message larger
+	// than the bound is sent once everything before it is written. Default 4 MiB.
+	SendQueueBytes int64
 	// SlowClientTimeout is how long the queue may stay full while the current write makes no
 	// progress; then that connection alone is closed with 1013 (Try Again Later) so the client
 	// reconnects and resumes. A client that reads promptly is never closed for slowness, and
@@ -75,9 +84,15 @@ type Websocket struct {
 	// header, such as non-browser clients, pass) and small pooled buffers. Set
 	// Upgrader.CheckOrigin to allow other origins, e.g. during development.
 	Upgrader *websocket.Upgrader
+	// CheckOrigin, when set, decides the Origin of an upgrade for the default upgrader (it
+	// replaces the same-origin check), e.g. access.Origins.Allows.
+	CheckOrigin func(r *http.Request) bool
 }
 
 var _ graphql.Transport = Websocket{}
+
+// observeConn, when set (by tests), sees every new connection.
+var observeConn func(*conn)
 
 // writeBuffers is shared by every connection of the default upgrader, so an idle connection
 // holds no write buffer.
@@ -95,10 +110,9 @@ func (t Websocket) Supports(r *http.Request) bool {
 func (t Websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	protocol := negotiateSubprotocol(websocket.Subprotocols(r))
 	if protocol == "" {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = w.Write([]byte("unsupported or missing websocket subprotocol (Sec-WebSocket-Protocol); supported: " +
-			SubprotocolTransportWS + ", " + SubprotocolLegacyWS + "\n"))
+		writeJSONErrors(w, mediaJSON, http.StatusBadRequest, gqlerror.List{codedf(CodeBadRequest,
+			"unsupported or missing websocket subprotocol (Sec-WebSocket-Protocol); supported: %s, %s",
+			SubprotocolTransportWS, SubprotocolLegacyWS)}, nil)
 		return
 	}
 	upgrader := t.upgrader()
@@ -109,6 +123,9 @@ func (t Websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		return // the upgrader has already answered with an HTTP error
 	}
 	c := newConn(t.withDefaults(), ws, batching.conn, exec, r)
+	if observeConn != nil {
+		observeConn(c)
+	}
 	if protocol == SubprotocolLegacyWS {
 		c.protocol = legacyProtocol{}
 	} else {
@@ -150,6 +167,7 @@ func (t Websocket) upgrader() websocket.Upgrader {
 		ReadBufferSize:   1024,
 		WriteBufferSize:  4096,
 		WriteBufferPool:  writeBuffers,
+		CheckOrigin:      t.CheckOrigin,
 	}
 }
 
@@ -168,6 +186,9 @@ func (t Websocket) withDefaults() Websocket {
 	}
 	if t.SendQueue <= 0 {
 		t.SendQueue = max(DefaultSendQueue, 4*t.MaxSubscriptions)
+	}
+	if t.SendQueueBytes <= 0 {
+		t.SendQueueBytes = DefaultSendQueueBytes
 	}
 	if t.SlowClientTimeout <= 0 {
 		t.SlowClientTimeout = DefaultSlowClientTimeout

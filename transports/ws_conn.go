@@ -53,6 +53,9 @@ type conn struct {
 	ops     map[string]*operation
 	queue   [][]byte
 	writing bool
+	// queuedBytes counts the queue's bytes and writingBytes the batch being written; together
+	// they are bounded by SendQueueBytes. peakBytes is their high-water mark.
+	queuedBytes, writingBytes, peakBytes int
 	// progressAt is when the writer last took the queue; progress, when not nil, is closed
 	// then to wake producers waiting for room.
 	progressAt time.Time
@@ -169,7 +172,7 @@ func (c *conn) markClosing() bool {
 	defer c.mu.Unlock()
 	first := !c.closing
 	c.closing = true
-	c.queue = nil
+	c.queue, c.queuedBytes = nil, 0
 	c.pendingClose = nil
 	c.wakeLocked()
 	return first

@@ -27,7 +27,7 @@ func TestWebsocket_RefusesUnsupportedSubprotocolBeforeUpgrade(t *testing.T) {
 		body := make([]byte, 512)
 		n, _ := resp.Body.Read(body)
 		resp.Body.Close()
-		if !strings.Contains(string(body[:n]), "graphql-transport-ws, graphql-ws") {
+		if !strings.Contains(string(body[:n]), "graphql-transport-ws, graphql-ws") || !strings.Contains(string(body[:n]), `"code":"BAD_REQUEST"`) {
 			t.Fatalf("body %q does not name the supported subprotocols", body[:n])
 		}
 	}

@@ -44,6 +44,8 @@ type subscribePayload struct {
 	OperationName json.RawMessage `json:"operationName"`
 	Variables     json.RawMessage `json:"variables"`
 	Extensions    json.RawMessage `json:"extensions"`
+	DocumentID    json.RawMessage `json:"documentId"`
+	DocID         json.RawMessage `json:"doc_id"`
 }
 
 var errNotObject = errors.New("message is not a JSON object")
@@ -96,7 +98,7 @@ func decodeParams(raw json.RawMessage) (*graphql.RawParams, error) {
 		return nil, fmt.Errorf("invalid subscribe payload: %w", err)
 	}
 	params := &graphql.RawParams{}
-	if err := json.Unmarshal(p.Query, &params.Query); err != nil || len(p.Query) == 0 {
+	if decodeQuery(p.Query, &params.Query) != nil {
 		return nil, errors.New("subscribe payload needs a string query")
 	}
 	if !isAbsent(p.OperationName) && json.Unmarshal(p.OperationName, &params.OperationName) != nil {
@@ -108,6 +110,12 @@ func decodeParams(raw json.RawMessage) (*graphql.RawParams, error) {
 	}
 	if params.Extensions, err = optionalObject(p.Extensions); err != nil {
 		return nil, errors.New("extensions must be an object or null")
+	}
+	if err := takeDocumentID(params, p.DocumentID, p.DocID); err != nil {
+		return nil, err
+	}
+	if isAbsent(p.Query) && !namesDocument(params) {
+		return nil, errors.New("subscribe payload needs a string query")
 	}
 	return params, nil
 }

@@ -2,7 +2,6 @@ package transports
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"runtime/debug"
@@ -55,11 +54,7 @@ func (c *conn) rejectByLimiter(id string) bool {
 	if err == nil {
 		return false
 	}
-	var gqlErr *gqlerror.Error
-	if !errors.As(err, &gqlErr) {
-		gqlErr = gqlerror.Errorf("%s", err.Error())
-	}
-	c.send(mustEncode(id, "error", errorList(gqlerror.List{gqlErr})))
+	c.send(mustEncode(id, "error", errorList(gqlerror.List{asGraphQLError(err, CodeOperationRefused)})))
 	return true
 }
 
@@ -131,7 +126,7 @@ func (c *conn) recoverOperation(op *operation) {
 func (c *conn) sendFor(op *operation, frame []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.waitForRoomLocked() || c.ops[op.id] != op {
+	if !c.waitForRoomLocked(len(frame)) || c.ops[op.id] != op {
 		return false
 	}
 	c.enqueueLocked(frame)
@@ -149,7 +144,7 @@ func (c *conn) finishOperation(op *operation, errs gqlerror.List) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.waitForRoomLocked() || c.ops[op.id] != op {
+	if !c.waitForRoomLocked(len(frame)) || c.ops[op.id] != op {
 		return
 	}
 	delete(c.ops, op.id)
@@ -163,8 +158,8 @@ func (c *conn) stopOperation(id string, notify bool) {
 	op := c.ops[id]
 	if op != nil {
 		delete(c.ops, id)
-		if notify && c.waitForRoomLocked() {
-			c.enqueueLocked(mustEncode(id, "complete", nil))
+		if frame := mustEncode(id, "complete", nil); notify && c.waitForRoomLocked(len(frame)) {
+			c.enqueueLocked(frame)
 		}
 	}
 	c.mu.Unlock()

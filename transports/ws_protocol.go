@@ -135,7 +135,7 @@ func (legacyProtocol) keepAlive(c *conn) { c.trySend(mustEncode("", "ka", nil)) 
 func (p legacyProtocol) handle(c *conn, data []byte) {
 	msg, err := decodeInbound(data)
 	if err != nil {
-		c.send(mustEncode("", "connection_error", gqlerror.Errorf("invalid message: %v", err)))
+		c.send(mustEncode("", "connection_error", codedf(CodeBadRequest, "invalid message: %v", err)))
 		return
 	}
 	switch msg.Type {
@@ -150,23 +150,23 @@ func (p legacyProtocol) handle(c *conn, data []byte) {
 	case "connection_terminate":
 		c.close(1000, "terminated")
 	default:
-		c.send(mustEncode(idOf(msg), "error", errorList(gqlerror.List{gqlerror.Errorf("invalid message type %q", msg.Type)})))
+		c.send(mustEncode(idOf(msg), "error", errorList(gqlerror.List{codedf(CodeBadRequest, "invalid message type %q", msg.Type)})))
 	}
 }
 
 func (legacyProtocol) init(c *conn, msg inbound) {
 	if c.initReceived {
-		c.send(mustEncode("", "connection_error", gqlerror.Errorf("connection already initialised")))
+		c.send(mustEncode("", "connection_error", codedf(CodeBadRequest, "connection already initialised")))
 		return
 	}
 	payload, err := optionalObject(msg.Payload)
 	if err != nil {
-		c.send(mustEncode("", "connection_error", gqlerror.Errorf("connection_init payload must be an object")))
+		c.send(mustEncode("", "connection_error", codedf(CodeBadRequest, "connection_init payload must be an object")))
 		return
 	}
 	c.initReceived = true
 	if !c.authorise(payload) {
-		c.send(mustEncode("", "connection_error", gqlerror.Errorf("%s", c.initError.Error())))
+		c.send(mustEncode("", "connection_error", asGraphQLError(c.initError, "FORBIDDEN")))
 		c.close(CloseForbidden, "Forbidden")
 		return
 	}
@@ -180,12 +180,12 @@ func (legacyProtocol) start(c *conn, msg inbound) {
 	}
 	id, err := messageID(msg)
 	if err != nil {
-		c.send(mustEncode("", "connection_error", gqlerror.Errorf("%s", err.Error())))
+		c.send(mustEncode("", "connection_error", codedf(CodeBadRequest, "%s", err.Error())))
 		return
 	}
 	params, err := decodeParams(msg.Payload)
 	if err != nil {
-		c.send(mustEncode(id, "error", errorList(gqlerror.List{gqlerror.Errorf("%s", err.Error())})))
+		c.send(mustEncode(id, "error", errorList(gqlerror.List{codedf(CodeBadRequest, "%s", err.Error())})))
 		return
 	}
 	// subscriptions-transport-ws replaces an operation whose id is reused.

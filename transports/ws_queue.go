@@ -12,9 +12,21 @@ import (
 func (c *conn) send(frame []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.waitForRoomLocked() {
+	if c.waitForRoomLocked(len(frame)) {
 		c.enqueueLocked(frame)
 	}
+}
+
+// hasRoomLocked reports whether a frame of size bytes fits: fewer than SendQueue messages wait
+// and the bytes held (queued, and being written) stay within SendQueueBytes. A frame larger than
+// SendQueueBytes fits only into an empty queue, so it waits for everything before it instead of
+// waiting for ever.
+func (c *conn) hasRoomLocked(size int) bool {
+	if len(c.queue) >= c.cfg.SendQueue {
+		return false
+	}
+	held := c.queuedBytes + c.writingBytes
+	return held == 0 || int64(held+size) <= c.cfg.SendQueueBytes
 }
 
 // trySend queues frame only if there is room at once: a keep-alive is pointless behind a full
@@ -22,7 +34,7 @@ func (c *conn) send(frame []byte) {
 func (c *conn) trySend(frame []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.closing && len(c.queue) < c.cfg.SendQueue {
+	if !c.closing && c.hasRoomLocked(len(frame)) {
 		c.enqueueLocked(frame)
 	}
 }
@@ -32,12 +44,12 @@ func (c *conn) trySend(frame []byte) {
 // only as long as the writer keeps moving. When the writer's current write has been stuck for
 // SlowClientTimeout, the client is not reading: its connection alone is closed with 1013, so
 // no producer (an operation, the reader) ever waits longer on one slow client.
-func (c *conn) waitForRoomLocked() bool {
+func (c *conn) waitForRoomLocked(size int) bool {
 	for {
 		if c.closing {
 			return false
 		}
-		if len(c.queue) < c.cfg.SendQueue {
+		if c.hasRoomLocked(size) {
 			return true
 		}
 		wait := time.Until(c.progressAt.Add(c.cfg.SlowClientTimeout))
@@ -75,7 +87,7 @@ func (c *conn) wakeLocked() {
 // connection is dropped without it.
 func (c *conn) closeTooSlowLocked() {
 	c.closing = true
-	c.queue = nil
+	c.queue, c.queuedBytes = nil, 0
 	c.pendingClose = nil
 	c.wakeLocked()
 	c.writerWG.Add(1)
@@ -89,6 +101,8 @@ func (c *conn) closeTooSlowLocked() {
 // enqueueLocked appends frame, which the caller has made room for, and starts the writer.
 func (c *conn) enqueueLocked(frame []byte) {
 	c.queue = append(c.queue, frame)
+	c.queuedBytes += len(frame)
+	c.peakBytes = max(c.peakBytes, c.queuedBytes+c.writingBytes)
 	if !c.writing {
 		c.writing = true
 		c.progressAt = time.Now()
@@ -106,7 +120,7 @@ func (c *conn) flush() {
 		c.mu.Lock()
 		if len(c.queue) == 0 || (c.closing && c.pendingClose == nil) {
 			c.writing = false
-			c.queue = nil
+			c.queue, c.queuedBytes = nil, 0
 			pending := c.pendingClose
 			c.pendingClose = nil
 			c.mu.Unlock()
@@ -117,11 +131,19 @@ func (c *conn) flush() {
 		}
 		frames := c.queue
 		c.queue = nil
+		c.writingBytes, c.queuedBytes = c.queuedBytes, 0
 		c.progressAt = time.Now()
 		c.wakeLocked()
 		c.mu.Unlock()
 
-		if err := c.writeFrames(frames); err != nil {
+		err := c.writeFrames(frames)
+		// The batch's bytes are free once written: producers waiting on SendQueueBytes may go on.
+		c.mu.Lock()
+		c.writingBytes = 0
+		c.progressAt = time.Now()
+		c.wakeLocked()
+		c.mu.Unlock()
+		if err != nil {
 			if !c.isClosing() && !errors.Is(err, websocket.ErrCloseSent) {
 				log.Printf("transports: websocket write: %v", err)
 			}

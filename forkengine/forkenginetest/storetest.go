@@ -34,6 +34,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Leases", leaseTests()},
 		{"Log", logTests()},
 		{"Encoding", encodingTests()},
+		{"Isolation", isolationTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -84,6 +84,10 @@ type reply struct {
 	body   []byte
 	// sent is false only when the request provably never reached the adapter.
 	sent bool
+	// transport is true when the exchange itself failed (no connection, a timeout, a dropped
+	// connection or a body that could not be read), as opposed to a request that could not be
+	// built or an answer that was too large.
+	transport bool
 }
 
 var errResponseTooLarge = errors.New("adapter response exceeds the size limit")
@@ -110,15 +114,15 @@ func (d *Driver) post(ctx context.Context, path string, body any, extra map[stri
 	d.setHeaders(req, extra)
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return reply{sent: wrote.Load()}, fmt.Errorf("POST %s: %w", path, err)
+		return reply{sent: wrote.Load(), transport: true}, fmt.Errorf("POST %s: %w", path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, d.maxBytes+1))
-	if err == nil && int64(len(data)) > d.maxBytes {
-		err = errResponseTooLarge
-	}
 	if err != nil {
-		return reply{status: resp.StatusCode, sent: true}, fmt.Errorf("read %s response: %w", path, err)
+		return reply{status: resp.StatusCode, sent: true, transport: true}, fmt.Errorf("read %s response: %w", path, err)
+	}
+	if int64(len(data)) > d.maxBytes {
+		return reply{status: resp.StatusCode, sent: true}, fmt.Errorf("read %s response: %w", path, errResponseTooLarge)
 	}
 	return reply{status: resp.StatusCode, body: data, sent: true}, nil
 }
@@ -137,6 +141,17 @@ func (d *Driver) setHeaders(req *http.Request, extra map[string]string) {
 // ok reports whether the status is 2xx.
 func (r reply) ok() bool { return r.status >= 200 && r.status < 300 }
 
+// availability wraps err in forkengine.ErrProviderUnavailable when the adapter could not be
+// reached or answered 5xx (down, restarting, overloaded, or a gateway with nothing behind it):
+// asking again later may well work, so a fork requested now must not read as unsupported. A 4xx,
+// an undecodable 2xx or a well-formed refusal is the adapter's considered answer and stays as is.
+func (r reply) availability(err error) error {
+	if r.transport || r.status >= 500 {
+		return fmt.Errorf("%w: %w", forkengine.ErrProviderUnavailable, err)
+	}
+	return err
+}
+
 // statusError describes a non-2xx answer, with the adapter's error text when it sent one.
 func (r reply) statusError(path string) error {
 	var body errorBody
@@ -147,14 +162,16 @@ func (r reply) statusError(path string) error {
 }
 
 // Describe asks the adapter what it can do for s. Any transport failure, non-2xx status or
-// undecodable body is an error, which the engine treats as unsupported.
+// undecodable body is an error, which the engine treats as unsupported; a transport failure or a
+// 5xx wraps forkengine.ErrProviderUnavailable, which makes a fork requested now the retryable
+// PROVIDER_UNAVAILABLE instead.
 func (d *Driver) Describe(ctx context.Context, s forkengine.Session) (forkengine.Descriptor, error) {
 	r, err := d.post(ctx, "/describe", describeRequest{Session: toWireSession(s)}, nil)
 	if err != nil {
-		return forkengine.Descriptor{}, err
+		return forkengine.Descriptor{}, r.availability(err)
 	}
 	if !r.ok() {
-		return forkengine.Descriptor{}, r.statusError("/describe")
+		return forkengine.Descriptor{}, r.availability(r.statusError("/describe"))
 	}
 	var out wireDescriptor
 	if err := json.Unmarshal(r.body, &out); err != nil {
@@ -165,7 +182,8 @@ func (d *Driver) Describe(ctx context.Context, s forkengine.Session) (forkengine
 
 // ProbeTurns sends the whole batch in one request and returns the adapter's answers in order. An
 // empty batch makes no request. Any failure, or an answer of the wrong length, is an error, which
-// callers read as "no" for every probe.
+// callers read as "no" for every probe; a transport failure or a 5xx wraps
+// forkengine.ErrProviderUnavailable, as for Describe.
 func (d *Driver) ProbeTurns(ctx context.Context, probes []forkengine.Probe) ([]bool, error) {
 	if len(probes) == 0 {
 		return []bool{}, nil
@@ -176,10 +194,10 @@ func (d *Driver) ProbeTurns(ctx context.Context, probes []forkengine.Probe) ([]b
 	}
 	r, err := d.post(ctx, "/probe", body, nil)
 	if err != nil {
-		return nil, err
+		return nil, r.availability(err)
 	}
 	if !r.ok() {
-		return nil, r.statusError("/probe")
+		return nil, r.availability(r.statusError("/probe"))
 	}
 	var out probeResponse
 	if err := json.Unmarshal(r.body, &out); err != nil {

@@ -61,6 +61,10 @@ func TestDescribe(t *testing.T) {
 			body: `{"kind":"codex","version":"1.2","stateBindingMode":"provider_owned","throughTurn":true}`,
 			want: forkengine.Descriptor{Kind: "codex", Version: "1.2",
 				StateBindingMode: forkengine.BindingProviderOwned, ThroughTurn: true}},
+		{name: "OKWithReconcile", status: 200,
+			body: `{"kind":"ref","version":"1","stateBindingMode":"host_copy","throughTurn":true,"reconcile":true}`,
+			want: forkengine.Descriptor{Kind: "ref", Version: "1",
+				StateBindingMode: forkengine.BindingHostCopy, ThroughTurn: true, Reconcile: true}},
 		{name: "ErrStatus", status: 500, body: `{"error":"down"}`, wantErr: true},
 		{name: "ErrUndecodableBody", status: 200, body: `{"kind":`, wantErr: true},
 	}

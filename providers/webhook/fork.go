@@ -24,13 +24,7 @@ import (
 // treats a POST with that header as replayable and silently resends it when a reused connection
 // fails, which could deliver one fork twice.
 func (d *Driver) Fork(ctx context.Context, req forkengine.ForkRequest) (forkengine.ForkResult, error) {
-	body := forkRequest{
-		WorkspaceID: req.WorkspaceID, OperationID: req.OperationID, RequestID: req.RequestID,
-		Source: toWireSession(req.Source), ThroughTurn: toWireTurn(req.ThroughTurn),
-		Turns: toWireTurns(req.Turns), TargetSessionID: req.TargetSessionID,
-		TargetTitle: req.TargetTitle, Descriptor: toWireDescriptor(req.Descriptor),
-	}
-	r, err := d.post(ctx, "/fork", body, map[string]string{operationHeader: req.OperationID})
+	r, err := d.post(ctx, "/fork", toWireFork(req), map[string]string{operationHeader: req.OperationID})
 	switch {
 	case err != nil && !r.sent:
 		return failed(forkengine.DispositionNotStarted, "fork request was not sent: "+err.Error()), nil

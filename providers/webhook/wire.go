@@ -39,6 +39,7 @@ type wireDescriptor struct {
 	StateBindingMode string `json:"stateBindingMode"`
 	ThroughTurn      bool   `json:"throughTurn"`
 	FullSession      bool   `json:"fullSession"`
+	Reconcile        bool   `json:"reconcile"`
 }
 
 type describeRequest struct {
@@ -79,6 +80,21 @@ type forkResponse struct {
 	Error             string                   `json:"error"`
 }
 
+// reconcileRequest is what /fork sent, plus which attempt this is (1 for the first).
+type reconcileRequest struct {
+	forkRequest
+	Attempt int `json:"attempt"`
+}
+
+type reconcileResponse struct {
+	Answer            string                   `json:"answer"`
+	ProviderSessionID string                   `json:"providerSessionId"`
+	StateBindingMode  string                   `json:"stateBindingMode"`
+	TurnBindings      []forkengine.TurnBinding `json:"turnBindings"`
+	Receipt           string                   `json:"receipt"`
+	Error             string                   `json:"error"`
+}
+
 // errorBody is the shape of any error answer; describe and probe use it too.
 type errorBody struct {
 	Error string `json:"error"`
@@ -108,6 +124,15 @@ func toWireTurn(t forkengine.Turn) wireTurn {
 	}
 }
 
+func toWireFork(req forkengine.ForkRequest) forkRequest {
+	return forkRequest{
+		WorkspaceID: req.WorkspaceID, OperationID: req.OperationID, RequestID: req.RequestID,
+		Source: toWireSession(req.Source), ThroughTurn: toWireTurn(req.ThroughTurn),
+		Turns: toWireTurns(req.Turns), TargetSessionID: req.TargetSessionID,
+		TargetTitle: req.TargetTitle, Descriptor: toWireDescriptor(req.Descriptor),
+	}
+}
+
 func toWireTurns(ts []forkengine.Turn) []wireTurn {
 	out := make([]wireTurn, len(ts))
 	for i, t := range ts {
@@ -119,13 +144,13 @@ func toWireTurns(ts []forkengine.Turn) []wireTurn {
 func toWireDescriptor(d forkengine.Descriptor) wireDescriptor {
 	return wireDescriptor{
 		Kind: d.Kind, Version: d.Version, StateBindingMode: string(d.StateBindingMode),
-		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession,
+		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession, Reconcile: d.Reconcile,
 	}
 }
 
 func (d wireDescriptor) domain() forkengine.Descriptor {
 	return forkengine.Descriptor{
 		Kind: d.Kind, Version: d.Version, StateBindingMode: forkengine.BindingMode(d.StateBindingMode),
-		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession,
+		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession, Reconcile: d.Reconcile,
 	}
 }

@@ -80,15 +80,20 @@ start_server() {
   return 1
 }
 
-# The open (development-mode) server most tests use, and one that requires API tokens.
+# The open (development-mode) server most tests use, one that requires API tokens, and one that
+# lets a page on one other origin (served by origins.test.mjs on cors_page_port) use it.
+cors_page_port=$(free_port)
 start_server open >"$tmp/open.url" || exit 1
 start_server tokens -tokens "pw-token=demo" >"$tmp/tokens.url" || exit 1
+start_server cors -cors-origins "http://127.0.0.1:$cors_page_port" >"$tmp/cors.url" || exit 1
 base=$(cat "$tmp/open.url")
 token_base=$(cat "$tmp/tokens.url")
-echo "servers ready at $base and (with tokens) $token_base"
+cors_base=$(cat "$tmp/cors.url")
+echo "servers ready at $base, (with tokens) $token_base and (with -cors-origins) $cors_base"
 
 mkdir -p "$here/artifacts"
-(cd "$here" && FORKGRAPH_URL="$base" FORKGRAPH_TOKEN_URL="$token_base" FORKGRAPH_TOKEN="pw-token" node --test --test-concurrency=1 --test-timeout=120000 test/*.test.mjs)
+(cd "$here" && FORKGRAPH_URL="$base" FORKGRAPH_TOKEN_URL="$token_base" FORKGRAPH_TOKEN="pw-token" \
+  FORKGRAPH_CORS_URL="$cors_base" FORKGRAPH_CORS_PAGE_PORT="$cors_page_port" node --test --test-concurrency=1 --test-timeout=120000 test/*.test.mjs)
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "--- server log (last 60 lines) ---" >&2

@@ -1,4 +1,4 @@
-package resolvers
+package access
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // draw on: a socket cannot be used to get around the per-token limit (SPEC §8).
 func TestRateLimitChargesEveryWebsocketOperationToItsToken(t *testing.T) {
 	tokens := Tokens{"tokA": "wa"}
-	limit := NewRateLimit(tokens, 0.001, 3) // no refill within the test
+	limit := NewRateLimit(tokens, nil, 0.001, 3) // no refill within the test
 	gql := testserver.New()
 	gql.AddTransport(transports.Websocket{
 		InitFunc: func(ctx context.Context, payload map[string]any) (context.Context, *map[string]any, error) {

@@ -1,4 +1,4 @@
-package resolvers
+package access
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 
 func TestRateLimit(t *testing.T) {
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	limit := NewRateLimit(Tokens{"a": "wa", "b": "wb"}, 1, 2)
+	limit := NewRateLimit(Tokens{"a": "wa", "b": "wb"}, nil, 1, 2)
 	limit.now = func() time.Time { return clock }
 	h := limit.HTTPMiddleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	call := func(token string) *httptest.ResponseRecorder {
@@ -48,10 +48,35 @@ func TestRateLimit(t *testing.T) {
 
 func TestRateLimitOff(t *testing.T) {
 	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})
-	h := NewRateLimit(nil, 0, 1).HTTPMiddleware(next)
+	h := NewRateLimit(nil, nil, 0, 1).HTTPMiddleware(next)
 	for range 5 {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/graphql", nil))
 		require.Equal(t, http.StatusOK, w.Code)
 	}
+}
+
+// Behind a trusted proxy each client has its own bucket, named by X-Forwarded-For; from anyone
+// else the header is ignored, so a client cannot get a fresh bucket by inventing addresses.
+func TestRateLimitByForwardedClient(t *testing.T) {
+	proxies, err := ParseTrustedProxies("10.0.0.0/8")
+	require.NoError(t, err)
+	limit := NewRateLimit(Tokens{"a": "wa"}, proxies, 0.001, 1)
+	h := limit.HTTPMiddleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	call := func(remote, forwarded string) int {
+		r := httptest.NewRequest(http.MethodPost, "/graphql", nil)
+		r.RemoteAddr = remote
+		if forwarded != "" {
+			r.Header.Set("X-Forwarded-For", forwarded)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	require.Equal(t, http.StatusOK, call("10.0.0.1:1", "203.0.113.7"))
+	require.Equal(t, http.StatusTooManyRequests, call("10.0.0.2:1", "203.0.113.7"), "same client, another proxy")
+	require.Equal(t, http.StatusOK, call("10.0.0.1:1", "203.0.113.8"), "another client behind the proxy")
+	require.Equal(t, http.StatusOK, call("198.51.100.1:1", "203.0.113.9"))
+	require.Equal(t, http.StatusTooManyRequests, call("198.51.100.1:1", "203.0.113.10"),
+		"an untrusted peer's X-Forwarded-For is ignored")
 }

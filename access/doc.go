@@ -1,0 +1,17 @@
+// Package access is forkgraph's HTTP edge policy: everything decided about a request before it
+// becomes a GraphQL operation, and the identity the GraphQL layer later asks about.
+//
+//   - Tokens: workspace-scoped API tokens (Authorization: Bearer, or a websocket's
+//     connection_init payload) and the Authorize decision per workspace (UNAUTHENTICATED,
+//     FORBIDDEN).
+//   - RateLimit: a token bucket per valid token, else per client address (X-Forwarded-For only
+//     from TrustedProxies): 429 RATE_LIMITED over HTTP, a RATE_LIMITED error per websocket
+//     operation.
+//   - Hosts and Origins: the Host allow-list against DNS rebinding (403 HOST_NOT_ALLOWED) and the
+//     Origin allow-list for browsers, with CORS preflight (403 ORIGIN_NOT_ALLOWED).
+//   - Request ids: X-Request-Id, logged beside internal errors.
+//
+// Every refusal is a GraphQL-shaped JSON body whose error carries extensions.code
+// (docs/security.md lists each limit, its default and its code). The package imports the
+// standard library, golang.org/x/time/rate and forkengine's error codes only.
+package access

@@ -1,0 +1,30 @@
+// Command provider-adapter is the reference provider adapter for forkgraph's webhook driver: a
+// small standalone program, standard library only, that implements the whole webhook protocol
+// (POST /describe, /probe, /fork and /reconcile; see docs/providers.md). Copy it and replace the
+// making of the child in recordFork with a call to your provider. Here the child and its record
+// are one atomic write; a real provider's fork is not, so record the request as pending before
+// calling it, pass the request id to the provider as its idempotency key, record the child after,
+// and let /reconcile answer unknown for a pending request until the provider (asked by request
+// id) can say found or absent.
+//
+//	go run ./examples/provider-adapter -addr 127.0.0.1:9100 -state adapter.json
+//	go run . -webhook-url http://127.0.0.1:9100   # forkgraph, with provider "webhook"
+//
+// What makes it trustworthy is its state file (-state), rewritten atomically (temp file, fsync,
+// rename) on every change, so a restart keeps everything:
+//
+//   - /fork is idempotent on the request id: the child is recorded before /fork answers, and a
+//     repeated /fork for the same request id gets the same child back;
+//   - /reconcile answers found with that child, and never forks;
+//   - for a request id it never saw, /reconcile answers absent only after durably writing a
+//     tombstone, so a /fork for that request id arriving later is refused (rejected), and absent
+//     stays true.
+//
+// It describes every session as host_copy: forkgraph copies the transcript from its frozen
+// snapshot and the child keeps the source's turn bindings, so the adapter has only one thing to
+// make and remember per fork, the child's provider session id. provider_owned would also have it
+// mint a turn binding per turn and a receipt, store them, and report them again on /reconcile.
+//
+// -fork-delay (for tests) makes /fork wait after recording the child and before answering, so a
+// fork in flight can be observed, or the adapter killed during it.
+package main

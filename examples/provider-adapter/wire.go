@@ -1,0 +1,100 @@
+package main
+
+import "encoding/json"
+
+// The wire types are the webhook protocol's JSON shapes (docs/providers.md in forkgraph). They are
+// this program's own, not imported from forkgraph, so an adapter copied elsewhere builds alone;
+// only the fields the adapter reads are declared, and unknown fields are ignored.
+
+// wireSession is a forkgraph session as the adapter receives it.
+type wireSession struct {
+	WorkspaceID       string          `json:"workspaceId"`
+	ID                string          `json:"id"`
+	Provider          string          `json:"provider"`
+	ProviderSessionID string          `json:"providerSessionId"`
+	Title             string          `json:"title"`
+	Settings          json.RawMessage `json:"settings"`
+}
+
+// wireTurn is a forkgraph turn; providerTurnBinding is the object this adapter's provider gave
+// the turn (null when none).
+type wireTurn struct {
+	ID                  string          `json:"id"`
+	SessionID           string          `json:"sessionId"`
+	Sequence            int64           `json:"sequence"`
+	Phase               string          `json:"phase"`
+	ProviderTurnID      string          `json:"providerTurnId"`
+	ProviderTurnBinding json.RawMessage `json:"providerTurnBinding"`
+}
+
+// descriptor says what the adapter can do; reconcile: true promises a truthful /reconcile.
+type descriptor struct {
+	Kind             string `json:"kind"`
+	Version          string `json:"version"`
+	StateBindingMode string `json:"stateBindingMode"`
+	ThroughTurn      bool   `json:"throughTurn"`
+	FullSession      bool   `json:"fullSession"`
+	Reconcile        bool   `json:"reconcile"`
+}
+
+type describeRequest struct {
+	Session wireSession `json:"session"`
+}
+
+type probeRequest struct {
+	Probes []struct {
+		Session wireSession `json:"session"`
+		Turn    wireTurn    `json:"turn"`
+	} `json:"probes"`
+}
+
+type probeResponse struct {
+	Forkable []bool `json:"forkable"`
+}
+
+// forkRequest is the body of /fork, and of /reconcile with Attempt set.
+type forkRequest struct {
+	WorkspaceID     string      `json:"workspaceId"`
+	OperationID     string      `json:"operationId"`
+	RequestID       string      `json:"requestId"`
+	Source          wireSession `json:"source"`
+	ThroughTurn     wireTurn    `json:"throughTurn"`
+	Turns           []wireTurn  `json:"turns"`
+	TargetSessionID string      `json:"targetSessionId"`
+	TargetTitle     string      `json:"targetTitle"`
+	Descriptor      descriptor  `json:"descriptor"`
+	Attempt         int         `json:"attempt,omitempty"`
+}
+
+// forkResponse answers /fork. host_copy: no turnBindings, no receipt.
+type forkResponse struct {
+	Disposition       string `json:"disposition"`
+	ProviderSessionID string `json:"providerSessionId,omitempty"`
+	StateBindingMode  string `json:"stateBindingMode,omitempty"`
+	Error             string `json:"error,omitempty"`
+}
+
+// reconcileResponse answers /reconcile: found (with the child), absent or unknown.
+type reconcileResponse struct {
+	Answer            string `json:"answer"`
+	ProviderSessionID string `json:"providerSessionId,omitempty"`
+	StateBindingMode  string `json:"stateBindingMode,omitempty"`
+	Error             string `json:"error,omitempty"`
+}
+
+// errorResponse is the body of an answer that is not the call's normal shape.
+type errorResponse struct {
+	Error string `json:"error"`
+}
+
+// Protocol values.
+const (
+	operationHeader = "Forkgraph-Operation-Id"
+	hostCopy        = "host_copy"
+
+	dispositionAccepted = "accepted"
+	dispositionRejected = "rejected"
+
+	answerFound  = "found"
+	answerAbsent = "absent"
+)

@@ -1,0 +1,147 @@
+package adaptere2e
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startDeadline bounds how long a process may take to say where it listens.
+const startDeadline = 30 * time.Second
+
+// Binaries built once by TestMain.
+var serverBin, adapterBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "adaptere2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	serverBin, adapterBin = filepath.Join(dir, "forkgraph"), filepath.Join(dir, "provider-adapter")
+	code := 1
+	if err := build(serverBin, "."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else if err := build(adapterBin, "./examples/provider-adapter"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// build compiles pkg, relative to the repository root, into bin.
+func build(bin, pkg string) error {
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return nil
+}
+
+// process is a running server or adapter.
+type process struct {
+	name   string
+	cmd    *exec.Cmd
+	base   string // http://ADDR, no trailing slash
+	addr   string
+	stderr *lockedBuffer
+	done   chan struct{}
+}
+
+// start runs bin with args and waits until it prints "... listening on http://ADDR/".
+func start(t *testing.T, name, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{name: name, cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p.cmd.Stderr = p.stderr
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	addrs := make(chan string, 1)
+	go func() {
+		for sc := bufio.NewScanner(stdout); sc.Scan(); {
+			if _, rest, ok := strings.Cut(sc.Text(), "listening on http://"); ok {
+				addrs <- strings.TrimSuffix(strings.Fields(rest)[0], "/")
+			}
+		}
+		_ = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.kill(t) })
+	select {
+	case p.addr = <-addrs:
+		p.base = "http://" + p.addr
+		return p
+	case <-p.done:
+		t.Fatalf("%s exited before listening: %s", name, p.stderr)
+	case <-time.After(startDeadline):
+		t.Fatalf("%s did not listen within %s: %s", name, startDeadline, p.stderr)
+	}
+	return nil
+}
+
+// kill ends the process with SIGKILL (no deferred code, no clean close) and waits for it.
+func (p *process) kill(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	select {
+	case <-p.done:
+	case <-time.After(startDeadline):
+		t.Errorf("%s did not exit within %s of SIGKILL", p.name, startDeadline)
+	}
+}
+
+// startAdapterOn starts the adapter on addr again, once the killed one's port can be bound.
+func startAdapterOn(t *testing.T, addr string, args ...string) *process {
+	t.Helper()
+	deadline := time.Now().Add(startDeadline)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			_ = ln.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is still taken %s after the adapter was killed: %v", addr, startDeadline, err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the port, bounded by the deadline
+	}
+	return start(t, "provider-adapter", adapterBin, append([]string{"-addr", addr}, args...)...)
+}
+
+// lockedBuffer collects a process's stderr for failure messages.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,26 @@
+package transports
+
+import (
+	"net/http"
+	"sync"
+)
+
+// serverShutdowns maps each *http.Server to a channel closed when its Shutdown begins.
+var serverShutdowns sync.Map
+
+// shutdownSignal returns a channel closed when the http.Server that accepted r begins to shut
+// down (nil, which never fires, outside an http.Server). Streams use it to end cleanly, with
+// `complete`, while Shutdown waits for their handlers, instead of being cut by a cancelled
+// request context.
+func shutdownSignal(r *http.Request) <-chan struct{} {
+	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if srv == nil {
+		return nil
+	}
+	fresh := make(chan struct{})
+	v, loaded := serverShutdowns.LoadOrStore(srv, fresh)
+	if !loaded {
+		srv.RegisterOnShutdown(func() { close(fresh) })
+	}
+	return v.(chan struct{})
+}
