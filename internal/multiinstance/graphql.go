@@ -26,6 +26,7 @@ func (e GraphQLError) Code() string {
 // ResponseError is a GraphQL response that carried errors.
 type ResponseError struct{ Errors []GraphQLError }
 
+// Error lists the messages with their codes.
 func (e *ResponseError) Error() string {
 	msgs := make([]string, len(e.Errors))
 	for i, ge := range e.Errors {
