@@ -40,6 +40,7 @@ type config struct {
 	debugAddr      string
 	queue          int64
 	edge           edgeConfig
+	observe        observeConfig
 }
 
 // parseConfig reads flags and FORKGRAPH_* variables. Errors name the bad flag or variable.
@@ -82,6 +83,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&cfg.debugAddr, "debug-addr", env.str("FORKGRAPH_DEBUG_ADDR", ""),
 		"loopback address for net/http/pprof profiles and memory statistics; empty: off (FORKGRAPH_DEBUG_ADDR)")
 	cfg.edge.register(fs, &env)
+	observeFlags(fs, &env, &cfg.observe)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

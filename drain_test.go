@@ -41,10 +41,12 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 			http.Error(w, "cancelled", http.StatusServiceUnavailable)
 		}
 	})
+	obs, err := newObservability(ctx, observeConfig{}, func(string) string { return "" }, quiet, db)
+	require.NoError(t, err)
 	stdout, lines := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- serve(ctx, config{addr: "127.0.0.1:0"}, h, engine, lines, quiet)
+		served <- serve(ctx, config{addr: "127.0.0.1:0"}, h, engine, obs, lines, quiet)
 		_ = lines.Close()
 	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')

@@ -89,13 +89,13 @@ func (e *edgeConfig) resolve(cfg config) error {
 
 // graphqlEdge wraps the GraphQL handler in the edge policy, outermost first: request id,
 // origin (CORS), rate limit, body limit, token. The Host check wraps every route (see routes).
-func graphqlEdge(cfg config, gql *handler.Server) http.Handler {
+func graphqlEdge(cfg config, gql *handler.Server, observe func(http.Handler) http.Handler) http.Handler {
 	limit := access.NewRateLimit(cfg.tokens, cfg.edge.proxies, cfg.rateLimit, int(cfg.rateBurst))
 	if cfg.tokens.Open() {
 		limit = nil // development mode: local tools, tests and benchmarks run unthrottled
 	}
-	return access.RequestIDs(cfg.edge.origins.Middleware(limit.HTTPMiddleware(
-		access.LimitBody(cfg.maxBody, cfg.tokens.HTTPMiddleware(gql)))))
+	return access.RequestIDs(observe(cfg.edge.origins.Middleware(limit.HTTPMiddleware(
+		access.LimitBody(cfg.maxBody, cfg.tokens.HTTPMiddleware(gql))))))
 }
 
 // drain shuts srv down: it stops accepting, then waits, until ctx ends, for in-flight requests,

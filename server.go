@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
+	"github.com/forkgraph/forkgraph/telemetry"
 	"github.com/forkgraph/forkgraph/transports"
 )
 
@@ -42,15 +44,30 @@ func main() {
 // durable; the next start's recovery finishes them.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // -h: the flag package has printed the flags
+	}
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if cfg.observe.showVersion {
+		fmt.Fprintln(stdout, telemetry.ReadBuild(version))
+		return nil
+	}
+	logger, err := telemetry.NewLogger(stderr, cfg.observe.logFormat, cfg.observe.logLevel)
+	if err != nil {
+		return fmt.Errorf("-log-format, -log-level: %w", err)
+	}
 	db, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	obs, err := newObservability(ctx, cfg.observe, getenv, logger, db)
+	if err != nil {
+		return err
+	}
+	defer obs.close(ctx)
 
 	// Subscribers get events only from the feed, which follows the durable log in cursor order:
 	// this process's commits wake it directly, other instances' through PostgreSQL's NOTIFY.
@@ -62,8 +79,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := feed.Start(feedCtx); err != nil {
 		return fmt.Errorf("start the event feed: %w", err)
 	}
+	obs.tel.Metrics.WatchFeed(feed.Position, db.LogHead)
+	obs.forks = obs.tel.Publisher(feed, db)
 	engine, err := forkengine.New(forkengine.Config{
-		Store: db, Drivers: drivers(cfg), Publisher: feed, Logger: logger, DisableBarrier: !cfg.barrier,
+		Store: obs.tel.Store(db), Drivers: obs.tel.Drivers(drivers(cfg, obs.webhookClient())), Publisher: obs.forks,
+		Logger: logger, DisableBarrier: !cfg.barrier, DetachContext: obs.tel.DetachContext,
 		InstanceID: cfg.instanceID, LeaseDuration: cfg.forkLease,
 		ExclusiveStore: db.Driver() == store.DriverSQLite, // one process per file: every lease left is a dead one's
 	})
@@ -73,18 +93,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := prepare(ctx, cfg, engine, broker, logger); err != nil {
 		return err
 	}
+	obs.ready.MarkRecovered()
 	gql := resolvers.NewServer(resolvers.Config{
 		Engine: engine, Broker: broker, Authorize: cfg.tokens.Authorize, RequestID: access.RequestID, Logger: logger,
 		StreamError: transports.AddSubscriptionError, Persisted: cfg.edge.persisted,
+		Extensions: obs.extensions(), Batch: obs.tel.Batch,
 	})
-	for _, t := range graphqlTransports(cfg) {
+	for _, t := range obs.observeTransports(graphqlTransports(cfg)) {
 		gql.AddTransport(t)
 	}
 	healthy := func(ctx context.Context) error {
 		_, err := db.CountSessions(ctx, "", forkengine.SessionFilter{})
 		return err
 	}
-	return serve(ctx, cfg, routes(cfg, gql, healthy), engine, stdout, logger)
+	return serve(ctx, cfg, routes(cfg, gql, healthy, obs), engine, obs, stdout, logger)
 }
 
 // prepare runs start-up recovery and seeds the demo workspace.
@@ -110,16 +132,21 @@ func prepare(ctx context.Context, cfg config, engine *forkengine.Engine, broker 
 }
 
 // drivers returns the provider drivers by name: simulated always, webhook when configured.
-func drivers(cfg config) map[string]forkengine.Driver {
+func drivers(cfg config, webhookClient *http.Client) map[string]forkengine.Driver {
 	ds := map[string]forkengine.Driver{
 		"simulated": simulated.New(simulated.Options{Latency: cfg.simLatency}),
 	}
-	addWebhook(cfg, ds)
+	addWebhook(cfg, ds, webhookClient)
 	return ds
 }
 
 // serve listens on cfg.addr until ctx ends, then shuts everything down in order.
-func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.Engine, stdout io.Writer, logger *slog.Logger) error {
+func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.Engine, obs *observability, stdout io.Writer, logger *slog.Logger) error {
+	stopMetrics, err := obs.serveMetrics(logger)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
 	if cfg.debugAddr != "" {
 		stopDebug, err := serveDebug(cfg.debugAddr, logger)
 		if err != nil {
@@ -156,6 +183,7 @@ func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.E
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
+	obs.ready.StartDrain()
 	stopSweep()
 	<-sweepDone
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)

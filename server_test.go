@@ -21,12 +21,18 @@ import (
 // function that cancels it and returns run's error.
 func startServer(t *testing.T, dbPath string, extra ...string) (string, func() error) {
 	t.Helper()
+	return startServerWith(t, func(string) string { return "" }, io.Discard, dbPath, extra...)
+}
+
+// startServerWith is startServer with the environment and the log output (stderr) given.
+func startServerWith(t *testing.T, getenv func(string) string, stderr io.Writer, dbPath string, extra ...string) (string, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, lines := io.Pipe()
 	args := append([]string{"-addr", "127.0.0.1:0", "-db", dbPath, "-sim-latency", "30ms"}, extra...)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, args, func(string) string { return "" }, lines, io.Discard)
+		done <- run(ctx, args, getenv, lines, stderr)
 		_ = lines.Close()
 	}()
 	urls := make(chan string, 1)
@@ -291,11 +297,11 @@ func TestConfig(t *testing.T) {
 	_, err = parseConfig([]string{"-sim-latency", "-5s"}, func(string) string { return "" }, io.Discard)
 	require.ErrorContains(t, err, "-sim-latency must not be negative")
 
-	require.NotContains(t, drivers(cfg), "webhook", "no adapter configured")
+	require.NotContains(t, drivers(cfg, nil), "webhook", "no adapter configured")
 	withWebhook, err := parseConfig([]string{"-webhook-url", "http://127.0.0.1:9/adapter"}, func(string) string { return "" }, io.Discard)
 	require.NoError(t, err)
-	require.Contains(t, drivers(withWebhook), "webhook")
-	require.Contains(t, drivers(withWebhook), "simulated")
+	require.Contains(t, drivers(withWebhook, nil), "webhook")
+	require.Contains(t, drivers(withWebhook, nil), "simulated")
 }
 
 func TestSubscriberQueueFlag(t *testing.T) {

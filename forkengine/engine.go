@@ -42,6 +42,10 @@ type Config struct {
 	// takes over every unfinished operation whatever its lease, since each lease belongs to a
 	// dead process.
 	ExclusiveStore bool
+	// DetachContext, when set, makes the context of the background work StartFork starts, in
+	// place of context.WithoutCancel(ctx): e.g. a new trace linked to the request's. end is
+	// called when that work finishes.
+	DetachContext func(ctx context.Context) (detached context.Context, end func())
 }
 
 // SessionReport is an idempotent upsert of a session by an agent runtime. Nil pointer fields keep

@@ -181,7 +181,10 @@ func providerUnavailable(source Session, err error) error {
 // processInBackground dispatches a prepared operation on its own goroutine. The work is detached
 // from the caller's context: the request that started a fork may end long before the fork does.
 func (e *Engine) processInBackground(ctx context.Context, op ForkOperation) {
-	detached := context.WithoutCancel(ctx)
+	detached, end := context.WithoutCancel(ctx), func() {}
+	if e.cfg.DetachContext != nil {
+		detached, end = e.cfg.DetachContext(ctx)
+	}
 	// op is what prepare just committed, so it is not read back: a fork that something else moved
 	// meanwhile loses its first compare-and-swap and continues from the stored state. The snapshot
 	// is copied first, so nothing the caller does with the returned op can reach the background
@@ -191,6 +194,7 @@ func (e *Engine) processInBackground(ctx context.Context, op ForkOperation) {
 	e.leases.hold(op.Key())
 	started := e.goBackground(func() {
 		defer e.leases.release(op.Key())
+		defer end()
 		if _, err := e.process(detached, private, true); err != nil {
 			// Nobody waits for this goroutine; the operation's stored state already tells clients
 			// what happened, so the log is the only place left for the cause.
@@ -199,5 +203,6 @@ func (e *Engine) processInBackground(ctx context.Context, op ForkOperation) {
 	})
 	if !started {
 		e.leases.release(op.Key()) // closing: the lease expires and a takeover finishes the fork
+		end()
 	}
 }

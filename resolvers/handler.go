@@ -38,6 +38,12 @@ type Config struct {
 	// transports.AddSubscriptionError); it returns false when the transport cannot, and the
 	// error is then sent as a last response.
 	StreamError func(ctx context.Context, err *gqlerror.Error) bool
+	// Extensions are installed before every other extension and middleware, so they see each
+	// operation and response as the client does, stream-ending errors included (metrics,
+	// tracing, operation logs).
+	Extensions []graphql.HandlerExtension
+	// Batch, when set, is told about every loader batch read (see BatchObserver).
+	Batch BatchObserver
 }
 
 // NewServer builds the gqlgen server: schema, resolvers, per-response loaders, workspace
@@ -50,11 +56,14 @@ func NewServer(cfg Config) *handler.Server {
 	if cfg.RequestID == nil {
 		cfg.RequestID = func(context.Context) string { return "" }
 	}
-	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger}}
+	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch}}
 	connectionComplexity(&gcfg.Complexity)
 	srv := handler.New(graph.NewExecutableSchema(gcfg))
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	for _, ext := range cfg.Extensions {
+		srv.Use(ext)
+	}
 	srv.Use(extension.Introspection{})
 	if cfg.Persisted != nil {
 		srv.Use(cfg.Persisted)
@@ -66,7 +75,7 @@ func NewServer(cfg Config) *handler.Server {
 	srv.Use(introspectionRule{})
 
 	srv.AroundOperations(withStreamEnd)
-	srv.AroundResponses(withLoaders(cfg.Engine))
+	srv.AroundResponses(withLoaders(cfg.Engine, cfg.Batch))
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
 	srv.AroundFields(cfg.Authorize.authorizeRootField)
 	srv.AroundFields(validateIDArguments)

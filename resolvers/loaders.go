@@ -60,65 +60,66 @@ type loadersKey struct{}
 // to this one response and is dropped with it, so no read is cached across responses.
 type responseLoaders struct {
 	engine *forkengine.Engine
+	batch  BatchObserver
 	once   sync.Once
 	set    *loaders
 }
 
 func (r *responseLoaders) get() *loaders {
-	r.once.Do(func() { r.set = newLoaders(r.engine) })
+	r.once.Do(func() { r.set = newLoaders(r.engine, r.batch) })
 	return r.set
 }
 
 // withLoaders gives each response its own (lazily built) loader set. It is registered with
 // srv.AroundResponses, not as HTTP middleware: a websocket is one HTTP request for its whole life,
 // and per-request loaders would serve every subscription event from the first event's cache.
-func withLoaders(engine *forkengine.Engine) graphql.ResponseMiddleware {
+func withLoaders(engine *forkengine.Engine, batch BatchObserver) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(context.WithValue(ctx, loadersKey{}, &responseLoaders{engine: engine}))
+		return next(context.WithValue(ctx, loadersKey{}, &responseLoaders{engine: engine, batch: batch}))
 	}
 }
 
-func newLoaders(engine *forkengine.Engine) *loaders {
+func newLoaders(engine *forkengine.Engine, batch BatchObserver) *loaders {
 	rd := engine.Reader()
 	l := &loaders{engine: engine, probeTurns: map[key]forkengine.Turn{}, pageSessions: map[string][]string{},
 		committedOps: map[key]forkengine.ForkOperation{}}
-	l.sessions = newRelation(func(ctx context.Context, keys []key) (map[key]forkengine.Session, error) {
+	l.sessions = newRelation(batch, "sessions", func(ctx context.Context, keys []key) (map[key]forkengine.Session, error) {
 		m, err := byWorkspace(ctx, keys, rd.SessionsByIDs)
 		l.sawSessions(values(m))
 		return m, err
 	})
-	l.turns = newRelation(l.turnReader(rd.TurnsByIDs))
-	l.latestTurn = newRelation(l.turnReader(rd.LatestTurnsBySessionIDs))
-	l.activeTurn = newRelation(l.turnReader(rd.ActiveTurnsBySessionIDs))
-	l.turnPages = newRelation(l.readTurnPages)
-	l.turnCounts = newRelation(func(ctx context.Context, keys []key) (map[key]int, error) {
+	l.turns = newRelation(batch, "turns", l.turnReader(rd.TurnsByIDs))
+	l.latestTurn = newRelation(batch, "latestTurn", l.turnReader(rd.LatestTurnsBySessionIDs))
+	l.activeTurn = newRelation(batch, "activeTurn", l.turnReader(rd.ActiveTurnsBySessionIDs))
+	l.turnPages = newRelation(batch, "turnPages", l.readTurnPages)
+	l.turnCounts = newRelation(batch, "turnCounts", func(ctx context.Context, keys []key) (map[key]int, error) {
 		return byWorkspace(ctx, keys, rd.CountTurnsBySessionIDs)
 	})
-	l.turnMessages = newRelation(func(ctx context.Context, keys []key) (map[key][]forkengine.Message, error) {
+	l.turnMessages = newRelation(batch, "turnMessages", func(ctx context.Context, keys []key) (map[key][]forkengine.Message, error) {
 		return byWorkspace(ctx, keys, rd.MessagesByTurnIDs)
 	})
-	l.transcripts = newRelation(l.readTranscripts)
-	l.forkedFrom = newRelation(func(ctx context.Context, keys []key) (map[key]forkengine.Lineage, error) {
+	l.transcripts = newRelation(batch, "transcripts", l.readTranscripts)
+	l.forkedFrom = newRelation(batch, "forkedFrom", func(ctx context.Context, keys []key) (map[key]forkengine.Lineage, error) {
 		m, err := byWorkspace(ctx, keys, rd.LineagesByTargetIDs)
 		l.sawLineages(values(m))
 		return m, err
 	})
-	l.forks = newRelation(func(ctx context.Context, keys []key) (map[key][]forkengine.Lineage, error) {
+	l.forks = newRelation(batch, "forks", func(ctx context.Context, keys []key) (map[key][]forkengine.Lineage, error) {
 		m, err := byWorkspace(ctx, keys, rd.LineagesBySourceIDs)
 		for _, ls := range m {
 			l.sawLineages(ls)
 		}
 		return m, err
 	})
-	l.operations = newRelation(func(ctx context.Context, keys []key) (map[key]forkengine.ForkOperation, error) {
+	l.operations = newRelation(batch, "operations", func(ctx context.Context, keys []key) (map[key]forkengine.ForkOperation, error) {
 		m, err := byWorkspace(ctx, keys, rd.OperationsByIDs)
 		l.sawOperations(values(m))
 		return m, err
 	})
-	l.committed = newRelation(l.readCommitted)
-	l.forkability = newRelation(l.probe)
-	l.pending = newRelation(l.readPending)
-	l.capabilities = newRelation(l.describe)
+	l.committed = newRelation(batch, "committed", l.readCommitted)
+	l.forkability = newRelation(batch, "forkability", l.probe)
+	l.pending = newRelation(batch, "pending", l.readPending)
+	l.capabilities = newRelation(batch, "capabilities", l.describe)
 	return l
 }
 

@@ -12,6 +12,19 @@ import (
 // batches of a response independent of this timing; the wait only groups keys nobody hinted.
 const loaderWait = 2 * time.Millisecond
 
+// BatchObserver, when set in Config.Batch, is called before every batch read of a loader with
+// the loader's name (a fixed set: sessions, turns, forkability, ...) and the number of keys it
+// reads. It returns the context the read runs in (e.g. with a span) and a function called with
+// the read's error when it ends.
+type BatchObserver func(ctx context.Context, loader string, keys int) (context.Context, func(error))
+
+func (o BatchObserver) start(ctx context.Context, loader string, keys int) (context.Context, func(error)) {
+	if o == nil {
+		return ctx, func(error) {}
+	}
+	return o(ctx, loader, keys)
+}
+
 // found carries a loaded value and whether the row exists, so a missing row is data (a GraphQL
 // null), not an error.
 type found[V any] struct {
@@ -29,8 +42,10 @@ type found[V any] struct {
 // relation and depth, never one per row. Fetches of one relation are serialised by mu so two
 // batches never read the same keys twice.
 type relation[K comparable, V any] struct {
-	fetch  func(ctx context.Context, keys []K) (map[K]V, error)
-	loader *dataloadgen.Loader[K, found[V]]
+	name    string
+	observe BatchObserver
+	fetch   func(ctx context.Context, keys []K) (map[K]V, error)
+	loader  *dataloadgen.Loader[K, found[V]]
 
 	mu     sync.Mutex
 	done   map[K]bool // fetched (present or not)
@@ -42,8 +57,8 @@ type relation[K comparable, V any] struct {
 	order  []K
 }
 
-func newRelation[K comparable, V any](fetch func(ctx context.Context, keys []K) (map[K]V, error)) *relation[K, V] {
-	r := &relation[K, V]{fetch: fetch, done: map[K]bool{}, values: map[K]V{}, hinted: map[K]bool{}}
+func newRelation[K comparable, V any](observe BatchObserver, name string, fetch func(ctx context.Context, keys []K) (map[K]V, error)) *relation[K, V] {
+	r := &relation[K, V]{name: name, observe: observe, fetch: fetch, done: map[K]bool{}, values: map[K]V{}, hinted: map[K]bool{}}
 	r.loader = dataloadgen.NewLoader(r.batch, dataloadgen.WithWait(loaderWait))
 	return r
 }
@@ -120,7 +135,9 @@ func (r *relation[K, V]) fetchMissingLocked(ctx context.Context, keys []K) error
 	if len(missing) == 0 {
 		return nil
 	}
+	ctx, done := r.observe.start(ctx, r.name, len(missing))
 	values, err := r.fetch(ctx, missing)
+	done(err)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func (f *fetchLog) fetch(_ context.Context, keys []int) (map[int]string, error) 
 
 func TestRelationFetchesHintedSiblingsOnce(t *testing.T) {
 	log := &fetchLog{}
-	r := newRelation(log.fetch)
+	r := newRelation(nil, "test", log.fetch)
 	r.hint(0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
 
 	var wg sync.WaitGroup
@@ -62,7 +62,7 @@ func TestRelationFetchesHintedSiblingsOnce(t *testing.T) {
 
 func TestRelationPrimedKeysCostNothing(t *testing.T) {
 	log := &fetchLog{}
-	r := newRelation(log.fetch)
+	r := newRelation(nil, "test", log.fetch)
 	r.prime(map[int]string{2: "primed"})
 	v, ok, err := r.load(context.Background(), 2)
 	require.NoError(t, err)
@@ -73,7 +73,7 @@ func TestRelationPrimedKeysCostNothing(t *testing.T) {
 
 func TestRelationFailureIsNotRemembered(t *testing.T) {
 	log := &fetchLog{fail: errors.New("store down")}
-	r := newRelation(log.fetch)
+	r := newRelation(nil, "test", log.fetch)
 	_, _, err := r.load(context.Background(), 2)
 	require.ErrorContains(t, err, "store down")
 

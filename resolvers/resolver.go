@@ -18,6 +18,7 @@ type Resolver struct {
 	engine *forkengine.Engine
 	broker *forkengine.Broker
 	logger *slog.Logger
+	batch  BatchObserver
 	views  eventViews // API views of live events, shared by their subscribers
 }
 
@@ -27,5 +28,5 @@ func (r *Resolver) loaders(ctx context.Context) *loaders {
 	if slot, ok := ctx.Value(loadersKey{}).(*responseLoaders); ok {
 		return slot.get()
 	}
-	return newLoaders(r.engine)
+	return newLoaders(r.engine, r.batch)
 }

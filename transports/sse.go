@@ -37,6 +37,8 @@ type SSE struct {
 	// then (it resumes with its last cursor), so it holds at most one event and the socket's
 	// buffers. Default DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// Observer, when set, is told when a stream starts and ends.
+	Observer *Observer
 }
 
 var _ graphql.Transport = SSE{}
@@ -78,6 +80,9 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
+	opened := time.Now()
+	t.Observer.opened(r, ProtocolSSE)
+	defer t.Observer.closed(r, ProtocolSSE, 0, opened)
 
 	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive, rc: http.NewResponseController(w),
 		writeTimeout: t.WriteTimeout, shutdown: shutdownSignal(r)}

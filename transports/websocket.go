@@ -80,6 +80,8 @@ type Websocket struct {
 	SlowClientTimeout time.Duration
 	// WriteTimeout bounds the write of one frame. Default 10s.
 	WriteTimeout time.Duration
+	// Observer, when set, is told about connections, queued bytes and dropped results.
+	Observer *Observer
 	// Upgrader performs the handshake. nil uses a same-origin check (requests without an Origin
 	// header, such as non-browser clients, pass) and small pooled buffers. Set
 	// Upgrader.CheckOrigin to allow other origins, e.g. during development.
@@ -126,6 +128,8 @@ func (t Websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	if observeConn != nil {
 		observeConn(c)
 	}
+	c.subprotocol = protocol
+	t.Observer.opened(r, protocol)
 	if protocol == SubprotocolLegacyWS {
 		c.protocol = legacyProtocol{}
 	} else {

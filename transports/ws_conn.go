@@ -37,6 +37,13 @@ type conn struct {
 	headers  http.Header
 	protocol wsProtocol
 
+	// For Observer: the request that opened the connection, its subprotocol, when it opened,
+	// and the first close code sent or received.
+	request     *http.Request
+	subprotocol string
+	openedAt    time.Time
+	closeCode   atomic.Int32
+
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
 
@@ -73,7 +80,7 @@ func newConn(cfg Websocket, ws *websocket.Conn, out *batchConn, exec graphql.Gra
 	// values only.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	return &conn{
-		cfg: cfg, ws: ws, out: out, exec: exec, headers: r.Header,
+		cfg: cfg, ws: ws, out: out, exec: exec, headers: r.Header, request: r, openedAt: time.Now(),
 		ctx: ctx, cancel: cancel, opBase: ctx,
 		ops: map[string]*operation{},
 	}
@@ -115,6 +122,10 @@ func (c *conn) readFailed(err error) {
 	case errors.As(err, &netErr) && netErr.Timeout():
 		c.abort(websocket.CloseGoingAway, "Keep-alive timeout: no pong within two ping intervals")
 	default:
+		var closeErr *websocket.CloseError
+		if errors.As(err, &closeErr) {
+			c.closeCode.CompareAndSwap(0, int32(closeErr.Code))
+		}
 		// The peer closed (gorilla has answered its close frame), the read limit was hit
 		// (gorilla has sent 1009), or the network failed: nothing more can be said.
 		c.markClosing()
@@ -172,7 +183,7 @@ func (c *conn) markClosing() bool {
 	defer c.mu.Unlock()
 	first := !c.closing
 	c.closing = true
-	c.queue, c.queuedBytes = nil, 0
+	c.takeQueueLocked()
 	c.pendingClose = nil
 	c.wakeLocked()
 	return first
@@ -215,6 +226,7 @@ func (c *conn) abort(code int, reason string) {
 // reader drain until the peer answers or closeGrace passes.
 func (c *conn) sendCloseFrame(code int, reason string) {
 	c.closeSent.Store(true)
+	c.closeCode.CompareAndSwap(0, int32(code))
 	frame := websocket.FormatCloseMessage(code, truncateCloseReason(reason))
 	_ = c.ws.WriteControl(websocket.CloseMessage, frame, time.Now().Add(closeGrace))
 	_ = c.ws.SetReadDeadline(time.Now().Add(closeGrace))
@@ -233,4 +245,5 @@ func (c *conn) shutdown() {
 	_ = c.ws.Close()
 	c.opsWG.Wait()
 	c.writerWG.Wait()
+	c.cfg.Observer.closed(c.request, c.subprotocol, int(c.closeCode.Load()), c.openedAt)
 }

@@ -126,7 +126,11 @@ func (c *conn) recoverOperation(op *operation) {
 func (c *conn) sendFor(op *operation, frame []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.waitForRoomLocked(len(frame)) || c.ops[op.id] != op {
+	if !c.waitForRoomLocked(len(frame)) {
+		c.cfg.Observer.dropped(c.subprotocol)
+		return false
+	}
+	if c.ops[op.id] != op {
 		return false
 	}
 	c.enqueueLocked(frame)

@@ -87,7 +87,7 @@ func (c *conn) wakeLocked() {
 // connection is dropped without it.
 func (c *conn) closeTooSlowLocked() {
 	c.closing = true
-	c.queue, c.queuedBytes = nil, 0
+	c.takeQueueLocked()
 	c.pendingClose = nil
 	c.wakeLocked()
 	c.writerWG.Add(1)
@@ -103,6 +103,7 @@ func (c *conn) enqueueLocked(frame []byte) {
 	c.queue = append(c.queue, frame)
 	c.queuedBytes += len(frame)
 	c.peakBytes = max(c.peakBytes, c.queuedBytes+c.writingBytes)
+	c.cfg.Observer.queueBytes(len(frame))
 	if !c.writing {
 		c.writing = true
 		c.progressAt = time.Now()
@@ -120,7 +121,7 @@ func (c *conn) flush() {
 		c.mu.Lock()
 		if len(c.queue) == 0 || (c.closing && c.pendingClose == nil) {
 			c.writing = false
-			c.queue, c.queuedBytes = nil, 0
+			c.takeQueueLocked()
 			pending := c.pendingClose
 			c.pendingClose = nil
 			c.mu.Unlock()
@@ -129,9 +130,8 @@ func (c *conn) flush() {
 			}
 			return
 		}
-		frames := c.queue
-		c.queue = nil
-		c.writingBytes, c.queuedBytes = c.queuedBytes, 0
+		c.writingBytes = c.queuedBytes
+		frames := c.takeQueueLocked()
 		c.progressAt = time.Now()
 		c.wakeLocked()
 		c.mu.Unlock()
@@ -157,6 +157,14 @@ func (c *conn) flush() {
 func (c *conn) writeFrames(frames [][]byte) error {
 	_ = c.out.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
 	return c.out.writeText(frames, func() bool { return !c.closeSent.Load() })
+}
+
+// takeQueueLocked empties the queue and returns what it held, for the writer or to drop it.
+func (c *conn) takeQueueLocked() [][]byte {
+	frames := c.queue
+	c.cfg.Observer.queueBytes(-c.queuedBytes)
+	c.queue, c.queuedBytes = nil, 0
+	return frames
 }
 
 type closeRequest struct {
