@@ -90,6 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("build engine: %w", err)
 	}
+	obs.tel.Metrics.WatchWork(engine.HeldLeases, db.Retries)
 	if err := prepare(ctx, cfg, engine, broker, logger); err != nil {
 		return err
 	}

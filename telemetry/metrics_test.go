@@ -228,3 +228,28 @@ func TestDriverKeepsSessionValidation(t *testing.T) {
 		t.Fatalf("a driver that does not validate accepts every session, got %v", err)
 	}
 }
+
+// The leases held and the store's retries are read from their sources at every scrape.
+func TestWorkMetricsReadTheirSources(t *testing.T) {
+	tel := New(Options{})
+	held, retries := 3, int64(7)
+	tel.Metrics.WatchWork(func() int { return held }, func() int64 { return retries })
+	want := func(h int, r int64) string {
+		return fmt.Sprintf(`
+# HELP forkgraph_fork_leases_held Fork operations this instance is driving now, whose leases it renews.
+# TYPE forkgraph_fork_leases_held gauge
+forkgraph_fork_leases_held %d
+# HELP forkgraph_store_transaction_retries_total Store transactions run again after the database aborted them for a deadlock or a serialisation conflict.
+# TYPE forkgraph_store_transaction_retries_total counter
+forkgraph_store_transaction_retries_total %d
+`, h, r)
+	}
+	names := []string{"forkgraph_fork_leases_held", "forkgraph_store_transaction_retries_total"}
+	if err := testutil.GatherAndCompare(tel.Metrics.Registry, strings.NewReader(want(3, 7)), names...); err != nil {
+		t.Fatal(err)
+	}
+	held, retries = 0, 9
+	if err := testutil.GatherAndCompare(tel.Metrics.Registry, strings.NewReader(want(0, 9)), names...); err != nil {
+		t.Fatal(err)
+	}
+}
