@@ -37,6 +37,18 @@ var demoSessions = []seedSession{
 			{"Summarise the incident report.", "Root cause: an expired certificate on the edge proxy."},
 			{"Draft the customer email.", "Draft ready: apology, timeline, and the renewal automation."},
 		}},
+	// Two forks whose delivery is lost (DELIVERY_UNKNOWN), to try reconcile and abandon: the
+	// provider never tells what became of the first; it finds the second's child on the second ask.
+	{id: "lost-answer", title: "A fork whose answer is lost",
+		settings: `{"simulated":{"fork":"unknown","reconcile":"unknown","error":"the provider's answer was lost (scripted by settings.simulated)"}}`,
+		turns: [][2]string{
+			{"List the flaky tests of last week.", "Three: TestUpload, TestRetryBudget and TestLeaseExpiry."},
+		}},
+	{id: "late-answer", title: "A fork found on the second ask",
+		settings: `{"simulated":{"fork":"unknown","reconcileAfter":1,"error":"the provider's answer was lost (scripted by settings.simulated)"}}`,
+		turns: [][2]string{
+			{"Translate the release notes into German.", "Fertig: die Versionshinweise liegen auf Deutsch vor."},
+		}},
 }
 
 // seedDemo creates the demo workspace on first start: a few sessions with settled, bound turns and

@@ -75,6 +75,10 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 			gqlerror.List{codedf(CodeInternal, "streaming is not supported by this server")}, nil)
 		return
 	}
+	// Registered before the headers go out: a client that has its 200 must be able to count on
+	// a `complete` at shutdown; registered after, a Shutdown starting in between went unseen and
+	// the stream was cut at the end of the grace period instead.
+	shutdown := shutdownSignal(r)
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -85,7 +89,7 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	defer t.Observer.closed(r, ProtocolSSE, 0, opened)
 
 	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive, rc: http.NewResponseController(w),
-		writeTimeout: t.WriteTimeout, shutdown: shutdownSignal(r)}
+		writeTimeout: t.WriteTimeout, shutdown: shutdown}
 	if stream.writeTimeout <= 0 {
 		stream.writeTimeout = DefaultWriteTimeout
 	}

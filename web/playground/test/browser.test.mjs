@@ -128,8 +128,11 @@ describe('playground', () => {
 
   test('streams a subscription live over graphql-transport-ws', async () => {
     const { page, frames, sockets } = browser;
-    // A slow scripted fork so the subscription is running well before the operation commits.
-    const source = await seedSession({ title: 'playground subscription', turns: 2, settings: { simulated: { latencyMs: 2000 } } });
+    // A slow scripted fork so the subscription is running well before the operation commits: 2 s
+    // was not enough on a loaded 2-core machine (GraphiQL took longer to open the subscription,
+    // which then saw only COMMITTED); the test waits for COMMITTED, so a longer fork costs only
+    // its own length.
+    const source = await seedSession({ title: 'playground subscription', turns: 2, settings: { simulated: { latencyMs: 6000 } } });
     const started = await gql(
       `mutation($input: ForkSessionInput!) { forkSession(input: $input) { id phase } }`,
       { input: { workspaceId: 'demo', sourceSessionId: source.id, throughTurnId: source.turnIds[1], requestId: `pw-${Date.now()}` } },

@@ -117,9 +117,10 @@ describe('explorer', () => {
     await screenshot(page, 'explorer-fork-failed');
   });
 
-  test('a fork whose delivery is unknown says so and is not retried', async () => {
+  test('a fork whose delivery is unknown says so and is not forked again', async () => {
     const { page } = browser;
-    const source = await seedSession({ title: 'Explorer lost answer', turns: 1, settings: { simulated: { fork: 'unknown', error: 'answer lost in transit' } } });
+    // reconcile: unknown keeps it unknown (by default the server's own reconciliation finds it).
+    const source = await seedSession({ title: 'Explorer lost answer', turns: 1, settings: { simulated: { fork: 'unknown', reconcile: 'unknown', error: 'answer lost in transit' } } });
     await node(page, source.id).waitFor({ timeout: TIMEOUT });
     await selectSession(page, source.id);
     await forkThrough(page, source.turnIds[0]);

@@ -88,9 +88,16 @@ export function Explorer({ workspaceId }) {
       case 'TURN_UPSERTED':
         if (event.sessionId === selected || (event.turn && event.turn.sessionId === selected)) refreshDetail();
         break;
-      case 'FORK_OPERATION_UPDATED':
-        if (event.forkOperation) forks.observe(event.forkOperation);
+      case 'FORK_OPERATION_UPDATED': {
+        const op = event.forkOperation;
+        if (op) {
+          const known = stateRef.current.operations[op.id];
+          forks.observe(op, Boolean(known && known.mine));
+        }
+        // The selected session's turns show their pending operations: read them again.
+        if (selected && (event.sessionId === selected || (op && op.sourceSessionId === selected))) refreshDetail();
         break;
+      }
       default:
         break;
     }
@@ -124,7 +131,33 @@ export function Explorer({ workspaceId }) {
     } catch (err) {
       setStartError({ turnId: turn.id, message: err.message });
     }
-  }, [forks]);
+    refreshDetail();
+  }, [forks, refreshDetail]);
+
+  // The pending-operation actions of a turn; each reads the turns again afterwards, so the turn
+  // shows what the server now says (its fork button back once the operation stopped blocking it).
+  const actions = useMemo(() => ({
+    onFork: fork,
+    onSelect: select,
+    onAcknowledge: async (op) => {
+      await forks.acknowledge(op);
+      refreshDetail();
+    },
+    onReconcile: async (op) => {
+      try {
+        return await forks.reconcile(op);
+      } finally {
+        refreshDetail();
+      }
+    },
+    onAbandon: async (op, reason) => {
+      try {
+        return await forks.abandon(op, reason);
+      } finally {
+        refreshDetail();
+      }
+    },
+  }), [fork, select, forks, refreshDetail]);
 
   const myTargets = useMemo(() => {
     const ids = new Set();
@@ -142,7 +175,7 @@ export function Explorer({ workspaceId }) {
         </section>
         <aside className="side-pane">
           <ForkActivity operations={state.operations} order={state.operationOrder} sessions={state.sessions} onSelect={select} onRetryAck={forks.acknowledge} />
-          <SessionPanel detail={state.detail} selectedId={state.selectedId} error={state.detailError} sessions={state.sessions} onFork={fork} onSelect={select} startError={startError} />
+          <SessionPanel detail={state.detail} selectedId={state.selectedId} error={state.detailError} sessions={state.sessions} operations={state.operations} actions={actions} startError={startError} />
         </aside>
       </div>
     </div>

@@ -3,6 +3,7 @@ import { sessionLabel } from './ForestGraph.jsx';
 const STEPS = ['FROZEN', 'DISPATCHING', 'MATERIALIZING', 'COMMITTED'];
 const FAILURE_PHASES = new Set(['FAILED', 'DELIVERY_UNKNOWN']);
 const SHOWN = 8;
+const FAILURE_REASONS = { abandoned: 'abandoned', reconciled_absent: 'the provider has no such child' };
 
 /** ForkActivity lists recent fork operations with their phases, live. */
 export function ForkActivity({ operations, order, sessions, onSelect, onRetryAck }) {
@@ -47,7 +48,9 @@ function Operation({ op, sessions, onSelect, onRetryAck }) {
       </ol>
       {failed && (
         <p className="operation-error" role="alert">
-          {op.phase === 'DELIVERY_UNKNOWN' ? 'Delivery unknown: the provider may have created a child; it is not retried automatically. ' : 'Fork failed: '}
+          {op.phase === 'DELIVERY_UNKNOWN'
+            ? `Delivery unknown: the provider may have created a child. forkgraph asks it what became of the request (${op.reconcileAttempts || 0} ${op.reconcileAttempts === 1 ? 'attempt' : 'attempts'} so far) and never forks again; reconcile or abandon it on its turn. Error: `
+            : `Fork failed${FAILURE_REASONS[op.errorReason] ? ` (${FAILURE_REASONS[op.errorReason]})` : ''}: `}
           {op.error || 'no error message'}
         </p>
       )}

@@ -1,4 +1,7 @@
-import { sessionLabel } from './ForestGraph.jsx';
+import { useEffect, useState } from 'react';
+import { kindText, sessionLabel } from './ForestGraph.jsx';
+import { isPending } from './queries.js';
+import { newerOperation } from './state.js';
 
 const BINDING_HELP = {
   BOUND: 'The provider can fork through this turn.',
@@ -6,8 +9,27 @@ const BINDING_HELP = {
   UNAVAILABLE: 'This turn has no provider binding to fork from.',
 };
 
-/** SessionPanel shows the selected session's turns and messages, with a fork button per settled turn. */
-export function SessionPanel({ detail, selectedId, error, sessions, onFork, onSelect, startError }) {
+/**
+ * pendingOperationOf is the operation a new fork through the turn would get back: the server's
+ * Turn.pendingForkOperation, brought up to date with what the explorer heard since, or an
+ * operation on this turn that started after the turn was read. Null when the turn can be forked.
+ */
+export function pendingOperationOf(turn, operations) {
+  const read = turn.pendingForkOperation;
+  const op = read ? newerOperation(read, operations[read.id]) : null;
+  if (isPending(op)) return op;
+  for (const other of Object.values(operations)) {
+    if (other.throughTurnId === turn.id && (!read || other.id !== read.id) && isPending(other)) return other;
+  }
+  return null;
+}
+
+/**
+ * SessionPanel shows the selected session's turns and messages. A settled turn has a fork button,
+ * or, while a fork through it is pending, that operation with what can be done about it.
+ */
+export function SessionPanel({ detail, selectedId, error, sessions, operations, actions, startError }) {
+  const { onSelect } = actions;
   if (!selectedId) {
     return (
       <section className="panel session-panel" aria-label="Session">
@@ -31,7 +53,7 @@ export function SessionPanel({ detail, selectedId, error, sessions, onFork, onSe
       <h2 id="session-title">{sessionLabel(detail)}</h2>
       <dl className="facts">
         <dt>id</dt><dd><code>{detail.id}</code></dd>
-        <dt>kind</dt><dd>{detail.kind}</dd>
+        <dt>kind</dt><dd data-kind={detail.kind}>{kindText(detail, sessions)} <span className="muted small">(kind {detail.kind})</span></dd>
         <dt>provider</dt><dd>{detail.provider}{detail.model ? ` · ${detail.model}` : ''}</dd>
         {lineage && (
           <>
@@ -53,7 +75,14 @@ export function SessionPanel({ detail, selectedId, error, sessions, onFork, onSe
       ) : (
         <ol className="turns">
           {detail.turns.map((turn) => (
-            <Turn key={turn.id} turn={turn} onFork={onFork} startError={startError && startError.turnId === turn.id ? startError.message : null} />
+            <Turn
+              key={turn.id}
+              turn={turn}
+              pending={pendingOperationOf(turn, operations)}
+              sessions={sessions}
+              actions={actions}
+              startError={startError && startError.turnId === turn.id ? startError.message : null}
+            />
           ))}
         </ol>
       )}
@@ -61,7 +90,7 @@ export function SessionPanel({ detail, selectedId, error, sessions, onFork, onSe
   );
 }
 
-function Turn({ turn, onFork, startError }) {
+function Turn({ turn, pending, sessions, actions, startError }) {
   const settled = turn.phase === 'SETTLED';
   const helpId = `fork-help-${turn.id}`;
   return (
@@ -79,14 +108,15 @@ function Turn({ turn, onFork, startError }) {
           </li>
         ))}
       </ul>
-      {settled && (
+      {settled && pending && <PendingOperation key={pending.id} op={pending} sessions={sessions} actions={actions} />}
+      {settled && !pending && (
         <div className="turn-actions">
           <button
             type="button"
             className="primary fork-button"
             disabled={!turn.providerForkBindingAvailable}
             aria-describedby={helpId}
-            onClick={() => onFork(turn)}
+            onClick={() => actions.onFork(turn)}
           >
             Fork through this turn
           </button>
@@ -95,5 +125,157 @@ function Turn({ turn, onFork, startError }) {
       )}
       {startError && <p className="operation-error" role="alert">Could not start the fork: {startError}</p>}
     </li>
+  );
+}
+
+const RUNNING_TEXT = {
+  FROZEN: 'the history is frozen and the new session id reserved',
+  DISPATCHING: 'the provider is being asked to fork',
+  MATERIALIZING: 'the provider accepted; the new session is being written',
+};
+
+/**
+ * PendingOperation stands where the fork button was while a fork through the turn is pending:
+ * a running fork shows its phase; a committed one that nobody acknowledged yet has "Acknowledge";
+ * one whose delivery is unknown has "Reconcile" (with its attempts and the next automatic one)
+ * and "Abandon" (which asks for a reason).
+ */
+function PendingOperation({ op, sessions, actions }) {
+  const [busy, setBusy] = useState(null); // the action under way: reconcile | abandon
+  const [actionError, setActionError] = useState(null);
+  const [asking, setAsking] = useState(false); // the abandon form is open
+  const [reason, setReason] = useState('');
+  const run = async (name, fn) => {
+    setBusy(name);
+    setActionError(null);
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      setActionError(`${name === 'reconcile' ? 'Reconcile' : 'Abandon'} failed: ${err.message}`);
+      return false;
+    } finally {
+      setBusy(null);
+    }
+  };
+  const target = op.targetSessionId && sessions[op.targetSessionId];
+  const headId = `pending-${op.id}`;
+  return (
+    <div
+      className={`pending-operation pending-${op.status.toLowerCase()}`}
+      role="group"
+      aria-labelledby={headId}
+      data-operation-id={op.id}
+      data-pending-phase={op.phase}
+      data-reconcile-attempts={op.reconcileAttempts ?? 0}
+    >
+      {op.status === 'ACCEPTED' && (
+        <p id={headId} className="pending-head" aria-live="polite">
+          <span className="badge pending-badge">{op.phase}</span> Fork in progress: {RUNNING_TEXT[op.phase] || op.phase.toLowerCase()}.
+        </p>
+      )}
+      {op.status === 'COMMITTED' && (
+        <>
+          <p id={headId} className="pending-head">
+            <span className="badge pending-badge">COMMITTED</span> Forked into{' '}
+            <button type="button" className="link" onClick={() => actions.onSelect(op.targetSessionId)}>
+              {target ? sessionLabel(target) : op.targetSessionId}
+            </button>
+            , not acknowledged yet: until it is, a new fork through this turn returns this one.
+          </p>
+          <div className="turn-actions">
+            <button type="button" className="primary acknowledge-button" disabled={Boolean(op.acking)} onClick={() => actions.onAcknowledge(op)}>
+              {op.acking ? 'Acknowledging…' : 'Acknowledge'}
+            </button>
+          </div>
+          {op.ackError && <p className="operation-error" role="alert">Acknowledge failed: {op.ackError}</p>}
+        </>
+      )}
+      {op.status === 'UNKNOWN' && (
+        <>
+          <p id={headId} className="pending-head">
+            <span className="badge pending-badge pending-unknown-badge">DELIVERY UNKNOWN</span> The provider may or may
+            not have made this fork. forkgraph asks it what became of the request; it never forks twice.
+          </p>
+          <ReconcileStatus op={op} />
+          <div className="turn-actions">
+            <button
+              type="button"
+              className="reconcile-button"
+              disabled={busy !== null}
+              onClick={() => run('reconcile', () => actions.onReconcile(op))}
+            >
+              {busy === 'reconcile' ? 'Reconciling…' : 'Reconcile now'}
+            </button>
+            {!asking && (
+              <button type="button" className="abandon-button" disabled={busy !== null} onClick={() => setAsking(true)}>
+                Abandon…
+              </button>
+            )}
+          </div>
+          {asking && (
+            <form
+              className="abandon-form"
+              onSubmit={async (e) => {
+                e.preventDefault();
+                if (!reason.trim()) return;
+                if (await run('abandon', () => actions.onAbandon(op, reason.trim()))) setAsking(false);
+              }}
+            >
+              <label htmlFor={`abandon-reason-${op.id}`}>Why stop waiting? (kept as the fork’s error)</label>
+              <input
+                id={`abandon-reason-${op.id}`}
+                className="abandon-reason"
+                value={reason}
+                maxLength={1000}
+                onChange={(e) => setReason(e.target.value)}
+                autoFocus
+              />
+              <p className="muted small">If the provider did make the child, it is orphaned: forkgraph forgets it. The turn can be forked again.</p>
+              <div className="turn-actions">
+                <button type="submit" className="danger abandon-confirm" disabled={!reason.trim() || busy !== null}>
+                  {busy === 'abandon' ? 'Abandoning…' : 'Abandon this fork'}
+                </button>
+                <button type="button" onClick={() => setAsking(false)} disabled={busy !== null}>Cancel</button>
+              </div>
+            </form>
+          )}
+        </>
+      )}
+      {actionError && <p className="operation-error" role="alert">{actionError}</p>}
+    </div>
+  );
+}
+
+// The clock of the "next attempt in …" line, ticking while an unknown operation is shown.
+function useNow(active) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!active) return undefined;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [active]);
+  return now;
+}
+
+function clock(value) {
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? String(value) : d.toLocaleTimeString();
+}
+
+function ReconcileStatus({ op }) {
+  const now = useNow(Boolean(op.nextReconcileAt));
+  const attempts = op.reconcileAttempts ?? 0;
+  let next = 'no automatic attempt is scheduled (its provider cannot tell); you can still abandon it';
+  if (op.nextReconcileAt) {
+    const seconds = Math.round((Date.parse(op.nextReconcileAt) - now) / 1000);
+    next = `next automatic attempt ${seconds > 0 ? `in ${seconds} s` : 'now'} (${clock(op.nextReconcileAt)})`;
+  }
+  return (
+    <p className="reconcile-status small">
+      <span className="reconcile-attempts">{attempts === 1 ? '1 attempt' : `${attempts} attempts`}</span>
+      {op.lastReconciledAt ? `, last at ${clock(op.lastReconciledAt)}` : ''}; <span className="reconcile-next">{next}</span>.
+      {op.error ? <><br />Error: {op.error}</> : null}
+    </p>
   );
 }

@@ -3,7 +3,7 @@
 // phase, makes sure the new session is in the graph, and then acknowledges the operation (which
 // releases the server's fork barrier on that turn).
 import { request, sharedSocket, subscribe } from '../graphql.js';
-import { ACKNOWLEDGE, FORK_OPERATION_UPDATED, FORK_SESSION, SESSION_NODE_QUERY, TERMINAL_PHASES } from './queries.js';
+import { ABANDON, ACKNOWLEDGE, FORK_OPERATION_UPDATED, FORK_SESSION, RECONCILE, SESSION_NODE_QUERY, TERMINAL_PHASES } from './queries.js';
 
 /** newRequestId returns a random UUID; crypto.randomUUID exists only in secure contexts. */
 export function newRequestId() {
@@ -27,6 +27,7 @@ export function createForkRunner({ workspaceId, dispatch, hasSession }) {
   const settle = async (op) => {
     if (op.phase !== 'COMMITTED' || !op.targetSessionId || acknowledged.has(op.id)) return;
     acknowledged.add(op.id);
+    update(op, { acking: true, ackError: null });
     try {
       // workspaceEvents usually delivers the new session first; if not, read it ourselves, so
       // the acknowledgement always means "this client has the session in its graph".
@@ -36,10 +37,10 @@ export function createForkRunner({ workspaceId, dispatch, hasSession }) {
         dispatch({ type: 'sessionUpserted', session: data.session });
       }
       const data = await request(ACKNOWLEDGE, { workspaceId, id: op.id });
-      update(data.acknowledgeForkOperation, { ackError: null });
+      update(data.acknowledgeForkOperation, { ackError: null, acking: false });
     } catch (err) {
       acknowledged.delete(op.id);
-      update(op, { ackError: err.message });
+      update(op, { ackError: err.message, acking: false });
     }
   };
 
@@ -71,15 +72,40 @@ export function createForkRunner({ workspaceId, dispatch, hasSession }) {
       const input = { workspaceId, sourceSessionId, throughTurnId, requestId };
       const data = await request(FORK_SESSION, { input });
       const op = data.forkSession;
+      // With the barrier, a turn that has a pending operation answers with that one: it is not
+      // ours, so it is shown on its turn rather than followed and acknowledged as ours.
+      if (op.requestId !== requestId) {
+        update(op);
+        return op;
+      }
       update(op, { mine: true });
       follow(op);
       return op;
     },
-    /** observe follows an operation another client started (seen in workspaceEvents). */
-    observe(op) {
+    /**
+     * observe takes an operation from workspaceEvents. One this tab started that went
+     * DELIVERY_UNKNOWN and was then reconciled to COMMITTED is acknowledged like any other of
+     * ours, once its session is in the graph.
+     */
+    observe(op, mine) {
       update(op);
+      if (mine && op.phase === 'COMMITTED') settle(op);
     },
     acknowledge: settle,
+    /** reconcile asks the server to ask the provider now what became of an unknown delivery. */
+    async reconcile(op) {
+      const data = await request(RECONCILE, { workspaceId, id: op.id });
+      const next = data.reconcileForkOperation;
+      update(next);
+      if (op.mine && next.phase === 'COMMITTED') settle({ ...op, ...next });
+      return next;
+    },
+    /** abandon stops waiting for an unknown delivery; the turn can be forked again. */
+    async abandon(op, reason) {
+      const data = await request(ABANDON, { workspaceId, id: op.id, reason });
+      update(data.abandonForkOperation);
+      return data.abandonForkOperation;
+    },
     stop() {
       for (const unsubscribe of following.values()) unsubscribe();
       following.clear();

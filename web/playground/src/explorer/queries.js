@@ -16,6 +16,10 @@ const OPERATION = `
   status
   phase
   error
+  errorReason
+  reconcileAttempts
+  lastReconciledAt
+  nextReconcileAt
   sourceSessionId
   throughTurnId
   targetSessionId
@@ -49,6 +53,7 @@ export const SESSION_DETAIL = `query ExplorerSession($workspaceId: ID!, $id: ID!
           outcome
           providerForkBindingAvailable
           providerForkBindingState
+          pendingForkOperation { ${OPERATION} }
           messages { id role content }
         }
       }
@@ -69,6 +74,14 @@ export const ACKNOWLEDGE = `mutation ExplorerAcknowledge($workspaceId: ID!, $id:
   acknowledgeForkOperation(workspaceId: $workspaceId, id: $id) { ${OPERATION} }
 }`;
 
+export const RECONCILE = `mutation ExplorerReconcile($workspaceId: ID!, $id: ID!) {
+  reconcileForkOperation(workspaceId: $workspaceId, id: $id) { ${OPERATION} }
+}`;
+
+export const ABANDON = `mutation ExplorerAbandon($workspaceId: ID!, $id: ID!, $reason: String!) {
+  abandonForkOperation(workspaceId: $workspaceId, id: $id, reason: $reason) { ${OPERATION} }
+}`;
+
 export const WORKSPACE_EVENT_CURSOR = `query ExplorerEventCursor($workspaceId: ID!) {
   workspaceEventCursor(workspaceId: $workspaceId)
 }`;
@@ -83,6 +96,16 @@ export const WORKSPACE_EVENTS = `subscription ExplorerEvents($workspaceId: ID!, 
     forkOperation { ${OPERATION} }
   }
 }`;
+
+/**
+ * isPending tells whether a new fork request through the operation's turn would get this
+ * operation back (the server's Turn.pendingForkOperation): it is running, its delivery is unknown,
+ * or it committed and nobody acknowledged it yet.
+ */
+export function isPending(op) {
+  if (!op) return false;
+  return op.status === 'ACCEPTED' || op.status === 'UNKNOWN' || (op.status === 'COMMITTED' && !op.acknowledgedAt);
+}
 
 /** TERMINAL_PHASES end a fork operation; no further updates follow. */
 export const TERMINAL_PHASES = new Set(['COMMITTED', 'FAILED', 'DELIVERY_UNKNOWN']);

@@ -86,7 +86,32 @@ function upsertOperation(state, operation, patch = {}) {
 
 const PHASE_RANK = { FROZEN: 1, DISPATCHING: 2, MATERIALIZING: 3, COMMITTED: 4, FAILED: 4, DELIVERY_UNKNOWN: 4 };
 
-function isOlder(candidate, current) {
+/**
+ * timeKey turns an RFC 3339 UTC time with up to nine fractional digits into a number of
+ * microseconds, so two updatedAt values compare exactly (the server trims trailing zeros, so the
+ * strings do not compare as text, and Date.parse keeps milliseconds only).
+ */
+export function timeKey(value) {
+  const m = /^(.+?)(?:\.(\d+))?Z$/.exec(String(value || ''));
+  if (!m) return NaN;
+  const ms = Date.parse(`${m[1]}Z`);
+  return ms * 1000 + Number((m[2] || '').padEnd(6, '0').slice(0, 6));
+}
+
+// An update is older than what we hold when its updatedAt is earlier; without times, when its
+// phase comes earlier (a DELIVERY_UNKNOWN operation can still move on to COMMITTED or FAILED
+// through reconciliation, which only updatedAt tells apart).
+export function isOlder(candidate, current) {
+  const a = timeKey(candidate.updatedAt);
+  const b = timeKey(current.updatedAt);
+  if (Number.isFinite(a) && Number.isFinite(b) && a !== b) return a < b;
   if (!candidate.phase || !current.phase) return false;
   return (PHASE_RANK[candidate.phase] || 0) < (PHASE_RANK[current.phase] || 0);
+}
+
+/** newerOperation returns whichever of two versions of one operation is newer (either may be null). */
+export function newerOperation(a, b) {
+  if (!a) return b || null;
+  if (!b) return a;
+  return isOlder(a, b) ? { ...a, ...b } : { ...b, ...a };
 }
