@@ -1,5 +1,6 @@
 # forkgraph: the two commands are `go run .` (serve) and `make test` (everything below).
-# `make test` runs every suite: Go (race detector on), the generated-code check, the Node end-to-end
+# `make test` runs every suite: Go (race detector on), the generated-code check, the schema lint and
+# breaking-change check (tools/schema/, Node), the Node end-to-end
 # suite against the real server, the playground's browser tests in headless Chromium, and the store
 # contract suite and the multi-instance suite against PostgreSQL when its server binaries are on the
 # machine.
@@ -7,9 +8,9 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: test check generate-check test-go test-postgres test-e2e test-browser generate run fuzz
+.PHONY: test check generate-check lint-schema schema-changes test-go test-postgres test-e2e test-browser generate run fuzz
 
-test: check generate-check test-go test-postgres test-e2e test-browser
+test: check generate-check lint-schema schema-changes test-go test-postgres test-e2e test-browser
 	@echo "make test: all suites passed"
 
 run:
@@ -27,6 +28,14 @@ check:
 # Regenerate and fail if anything changed: generated code must be committed up to date.
 generate-check:
 	@bash scripts/check-generated.sh
+
+# graphql-schema-linter's default rules (minus alphabetical order; .graphql-schema-linterrc).
+lint-schema:
+	@bash scripts/run-optional.sh "schema lint (graphql-schema-linter)" scripts/lint-schema.sh
+
+# A breaking change against schema.baseline.graphqls must be named in CHANGELOG.md (Unreleased).
+schema-changes:
+	@bash scripts/run-optional.sh "breaking schema change check" scripts/check-schema-changes.sh
 
 # The multi-instance suite needs PostgreSQL (and fails under CI=true without it): test-postgres
 # runs it with the cluster it starts.

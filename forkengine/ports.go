@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// PageCursor is a keyset position: rows strictly after (Time, ID) in ascending order. The zero
-// value means "from the start".
+// PageCursor is a keyset position (Time, ID): forward reads return the rows strictly after it in
+// ascending order, backward reads (the ...Before readers) the rows strictly before it, newest
+// first. The zero value means "from the start" (forward) or "from the end" (backward).
 type PageCursor struct {
 	Time time.Time
 	ID   string
@@ -41,6 +42,9 @@ type Reader interface {
 	SessionsByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]Session, error)
 	// ListSessions returns up to limit sessions after the cursor, ordered by (CreatedAt, ID).
 	ListSessions(ctx context.Context, workspaceID string, f SessionFilter, after PageCursor, limit int) ([]Session, error)
+	// ListSessionsBefore returns up to limit sessions strictly before the cursor (zero: from the
+	// newest), newest first: descending (CreatedAt, ID). It reads a backward page from its end.
+	ListSessionsBefore(ctx context.Context, workspaceID string, f SessionFilter, before PageCursor, limit int) ([]Session, error)
 	CountSessions(ctx context.Context, workspaceID string, f SessionFilter) (int, error)
 
 	GetTurn(ctx context.Context, workspaceID, id string) (Turn, error)
@@ -48,6 +52,10 @@ type Reader interface {
 	// TurnsBySessionIDs returns, per session, up to limit turns with Sequence > afterSequence in
 	// sequence order (limit <= 0: all). One statement for all sessions.
 	TurnsBySessionIDs(ctx context.Context, workspaceID string, sessionIDs []string, afterSequence int64, limit int) (map[string][]Turn, error)
+	// TurnsBySessionIDsBefore returns, per session, up to limit turns with Sequence <
+	// beforeSequence (beforeSequence <= 0: no bound), highest sequence first (limit <= 0: all).
+	// One statement for all sessions.
+	TurnsBySessionIDsBefore(ctx context.Context, workspaceID string, sessionIDs []string, beforeSequence int64, limit int) (map[string][]Turn, error)
 	CountTurnsBySessionIDs(ctx context.Context, workspaceID string, sessionIDs []string) (map[string]int, error)
 	// LatestTurnsBySessionIDs returns each session's turn with the highest sequence.
 	LatestTurnsBySessionIDs(ctx context.Context, workspaceID string, sessionIDs []string) (map[string]Turn, error)
@@ -88,6 +96,9 @@ type Reader interface {
 	OperationReservingTarget(ctx context.Context, workspaceID, targetID string) (ForkOperation, error)
 	// ListOperations returns up to limit operations after the cursor, ordered by (CreatedAt, ID).
 	ListOperations(ctx context.Context, workspaceID string, f OperationFilter, after PageCursor, limit int) ([]ForkOperation, error)
+	// ListOperationsBefore returns up to limit operations strictly before the cursor (zero: from
+	// the newest), newest first: descending (CreatedAt, ID).
+	ListOperationsBefore(ctx context.Context, workspaceID string, f OperationFilter, before PageCursor, limit int) ([]ForkOperation, error)
 	CountOperations(ctx context.Context, workspaceID string, f OperationFilter) (int, error)
 	// RecoverableOperations pages active operations of every workspace in (CreatedAt, ID) order.
 	RecoverableOperations(ctx context.Context, after PageCursor, limit int) ([]ForkOperation, error)

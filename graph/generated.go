@@ -121,15 +121,17 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Query struct {
 		ForkOperation        func(childComplexity int, workspaceID string, id string) int
-		ForkOperations       func(childComplexity int, workspaceID string, first *int, after *string, filter *models.ForkOperationFilter) int
+		ForkOperations       func(childComplexity int, workspaceID string, first *int, after *string, last *int, before *string, filter *models.ForkOperationFilter) int
 		Session              func(childComplexity int, workspaceID string, id string) int
-		Sessions             func(childComplexity int, workspaceID string, first *int, after *string, filter *models.SessionFilter) int
+		Sessions             func(childComplexity int, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) int
 		WorkspaceEventCursor func(childComplexity int, workspaceID string) int
 	}
 
@@ -151,7 +153,7 @@ type ComplexityRoot struct {
 		RailSectionKey        func(childComplexity int) int
 		Settings              func(childComplexity int) int
 		Title                 func(childComplexity int) int
-		Turns                 func(childComplexity int, first *int, after *string) int
+		Turns                 func(childComplexity int, first *int, after *string, last *int, before *string) int
 		UpdatedAt             func(childComplexity int) int
 		Visible               func(childComplexity int) int
 		WorkspaceID           func(childComplexity int) int
@@ -247,13 +249,13 @@ type MutationResolver interface {
 }
 type QueryResolver interface {
 	Session(ctx context.Context, workspaceID string, id string) (*models.Session, error)
-	Sessions(ctx context.Context, workspaceID string, first *int, after *string, filter *models.SessionFilter) (*models.SessionConnection, error)
+	Sessions(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) (*models.SessionConnection, error)
 	ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
-	ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error)
+	ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error)
 	WorkspaceEventCursor(ctx context.Context, workspaceID string) (string, error)
 }
 type SessionResolver interface {
-	Turns(ctx context.Context, obj *models.Session, first *int, after *string) (*models.TurnConnection, error)
+	Turns(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.TurnConnection, error)
 	LatestTurn(ctx context.Context, obj *models.Session) (*models.Turn, error)
 	ActiveTurn(ctx context.Context, obj *models.Session) (*models.Turn, error)
 	Messages(ctx context.Context, obj *models.Session) ([]*models.Message, error)
@@ -679,6 +681,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Query.forkOperation":
 		if e.ComplexityRoot.Query.ForkOperation == nil {
@@ -701,7 +715,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ForkOperations(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["filter"].(*models.ForkOperationFilter)), true
+		return e.ComplexityRoot.Query.ForkOperations(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["filter"].(*models.ForkOperationFilter)), true
 
 	case "Query.session":
 		if e.ComplexityRoot.Query.Session == nil {
@@ -724,7 +738,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Sessions(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["filter"].(*models.SessionFilter)), true
+		return e.ComplexityRoot.Query.Sessions(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["filter"].(*models.SessionFilter)), true
 	case "Query.workspaceEventCursor":
 		if e.ComplexityRoot.Query.WorkspaceEventCursor == nil {
 			break
@@ -849,7 +863,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Session.Turns(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Session.Turns(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Session.updatedAt":
 		if e.ComplexityRoot.Session.UpdatedAt == nil {
 			break
@@ -1328,26 +1342,67 @@ Reads. Every field names a workspace; with API tokens configured, only the token
 """
 type Query {
   "One session by id, or null when it does not exist. Soft-deleted sessions are returned with ` + "`" + `deletedAt` + "`" + ` set."
-  session(workspaceId: ID!, id: ID!): Session
+  session(
+    "The workspace of the session."
+    workspaceId: ID!
+    "The session id."
+    id: ID!
+  ): Session
   """
-  Sessions of a workspace, oldest first. ` + "`" + `first` + "`" + ` is 1..200; ` + "`" + `after` + "`" + ` is an ` + "`" + `endCursor` + "`" + ` from an
-  earlier page. Errors: BAD_USER_INPUT (reason invalid_first, invalid_cursor).
+  Sessions of a workspace, oldest first, as a Relay connection: page forward with ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + `,
+  backward with ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + `. Errors: BAD_USER_INPUT (reason invalid_first, invalid_last,
+  invalid_cursor, conflicting_page_arguments).
   """
-  sessions(workspaceId: ID!, first: Int = 50, after: String, filter: SessionFilter): SessionConnection!
+  sessions(
+    "The workspace to list."
+    workspaceId: ID!
+    "Page forward: at most this many edges (0..200; 0 answers only pageInfo). Defaults to 50 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Page forward: the edges after this cursor (an ` + "`" + `endCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    after: String
+    "Page backward: at most this many edges, the last ones before ` + "`" + `before` + "`" + ` (0..200)."
+    last: Int
+    "Page backward: the edges before this cursor (a ` + "`" + `startCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    before: String
+    "Narrows the list; omitted, every session that is not deleted."
+    filter: SessionFilter
+  ): SessionConnection!
   "One fork operation by id, or null when it does not exist. Reading never acknowledges."
-  forkOperation(workspaceId: ID!, id: ID!): ForkOperation
+  forkOperation(
+    "The workspace of the operation."
+    workspaceId: ID!
+    "The operation id."
+    id: ID!
+  ): ForkOperation
   """
-  Fork operations of a workspace, oldest first. ` + "`" + `first` + "`" + ` is 1..200. Errors: BAD_USER_INPUT
-  (reason invalid_first, invalid_cursor).
+  Fork operations of a workspace, oldest first, as a Relay connection (` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` forward,
+  ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` backward). Errors: BAD_USER_INPUT (reason invalid_first, invalid_last,
+  invalid_cursor, conflicting_page_arguments).
   """
-  forkOperations(workspaceId: ID!, first: Int = 50, after: String, filter: ForkOperationFilter): ForkOperationConnection!
+  forkOperations(
+    "The workspace to list."
+    workspaceId: ID!
+    "Page forward: at most this many edges (0..200; 0 answers only pageInfo). Defaults to 50 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Page forward: the edges after this cursor (an ` + "`" + `endCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    after: String
+    "Page backward: at most this many edges, the last ones before ` + "`" + `before` + "`" + ` (0..200)."
+    last: Int
+    "Page backward: the edges before this cursor (a ` + "`" + `startCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    before: String
+    "Narrows the list; omitted, every operation."
+    filter: ForkOperationFilter
+  ): ForkOperationConnection!
   """
   The cursor of the workspace's newest event (for a workspace without events, the start of its
   log). Read it before loading a snapshot, then subscribe to ` + "`" + `workspaceEvents(after:)` + "`" + ` with it:
   every change made after the read is replayed, so nothing falls between the snapshot and the live
   stream.
   """
-  workspaceEventCursor(workspaceId: ID!): String!
+  workspaceEventCursor(
+    "The workspace whose event log is read."
+    workspaceId: ID!
+  ): String!
 }
 
 """
@@ -1359,35 +1414,59 @@ type Mutation {
   default is ROOT: a CHILD session must say ` + "`" + `kind: CHILD` + "`" + ` in every report. Errors: BAD_USER_INPUT,
   FORK_CONFLICT with reason target_reserved (the id is reserved by a fork that has not created it).
   """
-  reportSession(input: ReportSessionInput!): Session!
+  reportSession(
+    "The session as the runtime sees it now."
+    input: ReportSessionInput!
+  ): Session!
   """
   Creates or moves a turn forward. A new id appends a turn; phases never go backwards and an outcome
   is given exactly when SETTLED. Errors: BAD_USER_INPUT (reason turn_phase_backwards,
   turn_outcome_changed), NOT_FOUND (session).
   """
-  reportTurn(input: ReportTurnInput!): Turn!
+  reportTurn(
+    "The turn as the runtime sees it now."
+    input: ReportTurnInput!
+  ): Turn!
   """
   Appends messages to a turn's transcript. A message id already stored with the same content is
   skipped. Errors: BAD_USER_INPUT, NOT_FOUND.
   """
-  appendMessages(input: AppendMessagesInput!): [Message!]!
+  appendMessages(
+    "The turn and the messages to append to it."
+    input: AppendMessagesInput!
+  ): [Message!]!
   """
   Soft-deletes a session (or removes it and its fork records with ` + "`" + `purge: true` + "`" + `). Errors: NOT_FOUND,
   FORK_IN_PROGRESS, FORK_CONFLICT.
   """
-  deleteSession(workspaceId: ID!, id: ID!, purge: Boolean = false): Boolean!
+  deleteSession(
+    "The workspace of the session."
+    workspaceId: ID!
+    "The session id."
+    id: ID!
+    "Remove the session, its turns, messages and fork records instead of soft-deleting it."
+    purge: Boolean = false
+  ): Boolean!
   """
   Starts a fork of a session through one of its settled turns and returns at once (ACCEPTED,
   FROZEN); follow it with ` + "`" + `forkOperationUpdated` + "`" + `. Replaying the same ` + "`" + `requestId` + "`" + ` returns the same
   operation. Errors: BAD_USER_INPUT, NOT_FOUND, FORK_CONFLICT (+ reason), FORK_IN_PROGRESS
   (retryable), FORK_UNSUPPORTED. A failed or unknown outcome is data, not an error.
   """
-  forkSession(input: ForkSessionInput!): ForkOperation!
+  forkSession(
+    "What to fork, through which turn, and the idempotency key."
+    input: ForkSessionInput!
+  ): ForkOperation!
   """
   Confirms a client saw a committed fork, which releases the duplicate-fork barrier on its boundary
   turn. Idempotent. Errors: NOT_FOUND, ACKNOWLEDGE_CONFLICT (not committed).
   """
-  acknowledgeForkOperation(workspaceId: ID!, id: ID!): ForkOperation!
+  acknowledgeForkOperation(
+    "The workspace of the operation."
+    workspaceId: ID!
+    "The operation id."
+    id: ID!
+  ): ForkOperation!
   """
   Asks the provider now what became of a fork whose delivery is unknown (DELIVERY_UNKNOWN) and
   applies the answer: the child was found → MATERIALIZING → COMMITTED; the provider has none →
@@ -1425,14 +1504,24 @@ type Subscription {
   The operation's current state first, then one message per status change; completes after
   COMMITTED, FAILED or UNKNOWN. Errors: NOT_FOUND.
   """
-  forkOperationUpdated(workspaceId: ID!, id: ID!): ForkOperation!
+  forkOperationUpdated(
+    "The workspace of the operation."
+    workspaceId: ID!
+    "The operation id."
+    id: ID!
+  ): ForkOperation!
   """
   Every session, turn and fork-operation change of the workspace, each with a cursor. With ` + "`" + `after` + "`" + `,
   first replays what was missed since that cursor, then goes live, with no gap and no repeat.
   Errors: BAD_USER_INPUT (reason invalid_cursor, cursor_expired), RESUME_REQUIRED (the client fell
   behind: resubscribe with the last cursor received).
   """
-  workspaceEvents(workspaceId: ID!, after: String): WorkspaceEvent!
+  workspaceEvents(
+    "The workspace to follow."
+    workspaceId: ID!
+    "The cursor of the last event received (or ` + "`" + `workspaceEventCursor` + "`" + `); omitted, the stream starts live."
+    after: String
+  ): WorkspaceEvent!
 }
 
 "One conversation of an agent in a workspace."
@@ -1465,8 +1554,21 @@ type Session {
   updatedAt: Time!
   "When the session was soft-deleted, or null."
   deletedAt: Time
-  "The turns in sequence order. ` + "`" + `first` + "`" + ` is 1..200."
-  turns(first: Int = 50, after: String): TurnConnection!
+  """
+  The turns in sequence order, as a Relay connection (` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` forward, ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + `
+  backward). Errors: BAD_USER_INPUT (reason invalid_first, invalid_last, invalid_cursor,
+  conflicting_page_arguments).
+  """
+  turns(
+    "Page forward: at most this many edges (0..200; 0 answers only pageInfo). Defaults to 50 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Page forward: the edges after this cursor (an ` + "`" + `endCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    after: String
+    "Page backward: at most this many edges, the last ones before ` + "`" + `before` + "`" + ` (0..200)."
+    last: Int
+    "Page backward: the edges before this cursor (a ` + "`" + `startCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    before: String
+  ): TurnConnection!
   "The turn with the highest sequence, or null when the session has none."
   latestTurn: Turn
   "The most recent turn that is not settled yet, or null."
@@ -1646,10 +1748,18 @@ type WorkspaceEvent {
   forkOperationPhase: ForkOperationPhase
 }
 
-"Position information of a page."
+"""
+Position information of a page (the Relay cursor connection spec). Paging forward, ` + "`" + `hasNextPage` + "`" + `
+is exact and ` + "`" + `hasPreviousPage` + "`" + ` says whether ` + "`" + `after` + "`" + ` was given; paging backward, ` + "`" + `hasPreviousPage` + "`" + `
+is exact and ` + "`" + `hasNextPage` + "`" + ` says whether ` + "`" + `before` + "`" + ` was given.
+"""
 type PageInfo {
-  "Whether another page follows."
+  "Whether more edges follow this page (paging backward: whether ` + "`" + `before` + "`" + ` was given)."
   hasNextPage: Boolean!
+  "Whether edges precede this page (paging forward: whether ` + "`" + `after` + "`" + ` was given)."
+  hasPreviousPage: Boolean!
+  "The cursor of the first edge; pass it as ` + "`" + `before` + "`" + ` for the previous page. Null on an empty page."
+  startCursor: String
   "The cursor of the last edge; pass it as ` + "`" + `after` + "`" + ` for the next page. Null on an empty page."
   endCursor: String
 }
@@ -1666,7 +1776,7 @@ type SessionConnection {
 
 "A session and its position."
 type SessionEdge {
-  "An opaque position; pass it as ` + "`" + `after` + "`" + `."
+  "An opaque position; pass it as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + `."
   cursor: String!
   "The session."
   node: Session!
@@ -1684,7 +1794,7 @@ type TurnConnection {
 
 "A turn and its position."
 type TurnEdge {
-  "An opaque position; pass it as ` + "`" + `after` + "`" + `."
+  "An opaque position; pass it as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + `."
   cursor: String!
   "The turn."
   node: Turn!
@@ -1702,7 +1812,7 @@ type ForkOperationConnection {
 
 "A fork operation and its position."
 type ForkOperationEdge {
-  "An opaque position; pass it as ` + "`" + `after` + "`" + `."
+  "An opaque position; pass it as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + `."
   cursor: String!
   "The operation."
   node: ForkOperation!
@@ -1953,6 +2063,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	switch field.Name {
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -2452,14 +2566,30 @@ func (ec *executionContext) field_Query_forkOperations_args(ctx context.Context,
 		return nil, err
 	}
 	args["after"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
 		func(ctx context.Context, v any) (*models.ForkOperationFilter, error) {
 			return ec.unmarshalOForkOperationFilter2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkOperationFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["filter"] = arg3
+	args["filter"] = arg5
 	return args, nil
 }
 
@@ -2512,14 +2642,30 @@ func (ec *executionContext) field_Query_sessions_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
 		func(ctx context.Context, v any) (*models.SessionFilter, error) {
 			return ec.unmarshalOSessionFilter2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSessionFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["filter"] = arg3
+	args["filter"] = arg5
 	return args, nil
 }
 
@@ -2556,6 +2702,22 @@ func (ec *executionContext) field_Session_turns_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -4186,6 +4348,52 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *models.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *models.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *models.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4263,7 +4471,7 @@ func (ec *executionContext) _Query_sessions(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Sessions(ctx, fc.Args["workspaceId"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["filter"].(*models.SessionFilter))
+			return ec.Resolvers.Query().Sessions(ctx, fc.Args["workspaceId"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["filter"].(*models.SessionFilter))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.SessionConnection) graphql.Marshaler {
@@ -4351,7 +4559,7 @@ func (ec *executionContext) _Query_forkOperations(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ForkOperations(ctx, fc.Args["workspaceId"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["filter"].(*models.ForkOperationFilter))
+			return ec.Resolvers.Query().ForkOperations(ctx, fc.Args["workspaceId"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["filter"].(*models.ForkOperationFilter))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.ForkOperationConnection) graphql.Marshaler {
@@ -4837,7 +5045,7 @@ func (ec *executionContext) _Session_turns(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Session().Turns(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Session().Turns(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.TurnConnection) graphql.Marshaler {
@@ -8182,6 +8390,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "hasNextPage":
 			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endCursor":

@@ -16,10 +16,10 @@ type SessionConnection struct {
 	Filter      forkengine.SessionFilter
 }
 
-// SessionConnectionFrom builds a page from up to limit+1 sessions (the extra one only says that
-// another page follows).
-func SessionConnectionFrom(workspaceID string, f forkengine.SessionFilter, rows []forkengine.Session, limit int) *SessionConnection {
-	rows, info := pageOf(rows, limit, SessionCursor)
+// SessionConnectionFrom builds a page from what the store read for it: up to page.Size+1
+// sessions, nearest the cursor first (the extra one only says the page was cut short).
+func SessionConnectionFrom(workspaceID string, f forkengine.SessionFilter, rows []forkengine.Session, page Page) *SessionConnection {
+	rows, info := pageOf(rows, page, SessionCursor)
 	edges := make([]*SessionEdge, len(rows))
 	for i, s := range rows {
 		edges[i] = &SessionEdge{Cursor: SessionCursor(s), Node: SessionFrom(s)}
@@ -36,9 +36,9 @@ type ForkOperationConnection struct {
 	Filter      forkengine.OperationFilter
 }
 
-// ForkOperationConnectionFrom builds a page from up to limit+1 operations.
-func ForkOperationConnectionFrom(workspaceID string, f forkengine.OperationFilter, rows []forkengine.ForkOperation, limit int) *ForkOperationConnection {
-	rows, info := pageOf(rows, limit, OperationCursor)
+// ForkOperationConnectionFrom builds a page from up to page.Size+1 operations, nearest the cursor first.
+func ForkOperationConnectionFrom(workspaceID string, f forkengine.OperationFilter, rows []forkengine.ForkOperation, page Page) *ForkOperationConnection {
+	rows, info := pageOf(rows, page, OperationCursor)
 	edges := make([]*ForkOperationEdge, len(rows))
 	for i, op := range rows {
 		edges[i] = &ForkOperationEdge{Cursor: OperationCursor(op), Node: ForkOperationFrom(op)}
@@ -55,27 +55,14 @@ type TurnConnection struct {
 	SessionID   string
 }
 
-// TurnConnectionFrom builds a page from up to limit+1 turns of one session.
-func TurnConnectionFrom(workspaceID, sessionID string, rows []forkengine.Turn, limit int) *TurnConnection {
-	rows, info := pageOf(rows, limit, TurnCursor)
+// TurnConnectionFrom builds a page from up to page.Size+1 turns of one session, nearest the cursor first.
+func TurnConnectionFrom(workspaceID, sessionID string, rows []forkengine.Turn, page Page) *TurnConnection {
+	rows, info := pageOf(rows, page, TurnCursor)
 	edges := make([]*TurnEdge, len(rows))
 	for i, t := range rows {
 		edges[i] = &TurnEdge{Cursor: TurnCursor(t), Node: TurnFrom(t)}
 	}
 	return &TurnConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, SessionID: sessionID}
-}
-
-// pageOf trims the look-ahead row and says whether it existed.
-func pageOf[T any](rows []T, limit int, cursor func(T) string) ([]T, *PageInfo) {
-	info := &PageInfo{HasNextPage: len(rows) > limit}
-	if info.HasNextPage {
-		rows = rows[:limit]
-	}
-	if len(rows) > 0 {
-		end := cursor(rows[len(rows)-1])
-		info.EndCursor = &end
-	}
-	return rows, info
 }
 
 // WorkspaceEvent is the API view of one entry of the durable event log. The session, turn and

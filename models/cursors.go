@@ -9,18 +9,11 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// Reason codes of BAD_USER_INPUT errors about pages and cursors. A malformed cursor of any list is
-// the same invalid_cursor the event log gives a cursor it does not hold.
+// Reason codes of BAD_USER_INPUT errors about cursors. A malformed cursor of any list is the same
+// invalid_cursor the event log gives a cursor it does not hold.
 const (
-	ReasonInvalidFirst  = "invalid_first"
 	ReasonInvalidCursor = forkengine.ReasonInvalidCursor
 	ReasonCursorExpired = forkengine.ReasonCursorExpired
-)
-
-// Page size bounds of every connection.
-const (
-	DefaultPageSize = 50
-	MaxPageSize     = 200
 )
 
 // Cursors are opaque to clients: base64url of "<kind>|<position>". The kind keeps a cursor of one
@@ -32,18 +25,6 @@ const (
 	cursorTurn      = "turn"
 	cursorEvent     = "event"
 )
-
-// PageSize validates a connection's `first` argument. Errors: BAD_USER_INPUT (invalid_first).
-func PageSize(first *int) (int, error) {
-	if first == nil {
-		return DefaultPageSize, nil
-	}
-	if *first < 1 || *first > MaxPageSize {
-		return 0, forkengine.ReasonErrorf(forkengine.CodeInvalid, ReasonInvalidFirst,
-			"first must be between 1 and %d, got %d", MaxPageSize, *first)
-	}
-	return *first, nil
-}
 
 func encodeCursor(kind, position string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(kind + "|" + position))

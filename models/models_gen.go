@@ -23,7 +23,7 @@ type AppendMessagesInput struct {
 
 // A fork operation and its position.
 type ForkOperationEdge struct {
-	// An opaque position; pass it as `after`.
+	// An opaque position; pass it as `after` or `before`.
 	Cursor string `json:"cursor"`
 	// The operation.
 	Node *ForkOperation `json:"node"`
@@ -77,10 +77,16 @@ type MessageInput struct {
 type Mutation struct {
 }
 
-// Position information of a page.
+// Position information of a page (the Relay cursor connection spec). Paging forward, `hasNextPage`
+// is exact and `hasPreviousPage` says whether `after` was given; paging backward, `hasPreviousPage`
+// is exact and `hasNextPage` says whether `before` was given.
 type PageInfo struct {
-	// Whether another page follows.
+	// Whether more edges follow this page (paging backward: whether `before` was given).
 	HasNextPage bool `json:"hasNextPage"`
+	// Whether edges precede this page (paging forward: whether `after` was given).
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge; pass it as `before` for the previous page. Null on an empty page.
+	StartCursor *string `json:"startCursor,omitempty"`
 	// The cursor of the last edge; pass it as `after` for the next page. Null on an empty page.
 	EndCursor *string `json:"endCursor,omitempty"`
 }
@@ -137,7 +143,7 @@ type ReportTurnInput struct {
 
 // A session and its position.
 type SessionEdge struct {
-	// An opaque position; pass it as `after`.
+	// An opaque position; pass it as `after` or `before`.
 	Cursor string `json:"cursor"`
 	// The session.
 	Node *Session `json:"node"`
@@ -163,7 +169,7 @@ type Subscription struct {
 
 // A turn and its position.
 type TurnEdge struct {
-	// An opaque position; pass it as `after`.
+	// An opaque position; pass it as `after` or `before`.
 	Cursor string `json:"cursor"`
 	// The turn.
 	Node *Turn `json:"node"`

@@ -74,18 +74,3 @@ func TestCursors(t *testing.T) {
 	require.True(t, given, "the start of the log is a cursor: replay everything")
 	require.Zero(t, n)
 }
-
-func TestPageSize(t *testing.T) {
-	size, err := PageSize(nil)
-	require.NoError(t, err)
-	require.Equal(t, DefaultPageSize, size)
-	for _, ok := range []int{1, MaxPageSize} {
-		size, err := PageSize(&ok)
-		require.NoError(t, err)
-		require.Equal(t, ok, size)
-	}
-	for _, bad := range []int{0, -1, MaxPageSize + 1} {
-		_, err := PageSize(&bad)
-		require.Equal(t, ReasonInvalidFirst, forkengine.ErrorReason(err), bad)
-	}
-}

@@ -31,8 +31,20 @@ func TestErrorCodes(t *testing.T) {
 		name, code, reason, query string
 		vars                      map[string]any
 	}{
-		{"first below 1", "BAD_USER_INPUT", "invalid_first", `{ sessions(workspaceId: "w", first: 0) { totalCount } }`, nil},
+		{"first below 0", "BAD_USER_INPUT", "invalid_first", `{ sessions(workspaceId: "w", first: -1) { totalCount } }`, nil},
 		{"first above 200", "BAD_USER_INPUT", "invalid_first", `{ forkOperations(workspaceId: "w", first: 201) { totalCount } }`, nil},
+		{"last below 0", "BAD_USER_INPUT", "invalid_last", `{ forkOperations(workspaceId: "w", last: -1) { totalCount } }`, nil},
+		{"last above 200", "BAD_USER_INPUT", "invalid_last", `{ session(workspaceId: "w", id: "src") { turns(last: 201) { totalCount } } }`, nil},
+		{"first with last", "BAD_USER_INPUT", "conflicting_page_arguments", `{ sessions(workspaceId: "w", first: 1, last: 1) { totalCount } }`, nil},
+		{"first with before", "BAD_USER_INPUT", "conflicting_page_arguments",
+			`query($c: String) { sessions(workspaceId: "w", first: 1, before: $c) { totalCount } }`, map[string]any{"c": sessionCursor(t, api)}},
+		{"last with after", "BAD_USER_INPUT", "conflicting_page_arguments",
+			`query($c: String) { sessions(workspaceId: "w", last: 1, after: $c) { totalCount } }`, map[string]any{"c": sessionCursor(t, api)}},
+		{"after with before", "BAD_USER_INPUT", "conflicting_page_arguments",
+			`{ session(workspaceId: "w", id: "src") { turns(after: "x", before: "y") { totalCount } } }`, nil},
+		{"before of another list", "BAD_USER_INPUT", "invalid_cursor",
+			`query($c: String) { forkOperations(workspaceId: "w", before: $c) { totalCount } }`, map[string]any{"c": sessionCursor(t, api)}},
+		{"malformed before", "BAD_USER_INPUT", "invalid_cursor", `{ session(workspaceId: "w", id: "src") { turns(last: 1, before: "%%%") { totalCount } } }`, nil},
 		{"malformed cursor", "BAD_USER_INPUT", "invalid_cursor", `{ sessions(workspaceId: "w", after: "%%%") { totalCount } }`, nil},
 		{"cursor of another list", "BAD_USER_INPUT", "invalid_cursor",
 			`query($c: String) { forkOperations(workspaceId: "w", after: $c) { totalCount } }`, map[string]any{"c": sessionCursor(t, api)}},
@@ -66,6 +78,8 @@ func TestErrorCodes(t *testing.T) {
 		{"unknown field", "GRAPHQL_VALIDATION_FAILED", "", `{ nope }`, nil},
 		{"too complex", "COMPLEXITY_LIMIT_EXCEEDED", "", `{ sessions(workspaceId: "w", first: 200) { edges { node {
 			turns(first: 200) { edges { node { id messages { content } } } } } } } }`, nil},
+		{"too complex paging backward", "COMPLEXITY_LIMIT_EXCEEDED", "", `{ sessions(workspaceId: "w", last: 200) { edges { node {
+			turns(last: 200) { edges { node { id messages { content } } } } } } } }`, nil},
 		{"too deep", "COMPLEXITY_LIMIT_EXCEEDED", "depth_limit", `{ session(workspaceId: "w", id: "src") { forks { targetSession {
 			forks { targetSession { forks { targetSession { forks { targetSession { forks { targetSession { forks { targetSession {
 			id } } } } } } } } } } } } } }`, nil},

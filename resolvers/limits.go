@@ -17,24 +17,28 @@ const (
 	DefaultDepthLimit      = 12
 )
 
-// pageComplexity makes a list cost its page size times its children, so a request's cost follows
-// the number of rows it can return.
-func pageComplexity(childComplexity int, first *int) int {
+// pageComplexity makes a list cost its page size (`first`, else `last`) times its children, so a
+// request's cost follows the number of rows it can return.
+func pageComplexity(childComplexity int, first, last *int) int {
 	size := models.DefaultPageSize
-	if first != nil && *first > 0 {
-		size = min(*first, models.MaxPageSize)
+	for _, n := range []*int{last, first} {
+		if n != nil && *n >= 0 {
+			size = min(*n, models.MaxPageSize)
+		}
 	}
 	return 1 + size*childComplexity
 }
 
 func connectionComplexity(c *graph.ComplexityRoot) {
-	c.Query.Sessions = func(child int, _ string, first *int, _ *string, _ *models.SessionFilter) int {
-		return pageComplexity(child, first)
+	c.Query.Sessions = func(child int, _ string, first *int, _ *string, last *int, _ *string, _ *models.SessionFilter) int {
+		return pageComplexity(child, first, last)
 	}
-	c.Query.ForkOperations = func(child int, _ string, first *int, _ *string, _ *models.ForkOperationFilter) int {
-		return pageComplexity(child, first)
+	c.Query.ForkOperations = func(child int, _ string, first *int, _ *string, last *int, _ *string, _ *models.ForkOperationFilter) int {
+		return pageComplexity(child, first, last)
 	}
-	c.Session.Turns = func(child int, first *int, _ *string) int { return pageComplexity(child, first) }
+	c.Session.Turns = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return pageComplexity(child, first, last)
+	}
 }
 
 // introspectionRule refuses introspection that re-enters a type's member lists

@@ -8,6 +8,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/models"
 )
 
 // key names one row of one workspace. Loader keys carry the workspace so one response may read
@@ -15,10 +16,11 @@ import (
 type key struct{ ws, id string }
 
 // pageKey names one page of one session's turns; pages with the same arguments are read together.
+// sequence is the page's cursor: after it (forward) or before it (backward); 0 is the list's end.
 type pageKey struct {
 	ws, sessionID string
-	first         int
-	afterSequence int64
+	page          models.Page
+	sequence      int64
 }
 
 // loaders is the set of batched reads of one response. It is built fresh for every response (a

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/models"
 )
 
 // The accessors resolvers call. Each takes the workspace from the row it starts from.
@@ -20,17 +21,17 @@ func (l *loaders) operation(ctx context.Context, ws, id string) (forkengine.Fork
 	return l.operations.load(ctx, key{ws, id})
 }
 
-// turnPage returns up to first+1 turns of a session after a sequence. Every session the response
-// has seen is read in the same batch with the same arguments.
-func (l *loaders) turnPage(ctx context.Context, ws, sessionID string, first int, afterSequence int64) ([]forkengine.Turn, error) {
+// turnPage returns up to page.Size+1 turns of a session from a sequence, nearest it first. Every
+// session the response has seen is read in the same batch with the same arguments.
+func (l *loaders) turnPage(ctx context.Context, ws, sessionID string, page models.Page, sequence int64) ([]forkengine.Turn, error) {
 	l.pageSessionsMu.Lock()
 	siblings := make([]pageKey, 0, len(l.pageSessions[ws]))
 	for _, id := range l.pageSessions[ws] {
-		siblings = append(siblings, pageKey{ws, id, first, afterSequence})
+		siblings = append(siblings, pageKey{ws, id, page, sequence})
 	}
 	l.pageSessionsMu.Unlock()
 	l.turnPages.hint(siblings...)
-	turns, _, err := l.turnPages.load(ctx, pageKey{ws, sessionID, first, afterSequence})
+	turns, _, err := l.turnPages.load(ctx, pageKey{ws, sessionID, page, sequence})
 	return turns, err
 }
 

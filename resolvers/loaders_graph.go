@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/models"
 )
 
 // The saw* methods hint, for rows the response just read, the relations their children will ask
@@ -83,27 +84,31 @@ func (l *loaders) primeTurns(turns ...forkengine.Turn) {
 	l.sawTurns(turns)
 }
 
-// readTurnPages reads pages of turns, one statement per distinct (first, after) pair. It asks for
-// one extra turn per session so the page knows whether another follows.
+// readTurnPages reads pages of turns, one statement per distinct page window (size, direction,
+// cursor). It asks for one extra turn per session so the page knows whether it was cut short.
 func (l *loaders) readTurnPages(ctx context.Context, keys []pageKey) (map[pageKey][]forkengine.Turn, error) {
 	type args struct {
-		ws            string
-		first         int
-		afterSequence int64
+		ws       string
+		page     models.Page
+		sequence int64
 	}
 	groups := map[args][]string{}
 	for _, k := range keys {
-		a := args{k.ws, k.first, k.afterSequence}
+		a := args{k.ws, k.page, k.sequence}
 		groups[a] = append(groups[a], k.sessionID)
 	}
 	out := map[pageKey][]forkengine.Turn{}
 	for a, ids := range groups {
-		m, err := l.engine.Reader().TurnsBySessionIDs(ctx, a.ws, ids, a.afterSequence, a.first+1)
+		read := l.engine.Reader().TurnsBySessionIDs
+		if a.page.Backward {
+			read = l.engine.Reader().TurnsBySessionIDsBefore
+		}
+		m, err := read(ctx, a.ws, ids, a.sequence, a.page.Size+1)
 		if err != nil {
 			return nil, fmt.Errorf("turn pages: %w", err)
 		}
 		for _, id := range ids {
-			out[pageKey{a.ws, id, a.first, a.afterSequence}] = m[id]
+			out[pageKey{a.ws, id, a.page, a.sequence}] = m[id]
 			l.sawTurns(m[id])
 		}
 	}

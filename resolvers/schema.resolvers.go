@@ -132,17 +132,17 @@ func (r *queryResolver) Session(ctx context.Context, workspaceID string, id stri
 	return r.sessionView(ctx, workspaceID, id)
 }
 
-func (r *queryResolver) Sessions(ctx context.Context, workspaceID string, first *int, after *string, filter *models.SessionFilter) (*models.SessionConnection, error) {
-	limit, cursor, err := pageArgs(first, after, models.DecodeSessionCursor)
+func (r *queryResolver) Sessions(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) (*models.SessionConnection, error) {
+	page, cursor, err := pageArgs(first, last, after, before, models.DecodeSessionCursor)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.engine.Reader().ListSessions(ctx, workspaceID, filter.Domain(), cursor, limit+1)
+	rows, err := r.sessionPage(ctx, workspaceID, filter.Domain(), page, cursor)
 	if err != nil {
 		return nil, err
 	}
 	r.loaders(ctx).primeSessions(rows...)
-	return models.SessionConnectionFrom(workspaceID, filter.Domain(), rows, limit), nil
+	return models.SessionConnectionFrom(workspaceID, filter.Domain(), rows, page), nil
 }
 
 func (r *queryResolver) ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error) {
@@ -156,17 +156,17 @@ func (r *queryResolver) ForkOperation(ctx context.Context, workspaceID string, i
 	return models.ForkOperationFrom(op), nil
 }
 
-func (r *queryResolver) ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error) {
-	limit, cursor, err := pageArgs(first, after, models.DecodeOperationCursor)
+func (r *queryResolver) ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error) {
+	page, cursor, err := pageArgs(first, last, after, before, models.DecodeOperationCursor)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.engine.Reader().ListOperations(ctx, workspaceID, filter.Domain(), cursor, limit+1)
+	rows, err := r.operationPage(ctx, workspaceID, filter.Domain(), page, cursor)
 	if err != nil {
 		return nil, err
 	}
 	r.loaders(ctx).sawOperations(rows)
-	return models.ForkOperationConnectionFrom(workspaceID, filter.Domain(), rows, limit), nil
+	return models.ForkOperationConnectionFrom(workspaceID, filter.Domain(), rows, page), nil
 }
 
 func (r *queryResolver) WorkspaceEventCursor(ctx context.Context, workspaceID string) (string, error) {
@@ -177,16 +177,16 @@ func (r *queryResolver) WorkspaceEventCursor(ctx context.Context, workspaceID st
 	return models.EventCursor(latest), nil // 0, the start of the log, for a workspace without events
 }
 
-func (r *sessionResolver) Turns(ctx context.Context, obj *models.Session, first *int, after *string) (*models.TurnConnection, error) {
-	limit, afterSequence, err := pageArgs(first, after, models.DecodeTurnCursor)
+func (r *sessionResolver) Turns(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.TurnConnection, error) {
+	page, sequence, err := pageArgs(first, last, after, before, models.DecodeTurnCursor)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.loaders(ctx).turnPage(ctx, obj.WorkspaceID, obj.ID, limit, afterSequence)
+	rows, err := r.loaders(ctx).turnPage(ctx, obj.WorkspaceID, obj.ID, page, sequence)
 	if err != nil {
 		return nil, err
 	}
-	return models.TurnConnectionFrom(obj.WorkspaceID, obj.ID, rows, limit), nil
+	return models.TurnConnectionFrom(obj.WorkspaceID, obj.ID, rows, page), nil
 }
 
 func (r *sessionResolver) LatestTurn(ctx context.Context, obj *models.Session) (*models.Turn, error) {

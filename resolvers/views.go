@@ -53,16 +53,33 @@ func turnOrNil(t forkengine.Turn, ok bool, err error) (*models.Turn, error) {
 	return models.TurnFrom(t), nil
 }
 
-// pageArgs validates a connection's first and after. Errors: BAD_USER_INPUT (invalid_first,
-// invalid_cursor).
-func pageArgs[C any](first *int, after *string, decode func(*string) (C, error)) (int, C, error) {
+// pageArgs validates a connection's Relay arguments and decodes the cursor of its direction.
+// Errors: BAD_USER_INPUT (invalid_first, invalid_last, conflicting_page_arguments, invalid_cursor).
+func pageArgs[C any](first, last *int, after, before *string, decode func(*string) (C, error)) (models.Page, C, error) {
 	var cursor C
-	limit, err := models.PageSize(first)
+	page, encoded, err := models.ParsePage(first, last, after, before)
 	if err != nil {
-		return 0, cursor, err
+		return page, cursor, err
 	}
-	cursor, err = decode(after)
-	return limit, cursor, err
+	cursor, err = decode(encoded)
+	return page, cursor, err
+}
+
+// sessionPage reads a sessions window: page.Size+1 rows from the cursor towards the list's end,
+// or towards its start for a backward page.
+func (r *Resolver) sessionPage(ctx context.Context, ws string, f forkengine.SessionFilter, page models.Page, cursor forkengine.PageCursor) ([]forkengine.Session, error) {
+	if page.Backward {
+		return r.engine.Reader().ListSessionsBefore(ctx, ws, f, cursor, page.Size+1)
+	}
+	return r.engine.Reader().ListSessions(ctx, ws, f, cursor, page.Size+1)
+}
+
+// operationPage is sessionPage for forkOperations.
+func (r *Resolver) operationPage(ctx context.Context, ws string, f forkengine.OperationFilter, page models.Page, cursor forkengine.PageCursor) ([]forkengine.ForkOperation, error) {
+	if page.Backward {
+		return r.engine.Reader().ListOperationsBefore(ctx, ws, f, cursor, page.Size+1)
+	}
+	return r.engine.Reader().ListOperations(ctx, ws, f, cursor, page.Size+1)
 }
 
 // isNotFound reports a missing row, whether the engine coded it or passed the store's sentinel.

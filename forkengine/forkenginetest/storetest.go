@@ -35,6 +35,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Log", logTests()},
 		{"Encoding", encodingTests()},
 		{"Isolation", isolationTests()},
+		{"BackwardPages", backwardTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

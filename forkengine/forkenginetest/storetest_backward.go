@@ -1,0 +1,138 @@
+package forkenginetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// backwardTests cover the readers of Relay `last`/`before` pages: newest first, strictly before
+// the cursor, the limit keeping the rows nearest it, filters and workspaces as the forward reads.
+func backwardTests() map[string]storeTest {
+	return map[string]storeTest{
+		"SessionsBeforePageNewestFirstAcrossTies": testSessionsBefore,
+		"SessionsBeforeApplyFilters": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			seedSessionWithTurns(t, s, wsA, "live", 0)
+			seedSessionWithTurns(t, s, wsA, "gone", 0)
+			seedSessionWithTurns(t, s, wsB, "other", 0)
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				return tx.SoftDeleteSession(ctx, wsA, "gone", at(9))
+			})
+			got, err := s.ListSessionsBefore(ctx, wsA, forkengine.SessionFilter{}, forkengine.PageCursor{}, 0)
+			require.NoError(t, err)
+			require.Equal(t, []string{"live"}, ids(got, sessionID), "deleted and other workspaces excluded")
+			got, err = s.ListSessionsBefore(ctx, wsA, forkengine.SessionFilter{IncludeDeleted: true}, forkengine.PageCursor{}, 0)
+			require.NoError(t, err)
+			require.Equal(t, []string{"live", "gone"}, ids(got, sessionID))
+		},
+		"OperationsBeforePageNewestFirstWithFilters": testOperationsBefore,
+		"TurnsBeforePageEachSessionFromItsEnd":       testTurnsBefore,
+	}
+}
+
+func testSessionsBefore(t *testing.T, s forkengine.Store) {
+	ctx := context.Background()
+	// Ascending (CreatedAt, ID) this is b, c, d, a, e: three share a minute, so the id decides.
+	created := map[string]int{"e": 3, "b": 1, "d": 1, "c": 1, "a": 2}
+	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+		for id, minute := range created {
+			sess := newSession(wsA, id)
+			sess.CreatedAt = at(minute)
+			if err := tx.UpsertSession(ctx, sess); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var pages [][]string
+	var before forkengine.PageCursor
+	for range 10 {
+		page, err := s.ListSessionsBefore(ctx, wsA, forkengine.SessionFilter{}, before, 2)
+		require.NoError(t, err)
+		if len(page) == 0 {
+			break
+		}
+		pages = append(pages, ids(page, sessionID))
+		last := page[len(page)-1]
+		before = forkengine.PageCursor{Time: last.CreatedAt, ID: last.ID}
+	}
+	require.Equal(t, [][]string{{"e", "a"}, {"d", "c"}, {"b"}}, pages, "a tie on CreatedAt is crossed by id")
+	all, err := s.ListSessionsBefore(ctx, wsA, forkengine.SessionFilter{}, forkengine.PageCursor{}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"e", "a", "d", "c", "b"}, ids(all, sessionID), "limit <= 0 returns every row")
+	inside, err := s.ListSessionsBefore(ctx, wsA, forkengine.SessionFilter{}, forkengine.PageCursor{Time: at(1), ID: "d"}, 5)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c", "b"}, ids(inside, sessionID), "strictly before the cursor")
+}
+
+func testOperationsBefore(t *testing.T, s forkengine.Store) {
+	ctx := context.Background()
+	insertOperations(t, s,
+		opAt(wsA, "o1", "s1", "t1", "x1", forkengine.StatusCommitted, 1),
+		opAt(wsA, "o2", "s1", "t2", "x2", forkengine.StatusFailed, 1),
+		opAt(wsA, "o3", "s2", "t1", "x3", forkengine.StatusPrepared, 0),
+		opAt(wsA, "o4", "s1", "t1", "x4", forkengine.StatusFailed, 3),
+		opAt(wsB, "o5", "s1", "t1", "x1", forkengine.StatusCommitted, 9),
+	)
+	cases := []struct {
+		filter forkengine.OperationFilter
+		want   []string // ascending, as ListOperations pages them
+	}{
+		{forkengine.OperationFilter{}, []string{"o3", "o1", "o2", "o4"}},
+		{forkengine.OperationFilter{SourceSessionID: "s1", ThroughTurnID: "t1"}, []string{"o1", "o4"}},
+		{forkengine.OperationFilter{Statuses: []forkengine.OperationStatus{forkengine.StatusFailed}}, []string{"o2", "o4"}},
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%+v", c.filter)
+		var seen []string
+		var before forkengine.PageCursor
+		for range 10 {
+			page, err := s.ListOperationsBefore(ctx, wsA, c.filter, before, 1)
+			require.NoError(t, err, name)
+			if len(page) == 0 {
+				break
+			}
+			require.Len(t, page, 1, name)
+			seen = append(seen, page[0].ID)
+			before = forkengine.PageCursor{Time: page[0].CreatedAt, ID: page[0].ID}
+		}
+		slices.Reverse(seen)
+		require.Equal(t, c.want, seen, name)
+	}
+}
+
+func testTurnsBefore(t *testing.T, s forkengine.Store) {
+	ctx := context.Background()
+	s1 := seedSessionWithTurns(t, s, wsA, "s1", 5)
+	s2 := seedSessionWithTurns(t, s, wsA, "s2", 2)
+	seedSessionWithTurns(t, s, wsA, "empty", 0)
+	seedSessionWithTurns(t, s, wsB, "s1", 5)
+	sessions := []string{"s1", "s2", "empty", "nope"}
+	rev := func(ts ...forkengine.Turn) []forkengine.Turn { slices.Reverse(ts); return ts }
+
+	all, err := s.TurnsBySessionIDsBefore(ctx, wsA, sessions, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]forkengine.Turn{"s1": rev(slices.Clone(s1)...), "s2": rev(slices.Clone(s2)...)}, all)
+
+	last, err := s.TurnsBySessionIDsBefore(ctx, wsA, sessions, 0, 2)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]forkengine.Turn{"s1": {s1[4], s1[3]}, "s2": {s2[1], s2[0]}}, last, "the last two of each")
+
+	page, err := s.TurnsBySessionIDsBefore(ctx, wsA, sessions, 4, 2)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]forkengine.Turn{"s1": {s1[2], s1[1]}, "s2": {s2[1], s2[0]}}, page, "strictly before sequence 4")
+
+	start, err := s.TurnsBySessionIDsBefore(ctx, wsA, sessions, 2, 10)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]forkengine.Turn{"s1": {s1[0]}, "s2": {s2[0]}}, start)
+
+	none, err := s.TurnsBySessionIDsBefore(ctx, wsA, sessions, 1, 10)
+	require.NoError(t, err)
+	require.Empty(t, none, "nothing precedes the first turn")
+}
