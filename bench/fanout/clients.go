@@ -20,6 +20,7 @@ type subscriber struct {
 	events   atomic.Int64
 	sawMark  atomic.Value // string: the last marker session id seen
 	lastSeen []byte
+	instance int // index of the server it is connected to
 }
 
 // fleet is every subscriber plus the shared measurements.
@@ -28,13 +29,19 @@ type fleet struct {
 	connectWall time.Duration
 	handshakes  *histogram
 	latency     *histogram
+	perInstance []*histogram // delivery latency by the server a subscriber is connected to
 	wg          sync.WaitGroup
 	readErrors  atomic.Int64
 }
 
-// connectFleet dials n subscribers with `dialers` handshakes in flight at once.
-func connectFleet(ctx context.Context, url, ws string, n, dialers int) (*fleet, error) {
-	f := &fleet{subs: make([]*subscriber, n), handshakes: newHistogram(), latency: newHistogram()}
+// connectFleet dials n subscribers with `dialers` handshakes in flight at once, subscriber i to
+// urls[i mod len(urls)].
+func connectFleet(ctx context.Context, urls []string, ws string, n, dialers int) (*fleet, error) {
+	f := &fleet{subs: make([]*subscriber, n), handshakes: newHistogram(), latency: newHistogram(),
+		perInstance: make([]*histogram, len(urls))}
+	for i := range f.perInstance {
+		f.perInstance[i] = newHistogram()
+	}
 	start := time.Now()
 	jobs := make(chan int)
 	errs := make(chan error, dialers)
@@ -44,7 +51,7 @@ func connectFleet(ctx context.Context, url, ws string, n, dialers int) (*fleet, 
 		go func() {
 			defer dialWG.Done()
 			for i := range jobs {
-				s, err := f.dial(ctx, url, ws, fmt.Sprint(i))
+				s, err := f.dial(ctx, urls[i%len(urls)], i%len(urls), ws, fmt.Sprint(i))
 				if err != nil {
 					errs <- fmt.Errorf("subscriber %d: %w", i, err)
 					return
@@ -75,7 +82,7 @@ feed:
 	return f, nil
 }
 
-func (f *fleet) dial(ctx context.Context, url, ws, id string) (*subscriber, error) {
+func (f *fleet) dial(ctx context.Context, url string, instance int, ws, id string) (*subscriber, error) {
 	began := time.Now()
 	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, ReadBufferSize: 512, WriteBufferSize: 512,
 		HandshakeTimeout: 30 * time.Second}
@@ -101,7 +108,7 @@ func (f *fleet) dial(ctx context.Context, url, ws, id string) (*subscriber, erro
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	f.handshakes.add(time.Since(began))
-	s := &subscriber{conn: conn}
+	s := &subscriber{conn: conn, instance: instance}
 	s.sawMark.Store("")
 	f.wg.Add(1)
 	go f.read(s)
@@ -130,6 +137,7 @@ func (f *fleet) read(s *subscriber) {
 		if j := bytes.IndexByte(rest, '"'); j > 0 {
 			if at, err := time.Parse(time.RFC3339Nano, string(rest[:j])); err == nil {
 				f.latency.add(now.Sub(at))
+				f.perInstance[s.instance].add(now.Sub(at))
 			}
 		}
 		s.events.Add(1)
@@ -182,6 +190,9 @@ func (f *fleet) awaitLive(ctx context.Context, api *apiClient, ws string) error 
 
 func (f *fleet) resetSamples() {
 	f.latency = newHistogram()
+	for i := range f.perInstance {
+		f.perInstance[i] = newHistogram()
+	}
 	for _, s := range f.subs {
 		s.events.Store(0)
 	}

@@ -5,6 +5,7 @@
 //
 //	bash bench/fanout/run.sh            # 10,000 subscribers (raises ulimit -n)
 //	go run ./bench/fanout -n 1000       # smaller run
+//	go run ./bench/fanout -db "$FORKGRAPH_TEST_POSTGRES_DSN" -instances 2   # spread over two instances on PostgreSQL
 //
 // It stops by itself: every phase has a deadline, and the whole run is bounded by -timeout.
 package main
@@ -27,6 +28,8 @@ type options struct {
 	repo        string
 	timeout     time.Duration
 	serverGOGC  string
+	db          string // a postgres:// URL: the instances share a fresh schema of it
+	instances   int
 }
 
 func main() {
@@ -39,6 +42,8 @@ func main() {
 	flag.StringVar(&o.repo, "repo", ".", "forkgraph module root (built with go build)")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "upper bound for the whole run")
 	flag.StringVar(&o.serverGOGC, "server-gogc", "", "GOGC for the server (e.g. 10: RSS then tracks live memory, without GC headroom)")
+	flag.StringVar(&o.db, "db", "", "a postgres:// URL to run the instances on (a schema of their own); empty: one instance on a fresh SQLite file")
+	flag.IntVar(&o.instances, "instances", 1, "server instances (more than one needs -db); subscribers are spread round-robin, the load goes to the first")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -71,26 +76,23 @@ func run(ctx context.Context, o options) error {
 	if need := uint64(o.subscribers + 256); limit < need {
 		return fmt.Errorf("file descriptor limit %d is below the %d this run needs", limit, need)
 	}
-	srv, err := startServer(ctx, o.repo, o.serverGOGC)
+	fleetOfServers, cleanup, err := startServers(ctx, o)
+	defer cleanup()
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	srv := fleetOfServers[0]
 	api := &apiClient{base: srv.base}
 	ws := fmt.Sprintf("fanout-%d", time.Now().UnixNano())
 	if err := api.seedSource(ctx, ws); err != nil {
 		return err
 	}
-	rssBefore, err := srv.rss()
-	if err != nil {
-		return err
-	}
-	liveBefore, err := srv.liveMemory()
+	rssBefore, liveBefore, err := fleetOfServers.memory()
 	if err != nil {
 		return err
 	}
 
-	fleet, err := connectFleet(ctx, srv.wsURL, ws, o.subscribers, o.dialers)
+	fleet, err := connectFleet(ctx, fleetOfServers.wsURLs(), ws, o.subscribers, o.dialers)
 	if err != nil {
 		return err
 	}
@@ -99,25 +101,21 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	time.Sleep(2 * time.Second) // let the server's allocations settle before reading RSS
-	rssAfter, err := srv.rss()
-	if err != nil {
-		return err
-	}
-	liveAfter, err := srv.liveMemory()
+	rssAfter, liveAfter, err := fleetOfServers.memory()
 	if err != nil {
 		return err
 	}
 
 	fmt.Fprintf(os.Stderr, "fanout: %d subscribers live; driving load\n", o.subscribers)
 	fleet.resetSamples()
-	serverCPU0, _ := cpuSeconds(srv.cmd.Process.Pid)
+	serverCPU0 := fleetOfServers.cpuSeconds()
 	selfCPU0, _ := cpuSeconds(os.Getpid())
 	driven, err := api.drive(ctx, ws, o)
 	if err != nil {
 		return err
 	}
 	delivered := fleet.awaitDelivery(ctx, 60*time.Second)
-	serverCPU1, _ := cpuSeconds(srv.cmd.Process.Pid)
+	serverCPU1 := fleetOfServers.cpuSeconds()
 	selfCPU1, _ := cpuSeconds(os.Getpid())
 	driven.serverCPU, driven.clientCPU = serverCPU1-serverCPU0, selfCPU1-selfCPU0
 	report(o, fleet, driven, delivered, memory{rssBefore, rssAfter, liveBefore, liveAfter})

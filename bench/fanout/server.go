@@ -24,19 +24,25 @@ type server struct {
 	debug string // the server's -debug-addr (net/http/pprof, loopback)
 }
 
-// startServer builds the module at repo and starts it on a free loopback port with a fresh
-// database, the simulated driver at zero latency and no demo seed.
-func startServer(ctx context.Context, repo, gogc string) (*server, error) {
-	dir, err := os.MkdirTemp("", "fanout-")
+// buildServer builds the module at repo into a fresh directory, which the caller removes.
+func buildServer(ctx context.Context, repo string) (bin, dir string, err error) {
+	dir, err = os.MkdirTemp("", "fanout-")
 	if err != nil {
-		return nil, fmt.Errorf("temp dir: %w", err)
+		return "", "", fmt.Errorf("temp dir: %w", err)
 	}
-	bin := filepath.Join(dir, "forkgraph")
+	bin = filepath.Join(dir, "forkgraph")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
 	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("build server: %w", err)
+		return "", dir, fmt.Errorf("build server: %w", err)
 	}
+	return bin, dir, nil
+}
+
+// startServer starts bin on a free loopback port with the simulated driver at zero latency and
+// no demo seed. db is a postgres:// URL shared with other instances (id names this one), or ""
+// for a fresh SQLite file in dir.
+func startServer(ctx context.Context, bin, dir, db, id, gogc string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -45,12 +51,17 @@ func startServer(ctx context.Context, repo, gogc string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	log, err := os.Create(filepath.Join(dir, "server.log"))
+	log, err := os.Create(filepath.Join(dir, "server-"+id+".log"))
 	if err != nil {
 		return nil, fmt.Errorf("server log: %w", err)
 	}
-	cmd := exec.Command(bin, "-addr", addr, "-db", filepath.Join(dir, "db"), "-sim-latency", "0s", "-no-seed",
-		"-debug-addr", debugAddr)
+	args := []string{"-addr", addr, "-sim-latency", "0s", "-no-seed", "-debug-addr", debugAddr}
+	if db == "" {
+		args = append(args, "-db", filepath.Join(dir, "db"))
+	} else {
+		args = append(args, "-db", db, "-instance-id", id)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if gogc != "" {
 		cmd.Env = append(os.Environ(), "GOGC="+gogc)
@@ -87,7 +98,7 @@ func (s *server) awaitHealthy(ctx context.Context) error {
 		}
 		time.Sleep(100 * time.Millisecond) // an external process: poll with a deadline
 	}
-	return fmt.Errorf("server at %s not healthy within 30s (log: %s/server.log)", s.base, s.dir)
+	return fmt.Errorf("server at %s not healthy within 30s (logs in %s)", s.base, s.dir)
 }
 
 // rss returns the server's resident set size in bytes, from /proc.
@@ -136,7 +147,7 @@ func (s *server) liveMemory() (int64, error) {
 	return heap + stacks, nil
 }
 
-// stop ends the server gracefully (SIGTERM), then forcibly, and removes its files.
+// stop ends the server gracefully (SIGTERM), then forcibly. Its directory is the caller's.
 func (s *server) stop() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
@@ -147,7 +158,6 @@ func (s *server) stop() {
 		_ = s.cmd.Process.Kill()
 		<-done
 	}
-	_ = os.RemoveAll(s.dir)
 }
 
 // cpuSeconds returns the user + system CPU time of process pid so far, from /proc.
