@@ -26,6 +26,23 @@ func (h *harness) peer(options ...func(*forkengine.Config)) *forkengine.Engine {
 	return e
 }
 
+// forkInFlight starts a fork whose driver call is out until gate is closed, and returns once the
+// driver has it.
+func (h *harness) forkInFlight() (forkengine.ForkOperation, chan struct{}) {
+	h.t.Helper()
+	h.seed(1)
+	gate := make(chan struct{})
+	h.driver.SetGate(gate)
+	h.driver.QueueFork()
+	op := h.mustFork("request-1", "turn-1")
+	select {
+	case <-h.driver.ForkEntered():
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("the fork was never dispatched")
+	}
+	return op, gate
+}
+
 // advance moves the harness clock.
 func (h *harness) advance(d time.Duration) {
 	h.mu.Lock()
@@ -95,16 +112,7 @@ func TestTakeOverAfterTheLeaseExpires(t *testing.T) {
 // twice.
 func TestALateAnswerAfterATakeoverChangesNothing(t *testing.T) {
 	h := newHarness(t, withBackground)
-	h.seed(1)
-	gate := make(chan struct{})
-	h.driver.SetGate(gate)
-	h.driver.QueueFork()
-	op := h.mustFork("request-1", "turn-1")
-	select {
-	case <-h.driver.ForkEntered():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the fork was never dispatched")
-	}
+	op, gate := h.forkInFlight()
 	b := h.peer()
 	h.advance(forkengine.DefaultLeaseDuration + time.Second) // and no renewal came
 	report, err := b.TakeOver(h.ctx)
@@ -120,16 +128,7 @@ func TestALateAnswerAfterATakeoverChangesNothing(t *testing.T) {
 // own sweep re-leases, without touching, a fork it is still driving whose renewal came late.
 func TestRenewedLeasesAreNotTakenOver(t *testing.T) {
 	h := newHarness(t, withBackground)
-	h.seed(1)
-	gate := make(chan struct{})
-	h.driver.SetGate(gate)
-	h.driver.QueueFork()
-	op := h.mustFork("request-1", "turn-1")
-	select {
-	case <-h.driver.ForkEntered():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the fork was never dispatched")
-	}
+	op, gate := h.forkInFlight()
 	require.Equal(t, 1, h.engine.HeldLeases())
 	b := h.peer()
 	h.advance(forkengine.DefaultLeaseDuration - time.Second)
