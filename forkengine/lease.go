@@ -46,15 +46,16 @@ func (c LeaseClaim) LeaseFree(op ForkOperation) bool {
 }
 
 // Claimable is the rule of Store.ClaimOperations: an unfinished operation whose lease c may
-// take, or an unknown one whose next reconcile attempt is due at c.Now and whose lease is free
-// or already c.Owner's (the instance that ended its dispatch reconciles it first).
+// take, or an unknown one whose next reconcile attempt is due at c.Now and whose lease is free,
+// already c.Owner's (the instance that ended its dispatch reconciles it first), or, with
+// c.TakeAll, anyone's.
 func (c LeaseClaim) Claimable(op ForkOperation) bool {
 	switch {
 	case op.Status.Active():
 		return c.LeaseFree(op)
 	case op.Status == StatusUnknown && op.NextReconcileAt != nil && !op.NextReconcileAt.After(c.Now):
 		own := c
-		own.TakeOwn, own.TakeAll = true, false
+		own.TakeOwn = true
 		return own.LeaseFree(op)
 	}
 	return false

@@ -56,8 +56,11 @@ func (q queries) freeOperationKeys(ctx context.Context, c forkengine.LeaseClaim)
 	if !c.TakeAll {
 		active = leaseFree(active, c.Now, c.Owner, c.TakeOwn)
 	}
-	due := leaseFree(q.with(ctx).Where("status = ? AND next_reconcile_at_us IS NOT NULL AND next_reconcile_at_us <= ?",
-		string(forkengine.StatusUnknown), micros(c.Now)), c.Now, c.Owner, true)
+	due := q.with(ctx).Where("status = ? AND next_reconcile_at_us IS NOT NULL AND next_reconcile_at_us <= ?",
+		string(forkengine.StatusUnknown), micros(c.Now))
+	if !c.TakeAll {
+		due = leaseFree(due, c.Now, c.Owner, true)
+	}
 	var rows []claimKey
 	for _, db := range []*gorm.DB{active, due} {
 		db = limit(keyset(db.Table("fork_operations").Select("workspace_id, id, created_at_us"), c.After).Order("created_at_us, id"), c.Limit)

@@ -155,6 +155,8 @@ func leaseTests() map[string]storeTest {
 			failed.NextReconcileAt = timePtr(at(9))
 			insertOperations(t, s, due, later, unscheduled, heldElsewhere, mine, failed)
 			require.ElementsMatch(t, []string{"due", "mine"}, claimIDs(t, s, forkengine.LeaseClaim{Owner: "b", Now: at(10), Until: at(30), Limit: 10}))
+			require.ElementsMatch(t, []string{"due", "mine", "held"}, claimIDs(t, s, forkengine.LeaseClaim{Owner: "d", Now: at(10), Until: at(40), Limit: 10, TakeAll: true}),
+				"on an exclusive store every due one is free, whoever holds it")
 		},
 		"ClaimOperationTakesOneFreeOrOwnLease": func(t *testing.T, s forkengine.Store) {
 			insertOperations(t, s, leasedOperation("free", forkengine.StatusUnknown, "a", 5),
