@@ -52,12 +52,11 @@ func (db *DB) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim) ([]f
 // unfinished ones (index fork_operations_recoverable) and the unknown ones due for a reconcile
 // attempt (index fork_operations_reconcile_due), merged in creation order.
 func (q queries) freeOperationKeys(ctx context.Context, c forkengine.LeaseClaim) ([]forkengine.OperationKey, error) {
-	active := q.with(ctx).Where("status IN ?", activeStatuses)
+	active := q.with(ctx).Where(isActiveSQL)
 	if !c.TakeAll {
 		active = leaseFree(active, c.Now, c.Owner, c.TakeOwn)
 	}
-	due := leaseFree(q.with(ctx).Where("status = ? AND next_reconcile_at_us IS NOT NULL AND next_reconcile_at_us <= ?",
-		string(forkengine.StatusUnknown), micros(c.Now)), c.Now, c.Owner, true)
+	due := leaseFree(q.with(ctx).Where(isReconcileDueSQL, micros(c.Now)), c.Now, c.Owner, true)
 	var rows []claimKey
 	for _, db := range []*gorm.DB{active, due} {
 		db = limit(keyset(db.Table("fork_operations").Select("workspace_id, id, created_at_us"), c.After).Order("created_at_us, id"), c.Limit)
