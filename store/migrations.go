@@ -211,6 +211,13 @@ var migrations = []migration{
 		// in one seek, where the unique index would walk back over every settled turn.
 		`CREATE INDEX turns_unsettled ON turns (workspace_id, session_id, sequence) WHERE phase <> 'settled'`,
 	}},
+	{version: 10, name: "session counts for totalCount", statements: []string{
+		sessionCountsTable,
+		sessionCountsBackfill,
+	}, perDialect: map[string][]string{
+		DriverSQLite:   sqliteSessionCountTriggers,
+		DriverPostgres: postgresSessionCountTriggers,
+	}},
 }
 
 func eventsTable(cursorType string) string {

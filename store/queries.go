@@ -150,8 +150,9 @@ func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.Sessi
 	return out, nil
 }
 
-// CountSessions counts the sessions matching f.
-func (q queries) CountSessions(ctx context.Context, ws string, f forkengine.SessionFilter) (int, error) {
+// countSessionRows counts the sessions matching f row by row: what CountSessions falls back to
+// for a filter session_counts does not keep.
+func (q queries) countSessionRows(ctx context.Context, ws string, f forkengine.SessionFilter) (int, error) {
 	var n int64
 	if err := filterSessions(q.with(ctx).Model(&sessionRow{}), ws, f).Count(&n).Error; err != nil {
 		return 0, classify(err, "count sessions")
