@@ -20,9 +20,7 @@ import (
 //
 // The root bit is read when a session row or a lineage row is written, so the counts are exact
 // when a lineage is written in the transaction that writes its target session, or after that one
-// committed (a fork's commit writes both in one transaction). On PostgreSQL a writer holds its
-// workspace's count rows until it commits, so writes that change a workspace's counts serialise
-// there, as they already do on the event cursor.
+// committed (a fork's commit writes both in one transaction).
 
 // sessionBaseClassSQL is the deleted and visible bits of the session row named by alias.
 func sessionBaseClassSQL(alias string) string {
@@ -39,13 +37,14 @@ func sessionClassSQL(alias string) string {
 var sessionCountsTable = `CREATE TABLE session_counts (
 	workspace_id TEXT   NOT NULL,
 	class        BIGINT NOT NULL,
+	shard        BIGINT NOT NULL,
 	n            BIGINT NOT NULL,
-	PRIMARY KEY (workspace_id, class)
+	PRIMARY KEY (workspace_id, class, shard)
 )`
 
 // sessionCountsBackfill counts the sessions already stored.
-var sessionCountsBackfill = `INSERT INTO session_counts (workspace_id, class, n)
-	SELECT workspace_id, class, COUNT(*) FROM (SELECT s.workspace_id, ` + sessionClassSQL("s") + ` AS class FROM sessions s) c
+var sessionCountsBackfill = `INSERT INTO session_counts (workspace_id, class, shard, n)
+	SELECT workspace_id, class, 0, COUNT(*) FROM (SELECT s.workspace_id, ` + sessionClassSQL("s") + ` AS class FROM sessions s) c
 	GROUP BY workspace_id, class`
 
 // A lineage's insert makes its target (if stored yet) a non-root; its delete, a root again. A
@@ -54,16 +53,16 @@ const sessionClassChangedSQL = "(OLD.deleted_at_us IS NULL) <> (NEW.deleted_at_u
 
 // sqliteBumpSQL adds delta to the count of class in the row's workspace.
 func sqliteBumpSQL(ws, class, delta string) string {
-	return "INSERT INTO session_counts (workspace_id, class, n) VALUES (" + ws + ", " + class + ", " + delta +
-		") ON CONFLICT (workspace_id, class) DO UPDATE SET n = session_counts.n + excluded.n;"
+	return "INSERT INTO session_counts (workspace_id, class, shard, n) VALUES (" + ws + ", " + class + ", 0, " + delta +
+		") ON CONFLICT (workspace_id, class, shard) DO UPDATE SET n = session_counts.n + excluded.n;"
 }
 
 // sqliteMoveSQL moves the lineage's target session, if stored, from one root bit to the other.
 func sqliteMoveSQL(row string, fromRoot, toRoot int) string {
 	move := func(root, delta int) string {
-		return "INSERT INTO session_counts (workspace_id, class, n) SELECT s.workspace_id, " + sessionBaseClassSQL("s") +
-			" + " + strconv.Itoa(root) + ", " + strconv.Itoa(delta) + " FROM sessions s WHERE s.workspace_id = " + row +
-			".workspace_id AND s.id = " + row + ".target_session_id ON CONFLICT (workspace_id, class) DO UPDATE SET n = session_counts.n + excluded.n;"
+		return "INSERT INTO session_counts (workspace_id, class, shard, n) SELECT s.workspace_id, " + sessionBaseClassSQL("s") +
+			" + " + strconv.Itoa(root) + ", 0, " + strconv.Itoa(delta) + " FROM sessions s WHERE s.workspace_id = " + row +
+			".workspace_id AND s.id = " + row + ".target_session_id ON CONFLICT (workspace_id, class, shard) DO UPDATE SET n = session_counts.n + excluded.n;"
 	}
 	return move(fromRoot, -1) + "\n" + move(toRoot, 1)
 }
@@ -81,12 +80,17 @@ var sqliteSessionCountTriggers = []string{
 }
 
 // On PostgreSQL the same rules are plpgsql trigger functions; unqualified names resolve through
-// the connection's search_path, as the tables' do.
+// the connection's search_path, as the tables' do. Writers there run side by side, and a count
+// row a transaction changed stays locked until it commits, so each connection counts into a shard
+// of its own (its backend pid modulo 16): concurrent writers to one workspace rarely wait on each
+// other's count rows. A shard's count may go below zero (a session counted in one shard and
+// uncounted in another); only the sum over the shards means anything. SQLite has one writer, so
+// it keeps shard 0.
 var postgresSessionCountTriggers = []string{
 	`CREATE OR REPLACE FUNCTION forkgraph_bump_session_count(p_ws TEXT, p_class BIGINT, p_delta BIGINT) RETURNS void AS $$
 	BEGIN
-		INSERT INTO session_counts (workspace_id, class, n) VALUES (p_ws, p_class, p_delta)
-		ON CONFLICT (workspace_id, class) DO UPDATE SET n = session_counts.n + excluded.n;
+		INSERT INTO session_counts (workspace_id, class, shard, n) VALUES (p_ws, p_class, pg_backend_pid() % 16, p_delta)
+		ON CONFLICT (workspace_id, class, shard) DO UPDATE SET n = session_counts.n + excluded.n;
 	END $$ LANGUAGE plpgsql`,
 	`CREATE OR REPLACE FUNCTION forkgraph_count_sessions() RETURNS trigger AS $$
 	BEGIN
@@ -148,7 +152,8 @@ func (q queries) CountSessions(ctx context.Context, ws string, f forkengine.Sess
 	return int(n), nil
 }
 
-// countSessionsSQL sums the counts of classes in one workspace (argument: the workspace). The
+// countSessionsSQL sums the counts of classes, every shard, in one workspace (argument: the
+// workspace): at most 8 × 16 rows of one index range. The
 // classes are digits the code chose, so they are written into the SQL: one text per filter
 // shape, each prepared once.
 func countSessionsSQL(classes []string) string {
