@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,4 +70,54 @@ func TestSessionCountsBackfillPostgres(t *testing.T) {
 // at is a test timestamp, minutes after a fixed start.
 func at(minutes int) time.Time {
 	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(minutes) * time.Minute)
+}
+
+// testConcurrentCountedWrites: writers side by side (on PostgreSQL on several connections, so
+// several count shards) store sessions, hide some and fork others; the counts still add up.
+func testConcurrentCountedWrites(t *testing.T, cfg Config) {
+	db := openTest(t, cfg)
+	ctx := context.Background()
+	const writers, each = 6, 15
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				errs <- db.Update(ctx, func(tx forkengine.Tx) error {
+					s := forkengine.Session{WorkspaceID: "ws", ID: id, Visible: i%3 != 0, CreatedAt: at(i)}
+					if err := tx.UpsertSession(ctx, s); err != nil {
+						return err
+					}
+					if i%2 == 0 {
+						return tx.InsertLineage(ctx, forkengine.Lineage{WorkspaceID: "ws", TargetSessionID: id, OperationID: "op" + id, SourceSessionID: "w0-1"})
+					}
+					return nil
+				})
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	yes := true
+	for _, f := range []forkengine.SessionFilter{{}, {RootsOnly: true}, {Visible: &yes, RootsOnly: true}} {
+		rows, err := db.ListSessions(ctx, "ws", f, forkengine.PageCursor{}, 0)
+		require.NoError(t, err)
+		n, err := db.CountSessions(ctx, "ws", f)
+		require.NoError(t, err)
+		require.Equal(t, len(rows), n, "%+v", f)
+	}
+	n, err := db.CountSessions(ctx, "ws", forkengine.SessionFilter{RootsOnly: true})
+	require.NoError(t, err)
+	require.Equal(t, writers*(each/2), n, "the odd-numbered sessions of each writer are roots")
+}
+
+func TestConcurrentCountedWritesSQLite(t *testing.T) { testConcurrentCountedWrites(t, sqliteConfig(t)) }
+
+func TestConcurrentCountedWritesPostgres(t *testing.T) {
+	requirePostgres(t)
+	testConcurrentCountedWrites(t, postgresConfig(t))
 }
