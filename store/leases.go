@@ -52,12 +52,11 @@ func (db *DB) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim) ([]f
 // unfinished ones (index fork_operations_recoverable) and the unknown ones due for a reconcile
 // attempt (index fork_operations_reconcile_due), merged in creation order.
 func (q queries) freeOperationKeys(ctx context.Context, c forkengine.LeaseClaim) ([]forkengine.OperationKey, error) {
-	active := q.with(ctx).Where("status IN ?", activeStatuses)
+	active := q.with(ctx).Where(isActiveSQL)
 	if !c.TakeAll {
 		active = leaseFree(active, c.Now, c.Owner, c.TakeOwn)
 	}
-	due := q.with(ctx).Where("status = ? AND next_reconcile_at_us IS NOT NULL AND next_reconcile_at_us <= ?",
-		string(forkengine.StatusUnknown), micros(c.Now))
+	due := q.with(ctx).Where(isReconcileDueSQL, micros(c.Now))
 	if !c.TakeAll {
 		due = leaseFree(due, c.Now, c.Owner, true)
 	}

@@ -206,6 +206,18 @@ var migrations = []migration{
 		`CREATE INDEX fork_operations_reconcile_due ON fork_operations (next_reconcile_at_us)
 			WHERE status = 'unknown' AND next_reconcile_at_us IS NOT NULL`,
 	}},
+	{version: 9, name: "unsettled turns", statements: []string{
+		// The active turn is the last unsettled one; with few unsettled turns this index finds it
+		// in one seek, where the unique index would walk back over every settled turn.
+		`CREATE INDEX turns_unsettled ON turns (workspace_id, session_id, sequence) WHERE phase <> 'settled'`,
+	}},
+	{version: 10, name: "session counts for totalCount", statements: []string{
+		sessionCountsTable,
+		sessionCountsBackfill,
+	}, perDialect: map[string][]string{
+		DriverSQLite:   sqliteSessionCountTriggers,
+		DriverPostgres: postgresSessionCountTriggers,
+	}},
 }
 
 func eventsTable(cursorType string) string {

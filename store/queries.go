@@ -52,13 +52,15 @@ func (q queries) inChunks(ids []string, fn func(chunk []string) error) error {
 	return nil
 }
 
-// keyset adds "strictly after (time, id)" to an ordered query.
+// keyset adds "strictly after (time, id)" to an ordered query. It is a row-value comparison on
+// purpose: SQLite (3.15 and later) and PostgreSQL both seek an index on (..., created_at_us, id)
+// to the cursor with it, where the equivalent "created_at_us > ? OR (created_at_us = ? AND
+// id > ?)" made SQLite walk the index from the start of the workspace, so late pages slowed down.
 func keyset(db *gorm.DB, after forkengine.PageCursor) *gorm.DB {
 	if after.IsZero() {
 		return db
 	}
-	us := micros(after.Time)
-	return db.Where("(created_at_us > ? OR (created_at_us = ? AND id > ?))", us, us, after.ID)
+	return db.Where("(created_at_us, id) > (?, ?)", micros(after.Time), after.ID)
 }
 
 func limit(db *gorm.DB, n int) *gorm.DB {
@@ -72,6 +74,15 @@ func limit(db *gorm.DB, n int) *gorm.DB {
 var activeStatuses = []string{
 	string(forkengine.StatusPrepared), string(forkengine.StatusDispatching), string(forkengine.StatusProviderAccepted),
 }
+
+// The conditions of the partial indexes fork_operations_recoverable and
+// fork_operations_reconcile_due, written as literals: a planner can use a partial index only
+// when it can prove the query implies the index's WHERE, and with the statuses bound as
+// parameters SQLite cannot, so it scanned the whole table instead.
+const (
+	isActiveSQL       = "status IN ('prepared', 'dispatching', 'provider_accepted')"
+	isReconcileDueSQL = "status = 'unknown' AND next_reconcile_at_us IS NOT NULL AND next_reconcile_at_us <= ?"
+)
 
 var getSessionSQL = "SELECT " + sessionSelectList + " FROM sessions WHERE workspace_id = ? AND id = ?"
 
@@ -139,8 +150,9 @@ func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.Sessi
 	return out, nil
 }
 
-// CountSessions counts the sessions matching f.
-func (q queries) CountSessions(ctx context.Context, ws string, f forkengine.SessionFilter) (int, error) {
+// countSessionRows counts the sessions matching f row by row: what CountSessions falls back to
+// for a filter session_counts does not keep.
+func (q queries) countSessionRows(ctx context.Context, ws string, f forkengine.SessionFilter) (int, error) {
 	var n int64
 	if err := filterSessions(q.with(ctx).Model(&sessionRow{}), ws, f).Count(&n).Error; err != nil {
 		return 0, classify(err, "count sessions")

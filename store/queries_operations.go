@@ -266,7 +266,7 @@ func (q queries) CountOperations(ctx context.Context, ws string, f forkengine.Op
 
 // RecoverableOperations pages the active operations of every workspace in (CreatedAt, ID) order.
 func (q queries) RecoverableOperations(ctx context.Context, after forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
-	db := keyset(q.with(ctx).Where("status IN ?", activeStatuses), after).Order("created_at_us, id")
+	db := keyset(q.with(ctx).Where(isActiveSQL), after).Order("created_at_us, id")
 	return q.findOperations(limit(db, n), "recoverable operations")
 }
 

@@ -40,13 +40,6 @@ func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[s
 	return out, err
 }
 
-// pagedTurnsSQL numbers each session's turns after the cursor, so one statement returns the
-// first page of every session.
-var pagedTurnsSQL = `SELECT ` + turnSelectList + ` FROM (
-	SELECT turns.*, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY sequence) AS page_row
-	FROM turns WHERE workspace_id = ? AND session_id IN ? AND sequence > ?
-) paged WHERE page_row <= ? ORDER BY session_id, sequence`
-
 // TurnsBySessionIDs returns, per session, up to limit (<= 0: all) turns with Sequence >
 // afterSequence in sequence order. Sessions without such turns are absent.
 func (q queries) TurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string, afterSequence int64, n int) (map[string][]forkengine.Turn, error) {
@@ -55,7 +48,7 @@ func (q queries) TurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []
 		var rows []turnRow
 		db := q.with(ctx)
 		if n > 0 {
-			db = db.Raw(pagedTurnsSQL, ws, chunk, afterSequence, n)
+			db = db.Raw(pagedTurnsSQL(len(chunk)), idArgs(chunk, ws, afterSequence, ws, afterSequence, n-1, maxSequence)...)
 		} else {
 			db = db.Where("workspace_id = ? AND session_id IN ? AND sequence > ?", ws, chunk, afterSequence).Order("session_id, sequence")
 		}
@@ -91,34 +84,22 @@ func (q queries) CountTurnsBySessionIDs(ctx context.Context, ws string, sessionI
 	return out, err
 }
 
-// lastTurnSQL picks each session's highest-sequence turn among those the extra condition keeps.
-func lastTurnSQL(extra string) string {
-	return `SELECT ` + turnSelectList + ` FROM (
-	SELECT turns.*, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY sequence DESC) AS newest
-	FROM turns WHERE workspace_id = ? AND session_id IN ?` + extra + `
-) ranked WHERE newest = 1`
-}
-
-var (
-	latestTurnSQL = lastTurnSQL("")
-	activeTurnSQL = lastTurnSQL(" AND phase <> 'settled'")
-)
-
 // LatestTurnsBySessionIDs returns each session's highest-sequence turn.
 func (q queries) LatestTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
-	return q.turnPerSession(ctx, latestTurnSQL, ws, sessionIDs)
+	return q.turnPerSession(ctx, noExtra, ws, sessionIDs)
 }
 
 // ActiveTurnsBySessionIDs returns each session's highest-sequence turn that is not settled.
 func (q queries) ActiveTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
-	return q.turnPerSession(ctx, activeTurnSQL, ws, sessionIDs)
+	return q.turnPerSession(ctx, unsettled, ws, sessionIDs)
 }
 
-func (q queries) turnPerSession(ctx context.Context, query, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
+// turnPerSession reads each session's last turn among those extra keeps (lastTurnSQL).
+func (q queries) turnPerSession(ctx context.Context, extra, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
 	out := map[string]forkengine.Turn{}
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
 		var rows []turnRow
-		if err := q.with(ctx).Raw(query, ws, chunk).Scan(&rows).Error; err != nil {
+		if err := q.with(ctx).Raw(lastTurnSQL(len(chunk), extra), idArgs(chunk, ws, ws)...).Scan(&rows).Error; err != nil {
 			return classify(err, "turn per session")
 		}
 		for _, r := range rows {

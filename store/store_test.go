@@ -23,7 +23,7 @@ import (
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // sqliteConfig returns a config for a fresh SQLite file in the test's temp dir.
-func sqliteConfig(t *testing.T) Config {
+func sqliteConfig(t testing.TB) Config {
 	return Config{DSN: filepath.Join(t.TempDir(), "forkgraph.db"), Logger: quietLog}
 }
 
@@ -55,7 +55,7 @@ func requirePostgres(t *testing.T) {
 
 // postgresConfig creates a schema of its own for the test (dropped afterwards) and returns a
 // config whose connections use it.
-func postgresConfig(t *testing.T) Config {
+func postgresConfig(t testing.TB) Config {
 	t.Helper()
 	base := os.Getenv(postgresDSNEnv)
 	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})

@@ -22,6 +22,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		tests map[string]storeTest
 	}{
 		{"Sessions", sessionTests()},
+		{"SessionCounts", sessionCountTests()},
 		{"Turns", turnTests()},
 		{"Messages", messageTests()},
 		{"Operations", operationTests()},

@@ -126,6 +126,17 @@ func testTurnsBySession(t *testing.T, s forkengine.Store) {
 	rest, err := s.TurnsBySessionIDs(ctx, wsA, sessions, 3, 10)
 	require.NoError(t, err)
 	require.Equal(t, map[string][]forkengine.Turn{"s1": s1[3:]}, rest)
+
+	// A page exactly as long as what is left, a page of one, and a cursor past the end.
+	exact, err := s.TurnsBySessionIDs(ctx, wsA, sessions, 0, 5)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]forkengine.Turn{"s1": s1, "s2": s2}, exact)
+	one, err := s.TurnsBySessionIDs(ctx, wsA, sessions, 4, 1)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]forkengine.Turn{"s1": s1[4:5]}, one)
+	past, err := s.TurnsBySessionIDs(ctx, wsA, sessions, 5, 3)
+	require.NoError(t, err)
+	require.Empty(t, past)
 }
 
 func testLatestAndActiveTurns(t *testing.T, s forkengine.Store) {
