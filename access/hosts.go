@@ -11,7 +11,8 @@ import (
 // Hosts is the Host allow-list, the defence against DNS rebinding: a page on an attacker's name
 // that resolves to 127.0.0.1 sends that name as Host, so refusing unknown names keeps it from
 // reading a server on loopback. Names compare case-insensitively and without the port; an
-// entry ".example.com" allows every subdomain of example.com. The zero value allows any host.
+// entry ".example.com" allows every subdomain of example.com. The zero value allows no host;
+// ParseHosts of a blank spec and AnyHost allow every one.
 type Hosts struct {
 	any      bool
 	loopback bool
@@ -27,7 +28,7 @@ func AnyHost() Hosts { return Hosts{any: true} }
 func LoopbackHosts() Hosts { return Hosts{loopback: true} }
 
 // ParseHosts reads a comma-separated allow-list: "*" (any host), "loopback" (LoopbackHosts's
-// names), host names, ".suffix" entries and IP addresses. A blank spec is the zero value.
+// names), host names, ".suffix" entries and IP addresses. A blank spec allows any host.
 func ParseHosts(spec string) (Hosts, error) {
 	h := Hosts{names: map[string]bool{}}
 	empty := true
