@@ -146,7 +146,8 @@ func (res *reservation) serveStream(w http.ResponseWriter, r *http.Request, t SS
 }
 
 // startSingle is the POST of an operation: 404 without a reservation, 400 for an unreadable
-// request or no extensions.operationId, 409 for an operationId in use, 429 over MaxOperations,
+// request, no extensions.operationId, or an operation that fails to parse or validate (its
+// errors in the body, as graphql-sse's reference server and GraphQL over HTTP answer), 409 for an operationId in use, 429 over MaxOperations,
 // else 202 while the operation runs and reports on the stream.
 func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := graphql.Now()
@@ -170,6 +171,14 @@ func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	// The operation keeps the request's values (credentials, rate-limit bucket, request id) and
 	// outlives it: it ends with its reservation or a DELETE.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	ctx = graphql.StartOperationTrace(ctx)
+	opCtx, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil { // request problems are answered as GraphQL over HTTP does, not streamed
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+		cancel()
+		writeJSONErrors(w, "application/json; charset=utf-8", http.StatusBadRequest, resp.Errors, nil)
+		return
+	}
 	op := &singleOp{cancel: cancel}
 	res.mu.Lock()
 	switch {
@@ -190,13 +199,11 @@ func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return
 	}
 	stopAfter := context.AfterFunc(res.ctx, cancel)
-	ctx = graphql.StartOperationTrace(ctx)
-	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	go func() {
 		defer res.running.Done()
 		defer stopAfter()
 		defer cancel()
-		op.delivered = res.run(ctx, id, exec, opCtx, errs)
+		op.delivered = res.run(ctx, id, exec, opCtx)
 		res.mu.Lock()
 		if res.ops[id] == op {
 			delete(res.ops, id)
@@ -209,7 +216,7 @@ func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 // run executes one operation and hands its events to the stream; it reports whether its
 // `complete` was handed over.
 func (res *reservation) run(ctx context.Context, id string, exec graphql.GraphExecutor,
-	opCtx *graphql.OperationContext, errs gqlerror.List) bool {
+	opCtx *graphql.OperationContext) bool {
 	idJSON, _ := json.Marshal(id)
 	send := func(name string, payload []byte) bool {
 		data := append([]byte(`{"id":`), idJSON...)
@@ -224,10 +231,6 @@ func (res *reservation) run(ctx context.Context, id string, exec graphql.GraphEx
 		case <-ctx.Done():
 			return false
 		}
-	}
-	if errs != nil {
-		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
-		return send("next", encodeResponse(resp)) && send("complete", nil)
 	}
 	results := make(chan []byte)
 	done := make(chan gqlerror.List, 1)

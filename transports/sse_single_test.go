@@ -155,28 +155,24 @@ func TestSSESingle_TwoOperationsOnOneStream(t *testing.T) {
 	}
 }
 
-// An operation posted before its stream opens waits for it; a validation error arrives as a
-// `next` with errors, then `complete`, as in distinct-connections mode.
+// An operation posted before its stream opens waits for it; one that does not validate is
+// answered 400 with its errors on the POST, as GraphQL over HTTP does, and never streamed.
 func TestSSESingle_OperationBeforeStreamAndValidationError(t *testing.T) {
 	_, hs := singleServer(t, &Reservations{})
 	token := reserve(t, hs.URL, "")
 	startOp(t, hs.URL, "", token, "early", "{ hello }")
-	startOp(t, hs.URL, "", token, "bad", "{ nope }")
+	resp, body := do(t, http.MethodPost, hs.URL, "", token, `{"query":"{ nope }","extensions":{"operationId":"bad"}}`)
+	expectCode(t, resp, body, http.StatusBadRequest, "GRAPHQL_VALIDATION_FAILED")
 	_, events := openReserved(t, context.Background(), hs.URL, "", token)
-	got := map[string]string{}
-	for completes := 0; completes < 2; {
-		ev := nextSingle(t, events)
-		if ev.name == "complete" {
-			completes++
-			continue
-		}
-		got[ev.ID] = string(ev.Payload)
+	if ev := nextSingle(t, events); ev.ID != "early" || ev.name != "next" || string(ev.Payload) != `{"data":{"hello":"world"}}` {
+		t.Fatalf("event = %+v, want the early operation's result", ev)
 	}
-	if got["early"] != `{"data":{"hello":"world"}}` {
-		t.Errorf("early = %s", got["early"])
+	if ev := nextSingle(t, events); ev.ID != "early" || ev.name != "complete" {
+		t.Fatalf("event = %+v, want complete of early", ev)
 	}
-	if !strings.Contains(got["bad"], `"GRAPHQL_VALIDATION_FAILED"`) {
-		t.Errorf("bad = %s, want a validation error", got["bad"])
+	startOp(t, hs.URL, "", token, "bad", "{ hello }") // the refused id was never taken
+	if ev := nextSingle(t, events); ev.ID != "bad" || ev.name != "next" {
+		t.Fatalf("event = %+v, want next of bad", ev)
 	}
 }
 
