@@ -53,7 +53,8 @@ func (o Origins) Allows(r *http.Request) bool {
 }
 
 // corsHeaders are the request headers a cross-origin page may send.
-const corsHeaders = "Accept, Authorization, Content-Type, X-Request-Id"
+// X-GraphQL-Event-Stream-Token is graphql-sse's single-connection reservation token.
+const corsHeaders = "Accept, Authorization, Content-Type, X-GraphQL-Event-Stream-Token, X-Request-Id"
 
 // Middleware refuses a browser request from an origin not on the list with 403
 // ORIGIN_NOT_ALLOWED, preflight included, so such a page can neither read responses nor open a
@@ -77,7 +78,7 @@ func (o Origins) Middleware(next http.Handler) http.Handler {
 			w.Header().Set("Access-Control-Expose-Headers", "Retry-After, X-Request-Id")
 		}
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
 			headers := r.Header.Get("Access-Control-Request-Headers")
 			if headers == "" {
 				headers = corsHeaders

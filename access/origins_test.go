@@ -54,6 +54,14 @@ func TestOriginsMiddleware(t *testing.T) {
 		require.Contains(t, w.Header().Get("Access-Control-Allow-Methods"), "POST")
 		require.Equal(t, "content-type, authorization", w.Header().Get("Access-Control-Allow-Headers"))
 	})
+	t.Run("OK: graphql-sse single-connection mode's PUT and DELETE may be preflighted", func(t *testing.T) {
+		w := call(http.MethodOptions, "http://localhost:5173", "Access-Control-Request-Method", "PUT")
+		require.Equal(t, http.StatusNoContent, w.Code)
+		for _, method := range []string{"PUT", "DELETE"} {
+			require.Contains(t, w.Header().Get("Access-Control-Allow-Methods"), method)
+		}
+		require.Contains(t, w.Header().Get("Access-Control-Allow-Headers"), "X-GraphQL-Event-Stream-Token")
+	})
 	for name, origin := range map[string]string{
 		"ErrOtherOrigin": "https://evil.example", "ErrOtherPort": "https://app.example.com:8443",
 		"ErrOtherScheme": "http://app.example.com", "ErrNullOrigin": "null",

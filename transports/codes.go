@@ -12,10 +12,13 @@ import (
 // receives, refused requests included, can be told apart without reading its message.
 const (
 	CodeBadRequest           = "BAD_REQUEST"            // 400, a malformed websocket message
+	CodeNotFound             = "NOT_FOUND"              // 404, an unknown graphql-sse reservation token
 	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"     // 405
 	CodeNotAcceptable        = "NOT_ACCEPTABLE"         // 406
+	CodeConflict             = "CONFLICT"               // 409, a stream already open, an operation id in use
 	CodeRequestTooLarge      = "REQUEST_TOO_LARGE"      // 413
 	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE" // 415
+	CodeTooManyReservations  = "TOO_MANY_RESERVATIONS"  // 429, graphql-sse reservations over a bound
 	CodeInternal             = "INTERNAL_SERVER_ERROR"  // 500
 	CodeOperationRefused     = "OPERATION_REFUSED"      // an OperationLimiter's error without a code
 )
@@ -27,7 +30,10 @@ const ReasonSubscriptionNeedsStream = "subscription_needs_stream"
 // statusCodes names the code of each status a request failure has.
 var statusCodes = map[int]string{
 	http.StatusBadRequest:            CodeBadRequest,
+	http.StatusNotFound:              CodeNotFound,
 	http.StatusMethodNotAllowed:      CodeMethodNotAllowed,
+	http.StatusConflict:              CodeConflict,
+	http.StatusTooManyRequests:       CodeTooManyReservations,
 	http.StatusNotAcceptable:         CodeNotAcceptable,
 	http.StatusRequestEntityTooLarge: CodeRequestTooLarge,
 	http.StatusUnsupportedMediaType:  CodeUnsupportedMediaType,

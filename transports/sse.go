@@ -39,12 +39,26 @@ type SSE struct {
 	WriteTimeout time.Duration
 	// Observer, when set, is told when a stream starts and ends.
 	Observer *Observer
+	// Single, when set, also serves graphql-sse's "single connection mode" (PUT reserves a
+	// stream; requests carrying its token use it), holding the reservations; see Reservations.
+	Single *Reservations
 }
 
 var _ graphql.Transport = SSE{}
 
-// Supports reports whether r is a GET or POST whose first choice is an event stream.
+// Supports reports whether r is a GET or POST whose first choice is an event stream, or, with
+// Single set, a request of single-connection mode: a PUT, a DELETE, or one carrying a token.
 func (t SSE) Supports(r *http.Request) bool {
+	if t.Single != nil && !websocket.IsWebSocketUpgrade(r) {
+		switch r.Method {
+		case http.MethodPut, http.MethodDelete:
+			return true
+		case http.MethodGet, http.MethodPost:
+			if streamToken(r) != "" {
+				return true
+			}
+		}
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
 		return false
 	}
@@ -53,6 +67,9 @@ func (t SSE) Supports(r *http.Request) bool {
 
 // Do reads the request, then streams the operation's results until it ends or the client leaves.
 func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if t.Single != nil && t.serveSingle(w, r, exec) {
+		return
+	}
 	start := graphql.Now()
 	params, failure := readParams(r, maxBody(t.MaxBodyBytes))
 	if failure != nil {

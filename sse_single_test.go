@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/transports"
+)
+
+// ssePeer drives graphql-sse single-connection mode against a real server with one
+// Authorization value.
+type ssePeer struct {
+	t              *testing.T
+	endpoint, auth string
+}
+
+func (p ssePeer) send(method, target, token, body string) (*http.Response, string) {
+	p.t.Helper()
+	req, err := http.NewRequest(method, target, strings.NewReader(body))
+	require.NoError(p.t, err)
+	if p.auth != "" {
+		req.Header.Set("Authorization", p.auth)
+	}
+	if token != "" {
+		req.Header.Set(transports.TokenHeader, token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(p.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(p.t, err)
+	return resp, string(b)
+}
+
+// run reserves a stream, opens it, starts one sessions query per id → workspace and returns
+// each operation's payload once every operation has completed.
+func (p ssePeer) run(workspaces map[string]string) map[string]string {
+	t := p.t
+	t.Helper()
+	resp, token := p.send(http.MethodPut, p.endpoint, "", "")
+	require.Equal(t, http.StatusCreated, resp.StatusCode, token)
+	req, err := http.NewRequest(http.MethodGet, p.endpoint+"?token="+token, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	if p.auth != "" {
+		req.Header.Set("Authorization", p.auth)
+	}
+	stream, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer stream.Body.Close()
+	require.Equal(t, http.StatusOK, stream.StatusCode)
+	for id, ws := range workspaces {
+		b, _ := json.Marshal(map[string]any{"query": `query($ws: ID!) { sessions(workspaceId: $ws) { totalCount } }`,
+			"variables": map[string]any{"ws": ws}, "extensions": map[string]any{"operationId": id}})
+		resp, body := p.send(http.MethodPost, p.endpoint, token, string(b))
+		require.Equal(t, http.StatusAccepted, resp.StatusCode, body)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		scanner := bufio.NewScanner(stream.Body)
+		for scanner.Scan() {
+			lines <- scanner.Text()
+		}
+	}()
+	payloads := map[string]string{}
+	for completes := 0; completes < len(workspaces); {
+		select {
+		case line, ok := <-lines:
+			require.True(t, ok, "the stream ended early")
+			data, isData := strings.CutPrefix(line, "data: ")
+			if !isData {
+				continue
+			}
+			var ev struct {
+				ID      string          `json:"id"`
+				Payload json.RawMessage `json:"payload"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(data), &ev), data)
+			if ev.Payload == nil {
+				completes++
+			} else {
+				payloads[ev.ID] = string(ev.Payload)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no event")
+		}
+	}
+	return payloads
+}
+
+// Through the real server's edge, graphql-sse single-connection mode follows the workspace
+// token rules: the reservation is bound to the bearer token that made it (another token finds
+// no stream), an operation on the token's workspace runs, one on another workspace is a
+// FORBIDDEN execution error on the stream, and without a valid token UNAUTHENTICATED, as over
+// HTTP and websockets.
+func TestServerSSESingleConnectionTokens(t *testing.T) {
+	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens", "tokA=demo,tokB=other")
+	endpoint := base + "/graphql"
+	alpha := ssePeer{t: t, endpoint: endpoint, auth: "Bearer tokA"}
+
+	resp, token := alpha.send(http.MethodPut, endpoint, "", "")
+	require.Equal(t, http.StatusCreated, resp.StatusCode, token)
+	for _, other := range []string{"Bearer tokB", ""} {
+		resp, body := ssePeer{t: t, endpoint: endpoint, auth: other}.send(http.MethodGet, endpoint, token, "")
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, "Authorization %q", other)
+		require.Contains(t, body, `"code":"NOT_FOUND"`)
+	}
+
+	payloads := alpha.run(map[string]string{"own": "demo", "foreign": "other"})
+	require.Contains(t, payloads["own"], `"totalCount"`)
+	require.NotContains(t, payloads["own"], `"errors"`)
+	require.Contains(t, payloads["foreign"], `"code":"FORBIDDEN"`)
+
+	for _, auth := range []string{"", "Bearer nope"} {
+		payloads := ssePeer{t: t, endpoint: endpoint, auth: auth}.run(map[string]string{"anon": "demo"})
+		require.Contains(t, payloads["anon"], `"code":"UNAUTHENTICATED"`, "Authorization %q", auth)
+	}
+}
