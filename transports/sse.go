@@ -65,6 +65,25 @@ func (t SSE) Supports(r *http.Request) bool {
 	return prefersEventStream(r.Header.Get("Accept")) && !websocket.IsWebSocketUpgrade(r)
 }
 
+// openStream answers 200 with the event-stream headers and returns the stream that writes to w,
+// in either mode. It registers for the server's shutdown signal before the headers go out: a
+// client that has its 200 must be able to count on a `complete` at shutdown; registered after, a
+// Shutdown starting in between went unseen and the stream was cut at the end of the grace period.
+func (t SSE) openStream(w http.ResponseWriter, r *http.Request, flusher http.Flusher) sseStream {
+	shutdown := shutdownSignal(r)
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive, rc: http.NewResponseController(w),
+		writeTimeout: t.WriteTimeout, shutdown: shutdown}
+	if stream.writeTimeout <= 0 {
+		stream.writeTimeout = DefaultWriteTimeout
+	}
+	return stream
+}
+
 // Do reads the request, then streams the operation's results until it ends or the client leaves.
 func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if t.Single != nil && t.serveSingle(w, r, exec) {
@@ -92,24 +111,10 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 			gqlerror.List{codedf(CodeInternal, "streaming is not supported by this server")}, nil)
 		return
 	}
-	// Registered before the headers go out: a client that has its 200 must be able to count on
-	// a `complete` at shutdown; registered after, a Shutdown starting in between went unseen and
-	// the stream was cut at the end of the grace period instead.
-	shutdown := shutdownSignal(r)
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
+	stream := t.openStream(w, r, flusher)
 	opened := time.Now()
 	t.Observer.opened(r, ProtocolSSE)
 	defer t.Observer.closed(r, ProtocolSSE, 0, opened)
-
-	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive, rc: http.NewResponseController(w),
-		writeTimeout: t.WriteTimeout, shutdown: shutdown}
-	if stream.writeTimeout <= 0 {
-		stream.writeTimeout = DefaultWriteTimeout
-	}
 	if errs != nil {
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
 		stream.event("next", resp)

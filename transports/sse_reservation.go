@@ -108,20 +108,10 @@ func (res *reservation) serveStream(w http.ResponseWriter, r *http.Request, t SS
 	res.expiry.Stop()
 	defer res.end(false)
 
-	shutdown := shutdownSignal(r) // before the 200, as in distinct-connections mode
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
+	stream := t.openStream(w, r, flusher)
 	opened := time.Now()
 	t.Observer.opened(r, ProtocolSSE)
 	defer t.Observer.closed(r, ProtocolSSE, 0, opened)
-	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive, rc: http.NewResponseController(w),
-		writeTimeout: t.WriteTimeout, shutdown: shutdown}
-	if stream.writeTimeout <= 0 {
-		stream.writeTimeout = DefaultWriteTimeout
-	}
 	var tick <-chan time.Time
 	if interval := keepAliveOrDefault(t.KeepAlive); interval > 0 {
 		ticker := time.NewTicker(interval)
@@ -134,7 +124,7 @@ func (res *reservation) serveStream(w http.ResponseWriter, r *http.Request, t SS
 			stream.write("event: " + ev.name + "\ndata: " + string(ev.data) + "\n\n")
 		case <-tick:
 			stream.comment()
-		case <-shutdown:
+		case <-stream.shutdown:
 			for _, id := range res.end(false) {
 				stream.event("complete", map[string]string{"id": id})
 			}
