@@ -2,7 +2,6 @@ package forkengine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -197,32 +196,17 @@ func (e *Engine) acceptReconciled(ctx context.Context, op ForkOperation, v verdi
 	return e.commit(ctx, accepted)
 }
 
-// touch writes bookkeeping on an operation without changing its status, as a compare and swap
-// on its status and lease owner, and logs it so live readers see the attempt.
+// touch writes bookkeeping on an operation without changing its status (swapOperation), and logs
+// it so live readers see the attempt.
 func (e *Engine) touch(ctx context.Context, op ForkOperation, edit func(*ForkOperation, time.Time)) (ForkOperation, error) {
 	out := op
 	err := e.update(ctx, func(tx Tx, c *changes) error {
 		next := op
 		next.UpdatedAt = c.at
 		edit(&next, c.at)
-		changed, err := tx.UpdateOperation(ctx, next, op.Status)
-		if err != nil {
-			return fmt.Errorf("update fork operation %s: %w", op.ID, err)
-		}
-		if !changed {
-			current, err := tx.GetOperation(ctx, op.WorkspaceID, op.ID)
-			if err != nil {
-				return readError(err, "fork operation", op.ID)
-			}
-			out = current
-			return nil
-		}
-		c.operation(next)
-		out = next
-		return nil
+		var err error
+		out, _, err = swapOperation(ctx, tx, c, op, next)
+		return err
 	})
-	if errors.Is(err, ErrNotFound) {
-		return op, readError(err, "fork operation", op.ID)
-	}
 	return out, err
 }

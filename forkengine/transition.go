@@ -22,9 +22,16 @@ func moveOperation(ctx context.Context, tx Tx, c *changes, op ForkOperation, to 
 	if edit != nil {
 		edit(&next, c.at)
 	}
+	return swapOperation(ctx, tx, c, op, next)
+}
+
+// swapOperation writes next over op as a compare and swap on op's status and lease owner and logs
+// it; when another writer got there first it writes nothing and returns the stored operation with
+// moved=false. moveOperation uses it for status changes; touch for bookkeeping within one status.
+func swapOperation(ctx context.Context, tx Tx, c *changes, op, next ForkOperation) (ForkOperation, bool, error) {
 	changed, err := tx.UpdateOperation(ctx, next, op.Status)
 	if err != nil {
-		return op, false, fmt.Errorf("move fork operation %s to %s: %w", op.ID, to, err)
+		return op, false, fmt.Errorf("update fork operation %s (%s -> %s): %w", op.ID, op.Status, next.Status, err)
 	}
 	if !changed {
 		current, err := tx.GetOperation(ctx, op.WorkspaceID, op.ID)
