@@ -2,7 +2,6 @@ package forkenginetest
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
@@ -41,7 +40,7 @@ func (s *MemStore) ClaimOperation(ctx context.Context, key forkengine.OperationK
 		st := t.(*memTx).current()
 		stored, found := st.operations[rowKey{key.WorkspaceID, key.ID}]
 		if !found {
-			return notFoundOperation(key)
+			return notFound("fork operation", key.WorkspaceID, key.ID)
 		}
 		claimed, ok = copyOperation(stored), c.Takes(stored)
 		if !ok {
@@ -78,6 +77,3 @@ func (s *MemStore) RenewLeases(ctx context.Context, owner string, ops []forkengi
 	return renewed, err
 }
 
-func notFoundOperation(k forkengine.OperationKey) error {
-	return fmt.Errorf("fork operation %s in workspace %s: %w", k.ID, k.WorkspaceID, forkengine.ErrNotFound)
-}
