@@ -76,4 +76,3 @@ func (s *MemStore) RenewLeases(ctx context.Context, owner string, ops []forkengi
 	})
 	return renewed, err
 }
-
