@@ -15,7 +15,7 @@ before(async () => {
   app = await import('./relay/app.mjs');
   const load = async (name) => (await import(`./relay/__generated__/${name}.graphql.js`)).default;
   artifacts = {};
-  for (const name of ['SessionListQuery', 'SessionList_query']) {
+  for (const name of ['SessionListQuery', 'SessionList_query', 'SessionDetailQuery', 'SessionDetail_session']) {
     artifacts[name] = await load(name);
   }
 });
@@ -123,5 +123,98 @@ test('relay: the sessions @connection pages backward and the store prepends the 
   assert.equal(list.sessions.pageInfo.hasPreviousPage, false, 'the first page says nothing precedes');
   assert.equal(list.sessions.pageInfo.hasNextPage, false);
   assertConnectionConsistent(list.sessions);
+  assertNoRelayWarnings();
+});
+
+// A session with n settled turns (local ids `<id>-t1` .. `<id>-tn`).
+async function sessionWithTurns(ws, id, title, n) {
+  await reportSession(ws, id, title);
+  for (let i = 1; i <= n; i += 1) {
+    await graphql(REPORT_TURN, { ws, session: id, id: `${id}-t${i}`, providerTurn: `p-${ws}-${id}-t${i}` });
+  }
+}
+
+function turnSequences(detail) {
+  return detail.turns.edges.map((e) => e.node.sequence);
+}
+
+test('relay: a @refetchable Session fragment refetches through node(id:) and sees the change made on the server', async () => {
+  const ws = unique('ws-relay');
+  await sessionWithTurns(ws, 'refetched', 'title before', 1);
+  const requests = [];
+  const env = app.createEnvironment(httpURL, requests);
+  const { SessionDetailQuery, SessionDetail_session: fragment } = artifacts;
+  const root = await app.loadQuery(env, SessionDetailQuery, { workspaceId: ws, id: 'refetched' });
+
+  let detail = app.readFragment(env, fragment, root.session);
+  assert.equal(detail.title, 'title before');
+  assert.equal(detail.localId, 'refetched');
+  assert.equal(detail.workspaceId, ws);
+  assert.notEqual(detail.id, detail.localId, 'Session.id is the global id, not the workspace-local one');
+
+  await reportSession(ws, 'refetched', 'title after');
+  assert.equal(app.readFragment(env, fragment, root.session).title, 'title before', 'the store has not seen it yet');
+
+  detail = await app.refetch(env, fragment, root.session);
+  assert.equal(detail.title, 'title after');
+  assert.equal(detail.localId, 'refetched');
+  const refetches = requests.filter((r) => r.name === 'SessionDetailRefetchQuery');
+  assert.equal(refetches.length, 1);
+  assert.equal(refetches[0].variables.id, detail.id, 'the refetch asks node(id:) for the global id');
+  assertNoRelayWarnings();
+});
+
+test('relay: the turns @connection of a Session fragment pages forward through node(id:)', async () => {
+  const ws = unique('ws-relay');
+  await sessionWithTurns(ws, 'paged', 'paged turns', 5);
+  const requests = [];
+  const env = app.createEnvironment(httpURL, requests);
+  const { SessionDetailQuery, SessionDetail_session: fragment } = artifacts;
+  const root = await app.loadQuery(env, SessionDetailQuery, { workspaceId: ws, id: 'paged' });
+
+  let detail = app.readFragment(env, fragment, root.session);
+  assert.deepEqual(turnSequences(detail), [1, 2], 'the fragment asks for two turns first');
+  assert.equal(detail.turns.totalCount, 5);
+  assert.equal(detail.turns.pageInfo.hasNextPage, true);
+
+  detail = await app.loadMore(env, fragment, root.session, 'forward', 2);
+  assert.deepEqual(turnSequences(detail), [1, 2, 3, 4]);
+  assertConnectionConsistent(detail.turns);
+  detail = await app.loadMore(env, fragment, root.session, 'forward', 2);
+  assert.deepEqual(turnSequences(detail), [1, 2, 3, 4, 5]);
+  assert.equal(detail.turns.pageInfo.hasNextPage, false);
+  assertConnectionConsistent(detail.turns);
+
+  const pages = requests.filter((r) => r.name === 'SessionDetailRefetchQuery').map((r) => r.variables);
+  assert.equal(pages.length, 2);
+  assert.ok(pages.every((v) => v.id === detail.id && v.first === 2), JSON.stringify(pages));
+  assertNoRelayWarnings();
+});
+
+test('relay: one local session id in two workspaces stays two records in the store', async () => {
+  const [wsA, wsB] = [unique('ws-relay-a'), unique('ws-relay-b')];
+  await sessionWithTurns(wsA, 'shared', 'title in A', 1);
+  await sessionWithTurns(wsB, 'shared', 'title in B', 2);
+  const env = app.createEnvironment(httpURL);
+  const { SessionDetailQuery, SessionDetail_session: fragment } = artifacts;
+  const rootA = await app.loadQuery(env, SessionDetailQuery, { workspaceId: wsA, id: 'shared' });
+  const rootB = await app.loadQuery(env, SessionDetailQuery, { workspaceId: wsB, id: 'shared' });
+
+  const a = app.readFragment(env, fragment, rootA.session);
+  const b = app.readFragment(env, fragment, rootB.session);
+  assert.deepEqual([a.title, a.workspaceId, a.localId], ['title in A', wsA, 'shared']);
+  assert.deepEqual([b.title, b.workspaceId, b.localId], ['title in B', wsB, 'shared']);
+  assert.notEqual(a.id, b.id);
+  // Each session keeps its own turns, though their local ids are the same too.
+  assert.deepEqual(turnSequences(a), [1]);
+  assert.deepEqual(turnSequences(b), [1, 2]);
+  assert.notEqual(a.turns.edges[0].node.id, b.turns.edges[0].node.id);
+
+  const source = env.getStore().getSource();
+  const sessions = source
+    .getRecordIDs()
+    .map((id) => source.get(id))
+    .filter((r) => r.__typename === 'Session' && r.localId === 'shared');
+  assert.equal(sessions.length, 2, 'the store holds one record per workspace');
   assertNoRelayWarnings();
 });
