@@ -63,7 +63,6 @@ func (ids idArguments) resolveIDs(ctx context.Context, next graphql.Resolver) (a
 	}
 	ws, _ := fc.Args["workspaceId"].(string)
 	for _, arg := range fc.Field.Definition.Arguments {
-		coordinate := fc.Object + "." + fc.Field.Name + "." + arg.Name
 		value, ok := fc.Args[arg.Name]
 		if !ok || value == nil {
 			continue
@@ -77,8 +76,9 @@ func (ids idArguments) resolveIDs(ctx context.Context, next graphql.Resolver) (a
 			continue
 		}
 		if !isIDType(arg.Type) {
-			continue
+			continue // most arguments (first, after, ...): no allocation on the hot path of lists
 		}
+		coordinate := fc.Object + "." + fc.Field.Name + "." + arg.Name
 		if globalIDs[coordinate] {
 			if err := validateGlobalIDs(arg.Name, value); err != nil {
 				return nil, err
