@@ -15,7 +15,8 @@ before(async () => {
   app = await import('./relay/app.mjs');
   const load = async (name) => (await import(`./relay/__generated__/${name}.graphql.js`)).default;
   artifacts = {};
-  for (const name of ['SessionListQuery', 'SessionList_query', 'SessionDetailQuery', 'SessionDetail_session']) {
+  const names = ['SessionListQuery', 'SessionList_query', 'SessionDetailQuery', 'SessionDetailLatestQuery', 'SessionDetail_session'];
+  for (const name of names) {
     artifacts[name] = await load(name);
   }
 });
@@ -176,7 +177,7 @@ test('relay: the turns @connection of a Session fragment pages forward through n
   const root = await app.loadQuery(env, SessionDetailQuery, { workspaceId: ws, id: 'paged' });
 
   let detail = app.readFragment(env, fragment, root.session);
-  assert.deepEqual(turnSequences(detail), [1, 2], 'the fragment asks for two turns first');
+  assert.deepEqual(turnSequences(detail), [1, 2], 'the query asks for the first two turns');
   assert.equal(detail.turns.totalCount, 5);
   assert.equal(detail.turns.pageInfo.hasNextPage, true);
 
@@ -191,6 +192,37 @@ test('relay: the turns @connection of a Session fragment pages forward through n
   const pages = requests.filter((r) => r.name === 'SessionDetailRefetchQuery').map((r) => r.variables);
   assert.equal(pages.length, 2);
   assert.ok(pages.every((v) => v.id === detail.id && v.first === 2), JSON.stringify(pages));
+  assertNoRelayWarnings();
+});
+
+test('relay: the turns @connection of a Session fragment pages backward through node(id:)', async () => {
+  const ws = unique('ws-relay');
+  await sessionWithTurns(ws, 'paged-back', 'paged turns backward', 5);
+  const requests = [];
+  const env = app.createEnvironment(httpURL, requests);
+  const { SessionDetailLatestQuery, SessionDetail_session: fragment } = artifacts;
+  const root = await app.loadQuery(env, SessionDetailLatestQuery, { workspaceId: ws, id: 'paged-back' });
+
+  let detail = app.readFragment(env, fragment, root.session);
+  assert.deepEqual(turnSequences(detail), [4, 5], 'the query asks for the last two turns');
+  assert.equal(detail.turns.pageInfo.hasPreviousPage, true);
+  assert.equal(detail.turns.pageInfo.hasNextPage, false);
+
+  detail = await app.loadMore(env, fragment, root.session, 'backward', 2);
+  assert.deepEqual(turnSequences(detail), [2, 3, 4, 5]);
+  assertConnectionConsistent(detail.turns);
+  detail = await app.loadMore(env, fragment, root.session, 'backward', 2);
+  assert.deepEqual(turnSequences(detail), [1, 2, 3, 4, 5]);
+  assert.equal(detail.turns.pageInfo.hasPreviousPage, false, 'the first turn says nothing precedes');
+  assertConnectionConsistent(detail.turns);
+  assert.deepEqual(
+    detail.turns.edges.map((e) => e.node.localId),
+    [1, 2, 3, 4, 5].map((n) => `paged-back-t${n}`),
+  );
+
+  const pages = requests.filter((r) => r.name === 'SessionDetailRefetchQuery').map((r) => r.variables);
+  assert.equal(pages.length, 2);
+  assert.ok(pages.every((v) => v.id === detail.id && v.last === 2 && v.first == null && v.after == null), JSON.stringify(pages));
   assertNoRelayWarnings();
 });
 

@@ -4,16 +4,23 @@
 graphql`
   fragment SessionDetail_session on Session
   @refetchable(queryName: "SessionDetailRefetchQuery")
-  @argumentDefinitions(first: { type: "Int", defaultValue: 2 }, after: { type: "String" }) {
+  @argumentDefinitions(
+    first: { type: "Int" }
+    after: { type: "String" }
+    last: { type: "Int" }
+    before: { type: "String" }
+  ) {
     id
     localId
     workspaceId
     title
-    turns(first: $first, after: $after) @connection(key: "SessionDetail_turns") {
+    turns(first: $first, after: $after, last: $last, before: $before)
+    @connection(key: "SessionDetail_turns") {
       totalCount
       edges {
         node {
           id
+          localId
           sequence
         }
       }
@@ -21,10 +28,21 @@ graphql`
   }
 `;
 
+// The session with its first two turns. (A null literal in @arguments counts as not given, so the
+// fragment has no default page size: each query names its own direction.)
 graphql`
   query SessionDetailQuery($workspaceId: ID!, $id: ID!) {
     session(workspaceId: $workspaceId, id: $id) {
-      ...SessionDetail_session
+      ...SessionDetail_session @arguments(first: 2)
+    }
+  }
+`;
+
+// The session with its last two turns, to page the turns backward from the newest.
+graphql`
+  query SessionDetailLatestQuery($workspaceId: ID!, $id: ID!) {
+    session(workspaceId: $workspaceId, id: $id) {
+      ...SessionDetail_session @arguments(last: 2)
     }
   }
 `;
