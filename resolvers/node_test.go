@@ -147,6 +147,16 @@ func TestNodes(t *testing.T) {
 		require.Len(t, got.Nodes, resolvers.MaxNodeIDs)
 	})
 
+	t.Run("nodes costs what its ids can return", func(t *testing.T) {
+		const deep = `query($ids: [ID!]!) { nodes(ids: $ids) { ... on Session { turns(first: 200) { edges { node { messages { content } } } } } } }`
+		ids := make([]string, resolvers.MaxNodeIDs)
+		for i := range ids {
+			ids[i] = sessionGID("w", fmt.Sprint(i))
+		}
+		api.with(t).expectCode("COMPLEXITY_LIMIT_EXCEEDED", deep, map[string]any{"ids": ids})
+		api.with(t).mustDo(deep, nil, map[string]any{"ids": ids[:1]})
+	})
+
 	for _, bad := range []string{"s1", "Session:w", "Workspace:w:s1", "Session:w:a%zz", "Session:w:s1:x", "Session: w:s1", "Session:w:s1\t"} {
 		t.Run("refused: "+bad, func(t *testing.T) {
 			for _, q := range []string{`query($id: ID!) { node(id: $id) { id } }`, `query($id: ID!) { nodes(ids: ["Session:w:s1", $id]) { id } }`} {
