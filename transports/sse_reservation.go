@@ -163,6 +163,11 @@ func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	ctx = graphql.StartOperationTrace(ctx)
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
+	if errs == nil {
+		if err := refuseDefer(opCtx); err != nil {
+			errs = gqlerror.List{err}
+		}
+	}
 	if errs != nil { // request problems are answered as GraphQL over HTTP does, not streamed
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
 		cancel()
