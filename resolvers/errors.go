@@ -77,11 +77,11 @@ func internalError(ctx context.Context, logger *slog.Logger, requestID func(cont
 }
 
 // abandoned reports an error that only says the operation was cancelled: its client left,
-// completed it, or the transport stopped it (a deferred fragment still resolving when the
-// client of a @defer query went away). Nobody receives that error, and it is no fault of the
-// server, so it is not logged as an internal error.
+// completed it, or the transport stopped it (a deferred fragment of a @defer query whose client
+// went away). Nobody receives that error and it is no fault of the server, so it is not logged
+// as an internal error.
 func abandoned(ctx context.Context, err error) bool {
-	return ctx.Err() != nil && errors.Is(err, context.Canceled)
+	return errors.Is(err, context.Canceled) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
 }
 
 // recoverPanic turns a resolver panic into an internal error; the stack goes to the log only.

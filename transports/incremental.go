@@ -3,7 +3,8 @@ package transports
 import (
 	"context"
 	"encoding/json"
-	"sync"
+	"fmt"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -156,40 +157,46 @@ type incrementalItem struct {
 // responses pulls an operation's results one by one and shapes them for the wire. For an
 // operation without @defer it is a thin wrapper: next hands gqlgen's response on unchanged.
 //
-// For a query with @defer it also owns the cancellation. gqlgen's handler waits for a deferred
-// result on a channel without watching the context, while the fragment's sender gives up when
-// the context ends: cancelled during that wait, the handler would wait forever (a goroutine
-// leaked per client that leaves). So the execution runs under a context of its own, and a stop
-// (the transport's context ended, or stop called) cancels it at once unless a pull is waiting
-// for a deferred result; then it is cancelled when that result arrives, and nothing more is
-// pulled. Either way the remaining fragments see the cancellation and end.
+// For a query with @defer it also owns the stop. gqlgen's handler waits for a deferred result
+// on a channel without watching the context, while the fragment's sender gives up when its
+// context has ended: cancelled during that wait, the handler would wait forever (a goroutine
+// leaked for every client that leaves). So the execution runs under a context of its own that
+// the client's leaving does not cancel. When the client has left (the transport's context
+// ended, or stop was called), no further resolver runs: the fragments finish with what is
+// already running, the wait ends, and then the execution context is cancelled and nothing more
+// is pulled, so the remaining fragments end too.
 type responses struct {
 	pull        graphql.ResponseHandler
 	ctx         context.Context // what DispatchOperation returned: subscriptionErrors read it
 	incremental bool
 	pulled      int
-
-	mu        sync.Mutex
-	waiting   bool // a pull after the first is waiting for a deferred result
-	stopped   bool
-	cancel    context.CancelFunc
-	unwatch   func() bool
-	cancelled bool
+	client      context.Context // the transport's: its end stops the operation
+	left        atomic.Bool     // stop was called
+	cancel      context.CancelFunc
 }
+
+// errStopped is what a resolver the stop kept from running reports; nobody receives it.
+var errStopped = fmt.Errorf("the operation was stopped: its client has left: %w", context.Canceled)
 
 // dispatch starts opCtx under ctx (which must carry opCtx, as graphql.WithOperationContext
 // leaves it) and returns its responses. The caller ends with close.
 func dispatch(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) *responses {
-	r := &responses{incremental: opCtx.Operation.Operation == ast.Query && usesDefer(opCtx)}
+	r := &responses{incremental: opCtx.Operation.Operation == ast.Query && usesDefer(opCtx), client: ctx}
 	if r.incremental {
-		execCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		r.cancel = cancel
-		r.unwatch = context.AfterFunc(ctx, r.stop)
-		ctx = execCtx
+		ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		inner := opCtx.ResolverMiddleware
+		opCtx.ResolverMiddleware = func(ctx context.Context, next graphql.Resolver) (any, error) {
+			if r.stopping() {
+				return nil, errStopped
+			}
+			return inner(ctx, next)
+		}
 	}
 	r.pull, r.ctx = exec.DispatchOperation(ctx, opCtx)
 	return r
 }
+
+func (r *responses) stopping() bool { return r.left.Load() || r.client.Err() != nil }
 
 // next returns the next payload (a *graphql.Response, or the incremental shapes above), or nil
 // when the operation has ended or was stopped.
@@ -201,60 +208,29 @@ func (r *responses) next() any {
 		}
 		return resp
 	}
-	r.mu.Lock()
-	if r.stopped {
-		r.cancelLocked()
-		r.mu.Unlock()
+	if r.stopping() {
+		r.cancel()
 		return nil
 	}
-	r.waiting = r.pulled > 0
-	r.mu.Unlock()
 	resp := r.pull(r.ctx)
-	r.mu.Lock()
-	r.waiting = false
-	stopped := r.stopped
-	if stopped {
-		r.cancelLocked()
-	}
-	r.mu.Unlock()
-	if resp == nil || stopped {
+	if resp == nil || r.stopping() {
+		r.cancel()
 		return nil
 	}
 	r.pulled++
 	return shape(resp, r.pulled == 1)
 }
 
-// stop ends the operation: now, or when the deferred result a pull waits for arrives.
-func (r *responses) stop() {
-	if !r.incremental {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.stopped = true
-	if !r.waiting {
-		r.cancelLocked()
-	}
-}
+// stop ends the operation (a write to the client failed): no further resolver runs, and next
+// returns nil once the result it may be waiting for has arrived.
+func (r *responses) stop() { r.left.Store(true) }
 
-func (r *responses) cancelLocked() {
-	if !r.cancelled {
-		r.cancelled = true
+// close releases the operation once the transport is done with it (not while next runs).
+func (r *responses) close() {
+	if r.incremental {
+		r.left.Store(true)
 		r.cancel()
 	}
-}
-
-// close releases the operation once the transport is done with it. It must not be called while
-// next runs.
-func (r *responses) close() {
-	if !r.incremental {
-		return
-	}
-	r.unwatch()
-	r.mu.Lock()
-	r.stopped = true
-	r.cancelLocked()
-	r.mu.Unlock()
 }
 
 // shape turns one of gqlgen's responses to a query with @defer into its incremental payload.
