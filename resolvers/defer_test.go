@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/resolvers"
 )
 
 // Issue 12: a query with @defer over HTTP answered latestTurn: null (its real value was the
@@ -227,4 +229,26 @@ func TestDeferOverSSEStreamsIncrementalPayloads(t *testing.T) {
 	}
 	require.Equal(t, []string{"next", "next", "complete"}, events)
 	requireDeferredLatest(t, payloads)
+}
+
+// The limits count what a deferred fragment selects, as if it were not deferred: @defer is no
+// way around them.
+func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
+	wide := `{ session(workspaceId: "w", id: "s") { ... @defer {` + strings.Repeat(" title", 2001) + ` } } }`
+	err := resolvers.CheckDocument(wide, resolvers.DocumentLimits{Overlaps: 1 << 30})
+	require.NotNil(t, err)
+	require.Equal(t, resolvers.CodeComplexityLimit, err.Extensions["code"])
+	require.Equal(t, "field_limit", err.Extensions["reason"])
+
+	api := newTestAPI(t, apiOptions{limits: func(c *resolvers.Config) { c.ComplexityLimit = 5 }})
+	api.seedSession("w", "s", 1, "")
+	plain := `{ session(workspaceId: "w", id: "s") { title } }`
+	api.mustDo(plain, nil, nil)
+	deferred := `{ session(workspaceId: "w", id: "s") { title ... @defer { id kind provider title cwd model } } }`
+	resp := api.postGraphQL(deferred, nil, apolloAccept)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	var body struct{ Errors []gqlError }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Len(t, body.Errors, 1)
+	require.Equal(t, resolvers.CodeComplexityLimit, body.Errors[0].code())
 }
