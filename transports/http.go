@@ -25,7 +25,11 @@ import (
 //   - 401 / 403: under application/graphql-response+json, a request refused before execution
 //     with extensions.code UNAUTHENTICATED / FORBIDDEN;
 //   - 405 (with Allow): a mutation over GET (Allow: POST), or a method other than GET/POST;
-//   - 406: an Accept header naming neither JSON media type;
+//   - 406: an Accept header naming neither JSON media type (nor multipart/mixed for a query with
+//     @defer), or a query with @defer whose Accept lacks multipart/mixed
+//     (INCREMENTAL_DELIVERY_NOT_ACCEPTED). A query with @defer is answered as multipart/mixed,
+//     its parts streamed (http_multipart.go); @defer in a mutation or subscription is 400
+//     INCREMENTAL_DELIVERY_NOT_SUPPORTED;
 //   - 413: a body larger than MaxBodyBytes; 415: a POST body that is not application/json;
 //   - 500: the server failed.
 type HTTP struct {
