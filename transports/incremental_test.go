@@ -410,3 +410,27 @@ func TestUsesDefer(t *testing.T) {
 		}
 	}
 }
+
+// At shutdown a stream of single-connection mode lets its deferred queries finish (their last
+// payloads, then `complete`) before it ends, as distinct-connections streams do.
+func TestSSEDefer_ShutdownFinishesDeferredQueries(t *testing.T) {
+	hooks, hs, _ := newDeferServer(t, SSE{Single: &Reservations{}}, HTTP{})
+	token := reserve(t, hs.URL, "")
+	_, single := openReserved(t, context.Background(), hs.URL, "", token)
+	startOp(t, hs.URL, "", token, "op", deferQuery)
+	got := []string{string(nextSingle(t, single).Payload)}
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- hs.Config.Shutdown(context.Background()) }()
+	hooks.releaseAll()
+	got = append(got, string(nextSingle(t, single).Payload), string(nextSingle(t, single).Payload))
+	requirePayloads(t, "single connection at shutdown", got)
+	if ev := nextSingle(t, single); ev.name != "complete" || ev.ID != "op" {
+		t.Fatalf("event = %+v, want complete of op", ev)
+	}
+	if ev, open := <-single; open {
+		t.Fatalf("the stream went on: %+v", ev)
+	}
+	if err := <-shutdown; err != nil {
+		t.Fatal(err)
+	}
+}
