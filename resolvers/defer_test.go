@@ -252,3 +252,31 @@ func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
 	require.Len(t, body.Errors, 1)
 	require.Equal(t, resolvers.CodeComplexityLimit, body.Errors[0].code())
 }
+
+// A fragment deferred inside a deferred fragment arrives after it, with its own path, and only
+// the last payload says hasNext: false.
+func TestNestedDeferArrivesInOrder(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 3, "")
+	resp := api.postGraphQL(`{
+		session(workspaceId: "w", id: "s") {
+			title
+			... @defer(label: "outer") { latestTurn { sequence ... @defer(label: "inner") { messages { content } } } }
+		}
+	}`, nil, apolloAccept)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	payloads := multipartPayloads(t, resp)
+	require.Len(t, payloads, 3)
+	require.True(t, *payloads[0].HasNext)
+	outer, inner := payloads[1], payloads[2]
+	require.True(t, *outer.HasNext)
+	require.Equal(t, "outer", outer.Incremental[0].Label)
+	require.Equal(t, []any{"session"}, outer.Incremental[0].Path)
+	var latest struct{ LatestTurn struct{ Sequence int } }
+	require.NoError(t, json.Unmarshal(outer.Incremental[0].Data, &latest))
+	require.Equal(t, 3, latest.LatestTurn.Sequence)
+	require.False(t, *inner.HasNext)
+	require.Equal(t, "inner", inner.Incremental[0].Label)
+	require.Equal(t, []any{"session", "latestTurn"}, inner.Incremental[0].Path)
+	require.JSONEq(t, `{"messages":[{"content":"question s-t3"},{"content":"answer s-t3"}]}`, string(inner.Incremental[0].Data))
+}
