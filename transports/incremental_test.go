@@ -434,3 +434,30 @@ func TestSSEDefer_ShutdownFinishesDeferredQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A websocket client that completes a deferred query mid-way hears nothing more of it, no
+// further resolver runs, and the connection closes without waiting on the operation.
+func TestWebsocketDefer_CompleteStopsTheOperation(t *testing.T) {
+	hooks, hs, _ := newDeferServer(t, Websocket{})
+	before := runtime.NumGoroutine()
+	ws := dial(t, "ws"+strings.TrimPrefix(hs.URL, "http"), SubprotocolTransportWS)
+	ws.initialise()
+	ws.subscribe("1", deferQuery)
+	if m := ws.expect("next", "1"); string(m.Payload) != wantFirst {
+		t.Fatalf("first payload = %s", m.Payload)
+	}
+	ws.send(map[string]any{"id": "1", "type": "complete"})
+	ws.expectQuiet() // the complete has been read, so the operation's context has ended
+	// Fragment a goes on as gqlgen's would, without calling its resolver; its result ends the
+	// executor's wait, and then b sees the execution cancelled.
+	hooks.start["a"] <- struct{}{}
+	ws.expectQuiet()
+	ws.conn.Close()
+	hs.CloseClientConnections()
+	settleGoroutines(t, before)
+	select {
+	case label := <-hooks.ran:
+		t.Fatalf("resolver %s ran after complete", label)
+	default:
+	}
+}
