@@ -90,12 +90,13 @@ func (t HTTP) execute(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		writeResult(w, media, requestErrorStatus(media, resp.Errors), &result{Errors: resp.Errors, Extensions: resp.Extensions})
 		return
 	}
+	refused := refuseDefer(opCtx)
 	switch {
 	case r.Method == http.MethodGet && opCtx.Operation.Operation == ast.Mutation:
 		writeMutationOverGET(w, media)
 		return
-	case refuseDefer(opCtx) != nil:
-		errs := gqlerror.List{refuseDefer(opCtx)}
+	case refused != nil:
+		errs := gqlerror.List{refused}
 		writeResult(w, media, requestErrorStatus(media, errs), &result{Errors: errs})
 		return
 	case opCtx.Operation.Operation == ast.Subscription:
