@@ -1,9 +1,13 @@
 package transports
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -27,6 +31,25 @@ func BenchmarkUsesDefer(b *testing.B) {
 	for b.Loop() {
 		if usesDefer(opCtx) {
 			b.Fatal("no @defer in the document")
+		}
+	}
+}
+
+// BenchmarkHTTPQueryWithoutDefer is one plain query through HTTP (the mock executor answers at
+// once), to set the walk above against the whole of a request the walk is now part of; run both
+// in one invocation (-bench 'UsesDefer|HTTPQuery') to compare them under the same load.
+func BenchmarkHTTPQueryWithoutDefer(b *testing.B) {
+	srv := handler.New(deferSchema(&deferHooks{}))
+	srv.AddTransport(HTTP{})
+	body := `{"query":"{ hello }"}`
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatal(rec.Code, rec.Body.String())
 		}
 	}
 }
