@@ -59,6 +59,7 @@ FUZZ_TARGETS := \
 	./transports:FuzzWebsocketMessageDecoder \
 	./models:FuzzDecodeCursors \
 	./models:FuzzCursorRoundTrip \
+	./models:FuzzGlobalIDRoundTrip \
 	./forkengine:FuzzValidateID
 
 fuzz:

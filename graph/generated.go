@@ -54,6 +54,7 @@ type ComplexityRoot struct {
 		ID                func(childComplexity int) int
 		LastReconciledAt  func(childComplexity int) int
 		Lineage           func(childComplexity int) int
+		LocalID           func(childComplexity int) int
 		NextReconcileAt   func(childComplexity int) int
 		Phase             func(childComplexity int) int
 		Provider          func(childComplexity int) int
@@ -89,6 +90,7 @@ type ComplexityRoot struct {
 
 	Lineage struct {
 		ForkedAt        func(childComplexity int) int
+		ID              func(childComplexity int) int
 		OperationID     func(childComplexity int) int
 		SourceSession   func(childComplexity int) int
 		SourceSessionID func(childComplexity int) int
@@ -104,6 +106,7 @@ type ComplexityRoot struct {
 		Content   func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
+		LocalID   func(childComplexity int) int
 		Role      func(childComplexity int) int
 		SessionID func(childComplexity int) int
 		TurnID    func(childComplexity int) int
@@ -130,6 +133,8 @@ type ComplexityRoot struct {
 	Query struct {
 		ForkOperation        func(childComplexity int, workspaceID string, id string) int
 		ForkOperations       func(childComplexity int, workspaceID string, first *int, after *string, last *int, before *string, filter *models.ForkOperationFilter) int
+		Node                 func(childComplexity int, id string) int
+		Nodes                func(childComplexity int, ids []string) int
 		Session              func(childComplexity int, workspaceID string, id string) int
 		Sessions             func(childComplexity int, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) int
 		WorkspaceEventCursor func(childComplexity int, workspaceID string) int
@@ -146,6 +151,7 @@ type ComplexityRoot struct {
 		Kind                  func(childComplexity int) int
 		LatestTurn            func(childComplexity int) int
 		LifecycleCapabilities func(childComplexity int) int
+		LocalID               func(childComplexity int) int
 		Messages              func(childComplexity int) int
 		Model                 func(childComplexity int) int
 		Provider              func(childComplexity int) int
@@ -177,6 +183,7 @@ type ComplexityRoot struct {
 
 	Turn struct {
 		ID                           func(childComplexity int) int
+		LocalID                      func(childComplexity int) int
 		Messages                     func(childComplexity int) int
 		Origin                       func(childComplexity int) int
 		Outcome                      func(childComplexity int) int
@@ -248,6 +255,8 @@ type MutationResolver interface {
 	AbandonForkOperation(ctx context.Context, workspaceID string, id string, reason string) (*models.ForkOperation, error)
 }
 type QueryResolver interface {
+	Node(ctx context.Context, id string) (models.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]models.Node, error)
 	Session(ctx context.Context, workspaceID string, id string) (*models.Session, error)
 	Sessions(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) (*models.SessionConnection, error)
 	ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
@@ -346,6 +355,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ForkOperation.Lineage(childComplexity), true
+	case "ForkOperation.localId":
+		if e.ComplexityRoot.ForkOperation.LocalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkOperation.LocalID(childComplexity), true
 	case "ForkOperation.nextReconcileAt":
 		if e.ComplexityRoot.ForkOperation.NextReconcileAt == nil {
 			break
@@ -488,6 +503,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Lineage.ForkedAt(childComplexity), true
+	case "Lineage.id":
+		if e.ComplexityRoot.Lineage.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Lineage.ID(childComplexity), true
 	case "Lineage.operationId":
 		if e.ComplexityRoot.Lineage.OperationID == nil {
 			break
@@ -561,6 +582,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.ID(childComplexity), true
+	case "Message.localId":
+		if e.ComplexityRoot.Message.LocalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.LocalID(childComplexity), true
 	case "Message.role":
 		if e.ComplexityRoot.Message.Role == nil {
 			break
@@ -717,6 +744,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.ForkOperations(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["filter"].(*models.ForkOperationFilter)), true
 
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
 	case "Query.session":
 		if e.ComplexityRoot.Query.Session == nil {
 			break
@@ -811,6 +860,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.LifecycleCapabilities(childComplexity), true
+	case "Session.localId":
+		if e.ComplexityRoot.Session.LocalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.LocalID(childComplexity), true
 	case "Session.messages":
 		if e.ComplexityRoot.Session.Messages == nil {
 			break
@@ -944,6 +999,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.ID(childComplexity), true
+	case "Turn.localId":
+		if e.ComplexityRoot.Turn.LocalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.LocalID(childComplexity), true
 	case "Turn.messages":
 		if e.ComplexityRoot.Turn.Messages == nil {
 			break
@@ -1338,14 +1399,41 @@ enum WorkspaceEventKind {
 }
 
 """
+An object with a globally unique id (Relay Global Object Identification). Fetch any of them again
+with ` + "`" + `node(id:)` + "`" + ` or ` + "`" + `nodes(ids:)` + "`" + `. The id is opaque: store it and pass it back, never parse it.
+"""
+interface Node {
+  "The globally unique id; every argument and input field that names this object accepts it."
+  id: ID!
+}
+
+"""
 Reads. Every field names a workspace; with API tokens configured, only the token's workspace.
+Every argument that names an object takes its local id or the global id a query returned.
 """
 type Query {
+  """
+  The object with this global id (a Session, Turn, Message, ForkOperation or Lineage), or null when
+  it does not exist. Errors: BAD_USER_INPUT (reason invalid_id: not a global id), FORBIDDEN (the id's
+  workspace is not the token's).
+  """
+  node(
+    "A global id, as an ` + "`" + `id` + "`" + ` field returned it."
+    id: ID!
+  ): Node
+  """
+  The objects with these global ids, in the same order; null for each one that does not exist.
+  At most 100 ids. Errors: BAD_USER_INPUT (reason invalid_id, too_many_ids), FORBIDDEN.
+  """
+  nodes(
+    "Global ids, as ` + "`" + `id` + "`" + ` fields returned them (at most 100)."
+    ids: [ID!]!
+  ): [Node]!
   "One session by id, or null when it does not exist. Soft-deleted sessions are returned with ` + "`" + `deletedAt` + "`" + ` set."
   session(
     "The workspace of the session."
     workspaceId: ID!
-    "The session id."
+    "The session: its local id or its global id."
     id: ID!
   ): Session
   """
@@ -1371,7 +1459,7 @@ type Query {
   forkOperation(
     "The workspace of the operation."
     workspaceId: ID!
-    "The operation id."
+    "The operation: its local id or its global id."
     id: ID!
   ): ForkOperation
   """
@@ -1442,7 +1530,7 @@ type Mutation {
   deleteSession(
     "The workspace of the session."
     workspaceId: ID!
-    "The session id."
+    "The session: its local id or its global id."
     id: ID!
     "Remove the session, its turns, messages and fork records instead of soft-deleting it."
     purge: Boolean = false
@@ -1464,7 +1552,7 @@ type Mutation {
   acknowledgeForkOperation(
     "The workspace of the operation."
     workspaceId: ID!
-    "The operation id."
+    "The operation: its local id or its global id."
     id: ID!
   ): ForkOperation!
   """
@@ -1479,7 +1567,7 @@ type Mutation {
   reconcileForkOperation(
     "The workspace of the operation."
     workspaceId: ID!
-    "The operation id."
+    "The operation: its local id or its global id."
     id: ID!
   ): ForkOperation!
   """
@@ -1491,7 +1579,7 @@ type Mutation {
   abandonForkOperation(
     "The workspace of the operation."
     workspaceId: ID!
-    "The operation id."
+    "The operation: its local id or its global id."
     id: ID!
     "Why you stop waiting (1 to 1000 characters); kept as the operation's error."
     reason: String!
@@ -1507,7 +1595,7 @@ type Subscription {
   forkOperationUpdated(
     "The workspace of the operation."
     workspaceId: ID!
-    "The operation id."
+    "The operation: its local id or its global id."
     id: ID!
   ): ForkOperation!
   """
@@ -1525,9 +1613,11 @@ type Subscription {
 }
 
 "One conversation of an agent in a workspace."
-type Session {
-  "The session id, unique in its workspace."
+type Session implements Node {
+  "The globally unique id (opaque; see ` + "`" + `node` + "`" + `)."
   id: ID!
+  "The session id unique in its workspace: the id the agent runtime reported."
+  localId: ID!
   "The workspace the session belongs to."
   workspaceId: ID!
   "ROOT or CHILD."
@@ -1584,10 +1674,12 @@ type Session {
 }
 
 "One prompt of a session and the agent's work on it."
-type Turn {
-  "The turn id, unique in its workspace."
+type Turn implements Node {
+  "The globally unique id (opaque; see ` + "`" + `node` + "`" + `)."
   id: ID!
-  "The session the turn belongs to."
+  "The turn id unique in its workspace: the id the agent runtime reported."
+  localId: ID!
+  "The local id of the session the turn belongs to."
   sessionId: ID!
   "The position of the turn in its session (strictly increasing)."
   sequence: Int!
@@ -1624,12 +1716,14 @@ type Turn {
 }
 
 "One entry of a session's transcript."
-type Message {
-  "The message id, unique in its workspace."
+type Message implements Node {
+  "The globally unique id (opaque; see ` + "`" + `node` + "`" + `)."
   id: ID!
-  "The turn the message belongs to."
+  "The message id unique in its workspace: the runtime's, or one the server generated."
+  localId: ID!
+  "The local id of the turn the message belongs to."
   turnId: ID!
-  "The session the message belongs to."
+  "The local id of the session the message belongs to."
   sessionId: ID!
   "Who wrote it."
   role: MessageRole!
@@ -1640,20 +1734,22 @@ type Message {
 }
 
 "The durable record of one fork, from request to result."
-type ForkOperation {
-  "The operation id."
+type ForkOperation implements Node {
+  "The globally unique id (opaque; see ` + "`" + `node` + "`" + `)."
   id: ID!
+  "The operation id unique in its workspace (the server chose it); events name it as ` + "`" + `forkOperationId` + "`" + `."
+  localId: ID!
   "The workspace of the fork."
   workspaceId: ID!
   "The client's idempotency key: the same request id returns this operation again."
   requestId: ID!
-  "The session being forked."
+  "The local id of the session being forked."
   sourceSessionId: ID!
-  "The id reserved for the new session."
+  "The local id reserved for the new session."
   targetSessionId: ID!
-  "The boundary turn: the fork keeps the history up to and including it."
+  "The local id of the boundary turn: the fork keeps the history up to and including it."
   throughTurnId: ID!
-  "The boundary turn's id in the new session, once committed."
+  "The local id of the boundary turn's copy in the new session, once committed."
   targetTurnId: ID
   "ACCEPTED, COMMITTED, FAILED or UNKNOWN."
   status: ForkOperationStatus!
@@ -1691,16 +1787,18 @@ type ForkOperation {
 }
 
 "That a session was created by forking another through one turn. Lineages form the session graph."
-type Lineage {
-  "The fork operation that created the target."
+type Lineage implements Node {
+  "The globally unique id (opaque; see ` + "`" + `node` + "`" + `). A lineage is named by its fork operation."
+  id: ID!
+  "The local id of the fork operation that created the target."
   operationId: ID!
-  "The session that was forked."
+  "The local id of the session that was forked."
   sourceSessionId: ID!
-  "The boundary turn in the source."
+  "The local id of the boundary turn in the source."
   sourceTurnId: ID!
-  "The session the fork created."
+  "The local id of the session the fork created."
   targetSessionId: ID!
-  "The boundary turn's copy in the target."
+  "The local id of the boundary turn's copy in the target."
   targetTurnId: ID!
   "When the fork committed."
   forkedAt: Time!
@@ -1730,11 +1828,11 @@ type WorkspaceEvent {
   kind: WorkspaceEventKind!
   "When the change was committed."
   occurredAt: Time!
-  "The session the change concerns (the source session for fork operations)."
+  "The local id of the session the change concerns (the source session for fork operations)."
   sessionId: ID
-  "The turn the change concerns (TURN_UPSERTED)."
+  "The local id of the turn the change concerns (TURN_UPSERTED)."
   turnId: ID
-  "The fork operation the change concerns (FORK_OPERATION_UPDATED)."
+  "The local id of the fork operation the change concerns (FORK_OPERATION_UPDATED)."
   forkOperationId: ID
   "The session as it is now, or null when it is gone."
   session: Session
@@ -1834,11 +1932,11 @@ input SessionFilter {
 
 "Narrows ` + "`" + `forkOperations` + "`" + `. Omitted fields match anything."
 input ForkOperationFilter {
-  "Only forks of this session."
+  "Only forks of this session (its local or global id)."
   sourceSessionId: ID
-  "Only the fork that created this session."
+  "Only the fork that created this session (its local or global id)."
   targetSessionId: ID
-  "Only forks through this turn."
+  "Only forks through this turn (its local or global id)."
   throughTurnId: ID
   "Only operations in one of these statuses."
   statuses: [ForkOperationStatus!]
@@ -1848,7 +1946,10 @@ input ForkOperationFilter {
 input ReportSessionInput {
   "The workspace."
   workspaceId: ID!
-  "The session id, chosen by the runtime."
+  """
+  The session id, chosen by the runtime: its local id (which must not have the form of a global
+  id), or the global id a query returned.
+  """
   id: ID!
   "ROOT (default) or CHILD."
   kind: SessionKind = ROOT
@@ -1874,9 +1975,9 @@ input ReportSessionInput {
 input ReportTurnInput {
   "The workspace."
   workspaceId: ID!
-  "The session of the turn."
+  "The session of the turn: its local or global id."
   sessionId: ID!
-  "The turn id, chosen by the runtime."
+  "The turn id, chosen by the runtime (local, never of global form), or the global id a query returned."
   id: ID!
   "The turn's phase now; it may not go backwards."
   phase: TurnPhase!
@@ -1894,9 +1995,9 @@ input ReportTurnInput {
 input AppendMessagesInput {
   "The workspace."
   workspaceId: ID!
-  "The session of the turn."
+  "The session of the turn: its local or global id."
   sessionId: ID!
-  "The turn the messages belong to."
+  "The turn the messages belong to: its local or global id."
   turnId: ID!
   "The messages, in order."
   messages: [MessageInput!]!
@@ -1904,7 +2005,7 @@ input AppendMessagesInput {
 
 "One message to append."
 input MessageInput {
-  "An id for idempotent retries; omitted, the server generates one."
+  "An id for idempotent retries (local, never of global form, or a global id); omitted, the server generates one."
   id: ID
   "Who wrote it."
   role: MessageRole!
@@ -1916,13 +2017,13 @@ input MessageInput {
 input ForkSessionInput {
   "The workspace."
   workspaceId: ID!
-  "The session to fork; it must be ROOT and known to its provider."
+  "The session to fork (its local or global id); it must be ROOT and known to its provider."
   sourceSessionId: ID!
-  "The boundary turn: settled, bound, and forkable by the provider."
+  "The boundary turn (its local or global id): settled, bound, and forkable by the provider."
   throughTurnId: ID!
   "The client's idempotency key: retry with the same id to get the same operation back."
   requestId: ID!
-  "The id for the new session; omitted, the server picks one and keeps it on replay."
+  "The local id for the new session (or a global id of that form); omitted, the server picks one and keeps it on replay."
   targetSessionId: ID
 }
 `, BuiltIn: false},
@@ -1937,6 +2038,8 @@ func (ec *executionContext) childFields_ForkOperation(ctx context.Context, field
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_ForkOperation_id(ctx, field)
+	case "localId":
+		return ec.fieldContext_ForkOperation_localId(ctx, field)
 	case "workspaceId":
 		return ec.fieldContext_ForkOperation_workspaceId(ctx, field)
 	case "requestId":
@@ -2017,6 +2120,8 @@ func (ec *executionContext) childFields_LifecycleCapabilities(ctx context.Contex
 
 func (ec *executionContext) childFields_Lineage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_Lineage_id(ctx, field)
 	case "operationId":
 		return ec.fieldContext_Lineage_operationId(ctx, field)
 	case "sourceSessionId":
@@ -2045,6 +2150,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Message_id(ctx, field)
+	case "localId":
+		return ec.fieldContext_Message_localId(ctx, field)
 	case "turnId":
 		return ec.fieldContext_Message_turnId(ctx, field)
 	case "sessionId":
@@ -2077,6 +2184,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Session_id(ctx, field)
+	case "localId":
+		return ec.fieldContext_Session_localId(ctx, field)
 	case "workspaceId":
 		return ec.fieldContext_Session_workspaceId(ctx, field)
 	case "kind":
@@ -2147,6 +2256,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Turn_id(ctx, field)
+	case "localId":
+		return ec.fieldContext_Turn_localId(ctx, field)
 	case "sessionId":
 		return ec.fieldContext_Turn_sessionId(ctx, field)
 	case "sequence":
@@ -2593,6 +2704,34 @@ func (ec *executionContext) field_Query_forkOperations_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_session_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2848,7 +2987,7 @@ func (ec *executionContext) _ForkOperation_id(ctx context.Context, field graphql
 			return ec.fieldContext_ForkOperation_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -2859,6 +2998,29 @@ func (ec *executionContext) _ForkOperation_id(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_ForkOperation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkOperation", field, true, false, "ID")
+}
+
+func (ec *executionContext) _ForkOperation_localId(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkOperation_localId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ForkOperation_localId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ForkOperation", field, false, false, "ID")
 }
 
@@ -3569,6 +3731,29 @@ func (ec *executionContext) fieldContext_LifecycleCapabilities_forkThroughTurn(_
 	return graphql.NewScalarFieldContext("LifecycleCapabilities", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _Lineage_id(ctx context.Context, field graphql.CollectedField, obj *models.Lineage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Lineage_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Lineage_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Lineage", field, true, false, "ID")
+}
+
 func (ec *executionContext) _Lineage_operationId(ctx context.Context, field graphql.CollectedField, obj *models.Lineage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3844,7 +4029,7 @@ func (ec *executionContext) _Message_id(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Message_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -3855,6 +4040,29 @@ func (ec *executionContext) _Message_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Message_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Message_localId(ctx context.Context, field graphql.CollectedField, obj *models.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_localId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Message_localId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, "ID")
 }
 
@@ -4417,6 +4625,94 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []models.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_session(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4722,7 +5018,7 @@ func (ec *executionContext) _Session_id(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Session_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -4733,6 +5029,29 @@ func (ec *executionContext) _Session_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Session_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Session_localId(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_localId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_localId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Session", field, false, false, "ID")
 }
 
@@ -5510,7 +5829,7 @@ func (ec *executionContext) _Turn_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_Turn_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5521,6 +5840,29 @@ func (ec *executionContext) _Turn_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Turn_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Turn", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Turn_localId(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_localId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_localId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Turn", field, false, false, "ID")
 }
 
@@ -7878,11 +8220,59 @@ func UnmarshalSessionFilter(ctx context.Context, raw any) (models.SessionFilter,
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj models.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case models.Turn:
+		return ec._Turn(ctx, sel, &obj)
+	case *models.Turn:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Turn(ctx, sel, obj)
+	case models.Session:
+		return ec._Session(ctx, sel, &obj)
+	case *models.Session:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Session(ctx, sel, obj)
+	case models.Message:
+		return ec._Message(ctx, sel, &obj)
+	case *models.Message:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Message(ctx, sel, obj)
+	case models.Lineage:
+		return ec._Lineage(ctx, sel, &obj)
+	case *models.Lineage:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Lineage(ctx, sel, obj)
+	case models.ForkOperation:
+		return ec._ForkOperation(ctx, sel, &obj)
+	case *models.ForkOperation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ForkOperation(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
 
-var forkOperationImplementors = []string{"ForkOperation"}
+var forkOperationImplementors = []string{"ForkOperation", "Node"}
 
 func (ec *executionContext) _ForkOperation(ctx context.Context, sel ast.SelectionSet, obj *models.ForkOperation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, forkOperationImplementors)
@@ -7895,6 +8285,11 @@ func (ec *executionContext) _ForkOperation(ctx context.Context, sel ast.Selectio
 			out.Values[i] = graphql.MarshalString("ForkOperation")
 		case "id":
 			out.Values[i] = ec._ForkOperation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "localId":
+			out.Values[i] = ec._ForkOperation_localId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -8144,7 +8539,7 @@ func (ec *executionContext) _LifecycleCapabilities(ctx context.Context, sel ast.
 	return out
 }
 
-var lineageImplementors = []string{"Lineage"}
+var lineageImplementors = []string{"Lineage", "Node"}
 
 func (ec *executionContext) _Lineage(ctx context.Context, sel ast.SelectionSet, obj *models.Lineage) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, lineageImplementors)
@@ -8155,6 +8550,11 @@ func (ec *executionContext) _Lineage(ctx context.Context, sel ast.SelectionSet, 
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Lineage")
+		case "id":
+			out.Values[i] = ec._Lineage_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "operationId":
 			out.Values[i] = ec._Lineage_operationId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8226,7 +8626,7 @@ func (ec *executionContext) _Lineage(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
-var messageImplementors = []string{"Message"}
+var messageImplementors = []string{"Message", "Node"}
 
 func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, obj *models.Message) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, messageImplementors)
@@ -8239,6 +8639,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			out.Values[i] = graphql.MarshalString("Message")
 		case "id":
 			out.Values[i] = ec._Message_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "localId":
+			out.Values[i] = ec._Message_localId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8443,6 +8848,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
+		case "node":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_node(ctx, field)
+				})
+		case "nodes":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_nodes(ctx, field)
+				})
 		case "session":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, false,
@@ -8504,7 +8921,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
-var sessionImplementors = []string{"Session"}
+var sessionImplementors = []string{"Session", "Node"}
 
 func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, obj *models.Session) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sessionImplementors)
@@ -8517,6 +8934,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			out.Values[i] = graphql.MarshalString("Session")
 		case "id":
 			out.Values[i] = ec._Session_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "localId":
+			out.Values[i] = ec._Session_localId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -8748,7 +9170,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
-var turnImplementors = []string{"Turn"}
+var turnImplementors = []string{"Turn", "Node"}
 
 func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj *models.Turn) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, turnImplementors)
@@ -8761,6 +9183,11 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 			out.Values[i] = graphql.MarshalString("Turn")
 		case "id":
 			out.Values[i] = ec._Turn_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "localId":
+			out.Values[i] = ec._Turn_localId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -9479,6 +9906,35 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9604,6 +10060,16 @@ func (ec *executionContext) unmarshalNMessageRole2githubᚗcomᚋforkgraphᚋfor
 
 func (ec *executionContext) marshalNMessageRole2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageRole(ctx context.Context, sel ast.SelectionSet, v models.MessageRole) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐNode(ctx context.Context, sel ast.SelectionSet, v []models.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
 }
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *models.PageInfo) graphql.Marshaler {
@@ -10092,6 +10558,13 @@ func (ec *executionContext) marshalOLineage2ᚖgithubᚗcomᚋforkgraphᚋforkgr
 		return graphql.Null
 	}
 	return ec._Lineage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalONode2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐNode(ctx context.Context, sel ast.SelectionSet, v models.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSession2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSession(ctx context.Context, sel ast.SelectionSet, v *models.Session) graphql.Marshaler {

@@ -9,7 +9,8 @@ import (
 // Session is the API view of a forkengine.Session. Relations (turns, latestTurn, forks, ...) are
 // resolved through loaders from the domain value kept beside the view.
 type Session struct {
-	ID                string
+	// LocalID is the id unique in the workspace (the runtime's own); ID() is the global one.
+	LocalID           string
 	WorkspaceID       string
 	Kind              SessionKind
 	Provider          string
@@ -33,7 +34,7 @@ func (s *Session) Domain() forkengine.Session { return s.domain }
 // SessionFrom builds the API view of a session.
 func SessionFrom(s forkengine.Session) *Session {
 	return &Session{
-		ID: s.ID, WorkspaceID: s.WorkspaceID, Kind: wire[SessionKind](s.Kind), Provider: s.Provider,
+		LocalID: s.ID, WorkspaceID: s.WorkspaceID, Kind: wire[SessionKind](s.Kind), Provider: s.Provider,
 		ProviderSessionID: optional(s.ProviderSessionID), Title: s.Title,
 		RailSectionKey: optional(s.RailSectionKey), Cwd: optional(s.Cwd), Model: optional(s.Model),
 		Settings: JSON(s.Settings), Visible: s.Visible,
@@ -45,15 +46,17 @@ func SessionFrom(s forkengine.Session) *Session {
 // Turn is the API view of a forkengine.Turn. The provider binding stays internal: clients see
 // only the forkability it implies.
 type Turn struct {
-	ID        string
-	SessionID string
-	Sequence  int64
-	Phase     TurnPhase
-	Outcome   *TurnOutcome
-	Origin    *string
-	StartedAt time.Time
-	SettledAt *time.Time
-	UpdatedAt time.Time
+	// LocalID is the id unique in the workspace (the runtime's own); ID() is the global one.
+	LocalID     string
+	WorkspaceID string
+	SessionID   string
+	Sequence    int64
+	Phase       TurnPhase
+	Outcome     *TurnOutcome
+	Origin      *string
+	StartedAt   time.Time
+	SettledAt   *time.Time
+	UpdatedAt   time.Time
 
 	domain forkengine.Turn
 }
@@ -64,7 +67,7 @@ func (t *Turn) Domain() forkengine.Turn { return t.domain }
 // TurnFrom builds the API view of a turn.
 func TurnFrom(t forkengine.Turn) *Turn {
 	view := &Turn{
-		ID: t.ID, SessionID: t.SessionID, Sequence: t.Sequence, Phase: wire[TurnPhase](t.Phase),
+		LocalID: t.ID, WorkspaceID: t.WorkspaceID, SessionID: t.SessionID, Sequence: t.Sequence, Phase: wire[TurnPhase](t.Phase),
 		Origin: optional(t.Origin), StartedAt: t.StartedAt, SettledAt: t.SettledAt,
 		UpdatedAt: t.UpdatedAt, domain: t,
 	}
@@ -86,12 +89,14 @@ func TurnsFrom(ts []forkengine.Turn) []*Turn {
 
 // Message is the API view of a forkengine.Message.
 type Message struct {
-	ID        string
-	TurnID    string
-	SessionID string
-	Role      MessageRole
-	Content   string
-	CreatedAt time.Time
+	// LocalID is the id unique in the workspace; ID() is the global one.
+	LocalID     string
+	WorkspaceID string
+	TurnID      string
+	SessionID   string
+	Role        MessageRole
+	Content     string
+	CreatedAt   time.Time
 }
 
 // MessagesFrom builds the API views of messages, keeping their order.
@@ -99,7 +104,7 @@ func MessagesFrom(ms []forkengine.Message) []*Message {
 	out := make([]*Message, len(ms))
 	for i, m := range ms {
 		out[i] = &Message{
-			ID: m.ID, TurnID: m.TurnID, SessionID: m.SessionID, Role: wire[MessageRole](m.Role),
+			LocalID: m.ID, WorkspaceID: m.WorkspaceID, TurnID: m.TurnID, SessionID: m.SessionID, Role: wire[MessageRole](m.Role),
 			Content: m.Content, CreatedAt: m.CreatedAt,
 		}
 	}
@@ -109,7 +114,8 @@ func MessagesFrom(ms []forkengine.Message) []*Message {
 // ForkOperation is the API view of a forkengine.ForkOperation: the public status and phase, never
 // the provider binding or snapshot.
 type ForkOperation struct {
-	ID              string
+	// LocalID is the operation id unique in the workspace (the server's); ID() is the global one.
+	LocalID         string
 	WorkspaceID     string
 	RequestID       string
 	SourceSessionID string
@@ -139,7 +145,7 @@ func (op *ForkOperation) Domain() forkengine.ForkOperation { return op.domain }
 func ForkOperationFrom(op forkengine.ForkOperation) *ForkOperation {
 	status, phase := PublicStatus(op.Status)
 	return &ForkOperation{
-		ID: op.ID, WorkspaceID: op.WorkspaceID, RequestID: op.RequestID,
+		LocalID: op.ID, WorkspaceID: op.WorkspaceID, RequestID: op.RequestID,
 		SourceSessionID: op.SourceSessionID, TargetSessionID: op.TargetSessionID,
 		ThroughTurnID: op.ThroughTurnID, TargetTurnID: optional(op.TargetTurnID),
 		Status: status, Phase: phase, Error: optional(op.Error), Provider: op.Provider,

@@ -9,13 +9,18 @@ import (
 	"strconv"
 )
 
+// An object with a globally unique id (Relay Global Object Identification). Fetch any of them again
+// with `node(id:)` or `nodes(ids:)`. The id is opaque: store it and pass it back, never parse it.
+type Node interface {
+}
+
 // Messages to append to one turn.
 type AppendMessagesInput struct {
 	// The workspace.
 	WorkspaceID string `json:"workspaceId"`
-	// The session of the turn.
+	// The session of the turn: its local or global id.
 	SessionID string `json:"sessionId"`
-	// The turn the messages belong to.
+	// The turn the messages belong to: its local or global id.
 	TurnID string `json:"turnId"`
 	// The messages, in order.
 	Messages []*MessageInput `json:"messages"`
@@ -31,11 +36,11 @@ type ForkOperationEdge struct {
 
 // Narrows `forkOperations`. Omitted fields match anything.
 type ForkOperationFilter struct {
-	// Only forks of this session.
+	// Only forks of this session (its local or global id).
 	SourceSessionID *string `json:"sourceSessionId,omitempty"`
-	// Only the fork that created this session.
+	// Only the fork that created this session (its local or global id).
 	TargetSessionID *string `json:"targetSessionId,omitempty"`
-	// Only forks through this turn.
+	// Only forks through this turn (its local or global id).
 	ThroughTurnID *string `json:"throughTurnId,omitempty"`
 	// Only operations in one of these statuses.
 	Statuses []ForkOperationStatus `json:"statuses,omitempty"`
@@ -45,13 +50,13 @@ type ForkOperationFilter struct {
 type ForkSessionInput struct {
 	// The workspace.
 	WorkspaceID string `json:"workspaceId"`
-	// The session to fork; it must be ROOT and known to its provider.
+	// The session to fork (its local or global id); it must be ROOT and known to its provider.
 	SourceSessionID string `json:"sourceSessionId"`
-	// The boundary turn: settled, bound, and forkable by the provider.
+	// The boundary turn (its local or global id): settled, bound, and forkable by the provider.
 	ThroughTurnID string `json:"throughTurnId"`
 	// The client's idempotency key: retry with the same id to get the same operation back.
 	RequestID string `json:"requestId"`
-	// The id for the new session; omitted, the server picks one and keeps it on replay.
+	// The local id for the new session (or a global id of that form); omitted, the server picks one and keeps it on replay.
 	TargetSessionID *string `json:"targetSessionId,omitempty"`
 }
 
@@ -65,7 +70,7 @@ type LifecycleCapabilities struct {
 
 // One message to append.
 type MessageInput struct {
-	// An id for idempotent retries; omitted, the server generates one.
+	// An id for idempotent retries (local, never of global form, or a global id); omitted, the server generates one.
 	ID *string `json:"id,omitempty"`
 	// Who wrote it.
 	Role MessageRole `json:"role"`
@@ -92,6 +97,7 @@ type PageInfo struct {
 }
 
 // Reads. Every field names a workspace; with API tokens configured, only the token's workspace.
+// Every argument that names an object takes its local id or the global id a query returned.
 type Query struct {
 }
 
@@ -99,7 +105,8 @@ type Query struct {
 type ReportSessionInput struct {
 	// The workspace.
 	WorkspaceID string `json:"workspaceId"`
-	// The session id, chosen by the runtime.
+	// The session id, chosen by the runtime: its local id (which must not have the form of a global
+	// id), or the global id a query returned.
 	ID string `json:"id"`
 	// ROOT (default) or CHILD.
 	Kind *SessionKind `json:"kind,omitempty"`
@@ -125,9 +132,9 @@ type ReportSessionInput struct {
 type ReportTurnInput struct {
 	// The workspace.
 	WorkspaceID string `json:"workspaceId"`
-	// The session of the turn.
+	// The session of the turn: its local or global id.
 	SessionID string `json:"sessionId"`
-	// The turn id, chosen by the runtime.
+	// The turn id, chosen by the runtime (local, never of global form), or the global id a query returned.
 	ID string `json:"id"`
 	// The turn's phase now; it may not go backwards.
 	Phase TurnPhase `json:"phase"`

@@ -16,27 +16,62 @@ import (
 type Authorizer func(ctx context.Context, workspace string) error
 
 // authorizeRootField (srv.AroundFields) is the one place workspace access is decided: every root
-// field names a workspace (an argument or its input's), and the Authorizer must allow it. The
-// workspace id itself is checked here too, in open mode as well, so a blank or malformed one is
-// BAD_USER_INPUT (reason invalid_id) for reads exactly as for writes.
+// field names a workspace (an argument or its input's; node and nodes in their ids), and the
+// Authorizer must allow each. The workspace id itself is checked here too, in open mode as well,
+// so a blank or malformed one is BAD_USER_INPUT (reason invalid_id) for reads exactly as for
+// writes.
 func (authorize Authorizer) authorizeRootField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || !isRootObject(fc.Object) || strings.HasPrefix(fc.Field.Name, "__") {
 		return next(ctx)
 	}
-	ws, ok := workspaceArgument(fc.Args)
-	if !ok {
-		return nil, fmt.Errorf("root field %s names no workspace", fc.Field.Name)
-	}
-	if err := forkengine.ValidateID("workspaceId", ws); err != nil {
+	workspaces, err := workspacesOf(fc)
+	if err != nil {
 		return nil, err
 	}
-	if authorize != nil {
-		if err := authorize(ctx, ws); err != nil {
+	for _, ws := range workspaces {
+		if err := forkengine.ValidateID("workspaceId", ws); err != nil {
 			return nil, err
+		}
+		if authorize != nil {
+			if err := authorize(ctx, ws); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return next(ctx)
+}
+
+// workspacesOf finds the workspaces a root field reads or writes: its workspaceId argument or
+// its input's, or, for the Node lookups, the workspace of each id (nodes(ids: []) reads none).
+func workspacesOf(fc *graphql.FieldContext) ([]string, error) {
+	var ids []string
+	switch {
+	case fc.Object == "Query" && fc.Field.Name == "node":
+		id, _ := fc.Args["id"].(string)
+		ids = []string{id}
+	case fc.Object == "Query" && fc.Field.Name == "nodes":
+		ids, _ = fc.Args["ids"].([]string)
+	default:
+		ws, ok := workspaceArgument(fc.Args)
+		if !ok {
+			return nil, fmt.Errorf("root field %s names no workspace", fc.Field.Name)
+		}
+		return []string{ws}, nil
+	}
+	var workspaces []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		ref, err := parseNodeID(fc.Field.Name, id)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[ref.WorkspaceID] {
+			seen[ref.WorkspaceID] = true
+			workspaces = append(workspaces, ref.WorkspaceID)
+		}
+	}
+	return workspaces, nil
 }
 
 func isRootObject(name string) bool {

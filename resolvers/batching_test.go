@@ -171,7 +171,7 @@ func measureOperations(t *testing.T, n int) int64 {
 	statements := api.db.Statements() - before
 	require.Len(t, page.ForkOperations.Edges, n)
 	require.Equal(t, "Title of s000", page.ForkOperations.Edges[0].Node.SourceSession.Title)
-	require.Equal(t, "s000-t1", page.ForkOperations.Edges[0].Node.ThroughTurn.ID)
+	require.Equal(t, turnGID("w", "s000-t1"), page.ForkOperations.Edges[0].Node.ThroughTurn.ID)
 	return statements
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/models"
 )
 
 // seedSession reports, through the engine, a root simulated session with n settled, bound turns
@@ -68,3 +69,8 @@ func reportHidden(ws, id string) forkengine.SessionReport {
 	hidden := false
 	return forkengine.SessionReport{WorkspaceID: ws, ID: id, Provider: "simulated", Visible: &hidden}
 }
+
+// The global ids the API shows for objects the tests name by their local ids.
+func sessionGID(ws, id string) string { return models.GlobalID(models.NodeSession, ws, id) }
+func turnGID(ws, id string) string    { return models.GlobalID(models.NodeTurn, ws, id) }
+func opGID(ws, id string) string      { return models.GlobalID(models.NodeForkOperation, ws, id) }

@@ -9,16 +9,16 @@ import (
 
 const forkMutation = `mutation($source: ID!, $through: ID!, $req: ID!) {
   forkSession(input: {workspaceId: "w", sourceSessionId: $source, throughTurnId: $through, requestId: $req}) {
-    id requestId sourceSessionId targetSessionId throughTurnId status phase error session { id } lineage { operationId }
+    id localId requestId sourceSessionId targetSessionId throughTurnId status phase error session { id } lineage { operationId }
   }
 }`
 
 type forkOp struct {
-	ID, RequestID, SourceSessionID, TargetSessionID, ThroughTurnID, Status, Phase string
-	Error                                                                         *string
-	TargetTurnID                                                                  *string
-	AcknowledgedAt                                                                *string
-	Session                                                                       *struct {
+	ID, LocalID, RequestID, SourceSessionID, TargetSessionID, ThroughTurnID, Status, Phase string
+	Error                                                                                  *string
+	TargetTurnID                                                                           *string
+	AcknowledgedAt                                                                         *string
+	Session                                                                                *struct {
 		ID    string
 		Turns struct {
 			Edges []struct {
@@ -37,7 +37,7 @@ type forkOp struct {
 }
 
 const followSubscription = `subscription($id: ID!) { forkOperationUpdated(workspaceId: "w", id: $id) {
-  id status phase session { id turns { edges { node { id messages { content } } } } } } }`
+  id localId status phase session { id turns { edges { node { id messages { content } } } } } } }`
 
 func TestForkLifecycle(t *testing.T) {
 	api := newTestAPI(t, apiOptions{engine: noBackground})
@@ -64,7 +64,7 @@ func TestForkLifecycle(t *testing.T) {
 
 	processed := make(chan error, 1)
 	go func() {
-		_, err := api.engine.ProcessOperation(context.Background(), "w", op.ID)
+		_, err := api.engine.ProcessOperation(context.Background(), "w", op.LocalID)
 		processed <- err
 	}()
 	for _, phase := range []string{"DISPATCHING", "MATERIALIZING", "COMMITTED"} {
@@ -84,15 +84,15 @@ func TestForkLifecycle(t *testing.T) {
 		&read, map[string]any{"id": op.ID})
 	committed := read.ForkOperation
 	require.Equal(t, "COMMITTED", committed.Phase)
-	require.Equal(t, op.TargetSessionID, committed.Session.ID)
+	require.Equal(t, sessionGID("w", op.TargetSessionID), committed.Session.ID)
 	turns := committed.Session.Turns.Edges
 	require.Len(t, turns, 2)
 	require.Equal(t, "question src-t1", turns[0].Node.Messages[0].Content)
 	require.Equal(t, "answer src-t2", turns[1].Node.Messages[1].Content)
 	require.Equal(t, "src-t2", committed.Lineage.SourceTurnID)
-	require.Equal(t, "src-t2", committed.Lineage.SourceTurn.ID)
+	require.Equal(t, turnGID("w", "src-t2"), committed.Lineage.SourceTurn.ID)
 	require.Equal(t, *committed.TargetTurnID, committed.Lineage.TargetTurnID)
-	require.Equal(t, op.TargetSessionID, committed.Lineage.TargetSession.ID)
+	require.Equal(t, sessionGID("w", op.TargetSessionID), committed.Lineage.TargetSession.ID)
 
 	var graph struct {
 		Source struct {
@@ -111,8 +111,8 @@ func TestForkLifecycle(t *testing.T) {
 		&graph, map[string]any{"target": op.TargetSessionID})
 	require.Equal(t, op.TargetSessionID, graph.Source.Forks[0].TargetSessionID)
 	require.Equal(t, "ROOT", graph.Target.Kind)
-	require.Equal(t, "src", graph.Target.ForkedFrom.SourceSession.ID)
-	require.Equal(t, *committed.TargetTurnID, graph.Target.ForkedFrom.TargetTurn.ID)
+	require.Equal(t, sessionGID("w", "src"), graph.Target.ForkedFrom.SourceSession.ID)
+	require.Equal(t, turnGID("w", *committed.TargetTurnID), graph.Target.ForkedFrom.TargetTurn.ID)
 
 	var acked, ackedAgain struct{ AcknowledgeForkOperation forkOp }
 	const ack = `mutation($id: ID!) { acknowledgeForkOperation(workspaceId: "w", id: $id) { id status acknowledgedAt } }`
@@ -146,7 +146,7 @@ func TestFailedAndUnknownForksAreData(t *testing.T) {
 			api.seedSession("w", "src", 2, tc.script)
 			var started struct{ ForkSession forkOp }
 			api.mustDo(forkMutation, &started, map[string]any{"source": "src", "through": "src-t1", "req": "r1"})
-			_, err := api.engine.ProcessOperation(context.Background(), "w", started.ForkSession.ID)
+			_, err := api.engine.ProcessOperation(context.Background(), "w", started.ForkSession.LocalID)
 			require.NoError(t, err)
 
 			var read struct{ ForkOperation forkOp }

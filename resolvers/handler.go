@@ -58,7 +58,8 @@ func NewServer(cfg Config) *handler.Server {
 	}
 	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch}}
 	connectionComplexity(&gcfg.Complexity)
-	srv := handler.New(graph.NewExecutableSchema(gcfg))
+	schema := graph.NewExecutableSchema(gcfg)
+	srv := handler.New(schema)
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	for _, ext := range cfg.Extensions {
@@ -78,7 +79,7 @@ func NewServer(cfg Config) *handler.Server {
 	srv.AroundResponses(withLoaders(cfg.Engine, cfg.Batch))
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
 	srv.AroundFields(cfg.Authorize.authorizeRootField)
-	srv.AroundFields(validateIDArguments)
+	srv.AroundFields(idArguments{schema: schema.Schema()}.resolveIDs) // outermost: ids are local below it
 	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))
 	return srv

@@ -42,6 +42,6 @@ func TestLineageEndsAreNullWhenDeleted(t *testing.T) {
 	fork = resp.Session.Forks[0]
 	require.Nil(t, fork.TargetSession, "a soft-deleted target is null")
 	require.Nil(t, fork.TargetTurn, "so is its boundary turn")
-	require.Equal(t, "src", fork.SourceSession.ID, "the live source stays")
-	require.Equal(t, "src-t1", fork.SourceTurn.ID)
+	require.Equal(t, sessionGID("w", "src"), fork.SourceSession.ID, "the live source stays")
+	require.Equal(t, turnGID("w", "src-t1"), fork.SourceTurn.ID)
 }

@@ -37,6 +37,7 @@ type loaders struct {
 	turnPages      *relation[pageKey, []forkengine.Turn]
 	turnCounts     *relation[key, int]
 	turnMessages   *relation[key, []forkengine.Message]
+	messages       *relation[key, forkengine.Message] // by message id: node(id:)
 	transcripts    *relation[key, []forkengine.Message]
 	forkedFrom     *relation[key, forkengine.Lineage]
 	forks          *relation[key, []forkengine.Lineage]
@@ -99,6 +100,9 @@ func newLoaders(engine *forkengine.Engine, batch BatchObserver) *loaders {
 	})
 	l.turnMessages = newRelation(batch, "turnMessages", func(ctx context.Context, keys []key) (map[key][]forkengine.Message, error) {
 		return byWorkspace(ctx, keys, rd.MessagesByTurnIDs)
+	})
+	l.messages = newRelation(batch, "messages", func(ctx context.Context, keys []key) (map[key]forkengine.Message, error) {
+		return byWorkspace(ctx, keys, rd.MessagesByIDs)
 	})
 	l.transcripts = newRelation(batch, "transcripts", l.readTranscripts)
 	l.forkedFrom = newRelation(batch, "forkedFrom", func(ctx context.Context, keys []key) (map[key]forkengine.Lineage, error) {

@@ -30,6 +30,21 @@ func (l *loaders) committedResultOf(ctx context.Context, op forkengine.ForkOpera
 	return result, result.err
 }
 
+// committedResultsOf is committedResultOf for several committed operations, in one batch.
+func (l *loaders) committedResultsOf(ctx context.Context, ops []forkengine.ForkOperation) (map[key]committedResult, error) {
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	keys := make([]key, len(ops))
+	l.committedOpsMu.Lock()
+	for i, op := range ops {
+		keys[i] = key{op.WorkspaceID, op.ID}
+		l.committedOps[keys[i]] = op
+	}
+	l.committedOpsMu.Unlock()
+	return l.committed.getMany(ctx, keys)
+}
+
 func (l *loaders) readCommitted(ctx context.Context, keys []key) (map[key]committedResult, error) {
 	batch := make([]forkengine.ForkOperation, 0, len(keys))
 	l.committedOpsMu.Lock()

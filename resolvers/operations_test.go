@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/models"
 )
 
 func TestReportAndRead(t *testing.T) {
@@ -11,15 +13,16 @@ func TestReportAndRead(t *testing.T) {
 
 	var s struct {
 		ReportSession struct {
-			ID, Kind, Title string
-			Settings        map[string]any
-			Visible         bool
+			ID, LocalID, Kind, Title string
+			Settings                 map[string]any
+			Visible                  bool
 		}
 	}
 	api.mustDo(`mutation { reportSession(input: {workspaceId: "w", id: "s1", provider: "simulated",
 		providerSessionId: "p-s1", title: "First", settings: {color: "blue"}, visible: true}) {
-		id kind title settings visible } }`, &s, nil)
-	require.Equal(t, "s1", s.ReportSession.ID)
+		id localId kind title settings visible } }`, &s, nil)
+	require.Equal(t, sessionGID("w", "s1"), s.ReportSession.ID)
+	require.Equal(t, "s1", s.ReportSession.LocalID)
 	require.Equal(t, "ROOT", s.ReportSession.Kind)
 	require.Equal(t, map[string]any{"color": "blue"}, s.ReportSession.Settings)
 
@@ -49,14 +52,17 @@ func TestReportAndRead(t *testing.T) {
 	require.Nil(t, running.ReportTurn.Outcome)
 
 	var msgs struct {
-		AppendMessages []struct{ ID, Role, Content, TurnID, SessionID string }
+		AppendMessages []struct{ ID, LocalID, Role, Content, TurnID, SessionID string }
 	}
 	api.mustDo(`mutation { appendMessages(input: {workspaceId: "w", sessionId: "s1", turnId: "t1", messages: [
 		{id: "m1", role: USER, content: "hi"}, {role: ASSISTANT, content: "hello"}]}) {
-		id role content turnId sessionId } }`, &msgs, nil)
+		id localId role content turnId sessionId } }`, &msgs, nil)
 	require.Len(t, msgs.AppendMessages, 2)
-	require.Equal(t, "m1", msgs.AppendMessages[0].ID)
-	require.NotEmpty(t, msgs.AppendMessages[1].ID)
+	require.Equal(t, models.GlobalID(models.NodeMessage, "w", "m1"), msgs.AppendMessages[0].ID)
+	require.Equal(t, "m1", msgs.AppendMessages[0].LocalID)
+	require.NotEmpty(t, msgs.AppendMessages[1].LocalID)
+	require.Equal(t, models.GlobalID(models.NodeMessage, "w", msgs.AppendMessages[1].LocalID), msgs.AppendMessages[1].ID)
+	require.Equal(t, "t1", msgs.AppendMessages[0].TurnID, "relation ids stay local")
 	require.Equal(t, "ASSISTANT", msgs.AppendMessages[1].Role)
 
 	var read struct {
@@ -67,7 +73,7 @@ func TestReportAndRead(t *testing.T) {
 				Edges []struct {
 					Cursor string
 					Node   struct {
-						ID       string
+						LocalID  string
 						Sequence int
 					}
 				}
@@ -77,7 +83,7 @@ func TestReportAndRead(t *testing.T) {
 				}
 				TotalCount int
 			}
-			LatestTurn            struct{ ID string }
+			LatestTurn            struct{ LocalID string }
 			ActiveTurn            struct{ ID, Phase string }
 			Messages              []struct{ Content string }
 			LifecycleCapabilities struct{ Fork, ForkThroughTurn bool }
@@ -86,16 +92,16 @@ func TestReportAndRead(t *testing.T) {
 		}
 	}
 	api.mustDo(`{ session(workspaceId: "w", id: "s1") { id provider providerSessionId
-		turns(first: 2) { edges { cursor node { id sequence } } pageInfo { hasNextPage endCursor } totalCount }
-		latestTurn { id } activeTurn { id phase } messages { content }
+		turns(first: 2) { edges { cursor node { localId sequence } } pageInfo { hasNextPage endCursor } totalCount }
+		latestTurn { localId } activeTurn { id phase } messages { content }
 		lifecycleCapabilities { fork forkThroughTurn } forkedFrom { operationId } forks { operationId } } }`, &read, nil)
 	got := read.Session
 	require.Equal(t, "p-s1", got.ProviderSessionID)
 	require.Len(t, got.Turns.Edges, 2)
-	require.Equal(t, []string{"t1", "t2"}, []string{got.Turns.Edges[0].Node.ID, got.Turns.Edges[1].Node.ID})
+	require.Equal(t, []string{"t1", "t2"}, []string{got.Turns.Edges[0].Node.LocalID, got.Turns.Edges[1].Node.LocalID})
 	require.True(t, got.Turns.PageInfo.HasNextPage)
 	require.Equal(t, 3, got.Turns.TotalCount)
-	require.Equal(t, "t3", got.LatestTurn.ID)
+	require.Equal(t, "t3", got.LatestTurn.LocalID)
 	require.Equal(t, "RUNNING", got.ActiveTurn.Phase)
 	require.Equal(t, []struct{ Content string }{{"hi"}, {"hello"}}, got.Messages)
 	require.Equal(t, struct{ Fork, ForkThroughTurn bool }{false, true}, got.LifecycleCapabilities)
@@ -105,15 +111,15 @@ func TestReportAndRead(t *testing.T) {
 	var next struct {
 		Session struct {
 			Turns struct {
-				Edges    []struct{ Node struct{ ID string } }
+				Edges    []struct{ Node struct{ LocalID string } }
 				PageInfo struct{ HasNextPage bool }
 			}
 		}
 	}
 	api.mustDo(`query($after: String) { session(workspaceId: "w", id: "s1") { turns(first: 2, after: $after) {
-		edges { node { id } } pageInfo { hasNextPage } } } }`, &next, map[string]any{"after": got.Turns.PageInfo.EndCursor})
+		edges { node { localId } } pageInfo { hasNextPage } } } }`, &next, map[string]any{"after": got.Turns.PageInfo.EndCursor})
 	require.Len(t, next.Session.Turns.Edges, 1)
-	require.Equal(t, "t3", next.Session.Turns.Edges[0].Node.ID)
+	require.Equal(t, "t3", next.Session.Turns.Edges[0].Node.LocalID)
 	require.False(t, next.Session.Turns.PageInfo.HasNextPage)
 
 	var missing struct{ Session *struct{ ID string } }
@@ -129,7 +135,7 @@ func TestSessionsPagination(t *testing.T) {
 	api.seedSession("other", "x", 0, "")
 	type page struct {
 		Sessions struct {
-			Edges    []struct{ Node struct{ ID string } }
+			Edges    []struct{ Node struct{ LocalID string } }
 			PageInfo struct {
 				HasNextPage bool
 				EndCursor   *string
@@ -142,10 +148,10 @@ func TestSessionsPagination(t *testing.T) {
 	for {
 		var p page
 		api.mustDo(`query($after: String) { sessions(workspaceId: "w", first: 2, after: $after) {
-			edges { node { id } } pageInfo { hasNextPage endCursor } totalCount } }`, &p, map[string]any{"after": after})
+			edges { node { localId } } pageInfo { hasNextPage endCursor } totalCount } }`, &p, map[string]any{"after": after})
 		require.Equal(t, 5, p.Sessions.TotalCount)
 		for _, e := range p.Sessions.Edges {
-			ids = append(ids, e.Node.ID)
+			ids = append(ids, e.Node.LocalID)
 		}
 		if !p.Sessions.PageInfo.HasNextPage {
 			break
@@ -157,7 +163,7 @@ func TestSessionsPagination(t *testing.T) {
 	_, err := api.engine.ReportSession(t.Context(), reportHidden("w", "c"))
 	require.NoError(t, err)
 	var visible page
-	api.mustDo(`{ sessions(workspaceId: "w", filter: {visible: true}) { edges { node { id } } totalCount } }`, &visible, nil)
+	api.mustDo(`{ sessions(workspaceId: "w", filter: {visible: true}) { edges { node { localId } } totalCount } }`, &visible, nil)
 	require.Equal(t, 4, visible.Sessions.TotalCount)
 
 	var deleted struct{ DeleteSession bool }

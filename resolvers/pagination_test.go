@@ -11,7 +11,7 @@ import (
 type relayPage struct {
 	Edges []struct {
 		Cursor string
-		Node   struct{ ID string }
+		Node   struct{ LocalID string }
 	}
 	PageInfo struct {
 		HasNextPage, HasPreviousPage bool
@@ -29,7 +29,7 @@ func (p relayPage) shape(t *testing.T) pageShape {
 	t.Helper()
 	s := pageShape{HasNext: p.PageInfo.HasNextPage, HasPrev: p.PageInfo.HasPreviousPage}
 	for _, e := range p.Edges {
-		s.IDs = append(s.IDs, e.Node.ID)
+		s.IDs = append(s.IDs, e.Node.LocalID)
 	}
 	if len(p.Edges) == 0 {
 		require.Nil(t, p.PageInfo.StartCursor, "an empty page has no startCursor")
@@ -41,7 +41,7 @@ func (p relayPage) shape(t *testing.T) pageShape {
 	return s
 }
 
-const pageFields = `edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }`
+const pageFields = `edges { cursor node { localId } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }`
 
 const sessionsPageQuery = `query($first: Int, $after: String, $last: Int, $before: String) {
   sessions(workspaceId: "w", first: $first, after: $after, last: $last, before: $before) { ` + pageFields + ` } }`

@@ -24,15 +24,16 @@ type reconcileOp struct {
 func (a *testAPI) unknownFork(session, script, requestID string) reconcileOp {
 	a.t.Helper()
 	a.seedSession("w", session, 2, `{"simulated":`+script+`}`)
-	var start struct{ ForkSession reconcileOp }
+	var start struct{ ForkSession struct{ LocalID string } }
 	a.mustDo(`mutation($s: ID!, $t: ID!, $r: ID!) { forkSession(input: {workspaceId: "w", sourceSessionId: $s,
-		throughTurnId: $t, requestId: $r}) { id } }`, &start, map[string]any{"s": session, "t": session + "-t2", "r": requestID})
-	op := a.processed(start.ForkSession.ID)
+		throughTurnId: $t, requestId: $r}) { localId } }`, &start, map[string]any{"s": session, "t": session + "-t2", "r": requestID})
+	op := a.processed(start.ForkSession.LocalID)
 	require.Equal(a.t, "DELIVERY_UNKNOWN", op.Phase)
 	require.NotNil(a.t, op.NextReconcileAt, "the first attempt is scheduled")
 	return op
 }
 
+// processed drives the operation with local id id and reads it back.
 func (a *testAPI) processed(id string) reconcileOp {
 	a.t.Helper()
 	_, err := a.engine.ProcessOperation(a.t.Context(), "w", id)
@@ -56,17 +57,17 @@ func (a *testAPI) pendingOn(session, turn string) *struct{ ID, Phase string } {
 			Turns struct {
 				Edges []struct {
 					Node struct {
-						ID                   string
+						LocalID              string
 						PendingForkOperation *struct{ ID, Phase string }
 					}
 				}
 			}
 		}
 	}
-	a.mustDo(`query($s: ID!) { session(workspaceId: "w", id: $s) { turns { edges { node { id pendingForkOperation { id phase } } } } } }`,
+	a.mustDo(`query($s: ID!) { session(workspaceId: "w", id: $s) { turns { edges { node { localId pendingForkOperation { id phase } } } } } }`,
 		&got, map[string]any{"s": session})
 	for _, e := range got.Session.Turns.Edges {
-		if e.Node.ID == turn {
+		if e.Node.LocalID == turn {
 			return e.Node.PendingForkOperation
 		}
 	}
@@ -93,7 +94,7 @@ func TestReconcileThroughTheAPI(t *testing.T) {
 	require.Equal(t, 4, got.ReconcileAttempts)
 	require.Nil(t, got.NextReconcileAt)
 	require.NotNil(t, got.Session)
-	require.Equal(t, op.TargetSessionID, got.Session.ID)
+	require.Equal(t, sessionGID("w", op.TargetSessionID), got.Session.ID)
 	require.Equal(t, got, api.reconcile(op.ID), "a resolved operation comes back as it is")
 	require.Equal(t, &struct{ ID, Phase string }{op.ID, "COMMITTED"}, api.pendingOn("s", "s-t2"), "committed, not yet acknowledged")
 	require.Equal(t, int64(1), api.sim.ForkCalls())

@@ -128,6 +128,22 @@ func (r *mutationResolver) AbandonForkOperation(ctx context.Context, workspaceID
 	return models.ForkOperationFrom(op), nil
 }
 
+func (r *queryResolver) Node(ctx context.Context, id string) (models.Node, error) {
+	nodes, err := r.nodeViews(ctx, "id", []string{id})
+	if err != nil {
+		return nil, err
+	}
+	return nodes[0], nil
+}
+
+func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]models.Node, error) {
+	if len(ids) > MaxNodeIDs {
+		return nil, forkengine.ReasonErrorf(forkengine.CodeInvalid, ReasonTooManyIDs,
+			"nodes takes at most %d ids, got %d", MaxNodeIDs, len(ids))
+	}
+	return r.nodeViews(ctx, "ids", ids)
+}
+
 func (r *queryResolver) Session(ctx context.Context, workspaceID string, id string) (*models.Session, error) {
 	return r.sessionView(ctx, workspaceID, id)
 }
@@ -182,23 +198,23 @@ func (r *sessionResolver) Turns(ctx context.Context, obj *models.Session, first 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.loaders(ctx).turnPage(ctx, obj.WorkspaceID, obj.ID, page, sequence)
+	rows, err := r.loaders(ctx).turnPage(ctx, obj.WorkspaceID, obj.LocalID, page, sequence)
 	if err != nil {
 		return nil, err
 	}
-	return models.TurnConnectionFrom(obj.WorkspaceID, obj.ID, rows, page), nil
+	return models.TurnConnectionFrom(obj.WorkspaceID, obj.LocalID, rows, page), nil
 }
 
 func (r *sessionResolver) LatestTurn(ctx context.Context, obj *models.Session) (*models.Turn, error) {
-	return turnOrNil(r.loaders(ctx).latestTurn.load(ctx, key{obj.WorkspaceID, obj.ID}))
+	return turnOrNil(r.loaders(ctx).latestTurn.load(ctx, key{obj.WorkspaceID, obj.LocalID}))
 }
 
 func (r *sessionResolver) ActiveTurn(ctx context.Context, obj *models.Session) (*models.Turn, error) {
-	return turnOrNil(r.loaders(ctx).activeTurn.load(ctx, key{obj.WorkspaceID, obj.ID}))
+	return turnOrNil(r.loaders(ctx).activeTurn.load(ctx, key{obj.WorkspaceID, obj.LocalID}))
 }
 
 func (r *sessionResolver) Messages(ctx context.Context, obj *models.Session) ([]*models.Message, error) {
-	msgs, _, err := r.loaders(ctx).transcripts.load(ctx, key{obj.WorkspaceID, obj.ID})
+	msgs, _, err := r.loaders(ctx).transcripts.load(ctx, key{obj.WorkspaceID, obj.LocalID})
 	return models.MessagesFrom(msgs), err
 }
 
@@ -208,7 +224,7 @@ func (r *sessionResolver) LifecycleCapabilities(ctx context.Context, obj *models
 }
 
 func (r *sessionResolver) ForkedFrom(ctx context.Context, obj *models.Session) (*models.Lineage, error) {
-	lineage, ok, err := r.loaders(ctx).forkedFrom.load(ctx, key{obj.WorkspaceID, obj.ID})
+	lineage, ok, err := r.loaders(ctx).forkedFrom.load(ctx, key{obj.WorkspaceID, obj.LocalID})
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -216,7 +232,7 @@ func (r *sessionResolver) ForkedFrom(ctx context.Context, obj *models.Session) (
 }
 
 func (r *sessionResolver) Forks(ctx context.Context, obj *models.Session) ([]*models.Lineage, error) {
-	lineages, _, err := r.loaders(ctx).forks.load(ctx, key{obj.WorkspaceID, obj.ID})
+	lineages, _, err := r.loaders(ctx).forks.load(ctx, key{obj.WorkspaceID, obj.LocalID})
 	return models.LineagesFrom(lineages), err
 }
 
@@ -242,14 +258,14 @@ func (r *turnResolver) ProviderForkBindingState(ctx context.Context, obj *models
 }
 
 func (r *turnResolver) Messages(ctx context.Context, obj *models.Turn) ([]*models.Message, error) {
-	msgs, _, err := r.loaders(ctx).turnMessages.load(ctx, key{obj.Domain().WorkspaceID, obj.ID})
+	msgs, _, err := r.loaders(ctx).turnMessages.load(ctx, key{obj.Domain().WorkspaceID, obj.LocalID})
 	return models.MessagesFrom(msgs), err
 }
 
 func (r *turnResolver) Session(ctx context.Context, obj *models.Turn) (*models.Session, error) {
 	s, err := r.sessionView(ctx, obj.Domain().WorkspaceID, obj.SessionID)
 	if err == nil && s == nil {
-		err = forkengine.Errorf(forkengine.CodeNotFound, "session %s of turn %s not found", obj.SessionID, obj.ID)
+		err = forkengine.Errorf(forkengine.CodeNotFound, "session %s of turn %s not found", obj.SessionID, obj.LocalID)
 	}
 	return s, err
 }

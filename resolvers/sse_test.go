@@ -47,7 +47,7 @@ func TestSSEEventsArriveIntact(t *testing.T) {
 		phases = append(phases, frame.Data.ForkOperationUpdated.Phase)
 		if len(phases) == 1 {
 			go func() {
-				_, err := api.engine.ProcessOperation(context.Background(), "w", started.ForkSession.ID)
+				_, err := api.engine.ProcessOperation(context.Background(), "w", started.ForkSession.LocalID)
 				processed <- err
 			}()
 		}

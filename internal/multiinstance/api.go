@@ -17,7 +17,7 @@ type Operation struct {
 	Error           *string `json:"error"`
 }
 
-const operationFields = "id requestId status phase targetSessionId error"
+const operationFields = "id: localId requestId status phase targetSessionId error" // the local id: the one events, the adapter and the database name
 
 // Terminal reports whether the operation's status is final (COMMITTED, FAILED or UNKNOWN).
 func (o Operation) Terminal() bool {

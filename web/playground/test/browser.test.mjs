@@ -105,8 +105,10 @@ describe('playground', () => {
     await waitForOperation(page, 'ListSessions');
     await execute(page);
     const listed = await waitForResponse(page, ['"totalCount"', '"providerForkBindingAvailable"'], 'the ListSessions result');
-    const ids = listed.data.sessions.edges.map((e) => e.node.id);
+    const ids = listed.data.sessions.edges.map((e) => e.node.localId);
     assert.ok(ids.includes('billing-refactor'), `the seeded demo sessions are listed: ${ids}`);
+    const session = listed.data.sessions.edges.find((e) => e.node.localId === 'billing-refactor').node;
+    assert.equal(session.id, 'Session:demo:billing-refactor', 'id is the global id');
 
     await openTab(page, 'ForkThroughTurn');
     await execute(page);

@@ -90,7 +90,7 @@ async function allSessions() {
   for (;;) {
     const data = await gql(
       `query($after: String) { sessions(workspaceId: "demo", first: 200, after: $after) {
-        edges { node { id title kind forkedFrom { sourceSessionId sourceSession { title } } } } pageInfo { hasNextPage endCursor } } }`,
+        edges { node { id: localId title kind forkedFrom { sourceSessionId sourceSession { title } } } } pageInfo { hasNextPage endCursor } } }`,
       { after },
     );
     out.push(...data.sessions.edges.map((e) => e.node));

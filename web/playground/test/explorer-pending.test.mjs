@@ -244,10 +244,10 @@ describe('pending fork operations on a turn', () => {
     await select(page, source.id);
     const turnId = source.turnIds[1];
     const started = await gql(
-      `mutation($input: ForkSessionInput!) { forkSession(input: $input) { id } }`,
+      `mutation($input: ForkSessionInput!) { forkSession(input: $input) { localId } }`,
       { input: { workspaceId: 'demo', sourceSessionId: source.id, throughTurnId: turnId, requestId: `elsewhere-${source.id}` } },
     );
-    const opId = started.forkSession.id;
+    const opId = started.forkSession.localId; // the explorer names operations by their local id
 
     // While it runs, the turn shows the phase, not a fork button.
     const running = turnOf(page, turnId).locator(`.pending-operation.pending-accepted[data-operation-id="${opId}"]`);
@@ -268,10 +268,10 @@ describe('pending fork operations on a turn', () => {
     await page.locator(`g.node[data-session-id="${op.targetSessionId}"]`).waitFor({ timeout: TIMEOUT });
     // The barrier holds until then: a new request through the turn returns this operation.
     const replay = await gql(
-      `mutation($input: ForkSessionInput!) { forkSession(input: $input) { id } }`,
+      `mutation($input: ForkSessionInput!) { forkSession(input: $input) { localId } }`,
       { input: { workspaceId: 'demo', sourceSessionId: source.id, throughTurnId: turnId, requestId: `elsewhere-2-${source.id}` } },
     );
-    assert.equal(replay.forkSession.id, opId);
+    assert.equal(replay.forkSession.localId, opId);
     await turnOf(page, turnId).scrollIntoViewIfNeeded();
     await screenshot(page, 'pending-committed');
     assert.deepEqual((await lowContrast(page, `li.turn[data-turn-id="${turnId}"] .pending-operation`)).failures, []);

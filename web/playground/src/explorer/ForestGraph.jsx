@@ -161,7 +161,7 @@ function Node({ node, sessions, selected, fresh, onSelect }) {
       onClick={() => onSelect(session.id)}
       onKeyDown={onKeyDown}
     >
-      <title>{`${title}\n${described}${through}\nid: ${session.id}`}</title>
+      <title>{`${title}\n${described}${through}\nlocal id: ${session.id}`}</title>
       <rect width={width} height={height} rx={8} />
       <text x={PAD} y={titleY} className="node-title">
         {lines.map((line, i) => (

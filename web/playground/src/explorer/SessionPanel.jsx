@@ -52,7 +52,8 @@ export function SessionPanel({ detail, selectedId, error, sessions, operations, 
     <section className="panel session-panel" aria-labelledby="session-title" data-session-id={detail.id}>
       <h2 id="session-title">{sessionLabel(detail)}</h2>
       <dl className="facts">
-        <dt>id</dt><dd><code>{detail.id}</code></dd>
+        <dt>local id</dt><dd><code data-local-id>{detail.id}</code></dd>
+        <dt>global id</dt><dd><code data-global-id className="small">{detail.globalId}</code></dd>
         <dt>kind</dt><dd data-kind={detail.kind}>{kindText(detail, sessions)} <span className="muted small">(kind {detail.kind})</span></dd>
         <dt>provider</dt><dd>{detail.provider}{detail.model ? ` · ${detail.model}` : ''}</dd>
         {lineage && (

@@ -1,17 +1,24 @@
 // The explorer's GraphQL documents. Field names follow the contract of issue 3 / schema.graphqls.
+//
+// The explorer shows one workspace, and the fields that relate its objects (forkedFrom's
+// sourceSessionId, an operation's targetSessionId and throughTurnId, an event's sessionId) hold
+// local ids. So it keys everything by the local id: these documents alias `localId` to `id`, and
+// keep the global id (what a normalized cache or node(id:) would use) as `globalId`, for display.
 
 const SESSION_NODE = `
-  id
+  id: localId
+  globalId: id
   title
   kind
   provider
   createdAt
   deletedAt
-  forkedFrom { operationId sourceSessionId sourceTurnId sourceTurn { id sequence } }
+  forkedFrom { operationId sourceSessionId sourceTurnId sourceTurn { id: localId sequence } }
 `;
 
 const OPERATION = `
-  id
+  id: localId
+  globalId: id
   requestId
   status
   phase
@@ -47,14 +54,14 @@ export const SESSION_DETAIL = `query ExplorerSession($workspaceId: ID!, $id: ID!
     turns(first: 100, after: $after) {
       edges {
         node {
-          id
+          id: localId
           sequence
           phase
           outcome
           providerForkBindingAvailable
           providerForkBindingState
           pendingForkOperation { ${OPERATION} }
-          messages { id role content }
+          messages { id: localId role content }
         }
       }
       pageInfo { hasNextPage endCursor }
@@ -92,7 +99,7 @@ export const WORKSPACE_EVENTS = `subscription ExplorerEvents($workspaceId: ID!, 
     kind
     sessionId
     session { ${SESSION_NODE} }
-    turn { id sessionId sequence phase }
+    turn { id: localId sessionId sequence phase }
     forkOperation { ${OPERATION} }
   }
 }`;

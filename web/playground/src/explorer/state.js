@@ -3,13 +3,13 @@
 // twice, e.g. once from a mutation and once from replayed events, lands once.
 
 export const initialState = {
-  sessions: {}, // id -> session node (see queries.js SESSION_NODE)
+  sessions: {}, // local id -> session node (see queries.js SESSION_NODE)
   loaded: false,
   loadError: null,
   selectedId: null,
   detail: null, // the selected session with its turns and messages
   detailError: null,
-  operations: {}, // id -> fork operation, with mine/followError/ackError flags added by the client
+  operations: {}, // local id -> fork operation, with mine/followError/ackError flags added by the client
   operationOrder: [], // newest first
   live: 'connecting', // connecting | live | reconnecting | paused
   cursor: null, // the snapshot's workspaceEventCursor, then the last workspaceEvents cursor applied
@@ -57,7 +57,7 @@ function upsertSession(state, session) {
   return { ...state, sessions: { ...state.sessions, [session.id]: { ...prev, ...pickNode(session) } } };
 }
 
-const NODE_FIELDS = ['id', 'title', 'kind', 'provider', 'createdAt', 'deletedAt', 'forkedFrom'];
+const NODE_FIELDS = ['id', 'globalId', 'title', 'kind', 'provider', 'createdAt', 'deletedAt', 'forkedFrom'];
 
 // The graph only needs the node fields; turns stay in `detail` to keep the map small. Fields the
 // payload did not select are left as they were.

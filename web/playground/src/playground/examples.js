@@ -5,6 +5,8 @@ import { DEMO_FORK } from './demo.js';
 
 const listSessions = `# Sessions of the demo workspace, with forkability of every turn.
 # A turn can be forked through when providerForkBindingAvailable is true.
+# id is the global id (node(id:) takes it); localId is the id the agent runtime reported.
+# Arguments take either.
 # Press the run button (or Ctrl-Enter).
 query ListSessions {
   sessions(workspaceId: "demo", first: 20) {
@@ -12,6 +14,7 @@ query ListSessions {
     edges {
       node {
         id
+        localId
         title
         kind
         provider
@@ -21,6 +24,7 @@ query ListSessions {
           edges {
             node {
               id
+              localId
               sequence
               phase
               outcome
@@ -41,6 +45,7 @@ const forkSession = `# Fork a session through one of its settled turns. Running 
 mutation ForkThroughTurn($input: ForkSessionInput!) {
   forkSession(input: $input) {
     id
+    localId
     requestId
     status
     phase
@@ -54,7 +59,7 @@ mutation ForkThroughTurn($input: ForkSessionInput!) {
 
 const followOperation = `# Follow a fork operation live: the current state first, then every transition
 # (FROZEN -> DISPATCHING -> MATERIALIZING -> COMMITTED); completes after a terminal status.
-# Paste the id returned by ForkThroughTurn into the variables.
+# Paste the id (or localId) returned by ForkThroughTurn into the variables.
 subscription FollowFork($workspaceId: ID!, $id: ID!) {
   forkOperationUpdated(workspaceId: $workspaceId, id: $id) {
     id
