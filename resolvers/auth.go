@@ -17,9 +17,9 @@ type Authorizer func(ctx context.Context, workspace string) error
 
 // authorizeRootField (srv.AroundFields) is the one place workspace access is decided: every root
 // field names a workspace (an argument or its input's; node and nodes in their ids), and the
-// Authorizer must allow each. The
-// workspace id itself is checked here too, in open mode as well, so a blank or malformed one is
-// BAD_USER_INPUT (reason invalid_id) for reads exactly as for writes.
+// Authorizer must allow each. The workspace id itself is checked here too, in open mode as well,
+// so a blank or malformed one is BAD_USER_INPUT (reason invalid_id) for reads exactly as for
+// writes.
 func (authorize Authorizer) authorizeRootField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || !isRootObject(fc.Object) || strings.HasPrefix(fc.Field.Name, "__") {

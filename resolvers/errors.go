@@ -60,7 +60,11 @@ func withCode(presented *gqlerror.Error, code string) *gqlerror.Error {
 
 func internalError(ctx context.Context, logger *slog.Logger, requestID func(context.Context) string, presented *gqlerror.Error, err error) *gqlerror.Error {
 	id := requestID(ctx)
-	logger.ErrorContext(ctx, "internal error", "requestId", id, "path", presented.Path.String(), "err", err)
+	if abandoned(ctx, err) {
+		logger.DebugContext(ctx, "operation cancelled", "requestId", id, "path", presented.Path.String())
+	} else {
+		logger.ErrorContext(ctx, "internal error", "requestId", id, "path", presented.Path.String(), "err", err)
+	}
 	presented.Message = "internal server error"
 	if id != "" {
 		presented.Message = fmt.Sprintf("internal server error (request id %s)", id)
@@ -70,6 +74,14 @@ func internalError(ctx context.Context, logger *slog.Logger, requestID func(cont
 		presented.Extensions["requestId"] = id
 	}
 	return presented
+}
+
+// abandoned reports an error that only says the operation was cancelled: its client left,
+// completed it, or the transport stopped it (a deferred fragment of a @defer query whose client
+// went away). Nobody receives that error and it is no fault of the server, so it is not logged
+// as an internal error.
+func abandoned(ctx context.Context, err error) bool {
+	return errors.Is(err, context.Canceled) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
 }
 
 // recoverPanic turns a resolver panic into an internal error; the stack goes to the log only.

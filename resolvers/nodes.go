@@ -46,68 +46,67 @@ func (r *Resolver) nodeViews(ctx context.Context, field string, ids []string) ([
 }
 
 // nodesByType reads the objects of each type with one batch each and returns their views keyed by
-// what names them. A Lineage exists when its operation committed.
+// what names them.
 func (l *loaders) nodesByType(ctx context.Context, byType map[models.NodeType][]key) (map[models.GlobalRef]models.Node, error) {
 	out := map[models.GlobalRef]models.Node{}
-	ref := func(t models.NodeType, k key) models.GlobalRef {
-		return models.GlobalRef{Type: t, WorkspaceID: k.ws, LocalID: k.id}
+	err := readNodes(ctx, out, models.NodeSession, byType, l.sessions, func(s forkengine.Session) models.Node { return models.SessionFrom(s) })
+	if err == nil {
+		err = readNodes(ctx, out, models.NodeTurn, byType, l.turns, func(t forkengine.Turn) models.Node { return models.TurnFrom(t) })
 	}
-	if keys := byType[models.NodeSession]; len(keys) > 0 {
-		sessions, err := l.sessions.getMany(ctx, keys)
-		if err != nil {
-			return nil, err
-		}
-		for k, s := range sessions {
-			out[ref(models.NodeSession, k)] = models.SessionFrom(s)
-		}
+	if err == nil {
+		err = readNodes(ctx, out, models.NodeMessage, byType, l.messages, func(m forkengine.Message) models.Node {
+			return models.MessagesFrom([]forkengine.Message{m})[0]
+		})
 	}
-	if keys := byType[models.NodeTurn]; len(keys) > 0 {
-		turns, err := l.turns.getMany(ctx, keys)
-		if err != nil {
-			return nil, err
-		}
-		for k, t := range turns {
-			out[ref(models.NodeTurn, k)] = models.TurnFrom(t)
-		}
+	if err == nil {
+		err = l.operationNodes(ctx, out, byType)
 	}
-	if keys := byType[models.NodeMessage]; len(keys) > 0 {
-		messages, err := l.messages.getMany(ctx, keys)
-		if err != nil {
-			return nil, err
-		}
-		for k, m := range messages {
-			out[ref(models.NodeMessage, k)] = models.MessagesFrom([]forkengine.Message{m})[0]
-		}
+	return out, err
+}
+
+// readNodes reads the keys of one type through its relation (one batch) into out.
+func readNodes[V any](ctx context.Context, out map[models.GlobalRef]models.Node, typ models.NodeType, byType map[models.NodeType][]key, r *relation[key, V], view func(V) models.Node) error {
+	keys := byType[typ]
+	if len(keys) == 0 {
+		return nil
 	}
-	opKeys := append(append([]key(nil), byType[models.NodeForkOperation]...), byType[models.NodeLineage]...)
-	if len(opKeys) == 0 {
-		return out, nil
+	rows, err := r.getMany(ctx, keys)
+	for k, row := range rows {
+		out[models.GlobalRef{Type: typ, WorkspaceID: k.ws, LocalID: k.id}] = view(row)
 	}
-	ops, err := l.operations.getMany(ctx, opKeys) // one read for operations and lineages
+	return err
+}
+
+// operationNodes reads fork operations and lineages with one read of operations: a Lineage is
+// named by its operation and exists once that operation committed (its committed projection, as
+// ForkOperation.lineage answers it, read for all of them in one batch).
+func (l *loaders) operationNodes(ctx context.Context, out map[models.GlobalRef]models.Node, byType map[models.NodeType][]key) error {
+	opKeys, lineageKeys := byType[models.NodeForkOperation], byType[models.NodeLineage]
+	if len(opKeys)+len(lineageKeys) == 0 {
+		return nil
+	}
+	ops, err := l.operations.getMany(ctx, append(append([]key(nil), opKeys...), lineageKeys...))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, k := range byType[models.NodeForkOperation] {
+	for _, k := range opKeys {
 		if op, ok := ops[k]; ok {
-			out[ref(models.NodeForkOperation, k)] = models.ForkOperationFrom(op)
+			out[models.GlobalRef{Type: models.NodeForkOperation, WorkspaceID: k.ws, LocalID: k.id}] = models.ForkOperationFrom(op)
 		}
 	}
 	var committed []forkengine.ForkOperation
-	for _, k := range byType[models.NodeLineage] {
+	for _, k := range lineageKeys {
 		if op, ok := ops[k]; ok && op.Status == forkengine.StatusCommitted {
 			committed = append(committed, op)
 		}
 	}
 	results, err := l.committedResultsOf(ctx, committed)
-	if err != nil {
-		return nil, err
-	}
 	for k, result := range results {
 		if result.err != nil { // an inconsistent lineage (FORK_CONFLICT): reported, and null
 			graphql.AddError(ctx, result.err)
 			continue
 		}
-		out[ref(models.NodeLineage, k)] = models.LineageFrom(result.lineage)
+		out[models.GlobalRef{Type: models.NodeLineage, WorkspaceID: k.ws, LocalID: k.id}] = models.LineageFrom(result.lineage)
 	}
-	return out, nil
+	return err
 }

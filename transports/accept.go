@@ -16,6 +16,7 @@ const (
 type acceptEntry struct {
 	mediaType string
 	q         float64
+	params    map[string]string // lower-case names, q included
 }
 
 // acceptEntries parses an Accept header in order, skipping malformed ranges and q-values.
@@ -32,7 +33,7 @@ func acceptEntries(accept string) []acceptEntry {
 				continue
 			}
 		}
-		entries = append(entries, acceptEntry{mediaType, q})
+		entries = append(entries, acceptEntry{mediaType, q, params})
 	}
 	return entries
 }
@@ -75,4 +76,20 @@ func prefersEventStream(accept string) bool {
 		}
 	}
 	return best == "text/event-stream"
+}
+
+// acceptsIncremental reports whether the client takes an incremental (@defer) answer:
+// multipart/mixed named explicitly with a q-value above zero, and a deferSpec parameter, if
+// any, of 20220824, the payload shape forkgraph sends. Wildcards do not count: a client that
+// cannot read multipart/mixed must never get it.
+func acceptsIncremental(accept string) bool {
+	for _, e := range acceptEntries(accept) {
+		if e.mediaType != "multipart/mixed" || e.q <= 0 {
+			continue
+		}
+		if spec, has := e.params["deferspec"]; !has || spec == deferSpec {
+			return true
+		}
+	}
+	return false
 }

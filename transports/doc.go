@@ -7,7 +7,12 @@
 //   - SSE: subscriptions and single results over Server-Sent Events in graphql-sse's "distinct
 //     connections" mode;
 //   - HTTP: GET and POST as the GraphQL-over-HTTP specification describes, with content
-//     negotiation between application/graphql-response+json and application/json.
+//     negotiation between application/graphql-response+json and application/json, and
+//     multipart/mixed for queries with @defer.
+//
+// Every transport pulls an operation's results through incremental.go, which sends a query with
+// @defer in the incremental delivery shape ({data, hasNext}, then {incremental, hasNext}) and
+// refuses @defer where gqlgen cannot deliver it.
 //
 // gqlgen ships transports for all three, but its websocket transport deviates from the
 // graphql-transport-ws protocol (close codes, duplicate ids, complete after error) and its HTTP

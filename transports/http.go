@@ -25,7 +25,11 @@ import (
 //   - 401 / 403: under application/graphql-response+json, a request refused before execution
 //     with extensions.code UNAUTHENTICATED / FORBIDDEN;
 //   - 405 (with Allow): a mutation over GET (Allow: POST), or a method other than GET/POST;
-//   - 406: an Accept header naming neither JSON media type;
+//   - 406: an Accept header naming neither JSON media type (nor multipart/mixed for a query with
+//     @defer), or a query with @defer whose Accept lacks multipart/mixed
+//     (INCREMENTAL_DELIVERY_NOT_ACCEPTED). A query with @defer is answered as multipart/mixed,
+//     its parts streamed (http_multipart.go); @defer in a mutation or subscription is 400
+//     INCREMENTAL_DELIVERY_NOT_SUPPORTED;
 //   - 413: a body larger than MaxBodyBytes; 415: a POST body that is not application/json;
 //   - 500: the server failed.
 type HTTP struct {
@@ -50,10 +54,14 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 		return
 	}
 	media, ok := negotiateMedia(r.Header.Get("Accept"))
-	if !ok {
+	incremental := acceptsIncremental(r.Header.Get("Accept"))
+	if !ok && !incremental {
 		writeJSONErrors(w, mediaJSON, http.StatusNotAcceptable, gqlerror.List{codedf(CodeNotAcceptable,
 			"cannot answer with %q: accept application/graphql-response+json or application/json", r.Header.Get("Accept"))}, nil)
 		return
+	}
+	if !ok { // multipart/mixed alone: errors, and the 406 of an operation without @defer, in JSON
+		media = mediaJSON
 	}
 	start := graphql.Now()
 	params, failure := readParams(r, maxBody(t.MaxBodyBytes))
@@ -63,10 +71,18 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	params.Headers = r.Header
-	t.execute(w, r, exec, params, media)
+	t.execute(w, r, exec, params, negotiated{media: media, json: ok, incremental: incremental})
 }
 
-func (t HTTP) execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, media string) {
+// negotiated is what Accept allows: a JSON media type (json; media is the one chosen) and
+// multipart/mixed for queries with @defer (incremental).
+type negotiated struct {
+	media             string
+	json, incremental bool
+}
+
+func (t HTTP) execute(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, accept negotiated) {
+	media := accept.media
 	ctx := graphql.StartOperationTrace(r.Context())
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
@@ -74,15 +90,25 @@ func (t HTTP) execute(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		writeResult(w, media, requestErrorStatus(media, resp.Errors), &result{Errors: resp.Errors, Extensions: resp.Extensions})
 		return
 	}
+	refused := refuseDefer(opCtx)
 	switch {
 	case r.Method == http.MethodGet && opCtx.Operation.Operation == ast.Mutation:
 		writeMutationOverGET(w, media)
+		return
+	case refused != nil:
+		errs := gqlerror.List{refused}
+		writeResult(w, media, requestErrorStatus(media, errs), &result{Errors: errs})
 		return
 	case opCtx.Operation.Operation == ast.Subscription:
 		err := codedf(CodeBadRequest, "subscriptions need a websocket (graphql-transport-ws) or Accept: text/event-stream")
 		err.Extensions["reason"] = ReasonSubscriptionNeedsStream
 		errs := gqlerror.List{err}
 		writeResult(w, media, requestErrorStatus(media, errs), &result{Errors: errs})
+		return
+	}
+	deferred := usesDefer(opCtx)
+	if refusal := refuseByAccept(deferred, accept, r.Header.Get("Accept")); refusal != nil {
+		writeJSONErrors(w, media, http.StatusNotAcceptable, gqlerror.List{refusal}, nil)
 		return
 	}
 	defer func() {
@@ -92,6 +118,10 @@ func (t HTTP) execute(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		}
 	}()
 	ctx = graphql.WithOperationContext(ctx, opCtx)
+	if deferred {
+		t.streamIncremental(w, ctx, exec, opCtx, media)
+		return
+	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	resp := responses(ctx)
 	if resp == nil {
@@ -103,6 +133,22 @@ func (t HTTP) execute(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		status = requestErrorStatus(media, resp.Errors)
 	}
 	writeResult(w, media, status, &result{Errors: resp.Errors, Data: resp.Data, Extensions: resp.Extensions})
+}
+
+// refuseByAccept is the 406 of an operation Accept does not let forkgraph answer: a query with
+// @defer without multipart/mixed (INCREMENTAL_DELIVERY_NOT_ACCEPTED: its deferred fields could
+// not be delivered, and dropping them would be wrong), or one without @defer when only
+// multipart/mixed is accepted (NOT_ACCEPTABLE).
+func refuseByAccept(deferred bool, accept negotiated, header string) *gqlerror.Error {
+	switch {
+	case deferred && !accept.incremental:
+		return codedf(CodeIncrementalNotAccepted,
+			"this query uses @defer, whose answer is multipart/mixed: send Accept: multipart/mixed;deferSpec=%s (with application/json for other operations), or remove @defer", deferSpec)
+	case !deferred && !accept.json:
+		return codedf(CodeNotAcceptable,
+			"cannot answer with %q: an operation without @defer is answered with application/graphql-response+json or application/json", header)
+	}
+	return nil
 }
 
 // requestErrorStatus is the status of a GraphQL response without data: 200 under

@@ -115,6 +115,11 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	opened := time.Now()
 	t.Observer.opened(r, ProtocolSSE)
 	defer t.Observer.closed(r, ProtocolSSE, 0, opened)
+	if errs == nil {
+		if err := refuseDefer(opCtx); err != nil {
+			errs = gqlerror.List{err}
+		}
+	}
 	if errs != nil {
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
 		stream.event("next", resp)
@@ -141,6 +146,12 @@ func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec gra
 	results := make(chan []byte)
 	done := make(chan gqlerror.List, 1)
 	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, results, done)
+	// A subscription never ends by itself, so shutdown cancels it; a query (one with @defer
+	// streams its fragments) does, and finishes within the grace period like any request.
+	shutdown := s.shutdown
+	if opCtx.Operation.Operation != ast.Subscription {
+		shutdown = nil
+	}
 	var tick <-chan time.Time
 	if interval := keepAliveOrDefault(s.keepAlive); interval > 0 {
 		ticker := time.NewTicker(interval)
@@ -159,7 +170,7 @@ func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec gra
 			return
 		case <-tick:
 			s.comment()
-		case <-s.shutdown:
+		case <-shutdown:
 			cancel() // the producer ends; what it still sends is dropped
 			for drained := false; !drained; {
 				select {
@@ -193,13 +204,14 @@ func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.Ope
 			done <- gqlerror.List{{Message: "internal server error", Extensions: map[string]any{"code": "INTERNAL_SERVER_ERROR"}}}
 		}
 	}()
-	responses, ctx := exec.DispatchOperation(ctx, opCtx)
+	rs := dispatch(ctx, exec, opCtx)
+	defer rs.close()
 	for {
-		resp := responses(ctx)
-		if resp == nil {
+		payload := rs.next()
+		if payload == nil {
 			break
 		}
-		data, err := json.Marshal(resp)
+		data, err := json.Marshal(payload)
 		if err != nil {
 			log.Printf("transports: encode SSE result: %v", err)
 			data = []byte(`{"errors":[{"message":"internal server error"}]}`)
@@ -211,7 +223,7 @@ func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.Ope
 			return
 		}
 	}
-	done <- subscriptionErrors(ctx)
+	done <- subscriptionErrors(rs.ctx)
 }
 
 func keepAliveOrDefault(d time.Duration) time.Duration {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -24,13 +25,38 @@ type reservation struct {
 	ops                 map[string]*singleOp // guarded by mu
 	mu                  sync.Mutex
 	open, closed        bool // guarded by mu
+	draining            bool // guarded by mu: shutting down, no new operations
 	running             sync.WaitGroup
 }
 
 // singleOp is a running operation; delivered is set once its `complete` reached the writer.
 type singleOp struct {
-	cancel    context.CancelFunc
-	delivered bool
+	cancel       context.CancelFunc
+	delivered    bool
+	subscription bool
+}
+
+// drain begins the end of the stream at shutdown: no operation starts any more, subscriptions
+// (which never end by themselves) are cancelled, and queries (one with @defer streams its
+// fragments) run to their end. It returns the operations running and a channel closed once
+// they have all ended.
+func (res *reservation) drain() (map[string]*singleOp, <-chan struct{}) {
+	res.mu.Lock()
+	res.draining = true
+	running := make(map[string]*singleOp, len(res.ops))
+	for id, op := range res.ops {
+		running[id] = op
+		if op.subscription {
+			op.cancel()
+		}
+	}
+	res.mu.Unlock()
+	idle := make(chan struct{})
+	go func() {
+		res.running.Wait()
+		close(idle)
+	}()
+	return running, idle
 }
 
 type streamEvent struct {
@@ -84,8 +110,9 @@ func (res *reservation) stop(id string) {
 }
 
 // serveStream is the GET: 409 if the stream is open already, else the event stream until the
-// client leaves or the server shuts down, which cancels the operations and writes `complete`
-// for each still running. The reservation ends with its stream.
+// client leaves or the server shuts down, which cancels the subscriptions, lets the queries
+// finish (see drain) and writes `complete` for each operation still unfinished. The
+// reservation ends with its stream.
 func (res *reservation) serveStream(w http.ResponseWriter, r *http.Request, t SSE) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -118,15 +145,23 @@ func (res *reservation) serveStream(w http.ResponseWriter, r *http.Request, t SS
 		defer ticker.Stop()
 		tick = ticker.C
 	}
+	shutdown := stream.shutdown
+	var running map[string]*singleOp
+	var idle <-chan struct{}
 	for !stream.failed {
 		select {
 		case ev := <-res.events:
 			stream.write("event: " + ev.name + "\ndata: " + string(ev.data) + "\n\n")
 		case <-tick:
 			stream.comment()
-		case <-stream.shutdown:
-			for _, id := range res.end(false) {
-				stream.event("complete", map[string]string{"id": id})
+		case <-shutdown:
+			shutdown = nil
+			running, idle = res.drain()
+		case <-idle:
+			for id, op := range running {
+				if !op.delivered { // a cancelled subscription: `complete` tells the client to resume
+					stream.event("complete", map[string]string{"id": id})
+				}
 			}
 			return
 		case <-r.Context().Done():
@@ -163,16 +198,21 @@ func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	ctx = graphql.StartOperationTrace(ctx)
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
+	if errs == nil {
+		if err := refuseDefer(opCtx); err != nil {
+			errs = gqlerror.List{err}
+		}
+	}
 	if errs != nil { // request problems are answered as GraphQL over HTTP does, not streamed
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
 		cancel()
 		writeJSONErrors(w, "application/json; charset=utf-8", http.StatusBadRequest, resp.Errors, nil)
 		return
 	}
-	op := &singleOp{cancel: cancel}
+	op := &singleOp{cancel: cancel, subscription: opCtx.Operation.Operation == ast.Subscription}
 	res.mu.Lock()
 	switch {
-	case res.closed:
+	case res.closed, res.draining:
 		failure = errNoStream
 	case res.ops[id] != nil:
 		failure = failRequest(http.StatusConflict, "an operation with id %q is already running", id)

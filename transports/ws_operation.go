@@ -92,14 +92,19 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 		c.finishOperation(op, errorList(resp.Errors))
 		return
 	}
+	if err := refuseDefer(opCtx); err != nil {
+		c.finishOperation(op, gqlerror.List{err})
+		return
+	}
 	ctx = withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx))
-	responses, ctx := c.exec.DispatchOperation(ctx, opCtx)
+	rs := dispatch(ctx, c.exec, opCtx)
+	defer rs.close()
 	for {
-		resp := responses(ctx)
-		if resp == nil {
+		payload := rs.next()
+		if payload == nil {
 			break
 		}
-		frame, err := encodeResult(op.id, c.protocol.resultType(), resp)
+		frame, err := encodePayload(op.id, c.protocol.resultType(), payload)
 		if err != nil {
 			log.Printf("transports: operation %s: %v", op.id, err)
 			c.close(CloseInternalError, "Internal server error")
@@ -109,7 +114,7 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 			return // completed by the client, or the connection is closing
 		}
 	}
-	c.finishOperation(op, subscriptionErrors(ctx))
+	c.finishOperation(op, subscriptionErrors(rs.ctx))
 }
 
 // recoverOperation turns a panic that escaped the executor into close 4500: the connection's

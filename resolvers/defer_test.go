@@ -1,0 +1,282 @@
+package resolvers_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/resolvers"
+)
+
+// Issue 12: a query with @defer over HTTP answered latestTurn: null (its real value was the
+// session's last turn). These run gqlgen's generated executor, so they check what it really
+// defers, on every transport.
+
+// apolloAccept is the Accept header Apollo Client 4 sends with @defer.
+const apolloAccept = "multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json"
+
+const deferredLatestTurn = `query($id: ID!) {
+	session(workspaceId: "w", id: $id) {
+		title
+		... @defer(label: "latest") { latestTurn { sequence phase messages { content } } }
+	}
+}`
+
+// wantLatest is the deferred fragment of deferredLatestTurn for a session seeded with 3 turns.
+const wantLatest = `{"latestTurn":{"sequence":3,"phase":"SETTLED","messages":[{"content":"question s-t3"},{"content":"answer s-t3"}]}}`
+
+// incrementalPayload is one payload of an incremental response, in either shape.
+type incrementalPayload struct {
+	Data        json.RawMessage `json:"data"`
+	Errors      []gqlError      `json:"errors"`
+	HasNext     *bool           `json:"hasNext"`
+	Incremental []struct {
+		Data   json.RawMessage `json:"data"`
+		Path   []any           `json:"path"`
+		Label  string          `json:"label"`
+		Errors []gqlError      `json:"errors"`
+	} `json:"incremental"`
+}
+
+func (a *testAPI) postGraphQL(query string, vars map[string]any, accept string) *http.Response {
+	a.t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	require.NoError(a.t, err)
+	req, err := http.NewRequest(http.MethodPost, a.url+"/graphql", strings.NewReader(string(body)))
+	require.NoError(a.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(a.t, err)
+	a.t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
+}
+
+// multipartPayloads reads a multipart/mixed body part by part.
+func multipartPayloads(t *testing.T, resp *http.Response) []incrementalPayload {
+	t.Helper()
+	mediaType, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	require.NoError(t, err)
+	require.Equal(t, "multipart/mixed", mediaType)
+	require.Equal(t, "-", params["boundary"])
+	require.Equal(t, "20220824", params["deferspec"])
+	reader := multipart.NewReader(resp.Body, params["boundary"])
+	var payloads []incrementalPayload
+	for {
+		part, err := reader.NextPart()
+		if err == io.EOF {
+			return payloads
+		}
+		require.NoError(t, err)
+		require.Equal(t, "application/json; charset=utf-8", part.Header.Get("Content-Type"))
+		var p incrementalPayload
+		require.NoError(t, json.NewDecoder(part).Decode(&p))
+		payloads = append(payloads, p)
+	}
+}
+
+// requireDeferredLatest checks the two payloads of deferredLatestTurn.
+func requireDeferredLatest(t *testing.T, payloads []incrementalPayload) {
+	t.Helper()
+	require.Len(t, payloads, 2)
+	var initial struct{ Session struct{ Title string } }
+	require.NoError(t, json.Unmarshal(payloads[0].Data, &initial))
+	require.Equal(t, "Title of s", initial.Session.Title)
+	require.NotNil(t, payloads[0].HasNext)
+	require.True(t, *payloads[0].HasNext)
+	require.Empty(t, payloads[0].Errors)
+	last := payloads[1]
+	require.Nil(t, last.Data)
+	require.NotNil(t, last.HasNext)
+	require.False(t, *last.HasNext)
+	require.Len(t, last.Incremental, 1)
+	require.JSONEq(t, wantLatest, string(last.Incremental[0].Data))
+	require.Equal(t, []any{"session"}, last.Incremental[0].Path)
+	require.Equal(t, "latest", last.Incremental[0].Label)
+	require.Empty(t, last.Incremental[0].Errors)
+}
+
+func TestDeferOverHTTPStreamsMultipart(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 3, "")
+	resp := api.postGraphQL(deferredLatestTurn, map[string]any{"id": "s"}, apolloAccept)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	requireDeferredLatest(t, multipartPayloads(t, resp))
+}
+
+// An error inside a deferred fragment is in that fragment's errors, beside its data: never a
+// silently null field.
+func TestDeferredFragmentErrorsArriveWithTheFragment(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 1, "")
+	resp := api.postGraphQL(`{
+		session(workspaceId: "w", id: "s") {
+			title
+			... @defer(label: "bad") { turns(first: 1000) { edges { cursor } } }
+		}
+	}`, nil, apolloAccept)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	payloads := multipartPayloads(t, resp)
+	require.Len(t, payloads, 2)
+	require.True(t, *payloads[0].HasNext)
+	item := payloads[1].Incremental
+	require.Len(t, item, 1)
+	require.Equal(t, []any{"session"}, item[0].Path)
+	require.Equal(t, "bad", item[0].Label)
+	require.Len(t, item[0].Errors, 1, "data: %s", item[0].Data)
+	require.Equal(t, "BAD_USER_INPUT", item[0].Errors[0].code())
+	require.Equal(t, []any{"session", "turns"}, item[0].Errors[0].Path)
+	require.False(t, *payloads[1].HasNext)
+}
+
+// Without multipart/mixed in Accept the deferred fields could not be delivered: 406 before
+// anything runs, under either JSON media type.
+func TestDeferWithoutMultipartAcceptIsRefused(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 3, "")
+	for _, accept := range []string{"application/json", "application/graphql-response+json", "*/*", "multipart/mixed;deferSpec=20230621, application/json"} {
+		resp := api.postGraphQL(deferredLatestTurn, map[string]any{"id": "s"}, accept)
+		require.Equal(t, http.StatusNotAcceptable, resp.StatusCode, accept)
+		var body struct{ Errors []gqlError }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		require.Len(t, body.Errors, 1)
+		require.Equal(t, "INCREMENTAL_DELIVERY_NOT_ACCEPTED", body.Errors[0].code(), accept)
+	}
+	// @defer(if: false) defers nothing: a plain answer.
+	var out struct {
+		Session struct{ LatestTurn struct{ Sequence int } }
+	}
+	api.mustDo(`{ session(workspaceId: "w", id: "s") { ... @defer(if: false) { latestTurn { sequence } } } }`, &out, nil)
+	require.Equal(t, 3, out.Session.LatestTurn.Sequence)
+}
+
+// gqlgen's executor sends one response for a mutation and drops deferred fields, so @defer in
+// a mutation is refused before it runs: nothing changes.
+func TestDeferInMutationIsRefusedAndChangesNothing(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	resp := api.postGraphQL(`mutation {
+		reportSession(input: {workspaceId: "w", id: "new", provider: "simulated"}) { ... @defer { latestTurn { sequence } } }
+	}`, nil, apolloAccept)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	var body struct{ Errors []gqlError }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Len(t, body.Errors, 1)
+	require.Equal(t, "INCREMENTAL_DELIVERY_NOT_SUPPORTED", body.Errors[0].code(), "error: %+v", body.Errors[0])
+	require.Equal(t, "defer_in_mutation", body.Errors[0].Extensions["reason"])
+	var out struct{ Session *struct{ ID string } }
+	api.mustDo(`{ session(workspaceId: "w", id: "new") { id } }`, &out, nil)
+	require.Nil(t, out.Session)
+}
+
+// gqlgen has no @stream: an unknown directive.
+func TestStreamIsAnUnknownDirective(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	err := api.expectCode("GRAPHQL_VALIDATION_FAILED", `{ sessions(workspaceId: "w") @stream { edges { cursor } } }`, nil)
+	require.Contains(t, err.Message, "stream")
+}
+
+func TestDeferOverWebsocketStreamsIncrementalPayloads(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 3, "")
+	ws := api.dialWS(nil)
+	ws.subscribe("1", deferredLatestTurn, map[string]any{"id": "s"})
+	var payloads []incrementalPayload
+	for range 2 {
+		m := ws.read()
+		require.Equal(t, "next", m.Type, "payload: %s", m.Payload)
+		var p incrementalPayload
+		require.NoError(t, json.Unmarshal(m.Payload, &p))
+		payloads = append(payloads, p)
+	}
+	requireDeferredLatest(t, payloads)
+	ws.complete("1")
+
+	ws.subscribe("2", `subscription { forkOperationUpdated(workspaceId: "w", id: "x") { ... @defer { status } } }`, nil)
+	m := ws.read()
+	require.Equal(t, "error", m.Type, "payload: %s", m.Payload)
+	errs := streamErrorOf(t, m)
+	require.Len(t, errs, 1)
+	require.Equal(t, "INCREMENTAL_DELIVERY_NOT_SUPPORTED", errs[0].code())
+	require.Equal(t, "defer_in_subscription", errs[0].Extensions["reason"])
+}
+
+func TestDeferOverSSEStreamsIncrementalPayloads(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 3, "")
+	resp := api.postGraphQL(deferredLatestTurn, map[string]any{"id": "s"}, "text/event-stream")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var payloads []incrementalPayload
+	var events []string
+	scanner := bufio.NewScanner(resp.Body)
+	for scanner.Scan() {
+		if name, ok := strings.CutPrefix(scanner.Text(), "event: "); ok {
+			events = append(events, name)
+		}
+		data, ok := strings.CutPrefix(scanner.Text(), "data: ")
+		if !ok || strings.TrimSpace(data) == "" {
+			continue
+		}
+		var p incrementalPayload
+		require.NoError(t, json.Unmarshal([]byte(data), &p))
+		payloads = append(payloads, p)
+	}
+	require.Equal(t, []string{"next", "next", "complete"}, events)
+	requireDeferredLatest(t, payloads)
+}
+
+// The limits count what a deferred fragment selects, as if it were not deferred: @defer is no
+// way around them.
+func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
+	wide := `{ session(workspaceId: "w", id: "s") { ... @defer {` + strings.Repeat(" title", 2001) + ` } } }`
+	err := resolvers.CheckDocument(wide, resolvers.DocumentLimits{Overlaps: 1 << 30})
+	require.NotNil(t, err)
+	require.Equal(t, resolvers.CodeComplexityLimit, err.Extensions["code"])
+	require.Equal(t, "field_limit", err.Extensions["reason"])
+
+	api := newTestAPI(t, apiOptions{limits: func(c *resolvers.Config) { c.ComplexityLimit = 5 }})
+	api.seedSession("w", "s", 1, "")
+	plain := `{ session(workspaceId: "w", id: "s") { title } }`
+	api.mustDo(plain, nil, nil)
+	deferred := `{ session(workspaceId: "w", id: "s") { title ... @defer { id kind provider title cwd model } } }`
+	resp := api.postGraphQL(deferred, nil, apolloAccept)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	var body struct{ Errors []gqlError }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Len(t, body.Errors, 1)
+	require.Equal(t, resolvers.CodeComplexityLimit, body.Errors[0].code())
+}
+
+// A fragment deferred inside a deferred fragment arrives after it, with its own path, and only
+// the last payload says hasNext: false.
+func TestNestedDeferArrivesInOrder(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 3, "")
+	resp := api.postGraphQL(`{
+		session(workspaceId: "w", id: "s") {
+			title
+			... @defer(label: "outer") { latestTurn { sequence ... @defer(label: "inner") { messages { content } } } }
+		}
+	}`, nil, apolloAccept)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	payloads := multipartPayloads(t, resp)
+	require.Len(t, payloads, 3)
+	require.True(t, *payloads[0].HasNext)
+	outer, inner := payloads[1], payloads[2]
+	require.True(t, *outer.HasNext)
+	require.Equal(t, "outer", outer.Incremental[0].Label)
+	require.Equal(t, []any{"session"}, outer.Incremental[0].Path)
+	var latest struct{ LatestTurn struct{ Sequence int } }
+	require.NoError(t, json.Unmarshal(outer.Incremental[0].Data, &latest))
+	require.Equal(t, 3, latest.LatestTurn.Sequence)
+	require.False(t, *inner.HasNext)
+	require.Equal(t, "inner", inner.Incremental[0].Label)
+	require.Equal(t, []any{"session", "latestTurn"}, inner.Incremental[0].Path)
+	require.JSONEq(t, `{"messages":[{"content":"question s-t3"},{"content":"answer s-t3"}]}`, string(inner.Incremental[0].Data))
+}
