@@ -2,7 +2,8 @@
 # End-to-end suites: build and start the real forkgraph server on a free loopback port with a
 # fresh database, and a second one in trusted-documents mode, run every e2e/*.test.mjs with
 # node's test runner against them, stop the servers.
-# Node packages come from package-lock.json (npm ci).
+# Node packages come from package-lock.json (npm ci). relay.test.mjs compiles its Relay app against
+# the running server's introspected schema first (relay/compile.mjs; README.md).
 set -euo pipefail
 cd "$(dirname "$0")"
 root="$(cd .. && pwd)"
