@@ -100,8 +100,8 @@ func planCases() []planCase {
 	}
 }
 
-// seedPlans stores 300 sessions a minute apart (every third one a fork), one session "big" of
-// 300 turns with the last still running, and an operation per session.
+// seedPlans stores 300 sessions a minute apart (every third one a fork) with a turn each, one
+// session "big" of 300 turns with the last still running, and an operation per session.
 func seedPlans(t *testing.T, db *DB) {
 	ctx := context.Background()
 	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
@@ -119,6 +119,10 @@ func seedPlans(t *testing.T, db *DB) {
 			op := forkengine.ForkOperation{WorkspaceID: "ws", ID: "op" + id, RequestID: "r" + id, SourceSessionID: id,
 				ThroughTurnID: "t", TargetSessionID: "f" + id, Status: forkengine.StatusPrepared, CreatedAt: at(i), UpdatedAt: at(i)}
 			if err := tx.InsertOperation(ctx, op); err != nil {
+				return err
+			}
+			// A turn each, so turn_counts has a row per session, as in a real workspace.
+			if err := tx.UpsertTurn(ctx, forkengine.Turn{WorkspaceID: "ws", ID: id + "-t1", SessionID: id, Sequence: 1, Phase: forkengine.PhaseSettled}); err != nil {
 				return err
 			}
 		}
@@ -274,6 +278,23 @@ func checkPlans(t *testing.T, db *DB, explain explainer) {
 			require.Empty(t, fullScans(db.Driver(), plan, false), plan)
 			require.NotContains(t, plan, "sessions", "a maintained count reads no sessions")
 		}
+	})
+	t.Run("CountTurns", func(t *testing.T) {
+		// "big" has 300 turns: a count that walked them would show the turns table.
+		page := []string{"s001", "s002", "big", "s150"}
+		plan, err := explain(ctx, capturedQuery{db.dialect.placeholders(countTurnsSQL(len(page))), idArgs(page, "ws")})
+		require.NoError(t, err)
+		t.Logf("plan:\n%s", plan)
+		require.Empty(t, fullScans(db.Driver(), plan, false), plan)
+		require.NotRegexp(t, `\bturns\b`, plan, "a maintained count reads no turns")
+		want := "SEARCH c USING INDEX sqlite_autoindex_turn_counts_1 (workspace_id=? AND session_id=?)"
+		if db.Driver() == DriverPostgres {
+			want = "Index Cond: ((workspace_id = 'ws'::text) AND (session_id = "
+		}
+		require.Contains(t, plan, want)
+		got, err := db.CountTurnsBySessionIDs(ctx, "ws", page)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"s001": 1, "s002": 1, "big": 300, "s150": 1}, got)
 	})
 }
 
