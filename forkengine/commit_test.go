@@ -42,7 +42,7 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	require.Len(t, turns, 7)
 	for i, turn := range turns {
 		require.Equal(t, int64(i+1), turn.Sequence)
-		require.Regexp(t, `^fork-[0-9a-f]{16}-turn-[0-9a-f]{32}$`, turn.ID)
+		require.Regexp(t, `^fork-[0-9a-f]{16}-t[0-9a-f]{16}$`, turn.ID)
 		require.Equal(t, turns[0].ID[:len("fork-")+16], turn.ID[:len("fork-")+16], "one prefix per fork")
 		require.Equal(t, op.Snapshot.Turns[i].ProviderTurnID, turn.ProviderTurnID, "host_copy keeps source bindings")
 	}
@@ -52,7 +52,7 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, byTurn[turns[6].ID], 2)
 	require.Equal(t, "prompt of turn-7", byTurn[turns[6].ID][0].Content)
-	require.Regexp(t, `^fork-[0-9a-f]{16}-message-[0-9a-f]{32}$`, byTurn[turns[6].ID][0].ID)
+	require.Regexp(t, `^fork-[0-9a-f]{16}-m[0-9a-f]{16}$`, byTurn[turns[6].ID][0].ID)
 	require.True(t, strings.HasPrefix(byTurn[turns[6].ID][0].ID, turns[0].ID[:len("fork-")+16]), "one prefix per fork")
 
 	lineages, err := h.store.LineagesByTargetIDs(h.ctx, ws, []string{op.TargetSessionID})
