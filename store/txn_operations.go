@@ -38,6 +38,32 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 	return err
 }
 
+const replaceSnapshotSQL = "UPDATE fork_operation_snapshots SET snapshot = ? WHERE workspace_id = ? AND operation_id = ?"
+
+// ReplaceSnapshot stores op.Snapshot as the operation's snapshot; its hash stays the stored one.
+// ErrNotFound when the operation has no snapshot row.
+func (tx *txn) ReplaceSnapshot(ctx context.Context, op forkengine.ForkOperation) error {
+	text, err := encodeSnapshot(op)
+	if err != nil {
+		return err
+	}
+	res, err := tx.execFixed(tx.with(ctx), replaceSnapshotSQL, text, op.WorkspaceID, op.ID)
+	if err != nil {
+		return classify(err, "replace snapshot of operation %s", op.ID)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err != nil {
+			return classify(err, "replace snapshot of operation %s", op.ID)
+		}
+		return notFound("fork operation", op.WorkspaceID, op.ID)
+	}
+	// The hash is the stored one, which the row read next carries: the cache must answer it
+	// with the new text. (Another process's cache may still hold the frozen transcript: a
+	// superset that no reader of a committed operation looks at.)
+	tx.remember(cachedSnapshot{key: snapshotKey{op.WorkspaceID, op.ID}, hash: op.SnapshotHash, text: text})
+	return nil
+}
+
 // keyOperationColumns are the indexed columns a status change never alters. An UPDATE that names
 // a column rewrites every index on it even when the value stays the same, so the usual update
 // leaves them out and instead requires them unchanged (updateStateSQL).
