@@ -43,8 +43,8 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	require.Len(t, turns, 7)
 	for i, turn := range turns {
 		require.Equal(t, int64(i+1), turn.Sequence)
-		require.Regexp(t, `^fork-[0-9a-f]{16}-t[0-9a-f]{16}$`, turn.ID)
-		require.Equal(t, turns[0].ID[:len("fork-")+16], turn.ID[:len("fork-")+16], "one prefix per fork")
+		require.Regexp(t, `^f[0-9A-Za-z_-]{11}t[0-9A-Za-z_-]{11}$`, turn.ID)
+		require.Equal(t, turns[0].ID[:12], turn.ID[:12], "one prefix per fork")
 		require.Equal(t, prepared.Snapshot.Turns[i].ProviderTurnID, turn.ProviderTurnID, "host_copy keeps source bindings")
 	}
 	require.Equal(t, turns[6].ID, op.TargetTurnID)
@@ -53,8 +53,8 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, byTurn[turns[6].ID], 2)
 	require.Equal(t, "prompt of turn-7", byTurn[turns[6].ID][0].Content)
-	require.Regexp(t, `^fork-[0-9a-f]{16}-m[0-9a-f]{16}$`, byTurn[turns[6].ID][0].ID)
-	require.True(t, strings.HasPrefix(byTurn[turns[6].ID][0].ID, turns[0].ID[:len("fork-")+16]), "one prefix per fork")
+	require.Regexp(t, `^f[0-9A-Za-z_-]{11}m[0-9A-Za-z_-]{11}$`, byTurn[turns[6].ID][0].ID)
+	require.True(t, strings.HasPrefix(byTurn[turns[6].ID][0].ID, turns[0].ID[:12]), "one prefix per fork")
 
 	lineages, err := h.store.LineagesByTargetIDs(h.ctx, ws, []string{op.TargetSessionID})
 	require.NoError(t, err)
