@@ -2,8 +2,9 @@
 // it builds forkgraph from -repo (or runs -bin), starts it on a fresh database file with the
 // simulated driver at zero latency, reports -clients sources of -turns settled turns with
 // -messages messages each, and then each client loops for -duration: forkSession through its
-// source's last turn, poll forkOperation until COMMITTED, acknowledgeForkOperation (which frees
-// the boundary under the default barrier).
+// source's last turn, wait for COMMITTED (-wait poll: read forkOperation every 2 ms; -wait events:
+// from a workspaceEvents subscription of its own), acknowledgeForkOperation (which frees the
+// boundary under the default barrier).
 //
 // It reports committed forks per second, SQL statements per fork (from the server's
 // forkgraph_store_statements_total), and database bytes per fork: the server is stopped
@@ -35,6 +36,7 @@ func main() {
 	flag.IntVar(&o.messages, "messages", 5, "messages per turn")
 	flag.IntVar(&o.warmup, "warmup", 5, "forks per client before the measured loop")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database file and server logs (printed)")
+	flag.StringVar(&o.wait, "wait", "poll", "how a client learns its fork committed: poll (forkOperation every 2 ms) or events (its workspaceEvents subscription)")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "forks:", err)
@@ -43,13 +45,16 @@ func main() {
 }
 
 type options struct {
-	repo, bin                        string
+	repo, bin, wait                  string
 	clients, turns, messages, warmup int
 	duration                         time.Duration
 	keep                             bool
 }
 
 func run(ctx context.Context, o options) error {
+	if o.wait != "poll" && o.wait != "events" {
+		return fmt.Errorf("-wait must be poll or events, got %q", o.wait)
+	}
 	dir, err := os.MkdirTemp("", "bench-forks-")
 	if err != nil {
 		return err
@@ -71,7 +76,12 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	w := newWorkload(srv.GraphQLURL(), o)
+	w, err := newWorkload(ctx, srv, o)
+	if err != nil {
+		srv.Stop()
+		return err
+	}
+	defer w.close()
 	if err := w.seed(ctx); err != nil {
 		srv.Stop()
 		return err
@@ -91,7 +101,10 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	w.retarget(srv.GraphQLURL())
+	if err := w.retarget(ctx, srv); err != nil {
+		srv.Stop()
+		return err
+	}
 	stmts0, err := scrapeStatements(ctx, srv.URL())
 	if err != nil {
 		srv.Stop()

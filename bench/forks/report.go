@@ -14,8 +14,8 @@ func report(o options, res result, before, after fileSize, stmts0, stmts1 int64,
 	}
 	fmt.Printf("forks: %d clients, %d turns × %d messages, %s: %d committed, %.1f committed forks/s\n",
 		o.clients, o.turns, o.messages, res.elapsed.Round(1e6), res.forks, n/res.elapsed.Seconds())
-	fmt.Printf("fork cycle (forkSession, poll to COMMITTED, acknowledge): %s; %.2f polls per fork\n",
-		percentiles(res.cycles), float64(res.polls)/n)
+	fmt.Printf("fork cycle (forkSession, wait (%s) for COMMITTED, acknowledge): %s; %.2f polls per fork\n",
+		o.wait, percentiles(res.cycles), float64(res.polls)/n)
 	if stmtErr != nil {
 		fmt.Printf("statements per fork: unknown (%v)\n", stmtErr)
 	} else {

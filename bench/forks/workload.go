@@ -24,21 +24,46 @@ type workload struct {
 	o       options
 	clients []*multiinstance.Client
 	next    []int // per client: the next request number
+	// With -wait events, each client's workspaceEvents subscription, and the terminal statuses
+	// it has seen by operation (an event can arrive before forkSession's response does).
+	streams  []*multiinstance.Stream
+	terminal []map[string]string
 }
 
-func newWorkload(url string, o options) *workload {
+func newWorkload(ctx context.Context, srv *multiinstance.Instance, o options) (*workload, error) {
 	w := &workload{o: o, next: make([]int, o.clients)}
-	w.retarget(url)
-	return w
+	return w, w.retarget(ctx, srv)
 }
 
-// retarget points every client at url (the restarted server), each with its own keep-alive
-// connection so no request waits for another client's.
-func (w *workload) retarget(url string) {
+// retarget points every client at srv (the restarted server), each with its own keep-alive
+// connection so no request waits for another client's, and with -wait events its own
+// subscription.
+func (w *workload) retarget(ctx context.Context, srv *multiinstance.Instance) error {
+	w.close()
 	w.clients = make([]*multiinstance.Client, w.o.clients)
+	w.streams = make([]*multiinstance.Stream, w.o.clients)
+	w.terminal = make([]map[string]string, w.o.clients)
 	for i := range w.clients {
-		w.clients[i] = &multiinstance.Client{URL: url, HTTP: &http.Client{Timeout: 30 * time.Second,
+		w.clients[i] = &multiinstance.Client{URL: srv.GraphQLURL(), HTTP: &http.Client{Timeout: 30 * time.Second,
 			Transport: &http.Transport{MaxIdleConnsPerHost: 2}}}
+		w.terminal[i] = map[string]string{}
+		if w.o.wait == "events" {
+			s, err := multiinstance.SubscribeEvents(ctx, srv.WebsocketURL(), benchWorkspace, "")
+			if err != nil {
+				return err
+			}
+			w.streams[i] = s
+		}
+	}
+	return nil
+}
+
+// close ends the subscriptions.
+func (w *workload) close() {
+	for _, s := range w.streams {
+		if s != nil {
+			s.Close()
+		}
 	}
 }
 
@@ -85,13 +110,13 @@ func (w *workload) loop(ctx context.Context, name string, count int, duration ti
 	)
 	start := time.Now()
 	stop := start.Add(duration)
-	for i, c := range w.clients {
+	for i := range w.clients {
 		wg.Go(func() {
 			for n := 0; (count > 0 && n < count) || (count == 0 && time.Now().Before(stop)); n++ {
 				began := time.Now()
 				req := fmt.Sprintf("%s-c%d-%d", name, i, w.next[i])
 				w.next[i]++
-				polls, err := w.cycle(ctx, c, source(i), req)
+				polls, err := w.cycle(ctx, i, source(i), req)
 				mu.Lock()
 				if err != nil {
 					errs = append(errs, err)
@@ -112,11 +137,18 @@ func (w *workload) loop(ctx context.Context, name string, count int, duration ti
 	return res, errors.Join(errs...)
 }
 
-// cycle forks src through its last turn, polls until the fork is terminal and acknowledges it.
-func (w *workload) cycle(ctx context.Context, c *multiinstance.Client, src, requestID string) (int, error) {
+// cycle forks src through its last turn as client i, waits until the fork is terminal (polling,
+// or from client i's events) and acknowledges it.
+func (w *workload) cycle(ctx context.Context, i int, src, requestID string) (int, error) {
+	c := w.clients[i]
 	op, err := c.Fork(ctx, benchWorkspace, src, fmt.Sprintf("%s-t%d", src, w.o.turns), requestID)
 	if err != nil {
 		return 0, fmt.Errorf("fork %s: %w", requestID, err)
+	}
+	if w.streams[i] != nil && !op.Terminal() {
+		if op.Status, err = w.awaitEvent(ctx, i, op.ID); err != nil {
+			return 0, fmt.Errorf("fork %s: %w", requestID, err)
+		}
 	}
 	polls := 0
 	for deadline := time.Now().Add(30 * time.Second); !op.Terminal(); polls++ {
@@ -134,6 +166,28 @@ func (w *workload) cycle(ctx context.Context, c *multiinstance.Client, src, requ
 	err = c.Do(ctx, `mutation($w: ID!, $id: ID!) { acknowledgeForkOperation(workspaceId: $w, id: $id) { id } }`,
 		map[string]any{"w": benchWorkspace, "id": op.ID}, nil)
 	return polls, err
+}
+
+// awaitEvent reads client i's events until operation id is terminal and returns its status.
+func (w *workload) awaitEvent(ctx context.Context, i int, id string) (string, error) {
+	seen := w.terminal[i]
+	for {
+		if status, ok := seen[id]; ok {
+			delete(seen, id)
+			return status, nil
+		}
+		ev, err := w.streams[i].NextEvent(ctx, 30*time.Second)
+		if err != nil {
+			return "", err
+		}
+		if ev.ForkOperationID == nil || ev.ForkOperationStatus == nil {
+			continue
+		}
+		switch status := *ev.ForkOperationStatus; status {
+		case "COMMITTED", "FAILED", "UNKNOWN":
+			seen[*ev.ForkOperationID] = status
+		}
+	}
 }
 
 // percentiles is "p50 … p90 … p99 …" of ds.
