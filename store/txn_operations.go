@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 
 	"gorm.io/gorm"
@@ -38,16 +39,30 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 	return err
 }
 
-const replaceSnapshotSQL = "UPDATE fork_operation_snapshots SET snapshot = ? WHERE workspace_id = ? AND operation_id = ?"
+const (
+	replaceSnapshotSQL = "UPDATE fork_operation_snapshots SET snapshot = ? WHERE workspace_id = ? AND operation_id = ?"
+	deleteSnapshotSQL  = "DELETE FROM fork_operation_snapshots WHERE workspace_id = ? AND operation_id = ?"
+)
 
 // ReplaceSnapshot stores op.Snapshot as the operation's snapshot; its hash stays the stored one.
 // ErrNotFound when the operation has no snapshot row.
+//
+// On SQLite the row is deleted and inserted again rather than updated: an UPDATE that shrinks a
+// row leaves it where it was, on a leaf page that held the large row's local part (up to 4 KB),
+// and later rows are appended elsewhere, so every commit left ~1.5 KB of dead leaf space. The
+// insert appends the small row at the end and the old one's pages are freed for reuse.
 func (tx *txn) ReplaceSnapshot(ctx context.Context, op forkengine.ForkOperation) error {
 	text, err := encodeSnapshot(op)
 	if err != nil {
 		return err
 	}
-	res, err := tx.execFixed(tx.with(ctx), replaceSnapshotSQL, text, op.WorkspaceID, op.ID)
+	db := tx.with(ctx)
+	var res sql.Result
+	if tx.dialect.name == DriverSQLite {
+		res, err = tx.execFixed(db, deleteSnapshotSQL, op.WorkspaceID, op.ID)
+	} else {
+		res, err = tx.execFixed(db, replaceSnapshotSQL, text, op.WorkspaceID, op.ID)
+	}
 	if err != nil {
 		return classify(err, "replace snapshot of operation %s", op.ID)
 	}
@@ -56,6 +71,11 @@ func (tx *txn) ReplaceSnapshot(ctx context.Context, op forkengine.ForkOperation)
 			return classify(err, "replace snapshot of operation %s", op.ID)
 		}
 		return notFound("fork operation", op.WorkspaceID, op.ID)
+	}
+	if tx.dialect.name == DriverSQLite {
+		if _, err := tx.execFixed(db, insertSnapshotSQL, op.WorkspaceID, op.ID, text); err != nil {
+			return classify(err, "replace snapshot of operation %s", op.ID)
+		}
 	}
 	// The hash is the stored one, which the row read next carries: the cache must answer it
 	// with the new text. (Another process's cache may still hold the frozen transcript: a
