@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"strings"
 
 	"gorm.io/gorm"
@@ -40,41 +40,36 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 }
 
 const (
-	replaceSnapshotSQL = "UPDATE fork_operation_snapshots SET snapshot = ? WHERE workspace_id = ? AND operation_id = ?"
-	deleteSnapshotSQL  = "DELETE FROM fork_operation_snapshots WHERE workspace_id = ? AND operation_id = ?"
+	updateSnapshotSQL = "UPDATE fork_operation_snapshots SET snapshot = ? WHERE workspace_id = ? AND operation_id = ?"
+	// reinsertSnapshotSQL (SQLite) deletes the row holding the key and inserts a new one, at the
+	// end of the table; without an operation to reference, the insert breaks the foreign key.
+	reinsertSnapshotSQL = "REPLACE INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
 )
 
 // ReplaceSnapshot stores op.Snapshot as the operation's snapshot; its hash stays the stored one.
-// ErrNotFound when the operation has no snapshot row.
+// ErrNotFound when the operation does not exist.
 //
-// On SQLite the row is deleted and inserted again rather than updated: an UPDATE that shrinks a
-// row leaves it where it was, on a leaf page that held the large row's local part (up to 4 KB),
-// and later rows are appended elsewhere, so every commit left ~1.5 KB of dead leaf space. The
-// insert appends the small row at the end and the old one's pages are freed for reuse.
+// On SQLite the row is replaced (deleted and inserted again) rather than updated: an UPDATE that
+// shrinks a row leaves it where it was, on a leaf page that held the large row's local part (up
+// to 4 KB), while later rows are appended elsewhere, so every commit left ~1.5 KB of dead leaf
+// space. The new row goes at the end and the old one's pages are freed for reuse.
 func (tx *txn) ReplaceSnapshot(ctx context.Context, op forkengine.ForkOperation) error {
 	text, err := encodeSnapshot(op)
 	if err != nil {
 		return err
 	}
 	db := tx.with(ctx)
-	var res sql.Result
 	if tx.dialect.name == DriverSQLite {
-		res, err = tx.execFixed(db, deleteSnapshotSQL, op.WorkspaceID, op.ID)
+		if _, err := tx.execFixed(db, reinsertSnapshotSQL, op.WorkspaceID, op.ID, text); err != nil {
+			return classify(err, "replace snapshot of operation %s", op.ID)
+		}
 	} else {
-		res, err = tx.execFixed(db, replaceSnapshotSQL, text, op.WorkspaceID, op.ID)
-	}
-	if err != nil {
-		return classify(err, "replace snapshot of operation %s", op.ID)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		res, err := tx.execFixed(db, updateSnapshotSQL, text, op.WorkspaceID, op.ID)
 		if err != nil {
 			return classify(err, "replace snapshot of operation %s", op.ID)
 		}
-		return notFound("fork operation", op.WorkspaceID, op.ID)
-	}
-	if tx.dialect.name == DriverSQLite {
-		if _, err := tx.execFixed(db, insertSnapshotSQL, op.WorkspaceID, op.ID, text); err != nil {
-			return classify(err, "replace snapshot of operation %s", op.ID)
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return errors.Join(err, notFound("fork operation", op.WorkspaceID, op.ID))
 		}
 	}
 	// The hash is the stored one, which the row read next carries: the cache must answer it
