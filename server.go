@@ -91,6 +91,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("build engine: %w", err)
 	}
 	obs.tel.Metrics.WatchWork(engine.HeldLeases, db.Retries)
+	obs.tel.Metrics.WatchStatements(db.Statements)
 	if err := prepare(ctx, cfg, engine, broker, logger); err != nil {
 		return err
 	}

@@ -25,5 +25,7 @@ func TestBackgroundCommitIgnoresChangesToTheReturnedOperation(t *testing.T) {
 	byTurn, err := h.store.MessagesByTurnIDs(h.ctx, ws, []string{turns[0].ID})
 	require.NoError(t, err)
 	require.Equal(t, "prompt of turn-1", byTurn[turns[0].ID][0].Content)
-	require.Equal(t, committed.Snapshot.Turns[0].ProviderTurnBinding, turns[0].ProviderTurnBinding)
+	source, err := h.store.GetTurn(h.ctx, ws, "turn-1")
+	require.NoError(t, err)
+	require.Equal(t, source.ProviderTurnBinding, turns[0].ProviderTurnBinding)
 }

@@ -18,7 +18,8 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	h := newHarness(t)
 	h.seed(7)
 	h.turn(source, "turn-8", forkengine.PhaseRunning) // after the boundary: never copied
-	op := h.forkAndProcess("request-1", "turn-7")
+	prepared := h.mustFork("request-1", "turn-7")
+	op := h.process(prepared)
 	require.Equal(t, forkengine.StatusCommitted, op.Status)
 	require.NotNil(t, op.AcceptedAt)
 	require.NotNil(t, op.CompletedAt)
@@ -42,9 +43,9 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	require.Len(t, turns, 7)
 	for i, turn := range turns {
 		require.Equal(t, int64(i+1), turn.Sequence)
-		require.Regexp(t, `^fork-[0-9a-f]{16}-turn-[0-9a-f]{32}$`, turn.ID)
-		require.Equal(t, turns[0].ID[:len("fork-")+16], turn.ID[:len("fork-")+16], "one prefix per fork")
-		require.Equal(t, op.Snapshot.Turns[i].ProviderTurnID, turn.ProviderTurnID, "host_copy keeps source bindings")
+		require.Regexp(t, `^f[0-9A-Za-z_-]{11}t[0-9A-Za-z_-]{11}$`, turn.ID)
+		require.Equal(t, turns[0].ID[:12], turn.ID[:12], "one prefix per fork")
+		require.Equal(t, prepared.Snapshot.Turns[i].ProviderTurnID, turn.ProviderTurnID, "host_copy keeps source bindings")
 	}
 	require.Equal(t, turns[6].ID, op.TargetTurnID)
 
@@ -52,8 +53,8 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, byTurn[turns[6].ID], 2)
 	require.Equal(t, "prompt of turn-7", byTurn[turns[6].ID][0].Content)
-	require.Regexp(t, `^fork-[0-9a-f]{16}-message-[0-9a-f]{32}$`, byTurn[turns[6].ID][0].ID)
-	require.True(t, strings.HasPrefix(byTurn[turns[6].ID][0].ID, turns[0].ID[:len("fork-")+16]), "one prefix per fork")
+	require.Regexp(t, `^f[0-9A-Za-z_-]{11}m[0-9A-Za-z_-]{11}$`, byTurn[turns[6].ID][0].ID)
+	require.True(t, strings.HasPrefix(byTurn[turns[6].ID][0].ID, turns[0].ID[:12]), "one prefix per fork")
 
 	lineages, err := h.store.LineagesByTargetIDs(h.ctx, ws, []string{op.TargetSessionID})
 	require.NoError(t, err)
@@ -70,9 +71,10 @@ func TestCommitKeepsMessageOrder(t *testing.T) {
 	_, err := h.engine.AppendMessages(h.ctx, forkengine.MessageAppend{WorkspaceID: ws, SessionID: source, TurnID: "turn-1",
 		Messages: []forkengine.MessageInput{{ID: "late", Role: forkengine.RoleTool, Content: "late tool output"}}})
 	require.NoError(t, err)
-	op := h.forkAndProcess("request-1", "turn-2")
+	prepared := h.mustFork("request-1", "turn-2")
+	op := h.process(prepared)
 	var sourceOrder, targetOrder []string
-	for _, m := range op.Snapshot.Messages {
+	for _, m := range prepared.Snapshot.Messages {
 		sourceOrder = append(sourceOrder, m.Content)
 	}
 	turns, err := h.store.TurnsThrough(h.ctx, ws, op.TargetSessionID, 100)
@@ -294,4 +296,31 @@ type tamperingTx struct {
 func (tx tamperingTx) GetOperation(ctx context.Context, workspaceID, id string) (forkengine.ForkOperation, error) {
 	op, err := tx.Tx.GetOperation(ctx, workspaceID, id)
 	return tx.store.tamper(op), err
+}
+
+// A committed operation keeps of its frozen snapshot only the source session (its committed
+// projection presents the target from it): the transcript lives in the target's copied rows, so
+// it is not stored twice. The hash still names what was frozen, and the projection still answers
+// after the target is deleted.
+func TestCommitKeepsOnlyTheSnapshotSession(t *testing.T) {
+	h := newHarness(t)
+	h.seed(3)
+	prepared := h.mustFork("request-1", "turn-3")
+	require.Len(t, prepared.Snapshot.Turns, 3)
+	require.NotEmpty(t, prepared.Snapshot.Messages)
+	op := h.process(prepared)
+	require.Equal(t, forkengine.StatusCommitted, op.Status)
+	for _, got := range []forkengine.ForkOperation{op, h.stored(op.ID)} {
+		require.Equal(t, forkengine.Snapshot{Version: prepared.Snapshot.Version, Session: prepared.Snapshot.Session}, got.Snapshot)
+		require.Equal(t, prepared.SnapshotHash, got.SnapshotHash)
+	}
+
+	target, err := h.store.GetSession(h.ctx, ws, op.TargetSessionID)
+	require.NoError(t, err)
+	require.NoError(t, h.engine.DeleteSession(h.ctx, ws, op.TargetSessionID, false))
+	session, lineage, err := h.engine.CommittedResult(h.ctx, h.stored(op.ID))
+	require.NoError(t, err)
+	require.Equal(t, target.Title, session.Title)
+	require.Equal(t, target.Settings, session.Settings)
+	require.Equal(t, op.TargetTurnID, lineage.TargetTurnID)
 }

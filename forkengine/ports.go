@@ -150,6 +150,11 @@ type Tx interface {
 	// Snapshot, SnapshotHash and the lease are fixed by InsertOperation (the lease then moves
 	// only by ClaimOperations and RenewLeases): the stored ones are kept whatever op carries.
 	UpdateOperation(ctx context.Context, op ForkOperation, expect OperationStatus) (bool, error)
+	// ReplaceSnapshot stores op.Snapshot as the operation's snapshot, keeping the stored
+	// SnapshotHash (the hash of what was frozen). A commit calls it once the transcript is
+	// copied into the target, to keep only the snapshot's session. ErrNotFound when the
+	// operation does not exist.
+	ReplaceSnapshot(ctx context.Context, op ForkOperation) error
 	// InsertLineage writes one lineage (one per target; ErrDuplicate otherwise).
 	InsertLineage(ctx context.Context, l Lineage) error
 

@@ -218,6 +218,17 @@ var migrations = []migration{
 		DriverSQLite:   sqliteSessionCountTriggers,
 		DriverPostgres: postgresSessionCountTriggers,
 	}},
+	{version: 11, name: "turn counts for totalCount; messages without a session index", statements: []string{
+		turnCountsTable,
+		turnCountsBackfill,
+		// Only a purge looked messages up by session, and a session's messages are those of its
+		// turns (messages_by_turn finds them): the index cost every copied message an entry,
+		// about 6 KB per 100-message fork.
+		`DROP INDEX messages_by_session`,
+	}, perDialect: map[string][]string{
+		DriverSQLite:   sqliteTurnCountTriggers,
+		DriverPostgres: postgresTurnCountTriggers,
+	}},
 }
 
 func eventsTable(cursorType string) string {

@@ -275,6 +275,37 @@ func checkPlans(t *testing.T, db *DB, explain explainer) {
 			require.NotContains(t, plan, "sessions", "a maintained count reads no sessions")
 		}
 	})
+	t.Run("CountTurns", func(t *testing.T) {
+		// A turn for every session, so turn_counts has a row each as in a real workspace (with one
+		// row the planner rightly reads it whole). Last of the cases: the others keep their seed.
+		require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
+			for i := range 300 {
+				id := fmt.Sprintf("s%03d", i)
+				if err := tx.UpsertTurn(ctx, forkengine.Turn{WorkspaceID: "ws", ID: id + "-t1", SessionID: id, Sequence: 1, Phase: forkengine.PhaseSettled}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		if db.Driver() == DriverPostgres {
+			require.NoError(t, db.gorm.Exec("ANALYZE turn_counts").Error)
+		}
+		// "big" has 300 turns: a count that walked them would show the turns table.
+		page := []string{"s001", "s002", "big", "s150"}
+		plan, err := explain(ctx, capturedQuery{db.dialect.placeholders(countTurnsSQL(len(page))), idArgs(page, "ws")})
+		require.NoError(t, err)
+		t.Logf("plan:\n%s", plan)
+		require.Empty(t, fullScans(db.Driver(), plan, false), plan)
+		require.NotRegexp(t, `\bturns\b`, plan, "a maintained count reads no turns")
+		want := "SEARCH c USING INDEX sqlite_autoindex_turn_counts_1 (workspace_id=? AND session_id=?)"
+		if db.Driver() == DriverPostgres {
+			want = "Index Cond: ((workspace_id = 'ws'::text) AND (session_id = "
+		}
+		require.Contains(t, plan, want)
+		got, err := db.CountTurnsBySessionIDs(ctx, "ws", page)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"s001": 1, "s002": 1, "big": 300, "s150": 1}, got)
+	})
 }
 
 func TestSQLitePageQueriesSeek(t *testing.T) {

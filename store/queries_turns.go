@@ -63,27 +63,6 @@ func (q queries) TurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []
 	return out, err
 }
 
-// CountTurnsBySessionIDs counts each session's turns; sessions without turns are absent.
-func (q queries) CountTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]int, error) {
-	out := map[string]int{}
-	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		var rows []struct {
-			SessionID string
-			N         int
-		}
-		err := q.with(ctx).Raw(`SELECT session_id, COUNT(*) AS n FROM turns
-			WHERE workspace_id = ? AND session_id IN ? GROUP BY session_id`, ws, chunk).Scan(&rows).Error
-		if err != nil {
-			return classify(err, "count turns by sessions")
-		}
-		for _, r := range rows {
-			out[r.SessionID] = r.N
-		}
-		return nil
-	})
-	return out, err
-}
-
 // LatestTurnsBySessionIDs returns each session's highest-sequence turn.
 func (q queries) LatestTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
 	return q.turnPerSession(ctx, noExtra, ws, sessionIDs)

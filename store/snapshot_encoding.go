@@ -27,8 +27,11 @@ type compactSnapshot struct {
 	C        int              `json:"c"`
 	Version  int              `json:"v"`
 	Session  compactSession   `json:"s"`
-	Turns    []compactTurn    `json:"t"`
-	Messages []compactMessage `json:"m"`
+	Turns    []compactTurn    `json:"t,omitempty"`
+	Messages []compactMessage `json:"m,omitempty"`
+	// SessionOnly marks a snapshot without a transcript (nil turns and messages, as a committed
+	// operation keeps it), so it decodes to nil slices rather than empty ones.
+	SessionOnly bool `json:"so,omitempty"`
 }
 
 type compactSession struct {
@@ -127,6 +130,10 @@ func compactOf(s forkengine.Snapshot) (compactSnapshot, bool) {
 		c.Messages[i] = compactMessage{TurnID: m.TurnID, ID: m.ID, Position: m.Position, Role: string(m.Role),
 			Content: m.Content, CreatedAt: micros(m.CreatedAt)}
 	}
+	if s.Turns == nil && s.Messages == nil {
+		c.Turns, c.Messages, c.SessionOnly = nil, nil, true
+		return c, ok
+	}
 	return c, ok && s.Turns != nil && s.Messages != nil
 }
 
@@ -137,7 +144,11 @@ func (c compactSnapshot) domain() forkengine.Snapshot {
 		ProviderSessionID: cs.ProviderSessionID, Title: cs.Title, RailSectionKey: cs.RailSectionKey,
 		Cwd: cs.Cwd, Model: cs.Model, Settings: cs.Settings, Visible: cs.Visible,
 		CreatedAt: fromMicros(cs.CreatedAt), UpdatedAt: fromMicros(cs.UpdatedAt), DeletedAt: fromMicrosPtr(cs.DeletedAt),
-	}, Turns: make([]forkengine.Turn, len(c.Turns)), Messages: make([]forkengine.Message, len(c.Messages))}
+	}}
+	if c.SessionOnly {
+		return s
+	}
+	s.Turns, s.Messages = make([]forkengine.Turn, len(c.Turns)), make([]forkengine.Message, len(c.Messages))
 	for i, t := range c.Turns {
 		s.Turns[i] = forkengine.Turn{WorkspaceID: cs.WorkspaceID, SessionID: cs.ID, ID: t.ID, Sequence: t.Sequence,
 			Phase: forkengine.TurnPhase(t.Phase), Outcome: forkengine.TurnOutcome(t.Outcome), Origin: t.Origin,

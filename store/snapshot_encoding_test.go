@@ -82,3 +82,22 @@ func TestSnapshotEncodingFallsBackWhenCompactWouldNotBeExact(t *testing.T) {
 		})
 	}
 }
+
+// A committed operation's snapshot (its session, no transcript) is compact too, and decodes with
+// nil turns and messages, as it was given; an empty transcript still decodes as empty.
+func TestSessionOnlySnapshotIsCompactAndExact(t *testing.T) {
+	full := storedSnapshot()
+	s := forkengine.Snapshot{Version: full.Version, Session: full.Session}
+	text, back := roundTrip(t, s)
+	require.True(t, strings.HasPrefix(text, compactSnapshotPrefix), text)
+	require.Equal(t, canonical(t, s), back)
+	require.Nil(t, back.Turns)
+	require.Nil(t, back.Messages)
+
+	s.Turns, s.Messages = []forkengine.Turn{}, []forkengine.Message{}
+	text, back = roundTrip(t, s)
+	require.True(t, strings.HasPrefix(text, compactSnapshotPrefix), text)
+	require.Equal(t, canonical(t, s), back)
+	require.NotNil(t, back.Turns)
+	require.NotNil(t, back.Messages)
+}

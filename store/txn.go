@@ -150,9 +150,10 @@ func (tx *txn) SoftDeleteSession(ctx context.Context, ws, id string, at time.Tim
 // where it is source or target. A missing session still has its operations and lineages removed.
 func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
 	steps := []struct{ what, sql string }{
-		{"messages", `DELETE FROM messages WHERE workspace_id = @ws AND (session_id = @id
-			OR turn_id IN (SELECT t.id FROM turns t WHERE t.workspace_id = @ws AND t.session_id = @id))`},
+		{"messages", `DELETE FROM messages WHERE workspace_id = @ws
+			AND turn_id IN (SELECT t.id FROM turns t WHERE t.workspace_id = @ws AND t.session_id = @id)`},
 		{"turns", `DELETE FROM turns WHERE workspace_id = @ws AND session_id = @id`},
+		{"turn count", purgeTurnCountSQL},
 		{"session", `DELETE FROM sessions WHERE workspace_id = @ws AND id = @id`},
 		{"operations", `DELETE FROM fork_operations WHERE workspace_id = @ws AND (source_session_id = @id OR target_session_id = @id)`},
 		{"lineages", `DELETE FROM lineages WHERE workspace_id = @ws AND (source_session_id = @id OR target_session_id = @id)`},

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"gorm.io/gorm"
@@ -36,6 +37,46 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 		tx.remember(cachedSnapshot{key: snapshotKey{op.WorkspaceID, op.ID}, hash: op.SnapshotHash, text: text})
 	}
 	return err
+}
+
+const (
+	updateSnapshotSQL = "UPDATE fork_operation_snapshots SET snapshot = ? WHERE workspace_id = ? AND operation_id = ?"
+	// reinsertSnapshotSQL (SQLite) deletes the row holding the key and inserts a new one, at the
+	// end of the table; without an operation to reference, the insert breaks the foreign key.
+	reinsertSnapshotSQL = "REPLACE INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
+)
+
+// ReplaceSnapshot stores op.Snapshot as the operation's snapshot; its hash stays the stored one.
+// ErrNotFound when the operation does not exist.
+//
+// On SQLite the row is replaced (deleted and inserted again) rather than updated: an UPDATE that
+// shrinks a row leaves it where it was, on a leaf page that held the large row's local part (up
+// to 4 KB), while later rows are appended elsewhere, so every commit left ~1.5 KB of dead leaf
+// space. The new row goes at the end and the old one's pages are freed for reuse.
+func (tx *txn) ReplaceSnapshot(ctx context.Context, op forkengine.ForkOperation) error {
+	text, err := encodeSnapshot(op)
+	if err != nil {
+		return err
+	}
+	db := tx.with(ctx)
+	if tx.dialect.name == DriverSQLite {
+		if _, err := tx.execFixed(db, reinsertSnapshotSQL, op.WorkspaceID, op.ID, text); err != nil {
+			return classify(err, "replace snapshot of operation %s", op.ID)
+		}
+	} else {
+		res, err := tx.execFixed(db, updateSnapshotSQL, text, op.WorkspaceID, op.ID)
+		if err != nil {
+			return classify(err, "replace snapshot of operation %s", op.ID)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return errors.Join(err, notFound("fork operation", op.WorkspaceID, op.ID))
+		}
+	}
+	// The hash is the stored one, which the row read next carries: the cache must answer it
+	// with the new text. (Another process's cache may still hold the frozen transcript: a
+	// superset that no reader of a committed operation looks at.)
+	tx.remember(cachedSnapshot{key: snapshotKey{op.WorkspaceID, op.ID}, hash: op.SnapshotHash, text: text})
+	return nil
 }
 
 // keyOperationColumns are the indexed columns a status change never alters. An UPDATE that names

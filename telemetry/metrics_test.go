@@ -253,3 +253,23 @@ forkgraph_store_transaction_retries_total %d
 		t.Fatal(err)
 	}
 }
+
+// The store's statement count is read from its source at every scrape.
+func TestStatementsMetricReadsItsSource(t *testing.T) {
+	tel := New(Options{})
+	n := int64(41)
+	tel.Metrics.WatchStatements(func() int64 { return n })
+	want := func(v int64) string {
+		return fmt.Sprintf(`
+# HELP forkgraph_store_statements_total SQL statements the store has run (queries and execs, inside transactions too; BEGIN and COMMIT not counted).
+# TYPE forkgraph_store_statements_total counter
+forkgraph_store_statements_total %d
+`, v)
+	}
+	for _, v := range []int64{41, 97} {
+		n = v
+		if err := testutil.GatherAndCompare(tel.Metrics.Registry, strings.NewReader(want(v)), "forkgraph_store_statements_total"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -16,3 +16,15 @@ func (m *Metrics) WatchWork(leasesHeld func() int, retries func() int64) {
 		func() float64 { return float64(retries()) }))
 	m.names = append(m.names, workNames...)
 }
+
+const statementsName = "forkgraph_store_statements_total"
+
+// WatchStatements registers forkgraph_store_statements_total, read at every scrape: the SQL
+// statements the store has run (store.DB.Statements), so a benchmark or a dashboard can tell how
+// many statements a unit of work costs from two readings.
+func (m *Metrics) WatchStatements(statements func() int64) {
+	m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: statementsName,
+		Help: "SQL statements the store has run (queries and execs, inside transactions too; BEGIN and COMMIT not counted)."},
+		func() float64 { return float64(statements()) }))
+	m.names = append(m.names, statementsName)
+}

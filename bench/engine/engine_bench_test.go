@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -86,6 +87,7 @@ type fixture struct {
 	engine     *forkengine.Engine
 	statements int64
 	cpu        time.Duration
+	closeOnce  sync.Once
 }
 
 func newFixture(b *testing.B, barrier bool, sources int) *fixture {
@@ -96,7 +98,6 @@ func newFixture(b *testing.B, barrier bool, sources int) *fixture {
 	if err != nil {
 		b.Fatalf("open store: %v", err)
 	}
-	b.Cleanup(func() { _ = f.db.Close() })
 	f.engine, err = forkengine.New(forkengine.Config{
 		Store: f.db, Publisher: f.broker, DisableBarrier: !barrier,
 		Drivers: map[string]forkengine.Driver{"simulated": simulated.New(simulated.Options{})},
@@ -104,7 +105,7 @@ func newFixture(b *testing.B, barrier bool, sources int) *fixture {
 	if err != nil {
 		b.Fatalf("build engine: %v", err)
 	}
-	b.Cleanup(func() { _ = f.engine.Close(ctx) })
+	b.Cleanup(f.close)
 	for s := range sources {
 		seedSource(b, f.engine, sourceID(s))
 	}
@@ -140,7 +141,18 @@ func (f *fixture) report(b *testing.B, forks int) {
 	b.ReportMetric(float64(statements)/float64(forks), "statements/fork")
 	// CPU per fork is steadier than wall time on a shared machine: it counts only this process.
 	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(forks), "cpu-ms/fork")
+	f.close() // a SQLite file takes one process's store at a time: the check opens its own
 	verifyCommitted(b, f.path, forks)
+}
+
+// close stops the engine (waiting for its background work) and then closes its store, once.
+func (f *fixture) close() {
+	f.closeOnce.Do(func() {
+		if f.engine != nil {
+			_ = f.engine.Close(context.Background())
+		}
+		_ = f.db.Close()
+	})
 }
 
 func verifyCommitted(b *testing.B, path string, forks int) {

@@ -56,6 +56,21 @@ func queries(db *store.DB) []query {
 			m, err := db.TurnsBySessionIDs(ctx, workspace, []string{big}, 0, page+1)
 			return expect(err, len(m[big]), page+1)
 		}},
+		{"session(big) { turns { totalCount } }", func(ctx context.Context) error {
+			m, err := db.CountTurnsBySessionIDs(ctx, workspace, []string{big})
+			return expect(err, m[big], bigTurns)
+		}},
+		{"sessions { turns { totalCount } } on big's page", func(ctx context.Context) error {
+			ids, err := pageIDs(ctx)
+			if err != nil {
+				return err
+			}
+			m, err := db.CountTurnsBySessionIDs(ctx, workspace, ids)
+			if err == nil && m[big] != bigTurns {
+				return fmt.Errorf("big counts %d turns", m[big])
+			}
+			return expect(err, len(m), page)
+		}},
 		{"sessions { latestTurn } on big's page", func(ctx context.Context) error {
 			ids, err := pageIDs(ctx)
 			if err != nil {

@@ -194,6 +194,26 @@ func (tx *memTx) UpdateOperation(_ context.Context, op forkengine.ForkOperation,
 	return true, nil
 }
 
+// ReplaceSnapshot replaces the stored snapshot, keeping its hash; ErrNotFound when the
+// operation does not exist.
+func (tx *memTx) ReplaceSnapshot(_ context.Context, op forkengine.ForkOperation) error {
+	st := tx.current()
+	k := rowKey{op.WorkspaceID, op.ID}
+	cur, ok := st.operations[k]
+	if !ok {
+		return notFound("fork operation", op.WorkspaceID, op.ID)
+	}
+	replaced := cur
+	replaced.Snapshot = op.Snapshot
+	stored, err := storedOperation(replaced) // encoded and decoded, as the SQL store keeps it
+	if err != nil {
+		return err
+	}
+	cur.Snapshot = stored.Snapshot
+	st.operations[k] = cur
+	return nil
+}
+
 // InsertLineage writes one lineage; ErrDuplicate when the target or operation already has one.
 func (tx *memTx) InsertLineage(_ context.Context, l forkengine.Lineage) error {
 	st := tx.current()

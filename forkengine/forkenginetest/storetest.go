@@ -24,6 +24,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Sessions", sessionTests()},
 		{"SessionCounts", sessionCountTests()},
 		{"Turns", turnTests()},
+		{"TurnCounts", turnCountTests()},
 		{"Messages", messageTests()},
 		{"Operations", operationTests()},
 		{"OperationQueries", operationQueryTests()},

@@ -3,6 +3,7 @@ package forkenginetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -139,6 +140,58 @@ func operationTests() map[string]storeTest {
 			want.Snapshot, want.SnapshotHash = op.Snapshot, op.SnapshotHash
 			require.NotEqual(t, want.SnapshotHash, next.SnapshotHash, "the test must try to change the snapshot")
 			require.Equal(t, want, got, "every field replaced but the snapshot and its hash, fixed at insert")
+		},
+		"ReplaceSnapshotKeepsItsHash": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			op := fullOperation(wsA, "op1")
+			insertOperations(t, s, op, fullOperation(wsB, "op1"))
+			_, err := s.GetOperation(ctx, wsA, "op1") // a read before, so a cached snapshot must not answer after
+			require.NoError(t, err)
+			trimmed := op
+			trimmed.Snapshot = forkengine.Snapshot{Version: op.Snapshot.Version, Session: op.Snapshot.Session}
+			trimmed.Status, trimmed.Receipt = forkengine.StatusFailed, "ignored"
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) error { return tx.ReplaceSnapshot(ctx, trimmed) })
+			got, err := s.GetOperation(ctx, wsA, "op1")
+			require.NoError(t, err)
+			want := op
+			want.Snapshot = trimmed.Snapshot
+			require.Equal(t, want, got, "only the snapshot changed; its hash is the one stored")
+			other, err := s.GetOperation(ctx, wsB, "op1")
+			require.NoError(t, err)
+			require.Equal(t, fullOperation(wsB, "op1"), other, "the other workspace's operation is untouched")
+
+			next := got
+			next.Status, next.UpdatedAt = forkengine.StatusCommitted, at(20)
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				_, err := tx.UpdateOperation(ctx, next, forkengine.StatusCommitted)
+				return err
+			})
+			got, err = s.GetOperation(ctx, wsA, "op1")
+			require.NoError(t, err)
+			require.Equal(t, trimmed.Snapshot, got.Snapshot, "an update keeps the replaced snapshot")
+
+			err = s.Update(ctx, func(tx forkengine.Tx) error {
+				return tx.ReplaceSnapshot(ctx, newOperation(wsA, "nope", "s", "t", "x", forkengine.StatusCommitted))
+			})
+			require.ErrorIs(t, err, forkengine.ErrNotFound)
+		},
+		"ReplaceSnapshotRolledBackKeepsTheFrozenOne": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			op := fullOperation(wsA, "op1")
+			insertOperations(t, s, op)
+			rollback := errors.New("roll back")
+			err := s.Update(ctx, func(tx forkengine.Tx) error {
+				trimmed := op
+				trimmed.Snapshot = forkengine.Snapshot{Version: op.Snapshot.Version, Session: op.Snapshot.Session}
+				if err := tx.ReplaceSnapshot(ctx, trimmed); err != nil {
+					return err
+				}
+				return rollback
+			})
+			require.ErrorIs(t, err, rollback)
+			got, err := s.GetOperation(ctx, wsA, "op1")
+			require.NoError(t, err)
+			require.Equal(t, op, got)
 		},
 		"UpdateMissingReportsFalse": func(t *testing.T, s forkengine.Store) {
 			var changed bool
