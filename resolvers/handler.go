@@ -77,8 +77,7 @@ func NewServer(cfg Config) *handler.Server {
 	srv.AroundOperations(withStreamEnd)
 	srv.AroundResponses(withLoaders(cfg.Engine, cfg.Batch))
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
-	srv.AroundFields(cfg.Authorize.authorizeRootField)
-	srv.AroundFields(validateIDArguments)
+	srv.AroundFields(cfg.Authorize.fieldPolicy)
 	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))
 	return srv

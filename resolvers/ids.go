@@ -1,32 +1,29 @@
 package resolvers
 
 import (
-	"context"
-
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// validateIDArguments (srv.AroundFields) applies forkengine's id rules to every argument of
+// validateIDArguments (part of fieldPolicy) applies forkengine's id rules to every argument of
 // type ID, at any level, before the field resolves, so a read of session(id: " a") is
 // BAD_USER_INPUT (reason invalid_id) exactly as a write of it is, instead of finding nothing.
 // Ids inside input objects are the engine's to check, on the writes that take them.
-func validateIDArguments(ctx context.Context, next graphql.Resolver) (any, error) {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || fc.Field.Definition == nil || len(fc.Field.Definition.Arguments) == 0 {
-		return next(ctx)
+func validateIDArguments(fc *graphql.FieldContext) error {
+	if fc.Field.Definition == nil {
+		return nil
 	}
 	for _, arg := range fc.Field.Definition.Arguments {
 		if !isIDType(arg.Type) {
 			continue
 		}
 		if err := validateIDValue(arg.Name, fc.Args[arg.Name]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return next(ctx)
+	return nil
 }
 
 // isIDType reports whether t is ID, ID! or a list of them.

@@ -147,9 +147,9 @@ func (l *loaders) readTranscripts(ctx context.Context, keys []key) (map[key][]fo
 // sends one ProbeTurns call per provider.
 func (l *loaders) probe(ctx context.Context, keys []key) (map[key]bool, error) {
 	l.probeTurnsMu.Lock()
-	var queries []forkengine.ForkabilityQuery
-	var asked []key
-	var sessionKeys []key
+	queries := make([]forkengine.ForkabilityQuery, 0, len(keys)) // a query holds a session and a turn: grow once
+	asked := make([]key, 0, len(keys))
+	sessionKeys := make([]key, 0, len(keys))
 	for _, k := range keys {
 		if t, ok := l.probeTurns[k]; ok {
 			asked = append(asked, k)
@@ -163,8 +163,8 @@ func (l *loaders) probe(ctx context.Context, keys []key) (map[key]bool, error) {
 		return nil, fmt.Errorf("forkability sessions: %w", err)
 	}
 	out := make(map[key]bool, len(keys))
-	var known []forkengine.ForkabilityQuery
-	var knownKeys []key
+	known := make([]forkengine.ForkabilityQuery, 0, len(queries))
+	knownKeys := make([]key, 0, len(queries))
 	for i, q := range queries {
 		if s, ok := sessions[sessionKeys[i]]; ok { // a turn without its session is not forkable
 			q.Session = s

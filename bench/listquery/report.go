@@ -93,19 +93,36 @@ func profileUnderLoad(ctx context.Context, targets []*target, query []byte, o op
 		hammer(ctx, t, query, o.conns, 11*time.Second)
 	}()
 	defer wg.Wait()
-	resp, err := http.Get(t.debug + "/debug/pprof/profile?seconds=10")
-	if err != nil {
+	// The CPU profile and the allocations made meanwhile (a delta profile) cover the same 10 s.
+	errs := make(chan error, 1)
+	go func() { errs <- download(t.debug+"/debug/pprof/allocs?seconds=10", o.profile+".allocs") }()
+	if err := download(t.debug+"/debug/pprof/profile?seconds=10", o.profile); err != nil {
 		return fmt.Errorf("profile %s: %w", t.name, err)
 	}
-	defer resp.Body.Close()
-	f, err := os.Create(o.profile)
+	if err := <-errs; err != nil {
+		return fmt.Errorf("allocation profile %s: %w", t.name, err)
+	}
+	fmt.Printf("CPU profile of %s under %d connections: %s, allocations: %s.allocs (go tool pprof -top FILE)\n",
+		t.name, o.conns, o.profile, o.profile)
+	return nil
+}
+
+func download(url, path string) error {
+	resp, err := http.Get(url)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	if _, err := io.Copy(f, resp.Body); err != nil {
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
+	}
+	f, err := os.Create(path)
+	if err != nil {
 		return err
 	}
-	fmt.Printf("CPU profile of %s under %d connections: %s (go tool pprof -top %s)\n", t.name, o.conns, o.profile, o.profile)
-	return nil
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
