@@ -33,6 +33,7 @@ type options struct {
 	warmup                     time.Duration
 	profile                    string
 	keep                       bool
+	gogc                       string
 }
 
 func main() {
@@ -47,6 +48,7 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured load per server before the first round")
 	flag.StringVar(&o.profile, "profile", "", "after the rounds, write a 10 s CPU profile of forkgraph under the 32-connection load to this file")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp dir (binaries, databases, server logs)")
+	flag.StringVar(&o.gogc, "server-gogc", "", "GOGC for every server, the anchor too (empty: the Go default, 100)")
 	flag.Parse()
 	if o.anchors == "" {
 		o.anchors = filepath.Join(o.repo, "..", "shared", "anchors")
@@ -77,6 +79,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	for _, t := range targets {
+		t.gogc = o.gogc
+	}
+	for _, t := range targets {
 		if err := t.start(ctx); err != nil {
 			stopAll(targets)
 			return err
@@ -89,8 +94,8 @@ func run(ctx context.Context, o options) error {
 		}
 		hammer(ctx, t, query, o.conns, o.warmup)
 	}
-	fmt.Printf("query %s, %d connections × %s, one client × %s, %d rounds, GOMAXPROCS of the servers: default (%d CPUs)\n\n",
-		filepath.Join(o.anchors, "gqlgen-shape", "p1-query.json"), o.conns, o.duration, o.serialDuration, o.rounds, cpus())
+	fmt.Printf("query %s, %d connections × %s, one client × %s, %d rounds, GOMAXPROCS of the servers: default (%d CPUs), GOGC %s\n\n",
+		filepath.Join(o.anchors, "gqlgen-shape", "p1-query.json"), o.conns, o.duration, o.serialDuration, o.rounds, cpus(), orDefault(o.gogc, "default"))
 	results := map[string][]phaseResult{}
 	for round := 1; round <= o.rounds && ctx.Err() == nil; round++ {
 		for _, t := range rotate(targets, round) {
@@ -106,6 +111,13 @@ func run(ctx context.Context, o options) error {
 		return profileUnderLoad(ctx, targets, query, o)
 	}
 	return nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }
 
 // rotate alternates which server goes first, so neither always runs right after the other.

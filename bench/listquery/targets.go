@@ -25,6 +25,7 @@ type target struct {
 	url       string // POST endpoint
 	base      string
 	debug     string // forkgraph's -debug-addr (pprof)
+	gogc      string // GOGC for the process; empty: inherited
 }
 
 // buildTargets builds the anchor and forkgraph (and the baseline revision, when asked for).
@@ -114,6 +115,9 @@ func (t *target) start(ctx context.Context) error {
 		_, port, _ := net.SplitHostPort(addr)
 		t.cmd = exec.Command(t.bin)
 		t.cmd.Env = append(os.Environ(), "PORT="+port)
+	}
+	if t.gogc != "" {
+		t.cmd.Env = append(append(os.Environ(), t.cmd.Env...), "GOGC="+t.gogc)
 	}
 	t.cmd.Stdout, t.cmd.Stderr = logFile, logFile
 	if err := t.cmd.Start(); err != nil {
