@@ -29,6 +29,7 @@ type pageKey struct {
 // when the event is sent.
 type loaders struct {
 	engine *forkengine.Engine
+	views  *viewRelations // the Relations of the views this response builds
 
 	sessions       *relation[key, forkengine.Session]
 	turns          *relation[key, forkengine.Turn]
@@ -61,6 +62,7 @@ type loadersKey struct{}
 // the CPU and garbage of a fan-out. Building lazily changes nothing else: the set still belongs
 // to this one response and is dropped with it, so no read is cached across responses.
 type responseLoaders struct {
+	ctx    context.Context // the response's
 	engine *forkengine.Engine
 	batch  BatchObserver
 	once   sync.Once
@@ -68,7 +70,7 @@ type responseLoaders struct {
 }
 
 func (r *responseLoaders) get() *loaders {
-	r.once.Do(func() { r.set = newLoaders(r.engine, r.batch) })
+	r.once.Do(func() { r.set = newLoaders(r.ctx, r.engine, r.batch) })
 	return r.set
 }
 
@@ -77,14 +79,17 @@ func (r *responseLoaders) get() *loaders {
 // and per-request loaders would serve every subscription event from the first event's cache.
 func withLoaders(engine *forkengine.Engine, batch BatchObserver) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(context.WithValue(ctx, loadersKey{}, &responseLoaders{engine: engine, batch: batch}))
+		slot := &responseLoaders{engine: engine, batch: batch}
+		slot.ctx = context.WithValue(ctx, loadersKey{}, slot)
+		return next(slot.ctx)
 	}
 }
 
-func newLoaders(engine *forkengine.Engine, batch BatchObserver) *loaders {
+func newLoaders(ctx context.Context, engine *forkengine.Engine, batch BatchObserver) *loaders {
 	rd := engine.Reader()
 	l := &loaders{engine: engine, probeTurns: map[key]forkengine.Turn{}, pageSessions: map[string][]string{},
 		committedOps: map[key]forkengine.ForkOperation{}}
+	l.views = &viewRelations{ctx: ctx, l: l}
 	l.sessions = newRelation(batch, "sessions", func(ctx context.Context, keys []key) (map[key]forkengine.Session, error) {
 		m, err := byWorkspace(ctx, keys, rd.SessionsByIDs)
 		l.sawSessions(values(m))

@@ -163,8 +163,7 @@ func (l *loaders) probe(ctx context.Context, keys []key) (map[key]bool, error) {
 		return nil, fmt.Errorf("forkability sessions: %w", err)
 	}
 	out := make(map[key]bool, len(keys))
-	known := make([]forkengine.ForkabilityQuery, 0, len(queries))
-	knownKeys := make([]key, 0, len(queries))
+	known, knownKeys := queries[:0], asked[:0] // filtered in place: a query is a session and a turn
 	for i, q := range queries {
 		if s, ok := sessions[sessionKeys[i]]; ok { // a turn without its session is not forkable
 			q.Session = s
