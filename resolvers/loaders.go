@@ -52,6 +52,8 @@ type loaders struct {
 	probeTurns     map[key]forkengine.Turn // every turn of the response, for forkability probes
 	pageSessionsMu sync.Mutex
 	pageSessions   map[string][]string // sessions seen per workspace, to batch turn pages
+	sessionHints   *hintSet[key]       // every session the response read (sawSessions)
+	turnHints      *hintSet[key]       // every turn the response read (sawTurns)
 }
 
 type loadersKey struct{}
@@ -127,6 +129,18 @@ func newLoaders(ctx context.Context, engine *forkengine.Engine, batch BatchObser
 	l.forkability = newRelation(batch, "forkability", l.probe)
 	l.pending = newRelation(batch, "pending", l.readPending)
 	l.capabilities = newRelation(batch, "capabilities", l.describe)
+	l.sessionHints, l.turnHints = newHintSet[key](), newHintSet[key]()
+	for _, r := range []*relation[key, forkengine.Turn]{l.latestTurn, l.activeTurn} {
+		r.follow(l.sessionHints)
+	}
+	l.turnCounts.follow(l.sessionHints)
+	l.transcripts.follow(l.sessionHints)
+	l.forkedFrom.follow(l.sessionHints)
+	l.forks.follow(l.sessionHints)
+	l.capabilities.follow(l.sessionHints)
+	l.turnMessages.follow(l.turnHints)
+	l.forkability.follow(l.turnHints)
+	l.pending.follow(l.turnHints)
 	return l
 }
 

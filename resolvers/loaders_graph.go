@@ -19,11 +19,7 @@ func (l *loaders) sawSessions(sessions []forkengine.Session) {
 		l.pageSessions[s.WorkspaceID] = append(l.pageSessions[s.WorkspaceID], s.ID)
 	}
 	l.pageSessionsMu.Unlock()
-	for _, r := range []interface{ hint(...key) }{
-		l.latestTurn, l.activeTurn, l.turnCounts, l.transcripts, l.forkedFrom, l.forks, l.capabilities,
-	} {
-		r.hint(keys...)
-	}
+	l.sessionHints.add(keys...) // followed by every relation keyed by session (newLoaders)
 }
 
 func (l *loaders) sawTurns(turns []forkengine.Turn) {
@@ -35,9 +31,7 @@ func (l *loaders) sawTurns(turns []forkengine.Turn) {
 		l.probeTurns[keys[i]] = t
 	}
 	l.probeTurnsMu.Unlock()
-	l.turnMessages.hint(keys...)
-	l.forkability.hint(keys...)
-	l.pending.hint(keys...)
+	l.turnHints.add(keys...) // followed by turnMessages, forkability and pending
 	l.sessions.hint(sessions...)
 }
 

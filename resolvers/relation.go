@@ -64,6 +64,52 @@ type relation[K comparable, V any] struct {
 	hintMu sync.Mutex
 	hinted map[K]bool
 	order  []K
+	// follows are hint sets shared with other relations (follow); taken[i] is how many keys of
+	// follows[i] this relation has taken.
+	follows []*hintSet[K]
+	taken   []int
+}
+
+// hintSet is a growing set of keys hinted to several relations at once: the sessions of a page
+// are the keys of seven relations, most of which the query never asks for. Each relation takes
+// the keys added since it last took them, so hinting costs one set for all of them.
+type hintSet[K comparable] struct {
+	mu   sync.Mutex
+	keys []K
+	has  map[K]bool
+}
+
+func newHintSet[K comparable]() *hintSet[K] { return &hintSet[K]{has: map[K]bool{}} }
+
+func (h *hintSet[K]) add(keys ...K) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range keys {
+		if !h.has[k] {
+			h.has[k] = true
+			h.keys = append(h.keys, k)
+		}
+	}
+}
+
+func (h *hintSet[K]) contains(k K) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.has[k]
+}
+
+// since returns the keys after the first n and how many there are now.
+func (h *hintSet[K]) since(n int) ([]K, int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.keys[n:len(h.keys):len(h.keys)], len(h.keys)
+}
+
+// follow makes every key of h a hint of r too.
+func (r *relation[K, V]) follow(h *hintSet[K]) {
+	r.hintMu.Lock()
+	defer r.hintMu.Unlock()
+	r.follows, r.taken = append(r.follows, h), append(r.taken, 0)
 }
 
 var errFetchPanicked = errors.New("batch read panicked")
@@ -99,18 +145,33 @@ func (r *relation[K, V]) hint(keys ...K) {
 	}
 }
 
+// isHinted reports whether k was hinted, to r or to a set it follows (a key of a followed set
+// stays hinted once taken: by then it is fetched, being fetched, or failed and fetched again).
 func (r *relation[K, V]) isHinted(k K) bool {
 	r.hintMu.Lock()
 	defer r.hintMu.Unlock()
-	return r.hinted[k]
+	if r.hinted[k] {
+		return true
+	}
+	for _, h := range r.follows {
+		if h.contains(k) {
+			return true
+		}
+	}
+	return false
 }
 
-// takeHints returns the hinted keys and forgets them.
+// takeHints returns the keys hinted since the last call, its own and its followed sets'.
 func (r *relation[K, V]) takeHints() []K {
 	r.hintMu.Lock()
 	defer r.hintMu.Unlock()
 	keys := r.order
 	r.order, r.hinted = nil, map[K]bool{}
+	for i, h := range r.follows {
+		var more []K
+		more, r.taken[i] = h.since(r.taken[i])
+		keys = append(keys, more...)
+	}
 	return keys
 }
 

@@ -141,3 +141,33 @@ func TestRelationWaitersShareAFailedFetch(t *testing.T) {
 	}
 	require.Equal(t, int32(1), calls.Load(), "the waiters joined the running fetch")
 }
+
+// Relations following one hint set fetch its keys as their own hints: each relation once, with
+// the keys added since its last fetch.
+func TestRelationsShareAHintSet(t *testing.T) {
+	set := newHintSet[int]()
+	logA, logB := &fetchLog{}, &fetchLog{}
+	a := newRelationWaiting(nil, "a", logA.fetch, time.Hour)
+	b := newRelationWaiting(nil, "b", logB.fetch, time.Hour)
+	a.follow(set)
+	b.follow(set)
+	set.add(0, 1, 2)
+	_, ok, err := a.load(context.Background(), 1)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Len(t, logA.calls, 1)
+	require.ElementsMatch(t, []int{0, 1, 2}, logA.calls[0], "the set's keys ride the first fetch")
+	require.Empty(t, logB.calls, "a relation nobody asked reads nothing")
+
+	set.add(2, 4)
+	v, ok, err := a.load(context.Background(), 4)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "v4", v)
+	require.Equal(t, []int{4}, logA.calls[1], "only the key added since")
+
+	_, _, err = b.load(context.Background(), 0)
+	require.NoError(t, err)
+	require.Len(t, logB.calls, 1)
+	require.ElementsMatch(t, []int{0, 1, 2, 4}, logB.calls[0])
+}
