@@ -64,4 +64,3 @@ func TestSessionFilterSQLMatchesGorm(t *testing.T) {
 		}
 	}
 }
-
