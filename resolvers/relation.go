@@ -121,6 +121,8 @@ type fetchCall struct {
 	waiters int // loads and batches waiting for it besides the one running it (under relation.mu)
 }
 
+// newRelation builds a relation that reads with fetch. fetch returns a map of its own (the
+// relation may keep it as its memo) holding the keys that exist.
 func newRelation[K comparable, V any](observe BatchObserver, name string, fetch func(ctx context.Context, keys []K) (map[K]V, error)) *relation[K, V] {
 	return newRelationWaiting(observe, name, fetch, loaderWait)
 }
@@ -179,6 +181,9 @@ func (r *relation[K, V]) takeHints() []K {
 func (r *relation[K, V]) prime(values map[K]V) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.done) == 0 {
+		r.done, r.values = make(map[K]bool, len(values)), make(map[K]V, len(values))
+	}
 	for k, v := range values {
 		r.done[k], r.values[k] = true, v
 	}
@@ -280,6 +285,14 @@ func (r *relation[K, V]) run(ctx context.Context, call *fetchCall, keys []K) {
 	finish(err)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err == nil && len(r.done) == 0 {
+		// The first batch (usually the only one) sizes the memo and lends it its map: fetch
+		// returns a map of its own (newRelation), so it is kept instead of copied.
+		r.done = make(map[K]bool, len(keys))
+		if values != nil {
+			r.values = values
+		}
+	}
 	for _, k := range keys {
 		delete(r.inflight, k)
 		if err == nil {
