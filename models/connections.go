@@ -17,7 +17,8 @@ type SessionConnection struct {
 }
 
 // SessionConnectionFrom builds a page from what the store read for it: up to page.Size+1
-// sessions, nearest the cursor first (the extra one only says the page was cut short).
+// sessions, nearest the cursor first (the extra one only says the page was cut short). rel
+// resolves the relations of its sessions (see Relations).
 func SessionConnectionFrom(workspaceID string, f forkengine.SessionFilter, rows []forkengine.Session, page Page, rel Relations) *SessionConnection {
 	rows, info := pageOf(rows, page, SessionCursor)
 	edges := make([]*SessionEdge, len(rows))
@@ -55,7 +56,8 @@ type TurnConnection struct {
 	SessionID   string
 }
 
-// TurnConnectionFrom builds a page from up to page.Size+1 turns of one session, nearest the cursor first.
+// TurnConnectionFrom builds a page from up to page.Size+1 turns of one session, nearest the
+// cursor first; rel resolves the relations of its turns (see Relations).
 func TurnConnectionFrom(workspaceID, sessionID string, rows []forkengine.Turn, page Page, rel Relations) *TurnConnection {
 	rows, info := pageOf(rows, page, TurnCursor)
 	edges := make([]*TurnEdge, len(rows))
