@@ -1,6 +1,7 @@
 package forkengine
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -129,11 +130,22 @@ func (t Turn) HasProviderBinding() bool {
 	if t.ID == "" || t.ProviderTurnID == "" || t.ProviderTurnID == t.ID {
 		return false
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(t.ProviderTurnBinding, &obj); err != nil {
+	return isNonEmptyObject(t.ProviderTurnBinding)
+}
+
+// isNonEmptyObject reports whether raw is valid JSON and an object with at least one member:
+// what decoding it into a map and counting the entries answers, without the map. Every turn
+// of a listed page is asked (forkability), so this runs once per row.
+func isNonEmptyObject(raw json.RawMessage) bool {
+	if !json.Valid(raw) {
 		return false
 	}
-	return len(obj) > 0
+	rest := bytes.TrimLeft(raw, " \t\r\n")
+	if len(rest) == 0 || rest[0] != '{' {
+		return false
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	return len(rest) > 0 && rest[0] != '}'
 }
 
 // Message is one entry of a session's transcript.

@@ -15,17 +15,22 @@ import (
 // It never errors: forkability fails closed.
 func (e *Engine) TurnForkability(ctx context.Context, qs []ForkabilityQuery) []bool {
 	out := make([]bool, len(qs))
-	batches := map[string]*probeBatch{}
+	// Count first, so each batch's probes (a session and a turn each) are allocated once.
+	worthy := make([]bool, len(qs))
+	counts := map[string]int{}
 	for i, q := range qs {
-		if !e.probeWorthy(q) {
-			continue
+		if worthy[i] = e.probeWorthy(q); worthy[i] {
+			counts[q.Session.Provider]++
 		}
-		b := batches[q.Session.Provider]
-		if b == nil {
-			b = &probeBatch{positions: map[string][]int{}}
-			batches[q.Session.Provider] = b
+	}
+	batches := make(map[string]*probeBatch, len(counts))
+	for p, n := range counts {
+		batches[p] = &probeBatch{probes: make([]Probe, 0, n), keys: make([]string, 0, n), positions: make(map[string][]int, n)}
+	}
+	for i, q := range qs {
+		if worthy[i] {
+			batches[q.Session.Provider].add(i, q)
 		}
-		b.add(i, q)
 	}
 	providers := make([]string, 0, len(batches))
 	for p := range batches {

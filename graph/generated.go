@@ -239,7 +239,6 @@ type ForkOperationConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *models.ForkOperationConnection) (int, error)
 }
 type LineageResolver interface {
-	SourceSession(ctx context.Context, obj *models.Lineage) (*models.Session, error)
 	TargetSession(ctx context.Context, obj *models.Lineage) (*models.Session, error)
 	SourceTurn(ctx context.Context, obj *models.Lineage) (*models.Turn, error)
 	TargetTurn(ctx context.Context, obj *models.Lineage) (*models.Turn, error)
@@ -265,11 +264,11 @@ type QueryResolver interface {
 }
 type SessionResolver interface {
 	Turns(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.TurnConnection, error)
-	LatestTurn(ctx context.Context, obj *models.Session) (*models.Turn, error)
+
 	ActiveTurn(ctx context.Context, obj *models.Session) (*models.Turn, error)
 	Messages(ctx context.Context, obj *models.Session) ([]*models.Message, error)
 	LifecycleCapabilities(ctx context.Context, obj *models.Session) (*models.LifecycleCapabilities, error)
-	ForkedFrom(ctx context.Context, obj *models.Session) (*models.Lineage, error)
+
 	Forks(ctx context.Context, obj *models.Session) ([]*models.Lineage, error)
 }
 type SessionConnectionResolver interface {
@@ -280,9 +279,8 @@ type SubscriptionResolver interface {
 	WorkspaceEvents(ctx context.Context, workspaceID string, after *string) (<-chan *models.WorkspaceEvent, error)
 }
 type TurnResolver interface {
-	ProviderForkBindingAvailable(ctx context.Context, obj *models.Turn) (bool, error)
 	ProviderForkBindingState(ctx context.Context, obj *models.Turn) (models.ProviderForkBindingState, error)
-	Messages(ctx context.Context, obj *models.Turn) ([]*models.Message, error)
+
 	Session(ctx context.Context, obj *models.Turn) (*models.Session, error)
 	PendingForkOperation(ctx context.Context, obj *models.Turn) (*models.ForkOperation, error)
 }
@@ -3901,7 +3899,7 @@ func (ec *executionContext) _Lineage_sourceSession(ctx context.Context, field gr
 			return ec.fieldContext_Lineage_sourceSession(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Lineage().SourceSession(ctx, obj)
+			return obj.SourceSession()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.Session) graphql.Marshaler {
@@ -3916,7 +3914,7 @@ func (ec *executionContext) fieldContext_Lineage_sourceSession(_ context.Context
 		Object:     "Lineage",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Session(ctx, field)
 		},
@@ -5407,7 +5405,7 @@ func (ec *executionContext) _Session_latestTurn(ctx context.Context, field graph
 			return ec.fieldContext_Session_latestTurn(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().LatestTurn(ctx, obj)
+			return obj.LatestTurn(ctx)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.Turn) graphql.Marshaler {
@@ -5422,7 +5420,7 @@ func (ec *executionContext) fieldContext_Session_latestTurn(_ context.Context, f
 		Object:     "Session",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Turn(ctx, field)
 		},
@@ -5535,7 +5533,7 @@ func (ec *executionContext) _Session_forkedFrom(ctx context.Context, field graph
 			return ec.fieldContext_Session_forkedFrom(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().ForkedFrom(ctx, obj)
+			return obj.ForkedFrom()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.Lineage) graphql.Marshaler {
@@ -5550,7 +5548,7 @@ func (ec *executionContext) fieldContext_Session_forkedFrom(_ context.Context, f
 		Object:     "Session",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Lineage(ctx, field)
 		},
@@ -6059,7 +6057,7 @@ func (ec *executionContext) _Turn_providerForkBindingAvailable(ctx context.Conte
 			return ec.fieldContext_Turn_providerForkBindingAvailable(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Turn().ProviderForkBindingAvailable(ctx, obj)
+			return obj.ProviderForkBindingAvailable()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -6070,7 +6068,7 @@ func (ec *executionContext) _Turn_providerForkBindingAvailable(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_Turn_providerForkBindingAvailable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Turn", field, true, true, "Boolean")
+	return graphql.NewScalarFieldContext("Turn", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) _Turn_providerForkBindingState(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
@@ -6105,7 +6103,7 @@ func (ec *executionContext) _Turn_messages(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Turn_messages(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Turn().Messages(ctx, obj)
+			return obj.Messages()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*models.Message) graphql.Marshaler {
@@ -6120,7 +6118,7 @@ func (ec *executionContext) fieldContext_Turn_messages(_ context.Context, field 
 		Object:     "Turn",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Message(ctx, field)
 		},
@@ -8586,11 +8584,10 @@ func (ec *executionContext) _Lineage(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "sourceSession":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Lineage_sourceSession(ctx, field, obj)
-				})
+			out.Values[i] = ec._Lineage_sourceSession(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "targetSession":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -9038,11 +9035,10 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Session_lifecycleCapabilities(ctx, field, obj)
 				})
 		case "forkedFrom":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Session_forkedFrom(ctx, field, obj)
-				})
+			out.Values[i] = ec._Session_forkedFrom(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "forks":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -9232,11 +9228,10 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "providerForkBindingAvailable":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Turn_providerForkBindingAvailable(ctx, field, obj)
-				})
+			out.Values[i] = ec._Turn_providerForkBindingAvailable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "providerForkBindingState":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -9244,11 +9239,10 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 					return ec._Turn_providerForkBindingState(ctx, field, obj)
 				})
 		case "messages":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Turn_messages(ctx, field, obj)
-				})
+			out.Values[i] = ec._Turn_messages(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "session":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,

@@ -17,12 +17,13 @@ type SessionConnection struct {
 }
 
 // SessionConnectionFrom builds a page from what the store read for it: up to page.Size+1
-// sessions, nearest the cursor first (the extra one only says the page was cut short).
-func SessionConnectionFrom(workspaceID string, f forkengine.SessionFilter, rows []forkengine.Session, page Page) *SessionConnection {
+// sessions, nearest the cursor first (the extra one only says the page was cut short). rel
+// resolves the relations of its sessions (see Relations).
+func SessionConnectionFrom(workspaceID string, f forkengine.SessionFilter, rows []forkengine.Session, page Page, rel Relations) *SessionConnection {
 	rows, info := pageOf(rows, page, SessionCursor)
 	edges := make([]*SessionEdge, len(rows))
 	for i, s := range rows {
-		edges[i] = &SessionEdge{Cursor: SessionCursor(s), Node: SessionFrom(s)}
+		edges[i] = &SessionEdge{Cursor: SessionCursor(s), Node: SessionFrom(s, rel)}
 	}
 	return &SessionConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, Filter: f}
 }
@@ -55,12 +56,13 @@ type TurnConnection struct {
 	SessionID   string
 }
 
-// TurnConnectionFrom builds a page from up to page.Size+1 turns of one session, nearest the cursor first.
-func TurnConnectionFrom(workspaceID, sessionID string, rows []forkengine.Turn, page Page) *TurnConnection {
+// TurnConnectionFrom builds a page from up to page.Size+1 turns of one session, nearest the
+// cursor first; rel resolves the relations of its turns (see Relations).
+func TurnConnectionFrom(workspaceID, sessionID string, rows []forkengine.Turn, page Page, rel Relations) *TurnConnection {
 	rows, info := pageOf(rows, page, TurnCursor)
 	edges := make([]*TurnEdge, len(rows))
 	for i, t := range rows {
-		edges[i] = &TurnEdge{Cursor: TurnCursor(t), Node: TurnFrom(t)}
+		edges[i] = &TurnEdge{Cursor: TurnCursor(t), Node: TurnFrom(t, rel)}
 	}
 	return &TurnConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, SessionID: sessionID}
 }

@@ -26,20 +26,21 @@ type Session struct {
 	DeletedAt         *time.Time
 
 	domain forkengine.Session
+	rel    Relations
 }
 
 // Domain returns the session the view was built from.
 func (s *Session) Domain() forkengine.Session { return s.domain }
 
-// SessionFrom builds the API view of a session.
-func SessionFrom(s forkengine.Session) *Session {
+// SessionFrom builds the API view of a session whose relations rel resolves.
+func SessionFrom(s forkengine.Session, rel Relations) *Session {
 	return &Session{
 		LocalID: s.ID, WorkspaceID: s.WorkspaceID, Kind: wire[SessionKind](s.Kind), Provider: s.Provider,
 		ProviderSessionID: optional(s.ProviderSessionID), Title: s.Title,
 		RailSectionKey: optional(s.RailSectionKey), Cwd: optional(s.Cwd), Model: optional(s.Model),
 		Settings: JSON(s.Settings), Visible: s.Visible,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, DeletedAt: s.DeletedAt,
-		domain: s,
+		domain: s, rel: orUnbound(rel),
 	}
 }
 
@@ -59,17 +60,18 @@ type Turn struct {
 	UpdatedAt   time.Time
 
 	domain forkengine.Turn
+	rel    Relations
 }
 
 // Domain returns the turn the view was built from.
 func (t *Turn) Domain() forkengine.Turn { return t.domain }
 
-// TurnFrom builds the API view of a turn.
-func TurnFrom(t forkengine.Turn) *Turn {
+// TurnFrom builds the API view of a turn whose relations rel resolves.
+func TurnFrom(t forkengine.Turn, rel Relations) *Turn {
 	view := &Turn{
 		LocalID: t.ID, WorkspaceID: t.WorkspaceID, SessionID: t.SessionID, Sequence: t.Sequence, Phase: wire[TurnPhase](t.Phase),
 		Origin: optional(t.Origin), StartedAt: t.StartedAt, SettledAt: t.SettledAt,
-		UpdatedAt: t.UpdatedAt, domain: t,
+		UpdatedAt: t.UpdatedAt, domain: t, rel: orUnbound(rel),
 	}
 	if t.Outcome != "" {
 		outcome := wire[TurnOutcome](t.Outcome)
@@ -79,10 +81,10 @@ func TurnFrom(t forkengine.Turn) *Turn {
 }
 
 // TurnsFrom builds the API views of turns, keeping their order.
-func TurnsFrom(ts []forkengine.Turn) []*Turn {
+func TurnsFrom(ts []forkengine.Turn, rel Relations) []*Turn {
 	out := make([]*Turn, len(ts))
 	for i, t := range ts {
-		out[i] = TurnFrom(t)
+		out[i] = TurnFrom(t, rel)
 	}
 	return out
 }
@@ -167,22 +169,24 @@ type Lineage struct {
 
 	// WorkspaceID scopes the loaders that resolve the lineage's sessions and turns.
 	WorkspaceID string
+
+	rel Relations
 }
 
-// LineageFrom builds the API view of a lineage.
-func LineageFrom(l forkengine.Lineage) *Lineage {
+// LineageFrom builds the API view of a lineage whose relations rel resolves.
+func LineageFrom(l forkengine.Lineage, rel Relations) *Lineage {
 	return &Lineage{
 		OperationID: l.OperationID, SourceSessionID: l.SourceSessionID, SourceTurnID: l.SourceTurnID,
 		TargetSessionID: l.TargetSessionID, TargetTurnID: l.TargetTurnID, ForkedAt: l.ForkedAt,
-		WorkspaceID: l.WorkspaceID,
+		WorkspaceID: l.WorkspaceID, rel: orUnbound(rel),
 	}
 }
 
 // LineagesFrom builds the API views of lineages, keeping their order.
-func LineagesFrom(ls []forkengine.Lineage) []*Lineage {
+func LineagesFrom(ls []forkengine.Lineage, rel Relations) []*Lineage {
 	out := make([]*Lineage, len(ls))
 	for i, l := range ls {
-		out[i] = LineageFrom(l)
+		out[i] = LineageFrom(l, rel)
 	}
 	return out
 }

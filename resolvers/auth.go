@@ -15,31 +15,54 @@ import (
 // uses; nil allows every workspace (open mode).
 type Authorizer func(ctx context.Context, workspace string) error
 
-// authorizeRootField (srv.AroundFields) is the one place workspace access is decided: every root
-// field names a workspace (an argument or its input's; node and nodes in their ids), and the
-// Authorizer must allow each. The workspace id itself is checked here too, in open mode as well,
-// so a blank or malformed one is BAD_USER_INPUT (reason invalid_id) for reads exactly as for
-// writes.
-func (authorize Authorizer) authorizeRootField(ctx context.Context, next graphql.Resolver) (any, error) {
+// fieldPolicy (srv.AroundFields) is the server's one field middleware: the id arguments of any
+// field first (idArguments.resolveIDs: a malformed id is BAD_USER_INPUT before any FORBIDDEN, and
+// global ids are local from here on), then workspace access for root fields
+// (authorizeRootField). gqlgen runs field middleware around every field of a response, scalars of
+// a 100-row list included, and each middleware layer costs a call and a closure per field, so the
+// checks share one layer.
+type fieldPolicy struct {
+	authorize Authorizer
+	ids       idArguments
+}
+
+func (p fieldPolicy) around(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || !isRootObject(fc.Object) || strings.HasPrefix(fc.Field.Name, "__") {
+	if fc == nil {
 		return next(ctx)
+	}
+	if err := p.ids.resolveIDs(fc); err != nil {
+		return nil, err
+	}
+	if err := p.authorize.authorizeRootField(ctx, fc); err != nil {
+		return nil, err
+	}
+	return next(ctx)
+}
+
+// authorizeRootField is the one place workspace access is decided: every root field names a
+// workspace (an argument or its input's; node and nodes in their ids), and the Authorizer must
+// allow each. The workspace id itself is checked here too, in open mode as well, so a blank or
+// malformed one is BAD_USER_INPUT (reason invalid_id) for reads exactly as for writes.
+func (authorize Authorizer) authorizeRootField(ctx context.Context, fc *graphql.FieldContext) error {
+	if !isRootObject(fc.Object) || strings.HasPrefix(fc.Field.Name, "__") {
+		return nil
 	}
 	workspaces, err := workspacesOf(fc)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, ws := range workspaces {
 		if err := forkengine.ValidateID("workspaceId", ws); err != nil {
-			return nil, err
+			return err
 		}
 		if authorize != nil {
 			if err := authorize(ctx, ws); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return next(ctx)
+	return nil
 }
 
 // workspacesOf finds the workspaces a root field reads or writes: its workspaceId argument or

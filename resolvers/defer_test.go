@@ -254,14 +254,16 @@ func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
 }
 
 // A fragment deferred inside a deferred fragment arrives after it, with its own path, and only
-// the last payload says hasNext: false.
+// the last payload says hasNext: false. (Turn.session is resolved concurrently, so gqlgen can
+// defer it; Turn.messages is not, so it would arrive with the outer fragment: see
+// TestDeferOfAnInlineFieldArrivesInTheFirstPayload.)
 func TestNestedDeferArrivesInOrder(t *testing.T) {
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	resp := api.postGraphQL(`{
 		session(workspaceId: "w", id: "s") {
 			title
-			... @defer(label: "outer") { latestTurn { sequence ... @defer(label: "inner") { messages { content } } } }
+			... @defer(label: "outer") { latestTurn { sequence ... @defer(label: "inner") { session { title } } } }
 		}
 	}`, nil, apolloAccept)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -278,5 +280,25 @@ func TestNestedDeferArrivesInOrder(t *testing.T) {
 	require.False(t, *inner.HasNext)
 	require.Equal(t, "inner", inner.Incremental[0].Label)
 	require.Equal(t, []any{"session", "latestTurn"}, inner.Incremental[0].Path)
-	require.JSONEq(t, `{"messages":[{"content":"question s-t3"},{"content":"answer s-t3"}]}`, string(inner.Incremental[0].Data))
+	require.JSONEq(t, `{"session":{"title":"Title of s"}}`, string(inner.Incremental[0].Data))
+}
+
+// gqlgen defers only the fields it resolves concurrently. The per-row relations the list query
+// reads in line (Turn.messages, Turn.providerForkBindingAvailable, Session.forkedFrom,
+// Lineage.sourceSession; models.Relations) arrive in the first payload even inside a deferred
+// fragment, with their real values (the incremental-delivery RFC lets a server deliver a deferred
+// fragment early), and nothing is left to follow.
+func TestDeferOfAnInlineFieldArrivesInTheFirstPayload(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 3, "")
+	resp := api.postGraphQL(`{
+		session(workspaceId: "w", id: "s") {
+			latestTurn { sequence ... @defer(label: "inline") { messages { content } } }
+		}
+	}`, nil, apolloAccept)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	payloads := multipartPayloads(t, resp)
+	require.Len(t, payloads, 1)
+	require.False(t, *payloads[0].HasNext)
+	require.JSONEq(t, `{"session":{"latestTurn":{"sequence":3,"messages":[{"content":"question s-t3"},{"content":"answer s-t3"}]}}}`, string(payloads[0].Data))
 }

@@ -78,8 +78,7 @@ func NewServer(cfg Config) *handler.Server {
 	srv.AroundOperations(withStreamEnd)
 	srv.AroundResponses(withLoaders(cfg.Engine, cfg.Batch))
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
-	srv.AroundFields(cfg.Authorize.authorizeRootField)
-	srv.AroundFields(idArguments{schema: schema.Schema()}.resolveIDs) // outermost: ids are local below it
+	srv.AroundFields(fieldPolicy{authorize: cfg.Authorize, ids: idArguments{schema: schema.Schema()}}.around)
 	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))
 	return srv

@@ -1,7 +1,6 @@
 package resolvers
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -43,8 +42,8 @@ var objectIDs = map[string]models.NodeType{
 // globalIDs are the arguments that take global ids only: the Node lookups.
 var globalIDs = map[string]bool{"Query.node.id": true, "Query.nodes.ids": true}
 
-// idArguments (srv.AroundFields) is the one place ids in arguments are read. Before the field
-// resolves it
+// idArguments is the one place ids in arguments are read (the first step of fieldPolicy).
+// Before the field resolves, resolveIDs
 //   - decodes every global id given for an object (objectIDs) into its local id, refusing one
 //     that names another type or another workspace than the field's;
 //   - checks every global-only id (node, nodes) decodes;
@@ -56,10 +55,9 @@ type idArguments struct {
 	schema *ast.Schema
 }
 
-func (ids idArguments) resolveIDs(ctx context.Context, next graphql.Resolver) (any, error) {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || fc.Field.Definition == nil || len(fc.Field.Definition.Arguments) == 0 {
-		return next(ctx)
+func (ids idArguments) resolveIDs(fc *graphql.FieldContext) error {
+	if fc.Field.Definition == nil || len(fc.Field.Definition.Arguments) == 0 {
+		return nil
 	}
 	ws, _ := fc.Args["workspaceId"].(string)
 	for _, arg := range fc.Field.Definition.Arguments {
@@ -70,7 +68,7 @@ func (ids idArguments) resolveIDs(ctx context.Context, next graphql.Resolver) (a
 		if def := ids.schema.Types[arg.Type.Name()]; def != nil && def.Kind == ast.InputObject {
 			rewritten, err := ids.resolveInput(def, reflect.ValueOf(value), ws)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			fc.Args[arg.Name] = rewritten.Interface()
 			continue
@@ -81,22 +79,22 @@ func (ids idArguments) resolveIDs(ctx context.Context, next graphql.Resolver) (a
 		coordinate := fc.Object + "." + fc.Field.Name + "." + arg.Name
 		if globalIDs[coordinate] {
 			if err := validateGlobalIDs(arg.Name, value); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		if typ, ok := objectIDs[coordinate]; ok {
 			local, err := localArgument(arg.Name, value, typ, ws)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			fc.Args[arg.Name], value = local, local
 		}
 		if err := validateIDValue(arg.Name, value); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return next(ctx)
+	return nil
 }
 
 // localID returns the local id an argument names: the value itself, or, when it has the form of

@@ -29,6 +29,7 @@ type pageKey struct {
 // when the event is sent.
 type loaders struct {
 	engine *forkengine.Engine
+	views  *viewRelations // the Relations of the views this response builds
 
 	sessions       *relation[key, forkengine.Session]
 	turns          *relation[key, forkengine.Turn]
@@ -52,6 +53,8 @@ type loaders struct {
 	probeTurns     map[key]forkengine.Turn // every turn of the response, for forkability probes
 	pageSessionsMu sync.Mutex
 	pageSessions   map[string][]string // sessions seen per workspace, to batch turn pages
+	sessionHints   *hintSet[key]       // every session the response read (sawSessions)
+	turnHints      *hintSet[key]       // every turn the response read (sawTurns)
 }
 
 type loadersKey struct{}
@@ -62,6 +65,7 @@ type loadersKey struct{}
 // the CPU and garbage of a fan-out. Building lazily changes nothing else: the set still belongs
 // to this one response and is dropped with it, so no read is cached across responses.
 type responseLoaders struct {
+	ctx    context.Context // the response's
 	engine *forkengine.Engine
 	batch  BatchObserver
 	once   sync.Once
@@ -69,7 +73,7 @@ type responseLoaders struct {
 }
 
 func (r *responseLoaders) get() *loaders {
-	r.once.Do(func() { r.set = newLoaders(r.engine, r.batch) })
+	r.once.Do(func() { r.set = newLoaders(r.ctx, r.engine, r.batch) })
 	return r.set
 }
 
@@ -78,14 +82,17 @@ func (r *responseLoaders) get() *loaders {
 // and per-request loaders would serve every subscription event from the first event's cache.
 func withLoaders(engine *forkengine.Engine, batch BatchObserver) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(context.WithValue(ctx, loadersKey{}, &responseLoaders{engine: engine, batch: batch}))
+		slot := &responseLoaders{engine: engine, batch: batch}
+		slot.ctx = context.WithValue(ctx, loadersKey{}, slot)
+		return next(slot.ctx)
 	}
 }
 
-func newLoaders(engine *forkengine.Engine, batch BatchObserver) *loaders {
+func newLoaders(ctx context.Context, engine *forkengine.Engine, batch BatchObserver) *loaders {
 	rd := engine.Reader()
 	l := &loaders{engine: engine, probeTurns: map[key]forkengine.Turn{}, pageSessions: map[string][]string{},
 		committedOps: map[key]forkengine.ForkOperation{}}
+	l.views = &viewRelations{ctx: ctx, l: l}
 	l.sessions = newRelation(batch, "sessions", func(ctx context.Context, keys []key) (map[key]forkengine.Session, error) {
 		m, err := byWorkspace(ctx, keys, rd.SessionsByIDs)
 		l.sawSessions(values(m))
@@ -126,6 +133,18 @@ func newLoaders(engine *forkengine.Engine, batch BatchObserver) *loaders {
 	l.forkability = newRelation(batch, "forkability", l.probe)
 	l.pending = newRelation(batch, "pending", l.readPending)
 	l.capabilities = newRelation(batch, "capabilities", l.describe)
+	l.sessionHints, l.turnHints = newHintSet[key](), newHintSet[key]()
+	for _, r := range []*relation[key, forkengine.Turn]{l.latestTurn, l.activeTurn} {
+		r.follow(l.sessionHints)
+	}
+	l.turnCounts.follow(l.sessionHints)
+	l.transcripts.follow(l.sessionHints)
+	l.forkedFrom.follow(l.sessionHints)
+	l.forks.follow(l.sessionHints)
+	l.capabilities.follow(l.sessionHints)
+	l.turnMessages.follow(l.turnHints)
+	l.forkability.follow(l.turnHints)
+	l.pending.follow(l.turnHints)
 	return l
 }
 

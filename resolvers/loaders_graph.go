@@ -19,11 +19,7 @@ func (l *loaders) sawSessions(sessions []forkengine.Session) {
 		l.pageSessions[s.WorkspaceID] = append(l.pageSessions[s.WorkspaceID], s.ID)
 	}
 	l.pageSessionsMu.Unlock()
-	for _, r := range []interface{ hint(...key) }{
-		l.latestTurn, l.activeTurn, l.turnCounts, l.transcripts, l.forkedFrom, l.forks, l.capabilities,
-	} {
-		r.hint(keys...)
-	}
+	l.sessionHints.add(keys...) // followed by every relation keyed by session (newLoaders)
 }
 
 func (l *loaders) sawTurns(turns []forkengine.Turn) {
@@ -35,9 +31,7 @@ func (l *loaders) sawTurns(turns []forkengine.Turn) {
 		l.probeTurns[keys[i]] = t
 	}
 	l.probeTurnsMu.Unlock()
-	l.turnMessages.hint(keys...)
-	l.forkability.hint(keys...)
-	l.pending.hint(keys...)
+	l.turnHints.add(keys...) // followed by turnMessages, forkability and pending
 	l.sessions.hint(sessions...)
 }
 
@@ -147,9 +141,9 @@ func (l *loaders) readTranscripts(ctx context.Context, keys []key) (map[key][]fo
 // sends one ProbeTurns call per provider.
 func (l *loaders) probe(ctx context.Context, keys []key) (map[key]bool, error) {
 	l.probeTurnsMu.Lock()
-	var queries []forkengine.ForkabilityQuery
-	var asked []key
-	var sessionKeys []key
+	queries := make([]forkengine.ForkabilityQuery, 0, len(keys)) // a query holds a session and a turn: grow once
+	asked := make([]key, 0, len(keys))
+	sessionKeys := make([]key, 0, len(keys))
 	for _, k := range keys {
 		if t, ok := l.probeTurns[k]; ok {
 			asked = append(asked, k)
@@ -163,8 +157,7 @@ func (l *loaders) probe(ctx context.Context, keys []key) (map[key]bool, error) {
 		return nil, fmt.Errorf("forkability sessions: %w", err)
 	}
 	out := make(map[key]bool, len(keys))
-	var known []forkengine.ForkabilityQuery
-	var knownKeys []key
+	known, knownKeys := queries[:0], asked[:0] // filtered in place: a query is a session and a turn
 	for i, q := range queries {
 		if s, ok := sessions[sessionKeys[i]]; ok { // a turn without its session is not forkable
 			q.Session = s

@@ -49,9 +49,9 @@ func (r *Resolver) nodeViews(ctx context.Context, field string, ids []string) ([
 // what names them.
 func (l *loaders) nodesByType(ctx context.Context, byType map[models.NodeType][]key) (map[models.GlobalRef]models.Node, error) {
 	out := map[models.GlobalRef]models.Node{}
-	err := readNodes(ctx, out, models.NodeSession, byType, l.sessions, func(s forkengine.Session) models.Node { return models.SessionFrom(s) })
+	err := readNodes(ctx, out, models.NodeSession, byType, l.sessions, func(s forkengine.Session) models.Node { return models.SessionFrom(s, l.views) })
 	if err == nil {
-		err = readNodes(ctx, out, models.NodeTurn, byType, l.turns, func(t forkengine.Turn) models.Node { return models.TurnFrom(t) })
+		err = readNodes(ctx, out, models.NodeTurn, byType, l.turns, func(t forkengine.Turn) models.Node { return models.TurnFrom(t, l.views) })
 	}
 	if err == nil {
 		err = readNodes(ctx, out, models.NodeMessage, byType, l.messages, func(m forkengine.Message) models.Node {
@@ -106,7 +106,7 @@ func (l *loaders) operationNodes(ctx context.Context, out map[models.GlobalRef]m
 			graphql.AddError(ctx, result.err)
 			continue
 		}
-		out[models.GlobalRef{Type: models.NodeLineage, WorkspaceID: k.ws, LocalID: k.id}] = models.LineageFrom(result.lineage)
+		out[models.GlobalRef{Type: models.NodeLineage, WorkspaceID: k.ws, LocalID: k.id}] = models.LineageFrom(result.lineage, l.views)
 	}
 	return err
 }

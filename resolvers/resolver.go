@@ -28,5 +28,5 @@ func (r *Resolver) loaders(ctx context.Context) *loaders {
 	if slot, ok := ctx.Value(loadersKey{}).(*responseLoaders); ok {
 		return slot.get()
 	}
-	return newLoaders(r.engine, r.batch)
+	return newLoaders(ctx, r.engine, r.batch)
 }

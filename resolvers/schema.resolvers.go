@@ -21,7 +21,7 @@ func (r *forkOperationResolver) Session(ctx context.Context, obj *models.ForkOpe
 	if err != nil {
 		return nil, err
 	}
-	return models.SessionFrom(result.session), nil
+	return models.SessionFrom(result.session, r.relations(ctx)), nil
 }
 
 func (r *forkOperationResolver) Lineage(ctx context.Context, obj *models.ForkOperation) (*models.Lineage, error) {
@@ -32,7 +32,7 @@ func (r *forkOperationResolver) Lineage(ctx context.Context, obj *models.ForkOpe
 	if err != nil {
 		return nil, err
 	}
-	return models.LineageFrom(result.lineage), nil
+	return models.LineageFrom(result.lineage, r.relations(ctx)), nil
 }
 
 func (r *forkOperationResolver) SourceSession(ctx context.Context, obj *models.ForkOperation) (*models.Session, error) {
@@ -45,10 +45,6 @@ func (r *forkOperationResolver) ThroughTurn(ctx context.Context, obj *models.For
 
 func (r *forkOperationConnectionResolver) TotalCount(ctx context.Context, obj *models.ForkOperationConnection) (int, error) {
 	return r.engine.Reader().CountOperations(ctx, obj.WorkspaceID, obj.Filter)
-}
-
-func (r *lineageResolver) SourceSession(ctx context.Context, obj *models.Lineage) (*models.Session, error) {
-	return r.liveSessionView(ctx, obj.WorkspaceID, obj.SourceSessionID)
 }
 
 func (r *lineageResolver) TargetSession(ctx context.Context, obj *models.Lineage) (*models.Session, error) {
@@ -69,7 +65,7 @@ func (r *mutationResolver) ReportSession(ctx context.Context, input models.Repor
 		return nil, err
 	}
 	r.loaders(ctx).primeSessions(s)
-	return models.SessionFrom(s), nil
+	return models.SessionFrom(s, r.relations(ctx)), nil
 }
 
 func (r *mutationResolver) ReportTurn(ctx context.Context, input models.ReportTurnInput) (*models.Turn, error) {
@@ -78,7 +74,7 @@ func (r *mutationResolver) ReportTurn(ctx context.Context, input models.ReportTu
 		return nil, err
 	}
 	r.loaders(ctx).primeTurns(t)
-	return models.TurnFrom(t), nil
+	return models.TurnFrom(t, r.relations(ctx)), nil
 }
 
 func (r *mutationResolver) AppendMessages(ctx context.Context, input models.AppendMessagesInput) ([]*models.Message, error) {
@@ -158,7 +154,7 @@ func (r *queryResolver) Sessions(ctx context.Context, workspaceID string, first 
 		return nil, err
 	}
 	r.loaders(ctx).primeSessions(rows...)
-	return models.SessionConnectionFrom(workspaceID, filter.Domain(), rows, page), nil
+	return models.SessionConnectionFrom(workspaceID, filter.Domain(), rows, page, r.relations(ctx)), nil
 }
 
 func (r *queryResolver) ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error) {
@@ -202,15 +198,12 @@ func (r *sessionResolver) Turns(ctx context.Context, obj *models.Session, first 
 	if err != nil {
 		return nil, err
 	}
-	return models.TurnConnectionFrom(obj.WorkspaceID, obj.LocalID, rows, page), nil
-}
-
-func (r *sessionResolver) LatestTurn(ctx context.Context, obj *models.Session) (*models.Turn, error) {
-	return turnOrNil(r.loaders(ctx).latestTurn.load(ctx, key{obj.WorkspaceID, obj.LocalID}))
+	return models.TurnConnectionFrom(obj.WorkspaceID, obj.LocalID, rows, page, r.relations(ctx)), nil
 }
 
 func (r *sessionResolver) ActiveTurn(ctx context.Context, obj *models.Session) (*models.Turn, error) {
-	return turnOrNil(r.loaders(ctx).activeTurn.load(ctx, key{obj.WorkspaceID, obj.LocalID}))
+	l := r.loaders(ctx)
+	return l.views.turnOrNil(l.activeTurn.load(ctx, key{obj.WorkspaceID, obj.LocalID}))
 }
 
 func (r *sessionResolver) Messages(ctx context.Context, obj *models.Session) ([]*models.Message, error) {
@@ -223,17 +216,9 @@ func (r *sessionResolver) LifecycleCapabilities(ctx context.Context, obj *models
 	return &models.LifecycleCapabilities{Fork: caps.Fork, ForkThroughTurn: caps.ForkThroughTurn}, err
 }
 
-func (r *sessionResolver) ForkedFrom(ctx context.Context, obj *models.Session) (*models.Lineage, error) {
-	lineage, ok, err := r.loaders(ctx).forkedFrom.load(ctx, key{obj.WorkspaceID, obj.LocalID})
-	if err != nil || !ok {
-		return nil, err
-	}
-	return models.LineageFrom(lineage), nil
-}
-
 func (r *sessionResolver) Forks(ctx context.Context, obj *models.Session) ([]*models.Lineage, error) {
 	lineages, _, err := r.loaders(ctx).forks.load(ctx, key{obj.WorkspaceID, obj.LocalID})
-	return models.LineagesFrom(lineages), err
+	return models.LineagesFrom(lineages, r.relations(ctx)), err
 }
 
 func (r *sessionConnectionResolver) TotalCount(ctx context.Context, obj *models.SessionConnection) (int, error) {
@@ -248,18 +233,9 @@ func (r *subscriptionResolver) WorkspaceEvents(ctx context.Context, workspaceID 
 	return r.streamEvents(ctx, workspaceID, after)
 }
 
-func (r *turnResolver) ProviderForkBindingAvailable(ctx context.Context, obj *models.Turn) (bool, error) {
-	return r.loaders(ctx).forkable(ctx, obj.Domain())
-}
-
 func (r *turnResolver) ProviderForkBindingState(ctx context.Context, obj *models.Turn) (models.ProviderForkBindingState, error) {
 	available, err := r.loaders(ctx).forkable(ctx, obj.Domain())
 	return models.BindingStateFrom(forkengine.TurnBindingState(obj.Domain(), available)), err
-}
-
-func (r *turnResolver) Messages(ctx context.Context, obj *models.Turn) ([]*models.Message, error) {
-	msgs, _, err := r.loaders(ctx).turnMessages.load(ctx, key{obj.Domain().WorkspaceID, obj.LocalID})
-	return models.MessagesFrom(msgs), err
 }
 
 func (r *turnResolver) Session(ctx context.Context, obj *models.Turn) (*models.Session, error) {

@@ -14,7 +14,7 @@ func (r *Resolver) sessionView(ctx context.Context, ws, id string) (*models.Sess
 	if err != nil || !ok {
 		return nil, err
 	}
-	return models.SessionFrom(s), nil
+	return models.SessionFrom(s, r.relations(ctx)), nil
 }
 
 // liveSessionView is sessionView for lineage ends: a soft-deleted session is null too (SPEC §5),
@@ -24,7 +24,7 @@ func (r *Resolver) liveSessionView(ctx context.Context, ws, id string) (*models.
 	if err != nil || !ok || s.Deleted() {
 		return nil, err
 	}
-	return models.SessionFrom(s), nil
+	return models.SessionFrom(s, r.relations(ctx)), nil
 }
 
 // liveTurnView is turnView for lineage ends: a turn of a soft-deleted session is null too.
@@ -38,19 +38,13 @@ func (r *Resolver) liveTurnView(ctx context.Context, ws, id string) (*models.Tur
 	if err != nil || !ok || s.Deleted() {
 		return nil, err
 	}
-	return models.TurnFrom(t), nil
+	return models.TurnFrom(t, l.views), nil
 }
 
 // turnView loads a turn through the response's loaders; a missing one is null.
 func (r *Resolver) turnView(ctx context.Context, ws, id string) (*models.Turn, error) {
-	return turnOrNil(r.loaders(ctx).turn(ctx, ws, id))
-}
-
-func turnOrNil(t forkengine.Turn, ok bool, err error) (*models.Turn, error) {
-	if err != nil || !ok {
-		return nil, err
-	}
-	return models.TurnFrom(t), nil
+	l := r.loaders(ctx)
+	return l.views.turnOrNil(l.turn(ctx, ws, id))
 }
 
 // pageArgs validates a connection's Relay arguments and decodes the cursor of its direction.

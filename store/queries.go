@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"gorm.io/gorm"
@@ -102,8 +104,9 @@ func (q queries) GetSession(ctx context.Context, ws, id string) (forkengine.Sess
 func (q queries) SessionsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Session, error) {
 	out := map[string]forkengine.Session{}
 	err := q.inChunks(ids, func(chunk []string) error {
-		var rows []sessionRow
-		if err := q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, chunk).Find(&rows).Error; err != nil {
+		in, args := inList(chunk, ws)
+		rows, err := queryRows[sessionRow](ctx, q, "SELECT "+sessionSelectList+" FROM sessions WHERE workspace_id = ? AND id IN "+in, args...)
+		if err != nil {
 			return classify(err, "sessions by ids")
 		}
 		for _, r := range rows {
@@ -136,11 +139,20 @@ func filterSessions(db *gorm.DB, ws string, f forkengine.SessionFilter) *gorm.DB
 }
 
 // ListSessions returns up to limit (<= 0: all) sessions matching f after the cursor, in
-// (CreatedAt, ID) order.
+// (CreatedAt, ID) order. It is the list query's page read, so it runs fixed SQL scanned by hand
+// (sessionFilterSQL) instead of gorm's builder and reflective scanner.
 func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.SessionFilter, after forkengine.PageCursor, n int) ([]forkengine.Session, error) {
-	var rows []sessionRow
-	db := keyset(filterSessions(q.with(ctx), ws, f), after).Order("created_at_us, id")
-	if err := limit(db, n).Find(&rows).Error; err != nil {
+	where, args := sessionFilterSQL(ws, f)
+	if !after.IsZero() {
+		where += " AND (created_at_us, id) > (?, ?)" // see keyset
+		args = append(args, micros(after.Time), after.ID)
+	}
+	query := "SELECT " + sessionSelectList + " FROM sessions WHERE " + where + " ORDER BY created_at_us, id"
+	if n > 0 {
+		query += " LIMIT " + strconv.Itoa(n)
+	}
+	rows, err := queryRows[sessionRow](ctx, q, query, args...)
+	if err != nil {
 		return nil, classify(err, "list sessions")
 	}
 	out := make([]forkengine.Session, len(rows))
@@ -148,6 +160,29 @@ func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.Sessi
 		out[i] = r.domain()
 	}
 	return out, nil
+}
+
+// sessionFilterSQL is filterSessions as fixed SQL: the conditions and their arguments. The two
+// must select the same rows (TestSessionFilterSQLMatchesGorm).
+func sessionFilterSQL(ws string, f forkengine.SessionFilter) (string, []any) {
+	conds, args := []string{"workspace_id = ?"}, []any{ws}
+	if f.Kind != "" {
+		conds, args = append(conds, "kind = ?"), append(args, string(f.Kind))
+	}
+	if f.Provider != "" {
+		conds, args = append(conds, "provider = ?"), append(args, f.Provider)
+	}
+	if f.Visible != nil {
+		conds, args = append(conds, "visible = ?"), append(args, *f.Visible)
+	}
+	if !f.IncludeDeleted {
+		conds = append(conds, "deleted_at_us IS NULL")
+	}
+	if f.RootsOnly {
+		conds = append(conds, `NOT EXISTS (SELECT 1 FROM lineages l
+			WHERE l.workspace_id = sessions.workspace_id AND l.target_session_id = sessions.id)`)
+	}
+	return strings.Join(conds, " AND "), args
 }
 
 // countSessionRows counts the sessions matching f row by row: what CountSessions falls back to

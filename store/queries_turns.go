@@ -28,8 +28,9 @@ func (q queries) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, e
 func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Turn, error) {
 	out := map[string]forkengine.Turn{}
 	err := q.inChunks(ids, func(chunk []string) error {
-		var rows []turnRow
-		if err := q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, chunk).Find(&rows).Error; err != nil {
+		in, args := inList(chunk, ws)
+		rows, err := queryRows[turnRow](ctx, q, "SELECT "+turnSelectList+" FROM turns WHERE workspace_id = ? AND id IN "+in, args...)
+		if err != nil {
 			return classify(err, "turns by ids")
 		}
 		for _, r := range rows {
@@ -77,8 +78,8 @@ func (q queries) ActiveTurnsBySessionIDs(ctx context.Context, ws string, session
 func (q queries) turnPerSession(ctx context.Context, extra, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
 	out := map[string]forkengine.Turn{}
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		var rows []turnRow
-		if err := q.with(ctx).Raw(lastTurnSQL(len(chunk), extra), idArgs(chunk, ws, ws)...).Scan(&rows).Error; err != nil {
+		rows, err := queryRows[turnRow](ctx, q, lastTurnSQL(len(chunk), extra), idArgs(chunk, ws, ws)...)
+		if err != nil {
 			return classify(err, "turn per session")
 		}
 		for _, r := range rows {
