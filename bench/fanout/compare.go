@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -167,6 +169,9 @@ func runOnce(ctx context.Context, t target, o options) (abResult, error) {
 	r.rssPerConn = float64(rss1-rss0) / float64(o.subscribers) / 1024
 	for _, s := range f.subs {
 		s.events.Store(0)
+	}
+	if o.profile != "" && p.debug != "" {
+		go saveProfile(ctx, p.debug, fmt.Sprintf("%s/%s-%d.pprof", o.profile, t.label(), time.Now().Unix()))
 	}
 	cpu0, _ := cpuSeconds(p.pid)
 	start := time.Now()
@@ -334,5 +339,25 @@ func sleep(ctx context.Context, ms int) {
 	select {
 	case <-ctx.Done():
 	case <-time.After(time.Duration(ms) * time.Millisecond):
+	}
+}
+
+// saveProfile writes a 10 s CPU profile of the server to path (-profile; failures are reported
+// and otherwise ignored: the profile is a diagnostic, not a figure).
+func saveProfile(ctx context.Context, debug, path string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, debug+"/debug/pprof/profile?seconds=10", nil)
+	if err == nil {
+		var resp *http.Response
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			defer resp.Body.Close()
+			var f *os.File
+			if f, err = os.Create(path); err == nil {
+				_, err = io.Copy(f, resp.Body)
+				f.Close()
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fanout: profile:", err)
 	}
 }

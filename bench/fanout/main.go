@@ -36,6 +36,7 @@ type options struct {
 	anchors     string
 	rounds      int
 	events      int
+	profile     string // A/B mode: a directory for a CPU profile of each forkgraph run
 }
 
 func main() {
@@ -54,6 +55,7 @@ func main() {
 	flag.StringVar(&o.anchors, "anchors", "/work/shared/anchors", "A/B mode: the anchors directory (its build.sh builds gqlgen-todo)")
 	flag.IntVar(&o.rounds, "rounds", 2, "A/B mode: rounds (each runs every server once)")
 	flag.IntVar(&o.events, "events", 30, "A/B mode: events per run (one mutation each)")
+	flag.StringVar(&o.profile, "profile", "", "A/B mode: write a 10 s CPU profile of each forkgraph run's load into this directory")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)

@@ -37,6 +37,7 @@ type process struct {
 	pid    int
 	base   string // http://addr
 	wsURL  string
+	debug  string // forkgraph's -debug-addr base URL ("" for the anchor)
 	stopFn func()
 }
 
@@ -74,7 +75,7 @@ func (t *forkgraphTarget) start(ctx context.Context) (*process, error) {
 	}
 	t.ws = fmt.Sprintf("ab-%d", time.Now().UnixNano())
 	api := &apiClient{base: s.base}
-	p := &process{cmd: s.cmd, pid: s.cmd.Process.Pid, base: s.base, wsURL: s.wsURL, stopFn: s.stop}
+	p := &process{cmd: s.cmd, pid: s.cmd.Process.Pid, base: s.base, wsURL: s.wsURL, debug: s.debug, stopFn: s.stop}
 	if err := api.seedSource(ctx, t.ws); err != nil {
 		p.stop()
 		return nil, err
