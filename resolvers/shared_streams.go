@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -43,6 +44,11 @@ type sharedGroup struct {
 	key     string
 	streams *sharedStreams
 
+	// latest is the result of the newest event, read without the lock: thousands of members
+	// take each event at once, and a mutex they all queue on hands itself from one to the next
+	// through the scheduler.
+	latest atomic.Pointer[sharedResult]
+
 	mu      sync.Mutex
 	members int
 	results map[string]*sharedResult // by event cursor
@@ -51,8 +57,9 @@ type sharedGroup struct {
 
 // sharedResult is one event's response, published once by the member that executed it.
 type sharedResult struct {
-	done chan struct{}
-	resp *graphql.Response // nil: not shareable; each member executes the event itself
+	cursor string
+	done   chan struct{}
+	resp   *graphql.Response // nil: not shareable; each member executes the event itself
 }
 
 // sharedMember is one operation's place in a group: it reads its engine stream (source) itself
@@ -123,6 +130,7 @@ func (g *sharedGroup) leave() {
 	if g.members == 0 {
 		delete(g.streams.groups, g.key)
 		g.results, g.order = nil, nil
+		g.latest.Store(nil)
 	}
 }
 
@@ -136,15 +144,19 @@ func (s *sharedStreams) groupCount() int {
 // result returns the result slot of the event at cursor and whether the caller is the member
 // that executes it (the first to ask).
 func (g *sharedGroup) result(cursor string) (*sharedResult, bool) {
+	if r := g.latest.Load(); r != nil && r.cursor == cursor {
+		return r, false
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if r, ok := g.results[cursor]; ok {
 		return r, false
 	}
-	r := &sharedResult{done: make(chan struct{})}
+	r := &sharedResult{cursor: cursor, done: make(chan struct{})}
 	if g.results == nil { // every member left meanwhile: nothing to share with
 		return r, true
 	}
+	g.latest.Store(r)
 	g.results[cursor] = r
 	g.order = append(g.order, cursor)
 	if len(g.order) > sharedResultsKept {
