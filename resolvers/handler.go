@@ -56,8 +56,8 @@ func NewServer(cfg Config) *handler.Server {
 	if cfg.RequestID == nil {
 		cfg.RequestID = func(context.Context) string { return "" }
 	}
-	shared := &sharedStreams{}
-	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch, shared: shared}}
+	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch,
+		shared: &sharedStreams{}}}
 	connectionComplexity(&gcfg.Complexity)
 	srv := handler.New(graph.NewExecutableSchema(gcfg))
 
