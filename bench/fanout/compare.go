@@ -26,8 +26,9 @@ type abResult struct {
 	load1                float64 // load average (1 min) when the run started
 	connect              time.Duration
 	p50, p99, max        time.Duration
-	cpuPerMessage        float64 // server CPU µs per delivered event message
-	rssPerConn           float64 // KiB: RSS delta over connecting / N
+	firstP50, firstMax   time.Duration // over events: the first subscriber's delivery (the pipeline before the fan-out)
+	cpuPerMessage        float64       // server CPU µs per delivered event message
+	rssPerConn           float64       // KiB: RSS delta over connecting / N
 	delivered, expected  int64
 	gotEnd, subscribers  int
 	serverCPU, wallDrive time.Duration
@@ -67,8 +68,8 @@ func runCompare(ctx context.Context, o options) error {
 	results := map[string][]abResult{}
 	fmt.Printf("\n## fan-out A/B: %d subscribers, %d events at ≤ %.0f/s, %d rounds (%s)\n\n", o.subscribers, o.events, o.rate,
 		o.rounds, time.Now().UTC().Format(time.RFC3339))
-	fmt.Println("| run | server | load avg | connect | delivered | end marker | p50 | p99 | max | server CPU | CPU µs / message | RSS KiB / conn |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| run | server | load avg | connect | delivered | end marker | first delivery p50 / max | p50 | p99 | max | server CPU | CPU µs / message | RSS KiB / conn |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	run := 0
 	for round := 0; round < o.rounds; round++ {
 		for _, t := range targets {
@@ -78,8 +79,8 @@ func runCompare(ctx context.Context, o options) error {
 				return fmt.Errorf("%s, round %d: %w", t.label(), round+1, err)
 			}
 			results[t.label()] = append(results[t.label()], r)
-			fmt.Printf("| %d | %s | %.1f | %s | %d / %d | %d / %d | %s | %s | %s | %.1f s | %.1f | %.1f |\n", run, t.label(), r.load1,
-				r.connect.Round(time.Millisecond), r.delivered, r.expected, r.gotEnd, r.subscribers, r.p50, r.p99,
+			fmt.Printf("| %d | %s | %.1f | %s | %d / %d | %d / %d | %s / %s | %s | %s | %s | %.1f s | %.1f | %.1f |\n", run, t.label(), r.load1,
+				r.connect.Round(time.Millisecond), r.delivered, r.expected, r.gotEnd, r.subscribers, r.firstP50, r.firstMax, r.p50, r.p99,
 				r.max.Round(time.Millisecond), r.serverCPU.Seconds(), r.cpuPerMessage, r.rssPerConn)
 		}
 	}
@@ -136,6 +137,7 @@ type abFleet struct {
 	t       target
 	subs    []*abSubscriber
 	sent    []atomic.Int64 // UnixNano the driver sent event i
+	first   []atomic.Int64 // UnixNano the first subscriber received event i (0: none yet)
 	latency *histogram
 	wg      sync.WaitGroup
 }
@@ -151,7 +153,8 @@ func runOnce(ctx context.Context, t target, o options) (abResult, error) {
 	if err != nil {
 		return r, err
 	}
-	f := &abFleet{t: t, subs: make([]*abSubscriber, o.subscribers), sent: make([]atomic.Int64, o.events), latency: newHistogram()}
+	f := &abFleet{t: t, subs: make([]*abSubscriber, o.subscribers), sent: make([]atomic.Int64, o.events),
+		first: make([]atomic.Int64, o.events), latency: newHistogram()}
 	defer f.close()
 	began := time.Now()
 	if err := f.connect(ctx, p.wsURL, o.dialers); err != nil {
@@ -200,6 +203,13 @@ func runOnce(ctx context.Context, t target, o options) (abResult, error) {
 	}
 	r.p50, r.p99 = f.latency.quantile(0.50), f.latency.quantile(0.99)
 	r.max = time.Duration(f.latency.max.Load())
+	firsts := newHistogram()
+	for i := range f.first {
+		if at := f.first[i].Load(); at != 0 {
+			firsts.add(time.Duration(at - f.sent[i].Load()))
+		}
+	}
+	r.firstP50, r.firstMax = firsts.quantile(0.5), time.Duration(firsts.max.Load()).Round(time.Millisecond)
 	return r, nil
 }
 
@@ -279,6 +289,7 @@ func (f *abFleet) read(s *abSubscriber) {
 		case strings.HasPrefix(tag, "ev-"):
 			if i, err := strconv.Atoi(tag[3:]); err == nil && i < len(f.sent) {
 				f.latency.add(now.Sub(time.Unix(0, f.sent[i].Load())))
+				f.first[i].CompareAndSwap(0, now.UnixNano())
 				s.events.Add(1)
 			}
 		}
