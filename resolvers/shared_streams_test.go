@@ -1,8 +1,12 @@
 package resolvers_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -243,4 +247,40 @@ func TestResumedSubscriptionsAreNotShared(t *testing.T) {
 		require.Contains(t, readTitles(c, "1", 1)[0], "second")
 	}
 	require.Equal(t, 2, batches.sessions()-before, "one execution per resumed subscriber")
+}
+
+// A subscriber over SSE joins the same group as one over a websocket: the response is the
+// transports' to frame, the execution is shared.
+func TestSharedSubscriptionAcrossTransports(t *testing.T) {
+	api, batches := newCountingAPI(t, apiOptions{})
+	ws := api.dialWS(nil)
+	api.subscribeLive([]*wsClient{ws}, "1", liveEvents, map[string]any{"ws": "w"})
+
+	body, err := json.Marshal(map[string]any{"query": liveEvents, "variables": map[string]any{"ws": "w"}})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, api.url+"/graphql", strings.NewReader(string(body)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Eventually(t, func() bool { return api.broker.Subscribers() == 2 }, 5*time.Second, time.Millisecond)
+
+	before := batches.sessions()
+	api.reportTitle("w", "s", "to both")
+	got := readTitles(ws, "1", 1)
+	scanner := bufio.NewScanner(resp.Body)
+	for scanner.Scan() {
+		data, ok := strings.CutPrefix(scanner.Text(), "data: ")
+		if !ok || strings.TrimSpace(data) == "" {
+			continue
+		}
+		var frame struct{ Data eventFrame }
+		require.NoError(t, json.Unmarshal([]byte(data), &frame), "event: %s", data)
+		require.Equal(t, got[0], frame.Data.WorkspaceEvents.Cursor+" "+frame.Data.WorkspaceEvents.Session.Title)
+		break
+	}
+	require.Equal(t, 1, batches.sessions()-before, "one execution for both transports")
 }
