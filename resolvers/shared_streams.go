@@ -29,8 +29,10 @@ import (
 // behind, or the response that ran had errors, which are presented per request) executes it
 // itself, exactly as without sharing.
 
-// sharedResultsKept is how many recent events' results a group keeps for members that are
-// behind; one further back executes the event itself.
+// sharedResultsKept bounds the results a group keeps for members that have not taken them yet
+// (a member leaves the group's count of them only by taking them); one further behind executes
+// the event itself. A result every member has taken is dropped at once, and a group of one
+// keeps nothing.
 const sharedResultsKept = 256
 
 // sharedStreams is the registry of groups, by share key.
@@ -60,6 +62,9 @@ type sharedResult struct {
 	cursor string
 	done   chan struct{}
 	resp   *graphql.Response // nil: not shareable; each member executes the event itself
+	kept   bool              // in the group: other members may take it
+	// waiting counts the members yet to take it; the last one drops it from the group.
+	waiting atomic.Int32
 }
 
 // sharedMember is one operation's place in a group: it reads its engine stream (source) itself
@@ -153,9 +158,11 @@ func (g *sharedGroup) result(cursor string) (*sharedResult, bool) {
 		return r, false
 	}
 	r := &sharedResult{cursor: cursor, done: make(chan struct{})}
-	if g.results == nil { // every member left meanwhile: nothing to share with
+	if g.results == nil || g.members < 2 { // nobody to share with (every other member left)
 		return r, true
 	}
+	r.kept = true
+	r.waiting.Store(int32(g.members - 1))
 	g.latest.Store(r)
 	g.results[cursor] = r
 	g.order = append(g.order, cursor)
@@ -164,6 +171,19 @@ func (g *sharedGroup) result(cursor string) (*sharedResult, bool) {
 		g.order = g.order[1:]
 	}
 	return r, true
+}
+
+// taken records that one more member has taken r; the last one drops it from the group.
+func (g *sharedGroup) taken(r *sharedResult) {
+	if r.waiting.Add(-1) != 0 {
+		return
+	}
+	g.latest.CompareAndSwap(r, nil)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.results[r.cursor] == r {
+		delete(g.results, r.cursor)
+	}
 }
 
 // publish makes resp (nil: not shareable) the event's result.
@@ -205,6 +225,7 @@ func (m *sharedMember) respond(ctx context.Context, next graphql.ResponseHandler
 		case <-ctx.Done():
 			return nil
 		}
+		m.group.taken(r)
 		if r.resp != nil {
 			return r.resp
 		}
@@ -227,7 +248,7 @@ func (m *sharedMember) execute(ctx context.Context, next graphql.ResponseHandler
 		return nil
 	}
 	resp := next(ctx)
-	if !publish || resp == nil || ctx.Err() != nil || len(resp.Errors) > 0 || len(resp.Extensions) > 0 {
+	if !publish || !r.kept || resp == nil || ctx.Err() != nil || len(resp.Errors) > 0 || len(resp.Extensions) > 0 {
 		return resp
 	}
 	// The executor reuses its buffer for the operation's next response: the shared one owns a copy.

@@ -84,6 +84,32 @@ func TestSharedMembersExecuteEachEventOnce(t *testing.T) {
 	}
 }
 
+// A result is kept only until every member has taken it, and a group of one keeps none: distinct
+// subscriptions by the thousand hold no responses.
+func TestSharedResultsAreDroppedOnceTaken(t *testing.T) {
+	var s sharedStreams
+	var executions atomic.Int64
+	alone := newFakeMember(s.enter("alone"), &executions)
+	for _, ev := range events(5) {
+		alone.source <- ev
+		alone.respond(context.Background(), alone.next)
+	}
+	require.Empty(t, alone.group.results)
+	require.Nil(t, alone.group.latest.Load())
+
+	members := []*fakeMember{newFakeMember(s.enter("k"), &executions), newFakeMember(s.enter("k"), &executions),
+		newFakeMember(s.enter("k"), &executions)}
+	for _, ev := range events(5) {
+		for _, m := range members {
+			m.source <- ev
+			m.respond(context.Background(), m.next)
+		}
+	}
+	require.EqualValues(t, 5+5, executions.Load())
+	require.Empty(t, members[0].group.results, "every member took every result")
+	require.Nil(t, members[0].group.latest.Load())
+}
+
 // A member that stops taking events (its client is slow) never holds up the others; a member
 // further behind than the kept results executes on its own; the results kept stay bounded.
 func TestSharedMemberThatStopsHoldsNobody(t *testing.T) {
@@ -127,6 +153,7 @@ func TestSharedResponsesWithErrorsAreNotShared(t *testing.T) {
 // response.
 func TestSharedResponseOwnsItsData(t *testing.T) {
 	var s sharedStreams
+	s.enter("k") // another member, which will take the response later
 	m := &sharedMember{group: s.enter("k"), out: make(chan *models.WorkspaceEvent, 1)}
 	source := make(chan *models.WorkspaceEvent, 1)
 	m.source = source
