@@ -56,7 +56,8 @@ func NewServer(cfg Config) *handler.Server {
 	if cfg.RequestID == nil {
 		cfg.RequestID = func(context.Context) string { return "" }
 	}
-	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch}}
+	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch,
+		shared: &sharedStreams{}}}
 	connectionComplexity(&gcfg.Complexity)
 	schema := graph.NewExecutableSchema(gcfg)
 	srv := handler.New(schema)
@@ -76,8 +77,12 @@ func NewServer(cfg Config) *handler.Server {
 	srv.Use(introspectionRule{})
 
 	srv.AroundOperations(withStreamEnd)
-	srv.AroundResponses(withLoaders(cfg.Engine, cfg.Batch))
+	srv.AroundOperations(withSharedSlot)
+	// Outermost first: a stream's end is reported around everything; a member of a shared
+	// subscription that gets another member's response builds no loaders.
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
+	srv.AroundResponses(shareResponses)
+	srv.AroundResponses(withLoaders(cfg.Engine, cfg.Batch))
 	srv.AroundFields(fieldPolicy{authorize: cfg.Authorize, ids: idArguments{schema: schema.Schema()}}.around)
 	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))

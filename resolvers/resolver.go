@@ -20,6 +20,7 @@ type Resolver struct {
 	logger *slog.Logger
 	batch  BatchObserver
 	views  eventViews // API views of live events, shared by their subscribers
+	shared *sharedStreams
 }
 
 // loaders returns the response's loader set.

@@ -95,18 +95,24 @@ func (r *Resolver) followOperation(ctx context.Context, ws, id string) (<-chan *
 }
 
 // streamEvents maps the engine's workspace stream to the API: each event's view is made once
-// and shared by the subscribers that get it (r.views).
+// and shared by the subscribers that get it (r.views), and a live-only stream joins the
+// subscribers of the same operation, which share each event's execution (r.shared).
 func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (<-chan *models.WorkspaceEvent, error) {
 	cursor, given, err := models.DecodeEventCursor(after)
 	if err != nil {
 		return nil, err
 	}
-	s, err := forkengine.FollowWorkspace(ctx, r.engine, r.broker, ws,
-		forkengine.WorkspacePosition{Cursor: cursor, Resume: given}, r.views.of)
+	from := forkengine.WorkspacePosition{Cursor: cursor, Resume: given}
+	s, err := forkengine.FollowWorkspace(ctx, r.engine, r.broker, ws, from, r.views.of)
 	if err != nil {
 		return nil, err
 	}
 	watchStream(ctx, func() error { return resumeHint(s.Err(), s.LastCursor()) })
+	if from.Shareable() {
+		if shared, ok := r.shared.join(ctx, ws, s.C); ok {
+			return shared, nil
+		}
+	}
 	return s.C, nil
 }
 

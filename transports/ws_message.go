@@ -184,7 +184,7 @@ func truncateCloseReason(reason string) string {
 // subscribers. The data is still validated, so a broken result stays an error (4500).
 func encodeResult(id, typ string, resp *graphql.Response) ([]byte, error) {
 	plain := len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" && resp.Path == nil && resp.HasNext == nil
-	if !plain || len(resp.Data) == 0 || !json.Valid(resp.Data) {
+	if !plain || len(resp.Data) == 0 || !validData(resp) {
 		return encodeMessage(id, typ, resp) // also reports invalid data as an error
 	}
 	quotedID, err := json.Marshal(id)

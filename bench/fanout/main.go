@@ -6,6 +6,8 @@
 //	bash bench/fanout/run.sh            # 10,000 subscribers (raises ulimit -n)
 //	go run ./bench/fanout -n 1000       # smaller run
 //	go run ./bench/fanout -db "$FORKGRAPH_TEST_POSTGRES_DSN" -instances 2   # spread over two instances on PostgreSQL
+//	go run ./bench/fanout -compare before=/tmp/fg-main,after=.,anchor -rounds 2 -events 30 -rate 2
+//	                                    # A/B/A/B against stock gqlgen's todo server (see compare.go)
 //
 // It stops by itself: every phase has a deadline, and the whole run is bounded by -timeout.
 package main
@@ -30,6 +32,11 @@ type options struct {
 	serverGOGC  string
 	db          string // a postgres:// URL: the instances share a fresh schema of it
 	instances   int
+	compare     string // A/B mode: name=repo,...,anchor
+	anchors     string
+	rounds      int
+	events      int
+	profile     string // A/B mode: a directory for a CPU profile of each forkgraph run
 }
 
 func main() {
@@ -44,11 +51,20 @@ func main() {
 	flag.StringVar(&o.serverGOGC, "server-gogc", "", "GOGC for the server (e.g. 10: RSS then tracks live memory, without GC headroom)")
 	flag.StringVar(&o.db, "db", "", "a postgres:// URL to run the instances on (a schema of their own); empty: one instance on a fresh SQLite file")
 	flag.IntVar(&o.instances, "instances", 1, "server instances (more than one needs -db); subscribers are spread round-robin, the load goes to the first")
+	flag.StringVar(&o.compare, "compare", "", "A/B mode: comma-separated name=repo (forkgraph source trees) and anchor (stock gqlgen todo), run in turn -rounds times")
+	flag.StringVar(&o.anchors, "anchors", "/work/shared/anchors", "A/B mode: the anchors directory (its build.sh builds gqlgen-todo)")
+	flag.IntVar(&o.rounds, "rounds", 2, "A/B mode: rounds (each runs every server once)")
+	flag.IntVar(&o.events, "events", 30, "A/B mode: events per run (one mutation each)")
+	flag.StringVar(&o.profile, "profile", "", "A/B mode: write a 10 s CPU profile of each forkgraph run's load into this directory")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	if err := run(ctx, o); err != nil {
+	do := run
+	if o.compare != "" {
+		do = runCompare
+	}
+	if err := do(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "fanout:", err)
 		os.Exit(1)
 	}

@@ -102,8 +102,11 @@ func (s *server) awaitHealthy(ctx context.Context) error {
 }
 
 // rss returns the server's resident set size in bytes, from /proc.
-func (s *server) rss() (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+func (s *server) rss() (int64, error) { return rssOfPid(s.cmd.Process.Pid) }
+
+// rssOfPid returns the resident set size of process pid in bytes, from /proc.
+func rssOfPid(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, fmt.Errorf("read server status: %w", err)
 	}
@@ -115,7 +118,7 @@ func (s *server) rss() (int64, error) {
 			return kb * 1024, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 }
 
 // liveMemory returns the server's heap in use plus goroutine stacks right after a forced garbage
