@@ -27,6 +27,7 @@ type deferHooks struct {
 	ran       chan string              // a fragment's resolver was called
 	cancelled chan string              // a resolver whose context ended before its release
 	requests  chan context.Context     // the context of each request, as the server sees it
+	delivered chan string              // a fragment's result was taken by the executor's reader
 }
 
 const deferQuery = `{ hello ... @defer(label: "a") { slow } ... @defer(label: "b") { other } }`
@@ -110,6 +111,7 @@ func (h *deferHooks) fragment(ctx context.Context, opCtx *graphql.OperationConte
 	}
 	select { // as gqlgen's ProcessDeferredGroup does
 	case results <- res:
+		h.delivered <- label
 	case <-ctx.Done():
 	}
 }
@@ -120,17 +122,24 @@ func (h *deferHooks) resolve(label string) {
 	h.release[label] <- struct{}{}
 }
 
-// releaseAll lets fragment a resolve, then b.
+// releaseAll lets fragment a resolve, then b once a's result was taken: released together, b
+// could reach the executor first.
 func (h *deferHooks) releaseAll() {
 	h.resolve("a")
+	for label := range h.delivered {
+		if label == "a" {
+			break
+		}
+	}
 	h.resolve("b")
 }
 
 func newDeferServer(t *testing.T, transports ...graphql.Transport) (*deferHooks, *httptest.Server, chan struct{}) {
 	t.Helper()
 	hooks := &deferHooks{ran: make(chan string, 16), cancelled: make(chan string, 16), requests: make(chan context.Context, 16),
-		start:   map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})},
-		release: map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}}
+		delivered: make(chan string, 64),
+		start:     map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})},
+		release:   map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}}
 	srv := handler.New(deferSchema(hooks))
 	for _, tr := range transports {
 		srv.AddTransport(tr)
