@@ -102,8 +102,9 @@ func (t Tokens) WebsocketInit(ctx context.Context, payload map[string]any) (cont
 }
 
 // Authorize decides whether the caller whose context ctx is may use workspace: always in open
-// mode; with tokens only with a token of that workspace. Errors: UNAUTHENTICATED (no or unknown
-// token), FORBIDDEN (a token of another workspace).
+// mode; with tokens only with a token of that workspace, and for the empty workspace (a root
+// field that names none) with any valid token. Errors: UNAUTHENTICATED (no or unknown token),
+// FORBIDDEN (a token of another workspace).
 func (t Tokens) Authorize(ctx context.Context, workspace string) error {
 	if t.Open() {
 		return nil
@@ -112,7 +113,7 @@ func (t Tokens) Authorize(ctx context.Context, workspace string) error {
 	if c.workspace == "" {
 		return forkengine.Errorf(forkengine.CodeUnauthenticated, "a valid bearer token is required")
 	}
-	if workspace != c.workspace {
+	if workspace != "" && workspace != c.workspace { // "": any authenticated caller (resolvers.Authorizer)
 		return forkengine.Errorf(forkengine.CodeForbidden, "this token cannot access workspace %s", workspace)
 	}
 	return nil

@@ -11,8 +11,10 @@ import (
 )
 
 // Authorizer decides whether the caller whose context ctx is may use workspace; an error is a
-// forkengine.Error (UNAUTHENTICATED, FORBIDDEN). access.Tokens.Authorize is the one forkgraph
-// uses; nil allows every workspace (open mode).
+// forkengine.Error (UNAUTHENTICATED, FORBIDDEN). An empty workspace asks only whether the caller
+// is authenticated at all: a root field that names no workspace (nodes(ids: [])) still needs a
+// token. access.Tokens.Authorize is the one forkgraph uses; nil allows every workspace (open
+// mode).
 type Authorizer func(ctx context.Context, workspace string) error
 
 // fieldPolicy (srv.AroundFields) is the server's one field middleware: the id arguments of any
@@ -51,6 +53,9 @@ func (authorize Authorizer) authorizeRootField(ctx context.Context, fc *graphql.
 	workspaces, err := workspacesOf(fc)
 	if err != nil {
 		return err
+	}
+	if len(workspaces) == 0 && authorize != nil {
+		return authorize(ctx, "") // reads nothing, but not without a token
 	}
 	for _, ws := range workspaces {
 		if err := forkengine.ValidateID("workspaceId", ws); err != nil {

@@ -208,6 +208,17 @@ func TestNodeAuthorization(t *testing.T) {
 			require.Nil(t, got.Nodes)
 		})
 	}
+
+	// nodes(ids: []) names no workspace and reads nothing, but still needs a valid token.
+	var got struct{ Nodes []*struct{ ID string } }
+	errs := api.with(t).do(`{ nodes(ids: []) { id } }`, &got, nil)
+	require.Len(t, errs, 1)
+	require.Equal(t, "UNAUTHENTICATED", errs[0].code())
+	errs = api.with(t).do(`{ nodes(ids: []) { id } }`, &got, nil, bearer("not-a-token"))
+	require.Len(t, errs, 1)
+	require.Equal(t, "UNAUTHENTICATED", errs[0].code())
+	require.Empty(t, api.with(t).do(`{ nodes(ids: []) { id } }`, &got, nil, bearer("tokA")))
+	require.Empty(t, got.Nodes)
 }
 
 // nodes reads each type with one statement (operations and lineages share theirs, lineages add
