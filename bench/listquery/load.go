@@ -137,7 +137,7 @@ func measureSerial(ctx context.Context, t *target, query []byte, d time.Duration
 // cpu is the server's user+system CPU so far, from /proc/<pid>/stat (clock ticks of 1/100 s,
 // the Linux USER_HZ).
 func (t *target) cpu() time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.cmd.Process.Pid))
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.pid()))
 	if err != nil {
 		return 0
 	}

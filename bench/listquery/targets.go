@@ -13,19 +13,32 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/multiinstance"
 )
 
-// target is one server under measurement: the anchor or a forkgraph build.
+// target is one server under measurement: the anchor or a forkgraph build. A forkgraph is
+// built and run by internal/multiinstance, as the other benchmarks' servers are; the anchor is
+// a plain process told its port by PORT.
 type target struct {
 	name      string
 	bin       string
 	dir       string
 	forkgraph bool
-	cmd       *exec.Cmd
-	url       string // POST endpoint
+	inst      *multiinstance.Instance // a running forkgraph
+	cmd       *exec.Cmd               // the running anchor
+	url       string                  // POST endpoint
 	base      string
 	debug     string // forkgraph's -debug-addr (pprof)
 	gogc      string // GOGC for the process; empty: inherited
+}
+
+// pid is the running server's process id (its CPU is read from /proc).
+func (t *target) pid() int {
+	if t.inst != nil {
+		return t.inst.Pid()
+	}
+	return t.cmd.Process.Pid
 }
 
 // buildTargets builds the anchor and forkgraph (and the baseline revision, when asked for).
@@ -81,11 +94,9 @@ func buildForkgraph(ctx context.Context, name, src, dir string) (*target, error)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	bin := filepath.Join(dir, "forkgraph")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	build.Dir, build.Stdout, build.Stderr = src, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("build %s from %s: %w", name, src, err)
+	bin, err := multiinstance.Build(ctx, src, dir, false)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", name, err)
 	}
 	return &target{name: name, bin: bin, dir: dir, forkgraph: true}, nil
 }
@@ -93,6 +104,13 @@ func buildForkgraph(ctx context.Context, name, src, dir string) (*target, error)
 // start runs the server on a free loopback port; a forkgraph gets a fresh SQLite file, the
 // simulated driver at zero latency, no demo seed, and is then seeded through its API.
 func (t *target) start(ctx context.Context) error {
+	var env []string
+	if t.gogc != "" {
+		env = []string{"GOGC=" + t.gogc}
+	}
+	if t.forkgraph {
+		return t.startForkgraph(ctx, env)
+	}
 	addr, err := freeAddr()
 	if err != nil {
 		return err
@@ -103,39 +121,37 @@ func (t *target) start(ctx context.Context) error {
 	}
 	t.base = "http://" + addr
 	t.url = t.base + "/graphql"
-	if t.forkgraph {
-		debug, err := freeAddr()
-		if err != nil {
-			return err
-		}
-		t.debug = "http://" + debug
-		t.cmd = exec.Command(t.bin, "-addr", addr, "-db", filepath.Join(t.dir, "bench.db"),
-			"-sim-latency", "0s", "-no-seed", "-debug-addr", debug)
-	} else {
-		_, port, _ := net.SplitHostPort(addr)
-		t.cmd = exec.Command(t.bin)
-		t.cmd.Env = append(os.Environ(), "PORT="+port)
-	}
-	if t.gogc != "" {
-		t.cmd.Env = append(append(os.Environ(), t.cmd.Env...), "GOGC="+t.gogc)
-	}
+	_, port, _ := net.SplitHostPort(addr)
+	t.cmd = exec.Command(t.bin)
+	t.cmd.Env = append(append(os.Environ(), "PORT="+port), env...)
 	t.cmd.Stdout, t.cmd.Stderr = logFile, logFile
 	if err := t.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", t.name, err)
 	}
-	if err := t.awaitListening(ctx); err != nil {
+	return t.awaitListening(ctx)
+}
+
+func (t *target) startForkgraph(ctx context.Context, env []string) error {
+	debug, err := freeAddr()
+	if err != nil {
 		return err
 	}
-	if t.forkgraph {
-		start := time.Now()
-		if err := seed(ctx, &api{url: t.url}); err != nil {
-			return fmt.Errorf("seed %s: %w", t.name, err)
-		}
-		fmt.Printf("%s: seeded in %s\n", t.name, time.Since(start).Round(time.Millisecond))
+	t.debug = "http://" + debug
+	t.inst, err = multiinstance.Start(ctx, multiinstance.Options{Name: t.name, Binary: t.bin,
+		DB: filepath.Join(t.dir, "bench.db"), LogDir: t.dir, Extra: []string{"-debug-addr", debug}, Env: env})
+	if err != nil {
+		return err
 	}
+	t.base, t.url = t.inst.URL(), t.inst.GraphQLURL()
+	start := time.Now()
+	if err := seed(ctx, &api{url: t.url}); err != nil {
+		return fmt.Errorf("seed %s: %w", t.name, err)
+	}
+	fmt.Printf("%s: seeded in %s\n", t.name, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
+// awaitListening waits for the anchor to accept connections.
 func (t *target) awaitListening(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -150,6 +166,11 @@ func (t *target) awaitListening(ctx context.Context) error {
 }
 
 func (t *target) stop() {
+	if t.inst != nil {
+		t.inst.Stop()
+		t.inst = nil
+		return
+	}
 	if t.cmd != nil && t.cmd.Process != nil {
 		t.cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})

@@ -47,6 +47,7 @@ type Options struct {
 	WebhookURL string        // -webhook-url
 	LogDir     string        // where the instance's log file goes
 	Extra      []string      // further flags, passed as they are
+	Env        []string      // further environment (KEY=value), added to this process's own
 }
 
 func (o Options) args() []string {
@@ -93,6 +94,9 @@ func Start(ctx context.Context, o Options) (*Instance, error) {
 		return nil, fmt.Errorf("instance log: %w", err)
 	}
 	cmd := exec.Command(o.Binary, o.args()...)
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
 	cmd.Stderr = logFile
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
