@@ -117,25 +117,11 @@ func (q queries) SessionsByIDs(ctx context.Context, ws string, ids []string) (ma
 	return out, err
 }
 
+// filterSessions is sessionFilterSQL on a gorm query: the backward page and the row count use
+// the same conditions as ListSessions' fixed SQL.
 func filterSessions(db *gorm.DB, ws string, f forkengine.SessionFilter) *gorm.DB {
-	db = db.Where("workspace_id = ?", ws)
-	if f.Kind != "" {
-		db = db.Where("kind = ?", string(f.Kind))
-	}
-	if f.Provider != "" {
-		db = db.Where("provider = ?", f.Provider)
-	}
-	if f.Visible != nil {
-		db = db.Where("visible = ?", *f.Visible)
-	}
-	if !f.IncludeDeleted {
-		db = db.Where("deleted_at_us IS NULL")
-	}
-	if f.RootsOnly {
-		db = db.Where(`NOT EXISTS (SELECT 1 FROM lineages l
-			WHERE l.workspace_id = sessions.workspace_id AND l.target_session_id = sessions.id)`)
-	}
-	return db
+	where, args := sessionFilterSQL(ws, f)
+	return db.Where(where, args...)
 }
 
 // ListSessions returns up to limit (<= 0: all) sessions matching f after the cursor, in
@@ -162,8 +148,8 @@ func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.Sessi
 	return out, nil
 }
 
-// sessionFilterSQL is filterSessions as fixed SQL: the conditions and their arguments. The two
-// must select the same rows (TestSessionFilterSQLMatchesGorm).
+// sessionFilterSQL is the one session filter: its conditions and their arguments, for the list
+// query's fixed SQL and, through filterSessions, for gorm.
 func sessionFilterSQL(ws string, f forkengine.SessionFilter) (string, []any) {
 	conds, args := []string{"workspace_id = ?"}, []any{ws}
 	if f.Kind != "" {

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSessionFilterSQLMatchesGorm: ListSessions runs fixed SQL (sessionFilterSQL); the backward
-// page and the row count still build the same filter with gorm (filterSessions). Every filter,
+// page and the row count apply the same conditions through gorm (filterSessions). Every filter,
 // with and without a cursor, must select the same sessions both ways.
 func TestSessionFilterSQLMatchesGorm(t *testing.T) {
 	db := openTest(t, sqliteConfig(t))
