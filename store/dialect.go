@@ -39,6 +39,9 @@ type dialect struct {
 	// of its own, and inside a transaction that took the write lock at BEGIN a write never waits
 	// for a lock, so cancelling it midway bought nothing but that goroutine per statement.
 	writesIgnoreCancel bool
+	// lateralJoins: per-session turn reads join a LATERAL subquery per id (PostgreSQL, whose
+	// planner would otherwise reorder the join; see queries_turn_seeks.go).
+	lateralJoins bool
 }
 
 var numberedSQL sync.Map // SQL with ? → the same with $n
@@ -147,6 +150,7 @@ var postgresDialect = dialect{
 	skipLocked:    true,
 	abortsOnError: true,
 	numbered:      true,
+	lateralJoins:  true,
 }
 
 // postgresConnString adds the statement timeout to a postgres:// URL as a run-time parameter

@@ -9,9 +9,15 @@ import (
 // hundred thousand. Numbering every turn of each session with ROW_NUMBER() and keeping the first
 // few read every turn; instead the ids become a small table (a CTE of VALUES) joined to turns,
 // and each session's rows are found by seeks on (workspace_id, session_id, sequence): the unique
-// index turns_sequence_per_session, or turns_unsettled for the active turn. Both SQLite and
-// PostgreSQL run the join with the ids outside and one correlated seek per id (SQLite keeps a
-// CROSS JOIN's order as written).
+// index turns_sequence_per_session, or turns_unsettled for the active turn. The join must run
+// with the ids outside and one seek per id whatever the statistics say, and the two databases
+// need different SQL for that:
+//   - SQLite keeps a CROSS JOIN's order as written, and has no LATERAL: the turns are joined
+//     directly, a page bounded by a correlated subquery that finds its last sequence.
+//   - PostgreSQL reorders a plain join by its estimates: on a workspace whose sessions are mostly
+//     short it hashed the ids against every turn of the workspace past the cursor. A LATERAL
+//     subquery with ORDER BY … LIMIT cannot be flattened into the join, so it is one ordered
+//     index seek per id, reading at most the page.
 
 // qualifiedTurnSelectList is turnSelectList with every column of the turns table aliased t.
 var qualifiedTurnSelectList = "t." + strings.Join(turnColumns, ", t.")
@@ -38,30 +44,67 @@ func idArgs(ids []string, rest ...any) []any {
 }
 
 // lastTurnSQL selects, per id, the turn whose sequence is the highest among the session's turns
-// the extra condition keeps: one seek backwards from the end of the index for the sequence, one
-// seek for its row. Arguments: the ids, then the workspace twice.
-func lastTurnSQL(n int, extra string) string {
+// the extra condition (on alias m for SQLite, t for PostgreSQL; see unsettled) keeps: a seek
+// backwards from the end of the index. Arguments: the ids, then lastTurnArgs.
+func lastTurnSQL(d dialect, n int, extra turnCondition) string {
+	if d.lateralJoins {
+		return idsCTE(n) + "SELECT " + qualifiedTurnSelectList + ` FROM ids CROSS JOIN LATERAL (
+	SELECT * FROM turns t WHERE t.workspace_id = ? AND t.session_id = ids.id` + extra.on("t") + `
+	ORDER BY t.sequence DESC LIMIT 1) t`
+	}
 	return idsCTE(n) + "SELECT " + qualifiedTurnSelectList + ` FROM ids CROSS JOIN turns t
 	WHERE t.workspace_id = ? AND t.session_id = ids.id AND t.sequence = (
-		SELECT m.sequence FROM turns m WHERE m.workspace_id = ? AND m.session_id = ids.id` + extra + `
+		SELECT m.sequence FROM turns m WHERE m.workspace_id = ? AND m.session_id = ids.id` + extra.on("m") + `
 		ORDER BY m.sequence DESC LIMIT 1)`
 }
 
+// lastTurnArgs are lastTurnSQL's arguments.
+func lastTurnArgs(d dialect, ids []string, ws string) []any {
+	if d.lateralJoins {
+		return idArgs(ids, ws)
+	}
+	return idArgs(ids, ws, ws)
+}
+
+// turnCondition is an extra condition on the turns a per-session read keeps, written with %s for
+// the table's alias.
+type turnCondition string
+
 const (
-	noExtra   = ""
-	unsettled = " AND m.phase <> 'settled'" // the condition of the partial index turns_unsettled
+	noExtra   turnCondition = ""
+	unsettled turnCondition = " AND %s.phase <> 'settled'" // the condition of the partial index turns_unsettled
 )
 
-// pagedTurnsSQL selects, per id, up to n turns with sequence > after: the correlated subquery
-// walks n entries of the index to the page's last sequence (none when the session has fewer:
-// then the page runs to the end), and the outer seek reads the range. Arguments: the ids, then
-// workspace, after, workspace, after, n-1, maxSequence.
-func pagedTurnsSQL(ids int) string {
+// on is the condition on the table aliased alias.
+func (c turnCondition) on(alias string) string {
+	return strings.ReplaceAll(string(c), "%s", alias)
+}
+
+// pagedTurnsSQL selects, per id, up to n turns with sequence > after. SQLite: the correlated
+// subquery walks n entries of the index to the page's last sequence (none when the session has
+// fewer: then the page runs to the end), and the outer seek reads the range. PostgreSQL: a
+// LATERAL seek per id reads the range in order and stops after n. Arguments: the ids, then
+// pagedTurnsArgs.
+func pagedTurnsSQL(d dialect, ids int) string {
+	if d.lateralJoins {
+		return idsCTE(ids) + "SELECT " + qualifiedTurnSelectList + ` FROM ids CROSS JOIN LATERAL (
+	SELECT * FROM turns t WHERE t.workspace_id = ? AND t.session_id = ids.id AND t.sequence > ?
+	ORDER BY t.sequence LIMIT ?) t
+	ORDER BY t.session_id, t.sequence`
+	}
 	return idsCTE(ids) + "SELECT " + qualifiedTurnSelectList + ` FROM ids CROSS JOIN turns t
 	WHERE t.workspace_id = ? AND t.session_id = ids.id AND t.sequence > ? AND t.sequence <= COALESCE((
 		SELECT m.sequence FROM turns m WHERE m.workspace_id = ? AND m.session_id = ids.id AND m.sequence > ?
 		ORDER BY m.sequence LIMIT 1 OFFSET ?), ?)
 	ORDER BY t.session_id, t.sequence`
+}
+
+// pagedTurnsArgs are pagedTurnsSQL's arguments.
+func pagedTurnsArgs(d dialect, ids []string, ws string, after int64, n int) []any {
+	if d.lateralJoins {
+		return idArgs(ids, ws, after, n)
+	}
+	return idArgs(ids, ws, after, ws, after, n-1, maxSequence)
 }
 
 // maxSequence bounds a page that runs to the end of its session.

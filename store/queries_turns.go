@@ -49,7 +49,7 @@ func (q queries) TurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []
 		var rows []turnRow
 		db := q.with(ctx)
 		if n > 0 {
-			db = db.Raw(pagedTurnsSQL(len(chunk)), idArgs(chunk, ws, afterSequence, ws, afterSequence, n-1, maxSequence)...)
+			db = db.Raw(pagedTurnsSQL(q.dialect, len(chunk)), pagedTurnsArgs(q.dialect, chunk, ws, afterSequence, n)...)
 		} else {
 			db = db.Where("workspace_id = ? AND session_id IN ? AND sequence > ?", ws, chunk, afterSequence).Order("session_id, sequence")
 		}
@@ -75,10 +75,10 @@ func (q queries) ActiveTurnsBySessionIDs(ctx context.Context, ws string, session
 }
 
 // turnPerSession reads each session's last turn among those extra keeps (lastTurnSQL).
-func (q queries) turnPerSession(ctx context.Context, extra, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
+func (q queries) turnPerSession(ctx context.Context, extra turnCondition, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
 	out := map[string]forkengine.Turn{}
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		rows, err := queryRows[turnRow](ctx, q, lastTurnSQL(len(chunk), extra), idArgs(chunk, ws, ws)...)
+		rows, err := queryRows[turnRow](ctx, q, lastTurnSQL(q.dialect, len(chunk), extra), lastTurnArgs(q.dialect, chunk, ws)...)
 		if err != nil {
 			return classify(err, "turn per session")
 		}
