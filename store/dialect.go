@@ -39,6 +39,9 @@ type dialect struct {
 	// of its own, and inside a transaction that took the write lock at BEGIN a write never waits
 	// for a lock, so cancelling it midway bought nothing but that goroutine per statement.
 	writesIgnoreCancel bool
+	// binarySnapshots: snapshots are stored in the binary encoding, as BLOBs (SQLite; a
+	// PostgreSQL TEXT column cannot hold arbitrary bytes). See snapshot_binary.go.
+	binarySnapshots bool
 }
 
 var numberedSQL sync.Map // SQL with ? → the same with $n
@@ -106,6 +109,7 @@ var sqliteDialect = dialect{
 	},
 	verify:             verifySQLite,
 	writesIgnoreCancel: true,
+	binarySnapshots:    true,
 }
 
 // verifySQLite refuses a database on which WAL or foreign keys silently did not take effect
