@@ -200,7 +200,7 @@ func (tx *txn) AppendEvents(ctx context.Context, events []forkengine.Event) ([]f
 		rows[i] = toEventRow(e)
 		out[i] = rows[i].domain()
 	}
-	if err := insertRows(tx.execWith(tx.with(ctx)), "events", eventColumns, rows); err != nil {
+	if err := insertRows(tx.execWith(tx.with(ctx)), "events", eventColumns, rows, false); err != nil {
 		return nil, classify(err, "append %d events", len(rows))
 	}
 	return out, nil
