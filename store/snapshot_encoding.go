@@ -106,15 +106,17 @@ func encodeSnapshotFor(d dialect, op forkengine.ForkOperation) (encodedSnapshot,
 	return encodedSnapshot{text: text, value: text}, err
 }
 
-// binarySnapshotSize is a close upper estimate of s's binary encoding, so it is built in one
-// allocation: the strings' bytes plus up to 10 bytes for each number and length.
+// binarySnapshotSize estimates s's binary encoding from above (the strings' bytes plus up to 10
+// bytes for each number and length), so it is normally built in one allocation.
 func binarySnapshotSize(s forkengine.Snapshot) int {
-	n := 128 + len(s.Session.Title) + len(s.Session.Cwd) + len(s.Session.Settings) + len(s.Session.ID) + len(s.Session.Model)
+	ss := s.Session
+	n := 160 + len(ss.WorkspaceID) + len(ss.ID) + len(ss.Kind) + len(ss.Provider) + len(ss.ProviderSessionID) +
+		len(ss.Title) + len(ss.RailSectionKey) + len(ss.Cwd) + len(ss.Model) + len(ss.Settings)
 	for _, t := range s.Turns {
-		n += 80 + len(t.ID) + len(t.Origin) + len(t.ProviderTurnID) + len(t.ProviderTurnBinding)
+		n += 80 + len(t.ID) + len(t.Phase) + len(t.Outcome) + len(t.Origin) + len(t.ProviderTurnID) + len(t.ProviderTurnBinding)
 	}
 	for _, m := range s.Messages {
-		n += 40 + len(m.ID) + len(m.Content) + len(m.Role)
+		n += 40 + len(m.ID) + len(m.Role) + len(m.Content)
 	}
 	return n
 }
