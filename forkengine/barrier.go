@@ -11,12 +11,12 @@ import (
 // have produced (or may still produce) a child the client has not adopted: active, unknown, or
 // committed and not yet acknowledged. Acknowledging or failing releases the boundary; unknown
 // never does, because the provider may hold a child nobody can see.
-func blocksBoundary(op ForkOperation) bool {
+func blocksBoundary(op OperationState) bool {
 	switch {
 	case op.Status.Active(), op.Status == StatusUnknown:
 		return true
 	case op.Status == StatusCommitted:
-		return !op.Acknowledged()
+		return op.AcknowledgedAt == nil
 	}
 	return false
 }
@@ -25,8 +25,8 @@ func blocksBoundary(op ForkOperation) bool {
 // latest operation is returned (found=true) as the answer to the request. With it off, only an
 // active operation blocks, and the request fails with a retryable FORK_IN_PROGRESS.
 func (e *Engine) blockingOperation(ctx context.Context, r Reader, in ForkInput) (ForkOperation, bool, error) {
-	// Only the state decides; the snapshot is loaded just for the rare answer that returns it.
-	latest, err := r.LatestOperationOnBoundaryWithoutSnapshot(ctx, in.WorkspaceID, in.SourceSessionID, in.ThroughTurnID)
+	// Only the state decides; the operation is loaded just for the rare answer that returns it.
+	latest, err := r.LatestOperationStateOnBoundary(ctx, in.WorkspaceID, in.SourceSessionID, in.ThroughTurnID)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return ForkOperation{}, false, nil
@@ -61,7 +61,7 @@ func (e *Engine) PendingOperations(ctx context.Context, workspaceID string, turn
 	}
 	out := map[string]ForkOperation{}
 	for b, op := range latest {
-		if (e.cfg.DisableBarrier && op.Status.Active()) || (!e.cfg.DisableBarrier && blocksBoundary(op)) {
+		if (e.cfg.DisableBarrier && op.Status.Active()) || (!e.cfg.DisableBarrier && blocksBoundary(op.State())) {
 			out[b.TurnID] = op
 		}
 	}

@@ -191,9 +191,9 @@ func (s *blindStore) LatestOperationOnBoundary(ctx context.Context, ws, sourceID
 	})
 }
 
-func (s *blindStore) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
-	return blindRead(s, func() (forkengine.ForkOperation, error) {
-		return s.MemStore.LatestOperationOnBoundaryWithoutSnapshot(ctx, ws, sourceID, turnID)
+func (s *blindStore) LatestOperationStateOnBoundary(ctx context.Context, ws, sourceID, turnID string) (forkengine.OperationState, error) {
+	return blindRead(s, func() (forkengine.OperationState, error) {
+		return s.MemStore.LatestOperationStateOnBoundary(ctx, ws, sourceID, turnID)
 	})
 }
 
@@ -216,9 +216,9 @@ func (tx blindTx) LatestOperationOnBoundary(ctx context.Context, ws, sourceID, t
 	})
 }
 
-func (tx blindTx) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
-	return blindRead(tx.store, func() (forkengine.ForkOperation, error) {
-		return tx.Tx.LatestOperationOnBoundaryWithoutSnapshot(ctx, ws, sourceID, turnID)
+func (tx blindTx) LatestOperationStateOnBoundary(ctx context.Context, ws, sourceID, turnID string) (forkengine.OperationState, error) {
+	return blindRead(tx.store, func() (forkengine.OperationState, error) {
+		return tx.Tx.LatestOperationStateOnBoundary(ctx, ws, sourceID, turnID)
 	})
 }
 
@@ -234,9 +234,10 @@ func (tx blindTx) InsertOperation(ctx context.Context, op forkengine.ForkOperati
 	return err
 }
 
-func blindRead(s *blindStore, read func() (forkengine.ForkOperation, error)) (forkengine.ForkOperation, error) {
+func blindRead[T any](s *blindStore, read func() (T, error)) (T, error) {
 	if s.blind.Load() {
-		return forkengine.ForkOperation{}, fmt.Errorf("hidden: %w", forkengine.ErrNotFound)
+		var zero T
+		return zero, fmt.Errorf("hidden: %w", forkengine.ErrNotFound)
 	}
 	return read()
 }

@@ -173,6 +173,19 @@ type ForkOperation struct {
 // Acknowledged reports whether a client has confirmed it saw the committed result.
 func (op ForkOperation) Acknowledged() bool { return op.AcknowledgedAt != nil }
 
+// OperationState is the part of an operation the barrier decides on (Reader's
+// LatestOperationStateOnBoundary).
+type OperationState struct {
+	ID             string
+	Status         OperationStatus
+	AcknowledgedAt *time.Time
+}
+
+// State returns op's OperationState.
+func (op ForkOperation) State() OperationState {
+	return OperationState{ID: op.ID, Status: op.Status, AcknowledgedAt: op.AcknowledgedAt}
+}
+
 // Snapshot is the source history frozen when a fork is prepared. Later changes to the source never
 // change it; the commit copies exactly this.
 type Snapshot struct {

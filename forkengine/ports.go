@@ -83,10 +83,11 @@ type Reader interface {
 	// LatestOperationOnBoundary returns the newest (CreatedAt, ID) operation forking source through
 	// turn, or ErrNotFound.
 	LatestOperationOnBoundary(ctx context.Context, workspaceID, sourceID, turnID string) (ForkOperation, error)
-	// LatestOperationOnBoundaryWithoutSnapshot is LatestOperationOnBoundary with Snapshot left
-	// zero, for callers that need only the operation's state: the snapshot is the whole frozen
-	// transcript, by far the costliest part of an operation to load.
-	LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, workspaceID, sourceID, turnID string) (ForkOperation, error)
+	// LatestOperationStateOnBoundary returns the id and state of the operation
+	// LatestOperationOnBoundary would return, or ErrNotFound: what the barrier decides on, read
+	// twice by every fork request, without loading the rest of the operation (its snapshot is the
+	// whole frozen transcript, and even its row has some thirty columns).
+	LatestOperationStateOnBoundary(ctx context.Context, workspaceID, sourceID, turnID string) (OperationState, error)
 	// LatestOperationsOnBoundaries returns, for each boundary that has one, its newest
 	// (CreatedAt, ID) operation, without its snapshot. One statement per batch of boundaries.
 	LatestOperationsOnBoundaries(ctx context.Context, workspaceID string, boundaries []Boundary) (map[Boundary]ForkOperation, error)

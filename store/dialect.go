@@ -42,6 +42,9 @@ type dialect struct {
 	// lateralJoins: per-session turn reads join a LATERAL subquery per id (PostgreSQL, whose
 	// planner would otherwise reorder the join; see queries_turn_seeks.go).
 	lateralJoins bool
+	// binarySnapshots: snapshots are stored in the binary encoding, as BLOBs (SQLite; a
+	// PostgreSQL TEXT column cannot hold arbitrary bytes). See snapshot_binary.go.
+	binarySnapshots bool
 }
 
 var numberedSQL sync.Map // SQL with ? → the same with $n
@@ -109,6 +112,7 @@ var sqliteDialect = dialect{
 	},
 	verify:             verifySQLite,
 	writesIgnoreCancel: true,
+	binarySnapshots:    true,
 }
 
 // verifySQLite refuses a database on which WAL or foreign keys silently did not take effect

@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
 )
 
 type appliedMigration struct {
@@ -82,4 +85,62 @@ func TestSnapshotMigrationCarriesExistingSnapshots(t *testing.T) {
 	require.Equal(t, "kept", op.Snapshot.Session.Title)
 	require.Equal(t, "turn", op.Snapshot.Turns[0].ID)
 	require.Equal(t, "sh", op.SnapshotHash)
+}
+
+// Migration 12 only records its version: a database from version 11 keeps its JSON snapshots
+// readable and stores new ones in the binary encoding, and a forkgraph that knows only up to
+// version 11 refuses the migrated file instead of failing on a snapshot it cannot decode.
+func TestBinarySnapshotMigration(t *testing.T) {
+	cfg := sqliteConfig(t)
+	ctx := context.Background()
+	full := migrations
+	migrations = full[:11]
+	old, err := Open(ctx, cfg)
+	migrations = full
+	require.NoError(t, err)
+	s := storedSnapshot()
+	insert := func(db *DB, id string) {
+		op := forkengine.ForkOperation{WorkspaceID: "ws", ID: id, RequestID: "req-" + id, SourceSessionID: "s1",
+			ThroughTurnID: "turn-" + id, TargetSessionID: "dst-" + id, Status: forkengine.StatusPrepared, Snapshot: s,
+			SnapshotHash: "hash-" + id, CreatedAt: s.Session.CreatedAt, UpdatedAt: s.Session.CreatedAt}
+		require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error { return tx.InsertOperation(ctx, op) }))
+	}
+	insert(old, "before")
+	require.NoError(t, old.gorm.Exec(`UPDATE fork_operation_snapshots SET snapshot = ? WHERE operation_id = 'before'`,
+		mustCompactJSON(t, s)).Error, "as a version 11 binary wrote it")
+	require.NoError(t, old.Close())
+
+	db, err := Open(ctx, cfg)
+	require.NoError(t, err)
+	require.Equal(t, 1, db.migrated)
+	require.Equal(t, 12, appliedMigrations(t, db)[len(migrations)-1].Version)
+	insert(db, "after")
+	kinds := map[string]string{}
+	var rows []struct{ OperationID, Kind string }
+	require.NoError(t, db.gorm.Raw("SELECT operation_id, typeof(snapshot) AS kind FROM fork_operation_snapshots").Scan(&rows).Error)
+	for _, r := range rows {
+		kinds[r.OperationID] = r.Kind
+	}
+	require.Equal(t, map[string]string{"before": "text", "after": "blob"}, kinds)
+	require.NoError(t, db.Close())
+
+	reader := openTest(t, Config{DSN: cfg.DSN, ReadOnly: true, Logger: quietLog})
+	for _, id := range []string{"before", "after"} {
+		op, err := reader.GetOperation(ctx, "ws", id)
+		require.NoError(t, err)
+		require.Equal(t, canonical(t, s), canonical(t, op.Snapshot), id)
+	}
+
+	migrations = full[:11]
+	_, err = Open(ctx, cfg)
+	migrations = full
+	require.ErrorIs(t, err, ErrSchemaTooNew)
+}
+
+func mustCompactJSON(t *testing.T, s forkengine.Snapshot) string {
+	t.Helper()
+	text, err := encodeSnapshot(forkengine.ForkOperation{ID: "op", Snapshot: s})
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(text, compactSnapshotPrefix))
+	return text
 }

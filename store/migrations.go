@@ -229,6 +229,12 @@ var migrations = []migration{
 		DriverSQLite:   sqliteTurnCountTriggers,
 		DriverPostgres: postgresTurnCountTriggers,
 	}},
+	// No statements: from this version on, SQLite stores operation snapshots in the binary
+	// encoding (snapshot_binary.go), which a forkgraph from before cannot decode. The version makes
+	// such a binary refuse the file at start (ErrSchemaTooNew) instead of failing on the first
+	// snapshot it reads. PostgreSQL keeps the compact JSON; there the step only records the
+	// version, so there too an older instance that restarts stays down (roll upgrades forward).
+	{version: 12, name: "binary operation snapshots on SQLite"},
 }
 
 func eventsTable(cursorType string) string {

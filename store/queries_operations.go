@@ -151,21 +151,33 @@ func (q queries) LatestOperationOnBoundary(ctx context.Context, ws, sourceID, tu
 	return q.oneOperation(db, ws, "operation on boundary", sourceID+"/"+turnID)
 }
 
-// LatestOperationOnBoundaryWithoutSnapshot is LatestOperationOnBoundary without loading the
-// snapshot (left zero).
-func (q queries) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
-	rows, err := queryRows[operationRow](ctx, q, latestOnBoundarySQL, ws, sourceID, turnID)
+// LatestOperationStateOnBoundary reads the three columns of LatestOperationOnBoundary's row that
+// the barrier needs. Every column costs the SQLite driver a conversion, and a whole operation row
+// (34 columns) took three to four times as long to read as these three.
+func (q queries) LatestOperationStateOnBoundary(ctx context.Context, ws, sourceID, turnID string) (forkengine.OperationState, error) {
+	rows, err := queryRows[operationStateRow](ctx, q, latestStateOnBoundarySQL, ws, sourceID, turnID)
 	if err != nil {
-		return forkengine.ForkOperation{}, classify(err, "operation on boundary %s/%s", sourceID, turnID)
+		return forkengine.OperationState{}, classify(err, "operation on boundary %s/%s", sourceID, turnID)
 	}
 	if len(rows) == 0 {
-		return forkengine.ForkOperation{}, notFound("operation on boundary", ws, sourceID+"/"+turnID)
+		return forkengine.OperationState{}, notFound("operation on boundary", ws, sourceID+"/"+turnID)
 	}
-	return rows[0].domain()
+	r := rows[0]
+	return forkengine.OperationState{ID: r.ID, Status: forkengine.OperationStatus(r.Status),
+		AcknowledgedAt: fromMicrosPtr(r.AcknowledgedAtUs)}, nil
 }
 
-var latestOnBoundarySQL = "SELECT " + operationSelectList + ` FROM fork_operations
+const latestStateOnBoundarySQL = `SELECT id, status, acknowledged_at_us FROM fork_operations
 	WHERE workspace_id = ? AND source_session_id = ? AND through_turn_id = ? ORDER BY created_at_us DESC, id DESC LIMIT 1`
+
+// operationStateRow is the part of an operation row an OperationState holds.
+type operationStateRow struct {
+	ID               string
+	Status           string
+	AcknowledgedAtUs *int64
+}
+
+func (r *operationStateRow) targets() []any { return []any{&r.ID, &r.Status, &r.AcknowledgedAtUs} }
 
 // LatestOperationsOnBoundaries returns each boundary's newest operation, without its snapshot:
 // one statement per chunk of boundaries, a row-value IN that the by-boundary index serves.

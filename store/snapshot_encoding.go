@@ -88,8 +88,44 @@ func encodeSnapshot(op forkengine.ForkOperation) (string, error) {
 	return string(raw), nil
 }
 
+// encodedSnapshot is a snapshot as it is stored: text is what a read of the column returns (and
+// what the cache keeps), value what is bound to write it.
+type encodedSnapshot struct {
+	text  string
+	value any
+}
+
+// encodeSnapshotFor encodes op's snapshot for dialect d: binary (as a BLOB) on SQLite when the
+// compact content holds it exactly, otherwise as encodeSnapshot does.
+func encodeSnapshotFor(d dialect, op forkengine.ForkOperation) (encodedSnapshot, error) {
+	if d.binarySnapshots && compactable(op.Snapshot) {
+		raw := appendBinarySnapshot(make([]byte, 0, binarySnapshotSize(op.Snapshot)), op.Snapshot)
+		return encodedSnapshot{text: string(raw), value: raw}, nil
+	}
+	text, err := encodeSnapshot(op)
+	return encodedSnapshot{text: text, value: text}, err
+}
+
+// binarySnapshotSize estimates s's binary encoding from above (the strings' bytes plus up to 10
+// bytes for each number and length), so it is normally built in one allocation.
+func binarySnapshotSize(s forkengine.Snapshot) int {
+	ss := s.Session
+	n := 160 + len(ss.WorkspaceID) + len(ss.ID) + len(ss.Kind) + len(ss.Provider) + len(ss.ProviderSessionID) +
+		len(ss.Title) + len(ss.RailSectionKey) + len(ss.Cwd) + len(ss.Model) + len(ss.Settings)
+	for _, t := range s.Turns {
+		n += 80 + len(t.ID) + len(t.Phase) + len(t.Outcome) + len(t.Origin) + len(t.ProviderTurnID) + len(t.ProviderTurnBinding)
+	}
+	for _, m := range s.Messages {
+		n += 40 + len(m.ID) + len(m.Role) + len(m.Content)
+	}
+	return n
+}
+
 // decodeSnapshot decodes a stored snapshot of either encoding the way every read returns it.
 func decodeSnapshot(text string) (forkengine.Snapshot, error) {
+	if len(text) > 0 && text[0] == binarySnapshotMagic {
+		return decodeBinarySnapshot(text)
+	}
 	if !strings.HasPrefix(text, compactSnapshotPrefix) {
 		var s forkengine.Snapshot
 		if err := json.Unmarshal([]byte(text), &s); err != nil {
@@ -107,34 +143,56 @@ func decodeSnapshot(text string) (forkengine.Snapshot, error) {
 	return s, nil
 }
 
-// compactOf converts s, or reports that the compact form would not decode back to s exactly: a
-// time that is not a whole UTC microsecond, or a turn or message of another workspace or session.
-func compactOf(s forkengine.Snapshot) (compactSnapshot, bool) {
+// compactable reports whether the compact encodings hold s exactly: every time a whole UTC
+// microsecond, every turn and message of the snapshot's session, and turns and messages either
+// both nil (a session-only snapshot) or both present.
+func compactable(s forkengine.Snapshot) bool {
 	ss := s.Session
-	ok := exactMicros(ss.CreatedAt) && exactMicros(ss.UpdatedAt) && exactMicrosPtr(ss.DeletedAt)
+	if !exactMicros(ss.CreatedAt) || !exactMicros(ss.UpdatedAt) || !exactMicrosPtr(ss.DeletedAt) {
+		return false
+	}
+	for _, t := range s.Turns {
+		if t.WorkspaceID != ss.WorkspaceID || t.SessionID != ss.ID ||
+			!exactMicros(t.StartedAt) || !exactMicros(t.UpdatedAt) || !exactMicrosPtr(t.SettledAt) {
+			return false
+		}
+	}
+	for _, m := range s.Messages {
+		if m.WorkspaceID != ss.WorkspaceID || m.SessionID != ss.ID || !exactMicros(m.CreatedAt) {
+			return false
+		}
+	}
+	return (s.Turns == nil) == (s.Messages == nil)
+}
+
+// compactOf converts s, or reports that the compact form would not decode back to s exactly
+// (compactable).
+func compactOf(s forkengine.Snapshot) (compactSnapshot, bool) {
+	if !compactable(s) {
+		return compactSnapshot{}, false
+	}
+	ss := s.Session
 	c := compactSnapshot{C: 1, Version: s.Version, Session: compactSession{
 		WorkspaceID: ss.WorkspaceID, ID: ss.ID, Kind: string(ss.Kind), Provider: ss.Provider,
 		ProviderSessionID: ss.ProviderSessionID, Title: ss.Title, RailSectionKey: ss.RailSectionKey,
 		Cwd: ss.Cwd, Model: ss.Model, Settings: ss.Settings, Visible: ss.Visible,
 		CreatedAt: micros(ss.CreatedAt), UpdatedAt: micros(ss.UpdatedAt), DeletedAt: microsPtr(ss.DeletedAt),
-	}, Turns: make([]compactTurn, len(s.Turns)), Messages: make([]compactMessage, len(s.Messages))}
+	}}
+	if s.Turns == nil && s.Messages == nil {
+		c.SessionOnly = true
+		return c, true
+	}
+	c.Turns, c.Messages = make([]compactTurn, len(s.Turns)), make([]compactMessage, len(s.Messages))
 	for i, t := range s.Turns {
-		ok = ok && t.WorkspaceID == ss.WorkspaceID && t.SessionID == ss.ID &&
-			exactMicros(t.StartedAt) && exactMicros(t.UpdatedAt) && exactMicrosPtr(t.SettledAt)
 		c.Turns[i] = compactTurn{ID: t.ID, Sequence: t.Sequence, Phase: string(t.Phase), Outcome: string(t.Outcome),
 			Origin: t.Origin, StartedAt: micros(t.StartedAt), SettledAt: microsPtr(t.SettledAt),
 			UpdatedAt: micros(t.UpdatedAt), ProviderTurnID: t.ProviderTurnID, ProviderTurnBinding: t.ProviderTurnBinding}
 	}
 	for i, m := range s.Messages {
-		ok = ok && m.WorkspaceID == ss.WorkspaceID && m.SessionID == ss.ID && exactMicros(m.CreatedAt)
 		c.Messages[i] = compactMessage{TurnID: m.TurnID, ID: m.ID, Position: m.Position, Role: string(m.Role),
 			Content: m.Content, CreatedAt: micros(m.CreatedAt)}
 	}
-	if s.Turns == nil && s.Messages == nil {
-		c.Turns, c.Messages, c.SessionOnly = nil, nil, true
-		return c, ok
-	}
-	return c, ok && s.Turns != nil && s.Messages != nil
+	return c, true
 }
 
 func (c compactSnapshot) domain() forkengine.Snapshot {

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -51,8 +53,9 @@ func contains(list []string, s string) bool {
 }
 
 type multiInsertKey struct {
-	table string
-	rows  int
+	table  string
+	rows   int
+	shared bool
 }
 
 var multiInserts sync.Map // multiInsertKey → string
@@ -60,7 +63,7 @@ var multiInserts sync.Map // multiInsertKey → string
 // insertSQL inserts rows rows in one statement. The text is cached per row count, so repeated
 // batches of one size reuse the prepared statement.
 func insertSQL(table string, cols []string, rows int) string {
-	key := multiInsertKey{table, rows}
+	key := multiInsertKey{table, rows, false}
 	if s, ok := multiInserts.Load(key); ok {
 		return s.(string)
 	}
@@ -88,15 +91,74 @@ func (r eventRow) values() []any {
 	return []any{r.Cursor, r.WorkspaceID, r.Kind, r.SessionID, r.TurnID, r.OperationID, r.Status, r.OccurredAtUs}
 }
 
-// insertRows writes rows with one INSERT per batch of at most insertBatch rows.
-func insertRows[R interface{ values() []any }](exec func(sql string, args ...any) error, table string, cols []string, rows []R) error {
+// sharedKeyColumns are the columns of turnColumns and messageColumns that a batch copied into
+// one session has in common: workspace_id and session_id.
+var sharedKeyColumns = [2]int{0, 2}
+
+// insertSharedSQL is insertSQL for rows that all have the same values in sharedKeyColumns: those
+// are bound once, as ?1 and ?2, and every row names them (SQLite's numbered parameters), so a
+// fork's 100 copied messages bind 600 values instead of 800. Each bound value is a call into the
+// SQLite driver and a copy of the string.
+func insertSharedSQL(table string, cols []string, rows int) string {
+	key := multiInsertKey{table, rows, true}
+	if s, ok := multiInserts.Load(key); ok {
+		return s.(string)
+	}
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
+	next := len(sharedKeyColumns) + 1
+	for r := range rows {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range cols {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			if k := slices.Index(sharedKeyColumns[:], c); k >= 0 {
+				b.WriteString("?" + strconv.Itoa(k+1))
+				continue
+			}
+			b.WriteString("?" + strconv.Itoa(next))
+			next++
+		}
+		b.WriteByte(')')
+	}
+	multiInserts.Store(key, b.String())
+	return b.String()
+}
+
+// insertRows writes rows with one INSERT per batch of at most insertBatch rows. With shareKeys
+// (turns and messages, on a dialect with numbered parameters) a batch whose rows agree in
+// sharedKeyColumns binds those once (insertSharedSQL).
+func insertRows[R interface{ values() []any }](exec func(sql string, args ...any) error, table string, cols []string, rows []R, shareKeys bool) error {
 	for start := 0; start < len(rows); start += insertBatch {
 		batch := rows[start:min(start+insertBatch, len(rows))]
-		args := make([]any, 0, len(batch)*len(cols))
-		for _, r := range batch {
-			args = append(args, r.values()...)
+		values := make([][]any, len(batch))
+		shared := shareKeys
+		for i, r := range batch {
+			values[i] = r.values()
+			for _, c := range sharedKeyColumns {
+				shared = shared && values[i][c] == values[0][c]
+			}
 		}
-		if err := exec(insertSQL(table, cols, len(batch)), args...); err != nil {
+		query := insertSQL(table, cols, len(batch))
+		args := make([]any, 0, len(batch)*len(cols))
+		if shared {
+			query = insertSharedSQL(table, cols, len(batch))
+			for _, c := range sharedKeyColumns {
+				args = append(args, values[0][c])
+			}
+		}
+		for _, row := range values {
+			for c, v := range row {
+				if !shared || !slices.Contains(sharedKeyColumns[:], c) {
+					args = append(args, v)
+				}
+			}
+		}
+		if err := exec(query, args...); err != nil {
 			return err
 		}
 	}

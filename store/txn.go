@@ -77,7 +77,7 @@ func (tx *txn) InsertTurns(ctx context.Context, turns []forkengine.Turn) error {
 		rows[i] = toTurnRow(t)
 	}
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(insertRows(tx.execWith(db), "turns", turnColumns, rows), "insert %d turns", len(rows))
+		return classify(insertRows(tx.execWith(db), "turns", turnColumns, rows, !tx.dialect.numbered), "insert %d turns", len(rows))
 	})
 }
 
@@ -103,7 +103,7 @@ func (tx *txn) InsertMessages(ctx context.Context, msgs []forkengine.Message) ([
 		out[i].CreatedAt = fromMicros(rows[i].CreatedAtUs)
 	}
 	err := tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(insertRows(tx.execWith(db), "messages", messageColumns, rows), "insert %d messages", len(rows))
+		return classify(insertRows(tx.execWith(db), "messages", messageColumns, rows, !tx.dialect.numbered), "insert %d messages", len(rows))
 	})
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 	if err != nil {
 		return err
 	}
-	text, err := encodeSnapshot(op)
+	snap, err := encodeSnapshotFor(tx.dialect, op)
 	if err != nil {
 		return err
 	}
@@ -26,7 +26,7 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 		if _, err := tx.execFixed(db, insertOperationSQL, row.values()...); err != nil {
 			return classify(err, "insert operation %s", op.ID)
 		}
-		if _, err := tx.execFixed(db, insertSnapshotSQL, op.WorkspaceID, op.ID, text); err != nil {
+		if _, err := tx.execFixed(db, insertSnapshotSQL, op.WorkspaceID, op.ID, snap.value); err != nil {
 			return classify(err, "insert snapshot of operation %s", op.ID)
 		}
 		return tx.addFamilyForks(ctx, op.WorkspaceID, op.SourceSessionID, counted(op.Status))
@@ -34,7 +34,7 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 	if err == nil {
 		// The stored text itself, decoded on first read, so a cached read returns exactly what a
 		// read of the table would.
-		tx.remember(cachedSnapshot{key: snapshotKey{op.WorkspaceID, op.ID}, hash: op.SnapshotHash, text: text})
+		tx.remember(cachedSnapshot{key: snapshotKey{op.WorkspaceID, op.ID}, hash: op.SnapshotHash, text: snap.text})
 	}
 	return err
 }
@@ -54,17 +54,17 @@ const (
 // to 4 KB), while later rows are appended elsewhere, so every commit left ~1.5 KB of dead leaf
 // space. The new row goes at the end and the old one's pages are freed for reuse.
 func (tx *txn) ReplaceSnapshot(ctx context.Context, op forkengine.ForkOperation) error {
-	text, err := encodeSnapshot(op)
+	snap, err := encodeSnapshotFor(tx.dialect, op)
 	if err != nil {
 		return err
 	}
 	db := tx.with(ctx)
 	if tx.dialect.name == DriverSQLite {
-		if _, err := tx.execFixed(db, reinsertSnapshotSQL, op.WorkspaceID, op.ID, text); err != nil {
+		if _, err := tx.execFixed(db, reinsertSnapshotSQL, op.WorkspaceID, op.ID, snap.value); err != nil {
 			return classify(err, "replace snapshot of operation %s", op.ID)
 		}
 	} else {
-		res, err := tx.execFixed(db, updateSnapshotSQL, text, op.WorkspaceID, op.ID)
+		res, err := tx.execFixed(db, updateSnapshotSQL, snap.value, op.WorkspaceID, op.ID)
 		if err != nil {
 			return classify(err, "replace snapshot of operation %s", op.ID)
 		}
@@ -75,7 +75,7 @@ func (tx *txn) ReplaceSnapshot(ctx context.Context, op forkengine.ForkOperation)
 	// The hash is the stored one, which the row read next carries: the cache must answer it
 	// with the new text. (Another process's cache may still hold the frozen transcript: a
 	// superset that no reader of a committed operation looks at.)
-	tx.remember(cachedSnapshot{key: snapshotKey{op.WorkspaceID, op.ID}, hash: op.SnapshotHash, text: text})
+	tx.remember(cachedSnapshot{key: snapshotKey{op.WorkspaceID, op.ID}, hash: op.SnapshotHash, text: snap.text})
 	return nil
 }
 
@@ -200,7 +200,7 @@ func (tx *txn) AppendEvents(ctx context.Context, events []forkengine.Event) ([]f
 		rows[i] = toEventRow(e)
 		out[i] = rows[i].domain()
 	}
-	if err := insertRows(tx.execWith(tx.with(ctx)), "events", eventColumns, rows); err != nil {
+	if err := insertRows(tx.execWith(tx.with(ctx)), "events", eventColumns, rows, false); err != nil {
 		return nil, classify(err, "append %d events", len(rows))
 	}
 	return out, nil

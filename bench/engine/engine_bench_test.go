@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -87,6 +90,7 @@ type fixture struct {
 	engine     *forkengine.Engine
 	statements int64
 	cpu        time.Duration
+	io         processIO
 	closeOnce  sync.Once
 }
 
@@ -114,7 +118,7 @@ func newFixture(b *testing.B, barrier bool, sources int) *fixture {
 
 // start resets the timer and takes the baselines of the per-fork metrics.
 func (f *fixture) start(b *testing.B) {
-	f.statements, f.cpu = f.db.Statements(), processCPU()
+	f.statements, f.cpu, f.io = f.db.Statements(), processCPU(), readProcessIO()
 	b.ResetTimer()
 }
 
@@ -135,12 +139,18 @@ func (f *fixture) report(b *testing.B, forks int) {
 		b.Fatalf("checkpoint: %v", err)
 	}
 	elapsed := b.Elapsed()
-	statements, cpu := f.db.Statements()-f.statements, processCPU()-f.cpu
+	statements, cpu, io := f.db.Statements()-f.statements, processCPU()-f.cpu, readProcessIO()
 	b.StopTimer()
 	b.ReportMetric(float64(forks)/elapsed.Seconds(), "forks/s")
 	b.ReportMetric(float64(statements)/float64(forks), "statements/fork")
 	// CPU per fork is steadier than wall time on a shared machine: it counts only this process.
 	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(forks), "cpu-ms/fork")
+	if io.ok && f.io.ok {
+		// Exact where cpu-ms is noisy: what the forks wrote (WAL frames, the checkpoint's copies),
+		// in write system calls and bytes.
+		b.ReportMetric(float64(io.writeCalls-f.io.writeCalls)/float64(forks), "write-calls/fork")
+		b.ReportMetric(float64(io.written-f.io.written)/1024/float64(forks), "written-KB/fork")
+	}
 	f.close() // a SQLite file takes one process's store at a time: the check opens its own
 	verifyCommitted(b, f.path, forks)
 }
@@ -183,6 +193,33 @@ func verifyCommitted(b *testing.B, path string, forks int) {
 			b.Fatalf("fork target %s has %d turns, want %d", target, turns[target], sourceTurns)
 		}
 	}
+}
+
+// processIO is this process's write system calls and the bytes they wrote (Linux /proc/self/io:
+// syscw and wchar), ok false where that file cannot be read.
+type processIO struct {
+	writeCalls, written int64
+	ok                  bool
+}
+
+func readProcessIO() processIO {
+	raw, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return processIO{}
+	}
+	var p processIO
+	for _, line := range strings.Split(string(raw), "\n") {
+		name, value, _ := strings.Cut(line, ": ")
+		n, err := strconv.ParseInt(value, 10, 64)
+		switch {
+		case err != nil:
+		case name == "syscw":
+			p.writeCalls, p.ok = n, true
+		case name == "wchar":
+			p.written = n
+		}
+	}
+	return p
 }
 
 // processCPU returns the user and system CPU time this process has used so far.

@@ -122,11 +122,13 @@ func (v memView) LatestOperationOnBoundary(_ context.Context, ws, sourceID, turn
 	})
 }
 
-// LatestOperationOnBoundaryWithoutSnapshot is LatestOperationOnBoundary with a zero Snapshot.
-func (v memView) LatestOperationOnBoundaryWithoutSnapshot(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
+// LatestOperationStateOnBoundary is the state of LatestOperationOnBoundary's operation.
+func (v memView) LatestOperationStateOnBoundary(ctx context.Context, ws, sourceID, turnID string) (forkengine.OperationState, error) {
 	op, err := v.LatestOperationOnBoundary(ctx, ws, sourceID, turnID)
-	op.Snapshot = forkengine.Snapshot{}
-	return op, err
+	if err != nil {
+		return forkengine.OperationState{}, err
+	}
+	return op.State(), nil
 }
 
 // LatestOperationsOnBoundaries returns each boundary's newest operation, without its snapshot.

@@ -25,8 +25,8 @@ func isolationTests() map[string]storeTest {
 			require.ErrorIs(t, err, forkengine.ErrNotFound, "GetOperationByRequestID")
 			_, err = s.LatestOperationOnBoundary(ctx, wsB, "src", "src-t1")
 			require.ErrorIs(t, err, forkengine.ErrNotFound, "LatestOperationOnBoundary")
-			_, err = s.LatestOperationOnBoundaryWithoutSnapshot(ctx, wsB, "src", "src-t1")
-			require.ErrorIs(t, err, forkengine.ErrNotFound, "LatestOperationOnBoundaryWithoutSnapshot")
+			_, err = s.LatestOperationStateOnBoundary(ctx, wsB, "src", "src-t1")
+			require.ErrorIs(t, err, forkengine.ErrNotFound, "LatestOperationStateOnBoundary")
 			_, err = s.OperationReservingTarget(ctx, wsB, "dst")
 			require.ErrorIs(t, err, forkengine.ErrNotFound, "OperationReservingTarget")
 
