@@ -41,7 +41,7 @@ func idArgs(ids []string, rest ...any) []any {
 // the extra condition keeps: one seek backwards from the end of the index for the sequence, one
 // seek for its row. Arguments: the ids, then the workspace twice.
 func lastTurnSQL(n int, extra string) string {
-	return idsCTE(n) + "SELECT " + qualifiedTurnSelectList + ` FROM ids CROSS JOIN turns t
+	return idsCTE(n) + "SELECT " + qualifiedTurnsOfWorkspace + ` FROM ids CROSS JOIN turns t
 	WHERE t.workspace_id = ? AND t.session_id = ids.id AND t.sequence = (
 		SELECT m.sequence FROM turns m WHERE m.workspace_id = ? AND m.session_id = ids.id` + extra + `
 		ORDER BY m.sequence DESC LIMIT 1)`
