@@ -37,7 +37,14 @@ func (s *Session) Domain() forkengine.Session { return s.domain }
 // The optional strings point into the view's own copy of the domain value (optionalIn): one
 // allocation per session of a page instead of up to five.
 func SessionFrom(s forkengine.Session, rel Relations) *Session {
-	view := &Session{
+	view := new(Session)
+	sessionInto(view, s, rel)
+	return view
+}
+
+// sessionInto builds the view of s in view (SessionFrom; a page builds its views in one array).
+func sessionInto(view *Session, s forkengine.Session, rel Relations) {
+	*view = Session{
 		LocalID: s.ID, WorkspaceID: s.WorkspaceID, Kind: wire[SessionKind](s.Kind), Provider: s.Provider,
 		Title: s.Title, Settings: JSON(s.Settings), Visible: s.Visible,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, DeletedAt: s.DeletedAt,
@@ -46,7 +53,6 @@ func SessionFrom(s forkengine.Session, rel Relations) *Session {
 	d := &view.domain
 	view.ProviderSessionID, view.RailSectionKey = optionalIn(&d.ProviderSessionID), optionalIn(&d.RailSectionKey)
 	view.Cwd, view.Model = optionalIn(&d.Cwd), optionalIn(&d.Model)
-	return view
 }
 
 // Turn is the API view of a forkengine.Turn. The provider binding stays internal: clients see
