@@ -98,7 +98,8 @@ func (q queries) MessagesByTurnIDs(ctx context.Context, ws string, turnIDs []str
 	out := make(map[string][]forkengine.Message, len(turnIDs))
 	err := q.inChunks(turnIDs, func(chunk []string) error {
 		in, args := inList(chunk, ws)
-		var all []forkengine.Message // in turn order: each turn's messages are one run of it
+		// In turn order, each turn's messages one run of it; sized for a question and an answer each.
+		all := make([]forkengine.Message, 0, 2*len(chunk))
 		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+messageColumnsOfWorkspace+
 			" FROM messages WHERE workspace_id = ? AND turn_id IN "+in+" ORDER BY turn_id, position", args,
 			func(r *messageRow) { all = append(all, r.domain()) })
