@@ -14,9 +14,7 @@ import (
 var (
 	lineageColumns = []string{"workspace_id", "target_session_id", "operation_id", "source_session_id",
 		"source_turn_id", "target_turn_id", "forked_at_us"}
-	lineageSelectList   = strings.Join(lineageColumns, ", ")
 	sessionSelectList   = strings.Join(sessionColumns, ", ")
-	messageSelectList   = strings.Join(messageColumns, ", ")
 	operationSelectList = strings.Join(operationColumns, ", ")
 
 	// The select lists of eachRowOfWorkspace.

@@ -39,7 +39,8 @@ func idArgs(ids []string, rest ...any) []any {
 
 // lastTurnSQL selects, per id, the turn whose sequence is the highest among the session's turns
 // the extra condition keeps: one seek backwards from the end of the index for the sequence, one
-// seek for its row. Arguments: the ids, then the workspace twice.
+// seek for its row. It selects every column but workspace_id (eachRowOfWorkspace). Arguments: the
+// ids, then the workspace twice.
 func lastTurnSQL(n int, extra string) string {
 	return idsCTE(n) + "SELECT " + qualifiedTurnsOfWorkspace + ` FROM ids CROSS JOIN turns t
 	WHERE t.workspace_id = ? AND t.session_id = ids.id AND t.sequence = (
