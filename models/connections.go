@@ -21,9 +21,12 @@ type SessionConnection struct {
 // resolves the relations of its sessions (see Relations).
 func SessionConnectionFrom(workspaceID string, f forkengine.SessionFilter, rows []forkengine.Session, page Page, rel Relations) *SessionConnection {
 	rows, info := pageOf(rows, page, SessionCursor)
-	edges := make([]*SessionEdge, len(rows))
+	// The edges and the views are one array each: a page of 100 is four allocations, not 201.
+	edges, edgeValues, views := make([]*SessionEdge, len(rows)), make([]SessionEdge, len(rows)), make([]Session, len(rows))
 	for i, s := range rows {
-		edges[i] = &SessionEdge{Cursor: SessionCursor(s), Node: SessionFrom(s, rel)}
+		sessionInto(&views[i], s, rel)
+		edgeValues[i] = SessionEdge{Cursor: SessionCursor(s), Node: &views[i]}
+		edges[i] = &edgeValues[i]
 	}
 	return &SessionConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, Filter: f}
 }
@@ -60,9 +63,10 @@ type TurnConnection struct {
 // cursor first; rel resolves the relations of its turns (see Relations).
 func TurnConnectionFrom(workspaceID, sessionID string, rows []forkengine.Turn, page Page, rel Relations) *TurnConnection {
 	rows, info := pageOf(rows, page, TurnCursor)
-	edges := make([]*TurnEdge, len(rows))
+	edges, edgeValues := make([]*TurnEdge, len(rows)), make([]TurnEdge, len(rows)) // one array, as for sessions
 	for i, t := range rows {
-		edges[i] = &TurnEdge{Cursor: TurnCursor(t), Node: TurnFrom(t, rel)}
+		edgeValues[i] = TurnEdge{Cursor: TurnCursor(t), Node: TurnFrom(t, rel)}
+		edges[i] = &edgeValues[i]
 	}
 	return &TurnConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, SessionID: sessionID}
 }

@@ -27,7 +27,16 @@ const (
 )
 
 func encodeCursor(kind, position string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(kind + "|" + position))
+	var raw [64]byte
+	return encodeRaw(append(append(append(raw[:0], kind...), '|'), position...))
+}
+
+// encodeRaw is a cursor's base64 of raw, built in a buffer on the stack when it fits: a page of
+// 100 sessions encodes 100 cursors, and each cost five allocations through string concatenation,
+// time.Format and EncodeToString, now one.
+func encodeRaw(raw []byte) string {
+	var buf [128]byte
+	return string(base64.RawURLEncoding.AppendEncode(buf[:0], raw))
 }
 
 // decodeCursor returns the position of a cursor of the given kind; nil or empty means the start.
@@ -49,7 +58,9 @@ func invalidCursor(cursor string) error {
 }
 
 func encodeKeyset(kind string, t time.Time, id string) string {
-	return encodeCursor(kind, t.UTC().Format(time.RFC3339Nano)+"|"+id)
+	var raw [96]byte
+	b := t.UTC().AppendFormat(append(append(raw[:0], kind...), '|'), time.RFC3339Nano)
+	return encodeRaw(append(append(b, '|'), id...))
 }
 
 func decodeKeyset(kind string, cursor *string) (forkengine.PageCursor, error) {

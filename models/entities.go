@@ -33,15 +33,26 @@ type Session struct {
 func (s *Session) Domain() forkengine.Session { return s.domain }
 
 // SessionFrom builds the API view of a session whose relations rel resolves.
+//
+// The optional strings point into the view's own copy of the domain value (optionalIn): one
+// allocation per session of a page instead of up to five.
 func SessionFrom(s forkengine.Session, rel Relations) *Session {
-	return &Session{
+	view := new(Session)
+	sessionInto(view, s, rel)
+	return view
+}
+
+// sessionInto builds the view of s in view (SessionFrom; a page builds its views in one array).
+func sessionInto(view *Session, s forkengine.Session, rel Relations) {
+	*view = Session{
 		LocalID: s.ID, WorkspaceID: s.WorkspaceID, Kind: wire[SessionKind](s.Kind), Provider: s.Provider,
-		ProviderSessionID: optional(s.ProviderSessionID), Title: s.Title,
-		RailSectionKey: optional(s.RailSectionKey), Cwd: optional(s.Cwd), Model: optional(s.Model),
-		Settings: JSON(s.Settings), Visible: s.Visible,
+		Title: s.Title, Settings: JSON(s.Settings), Visible: s.Visible,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, DeletedAt: s.DeletedAt,
 		domain: s, rel: orUnbound(rel),
 	}
+	d := &view.domain
+	view.ProviderSessionID, view.RailSectionKey = optionalIn(&d.ProviderSessionID), optionalIn(&d.RailSectionKey)
+	view.Cwd, view.Model = optionalIn(&d.Cwd), optionalIn(&d.Model)
 }
 
 // Turn is the API view of a forkengine.Turn. The provider binding stays internal: clients see
@@ -59,23 +70,26 @@ type Turn struct {
 	SettledAt   *time.Time
 	UpdatedAt   time.Time
 
-	domain forkengine.Turn
-	rel    Relations
+	domain  forkengine.Turn
+	outcome TurnOutcome // what Outcome points to
+	rel     Relations
 }
 
 // Domain returns the turn the view was built from.
 func (t *Turn) Domain() forkengine.Turn { return t.domain }
 
 // TurnFrom builds the API view of a turn whose relations rel resolves.
+// Like SessionFrom's, its pointers point into the view: one allocation per turn.
 func TurnFrom(t forkengine.Turn, rel Relations) *Turn {
 	view := &Turn{
 		LocalID: t.ID, WorkspaceID: t.WorkspaceID, SessionID: t.SessionID, Sequence: t.Sequence, Phase: wire[TurnPhase](t.Phase),
-		Origin: optional(t.Origin), StartedAt: t.StartedAt, SettledAt: t.SettledAt,
+		StartedAt: t.StartedAt, SettledAt: t.SettledAt,
 		UpdatedAt: t.UpdatedAt, domain: t, rel: orUnbound(rel),
 	}
+	view.Origin = optionalIn(&view.domain.Origin)
 	if t.Outcome != "" {
-		outcome := wire[TurnOutcome](t.Outcome)
-		view.Outcome = &outcome
+		view.outcome = wire[TurnOutcome](t.Outcome)
+		view.Outcome = &view.outcome
 	}
 	return view
 }
@@ -101,14 +115,17 @@ type Message struct {
 	CreatedAt   time.Time
 }
 
-// MessagesFrom builds the API views of messages, keeping their order.
+// MessagesFrom builds the API views of messages, keeping their order. The views share one array:
+// two allocations per list, not one per message more.
 func MessagesFrom(ms []forkengine.Message) []*Message {
+	views := make([]Message, len(ms))
 	out := make([]*Message, len(ms))
 	for i, m := range ms {
-		out[i] = &Message{
+		views[i] = Message{
 			LocalID: m.ID, WorkspaceID: m.WorkspaceID, TurnID: m.TurnID, SessionID: m.SessionID, Role: wire[MessageRole](m.Role),
 			Content: m.Content, CreatedAt: m.CreatedAt,
 		}
+		out[i] = &views[i]
 	}
 	return out
 }
@@ -197,4 +214,13 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// optionalIn is optional for a string the view holds (in its copy of the domain value): the
+// pointer is into the view, so it costs no allocation. Views are never changed once built.
+func optionalIn(s *string) *string {
+	if *s == "" {
+		return nil
+	}
+	return s
 }

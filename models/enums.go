@@ -10,7 +10,34 @@ import (
 // words, so one pair of conversions serves every enum. Inbound values were already validated by
 // the generated UnmarshalGQL of each enum.
 
-func wire[API ~string, Domain ~string](d Domain) API { return API(strings.ToUpper(string(d))) }
+func wire[API ~string, Domain ~string](d Domain) API {
+	if name, ok := wireNames[string(d)]; ok {
+		return API(name)
+	}
+	return API(strings.ToUpper(string(d)))
+}
+
+// wireNames memoizes wire for the values of every enum: strings.ToUpper builds a new string on
+// each call, and a page of 100 sessions converts some 500 enum values (kinds, phases, outcomes,
+// roles). The conversion does not depend on the enum, so one map serves them all.
+var wireNames = func() map[string]string {
+	names := map[string]string{}
+	wireNamesOf(names, AllSessionKind)
+	wireNamesOf(names, AllTurnPhase)
+	wireNamesOf(names, AllTurnOutcome)
+	wireNamesOf(names, AllMessageRole)
+	wireNamesOf(names, AllForkOperationStatus)
+	wireNamesOf(names, AllForkOperationPhase)
+	wireNamesOf(names, AllWorkspaceEventKind)
+	wireNamesOf(names, AllProviderForkBindingState)
+	return names
+}()
+
+func wireNamesOf[API ~string](names map[string]string, values []API) {
+	for _, v := range values {
+		names[strings.ToLower(string(v))] = string(v)
+	}
+}
 
 func domain[Domain ~string, API ~string](a API) Domain { return Domain(strings.ToLower(string(a))) }
 

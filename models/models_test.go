@@ -1,6 +1,8 @@
 package models
 
 import (
+	"encoding/base64"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,4 +75,27 @@ func TestCursors(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, given, "the start of the log is a cursor: replay everything")
 	require.Zero(t, n)
+}
+
+// Cursors are stored by clients: building them without allocating per part must not change one
+// byte of them, short or long (past the stack buffers).
+func TestCursorBytesAndAllocations(t *testing.T) {
+	at := time.Date(2026, 11, 29, 17, 0, 0, 123456000, time.FixedZone("x", 3600))
+	long := strings.Repeat("long-id/", 40)
+	for _, id := range []string{"a|b", long} {
+		want := base64.RawURLEncoding.EncodeToString([]byte("session|" + at.UTC().Format(time.RFC3339Nano) + "|" + id))
+		require.Equal(t, want, SessionCursor(forkengine.Session{ID: id, CreatedAt: at}))
+	}
+	require.Equal(t, base64.RawURLEncoding.EncodeToString([]byte("turn|7")), TurnCursor(forkengine.Turn{Sequence: 7}))
+	s := forkengine.Session{ID: "s42", CreatedAt: at}
+	require.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = SessionCursor(s) }), 1.0)
+}
+
+// wire converts the values of every enum without allocating, and as strings.ToUpper does.
+func TestWireIsMemoized(t *testing.T) {
+	for _, r := range AllMessageRole {
+		require.Equal(t, r, wire[MessageRole](r.Domain()))
+	}
+	require.Equal(t, TurnPhase("SOMETHING_NEW"), wire[TurnPhase](forkengine.TurnPhase("something_new")))
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = wire[TurnPhase](forkengine.TurnPhase("settled")) }))
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
@@ -17,29 +18,57 @@ import (
 // mode).
 type Authorizer func(ctx context.Context, workspace string) error
 
-// fieldPolicy (srv.AroundFields) is the server's one field middleware: the id arguments of any
-// field first (idArguments.resolveIDs: a malformed id is BAD_USER_INPUT before any FORBIDDEN, and
-// global ids are local from here on), then workspace access for root fields
-// (authorizeRootField). gqlgen runs field middleware around every field of a response, scalars of
-// a 100-row list included, and each middleware layer costs a call and a closure per field, so the
-// checks share one layer.
+// fieldPolicy is the server's one field middleware: the id arguments of any field first
+// (idArguments.resolveIDs: a malformed id is BAD_USER_INPUT before any FORBIDDEN, and global ids
+// are local from here on), then workspace access for root fields (authorizeRootField).
+//
+// gqlgen runs field middleware around every field of a response, scalars of a 100-row list
+// included. Installed with srv.AroundFields it costs, per field, a closure the executor builds to
+// chain interceptors and two more calls, though the checks return at once for a field without
+// arguments outside the root. So it is an operation context mutator instead: it wraps the
+// operation's ResolverMiddleware (whatever field interceptors the server has) once per
+// operation, and a field costs one call and the checks.
 type fieldPolicy struct {
 	authorize Authorizer
 	ids       idArguments
 }
 
-func (p fieldPolicy) around(ctx context.Context, next graphql.Resolver) (any, error) {
+var (
+	_ graphql.HandlerExtension        = fieldPolicy{}
+	_ graphql.OperationContextMutator = fieldPolicy{}
+)
+
+// ExtensionName names the extension to gqlgen.
+func (fieldPolicy) ExtensionName() string { return "forkgraph field policy" }
+
+// Validate accepts every schema.
+func (fieldPolicy) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext puts the policy in front of the operation's field middleware.
+func (p fieldPolicy) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	inner := oc.ResolverMiddleware
+	if inner == nil {
+		inner = func(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) }
+	}
+	oc.ResolverMiddleware = func(ctx context.Context, next graphql.Resolver) (any, error) {
+		if err := p.check(ctx); err != nil {
+			return nil, err
+		}
+		return inner(ctx, next)
+	}
+	return nil
+}
+
+// check runs the policy for the field whose context ctx is.
+func (p fieldPolicy) check(ctx context.Context) error {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
-		return next(ctx)
+		return nil
 	}
 	if err := p.ids.resolveIDs(fc); err != nil {
-		return nil, err
+		return err
 	}
-	if err := p.authorize.authorizeRootField(ctx, fc); err != nil {
-		return nil, err
-	}
-	return next(ctx)
+	return p.authorize.authorizeRootField(ctx, fc)
 }
 
 // authorizeRootField is the one place workspace access is decided: every root field names a

@@ -26,6 +26,9 @@ func (l *loaders) sawTurns(turns []forkengine.Turn) {
 	keys := make([]key, len(turns))
 	sessions := make([]key, len(turns))
 	l.probeTurnsMu.Lock()
+	if len(l.probeTurns) == 0 {
+		l.probeTurns = make(map[key]forkengine.Turn, len(turns)) // the first read (a page's) sizes it
+	}
 	for i, t := range turns {
 		keys[i], sessions[i] = key{t.WorkspaceID, t.ID}, key{t.WorkspaceID, t.SessionID}
 		l.probeTurns[keys[i]] = t

@@ -84,6 +84,9 @@ func newHintSet[K comparable]() *hintSet[K] { return &hintSet[K]{has: map[K]bool
 func (h *hintSet[K]) add(keys ...K) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.keys) == 0 { // the first keys (a page's) size the set
+		h.keys, h.has = make([]K, 0, len(keys)), make(map[K]bool, len(keys))
+	}
 	for _, k := range keys {
 		if !h.has[k] {
 			h.has[k] = true
@@ -178,11 +181,16 @@ func (r *relation[K, V]) takeHints() []K {
 }
 
 // prime stores values the response already holds (a listed page), so asking for them costs nothing.
+// values must be the caller's own map: the first prime keeps it as the memo (as run does with a
+// first batch) instead of copying a page into a new one.
 func (r *relation[K, V]) prime(values map[K]V) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.done) == 0 {
-		r.done, r.values = make(map[K]bool, len(values)), make(map[K]V, len(values))
+		r.done = make(map[K]bool, len(values))
+		if len(r.values) == 0 {
+			r.values = values
+		}
 	}
 	for k, v := range values {
 		r.done[k], r.values[k] = true, v
@@ -238,26 +246,27 @@ func (r *relation[K, V]) ensure(ctx context.Context, keys []K) error {
 	r.mu.Lock()
 	var missing []K
 	var waits []*fetchCall
-	seen := map[K]bool{}
-	for _, k := range append(append([]K(nil), keys...), r.takeHints()...) {
-		if r.done[k] || seen[k] {
-			continue
-		}
-		seen[k] = true
-		if c, ok := r.inflight[k]; ok {
-			if !slices.Contains(waits, c) {
-				c.waiters++
-				waits = append(waits, c)
+	var call *fetchCall // this call's fetch; its keys are inflight as soon as they are seen,
+	// which also skips a key listed twice (no set of seen keys, no joined copy of the lists)
+	hints := r.takeHints()
+	for _, list := range [2][]K{keys, hints} {
+		for _, k := range list {
+			if r.done[k] {
+				continue
 			}
-			continue
-		}
-		missing = append(missing, k)
-	}
-	var call *fetchCall
-	if len(missing) > 0 {
-		call = &fetchCall{done: make(chan struct{})}
-		for _, k := range missing {
+			if c, ok := r.inflight[k]; ok {
+				if c != call && !slices.Contains(waits, c) {
+					c.waiters++
+					waits = append(waits, c)
+				}
+				continue
+			}
+			if call == nil {
+				call = &fetchCall{done: make(chan struct{})}
+				missing = make([]K, 0, len(keys)+len(hints))
+			}
 			r.inflight[k] = call
+			missing = append(missing, k)
 		}
 	}
 	r.mu.Unlock()

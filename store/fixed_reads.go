@@ -14,10 +14,15 @@ import (
 var (
 	lineageColumns = []string{"workspace_id", "target_session_id", "operation_id", "source_session_id",
 		"source_turn_id", "target_turn_id", "forked_at_us"}
-	lineageSelectList   = strings.Join(lineageColumns, ", ")
 	sessionSelectList   = strings.Join(sessionColumns, ", ")
-	messageSelectList   = strings.Join(messageColumns, ", ")
 	operationSelectList = strings.Join(operationColumns, ", ")
+
+	// The select lists of eachRowOfWorkspace.
+	sessionColumnsOfWorkspace = columnsAfterWorkspace("", sessionColumns)
+	turnColumnsOfWorkspace    = columnsAfterWorkspace("", turnColumns)
+	qualifiedTurnsOfWorkspace = columnsAfterWorkspace("t.", turnColumns)
+	messageColumnsOfWorkspace = columnsAfterWorkspace("", messageColumns)
+	lineageColumnsOfWorkspace = columnsAfterWorkspace("", lineageColumns)
 )
 
 func (r *sessionRow) targets() []any {
@@ -58,21 +63,58 @@ type scannable[R any] interface {
 // queryRows runs a fixed SELECT (? placeholders) on the handle's connection, past gorm, and
 // returns its rows. It is counted as a statement.
 func queryRows[R any, P scannable[R]](ctx context.Context, q queries, query string, args ...any) ([]R, error) {
+	var out []R
+	err := eachRow[R, P](ctx, q, query, args, func(r *R) { out = append(out, *r) })
+	return out, err
+}
+
+// eachRow runs a fixed SELECT like queryRows and calls fn with each row as it is read, scanned
+// into one row value it reuses (fn copies what it keeps; domain() does): the hot reads convert
+// rows to domain values without a slice of rows grown beside them, nor a scan target list per
+// row. Reuse is safe: Scan assigns every target of every row, fresh strings and pointers
+// included.
+func eachRow[R any, P scannable[R]](ctx context.Context, q queries, query string, args []any, fn func(*R)) error {
+	var r R
+	return scanEach(ctx, q, query, args, P(&r).targets(), func() { fn(&r) })
+}
+
+// eachRowOfWorkspace is eachRow for a read whose WHERE fixes workspace_id = ws. Its query selects
+// every column but workspace_id, the first of each column list (columnsAfterWorkspace), and every
+// row gets ws instead: one string per row the driver does not copy out of SQLite and box.
+func eachRowOfWorkspace[R any, P scannable[R]](ctx context.Context, q queries, ws, query string, args []any, fn func(*R)) error {
+	var r R
+	targets := P(&r).targets()
+	workspace, ok := targets[0].(*string)
+	if !ok {
+		panic("store: the first scan target of a row is not its workspace id")
+	}
+	*workspace = ws
+	return scanEach(ctx, q, query, args, targets[1:], func() { fn(&r) })
+}
+
+// columnsAfterWorkspace is the select list of columns without its first, workspace_id, for
+// eachRowOfWorkspace; prefix qualifies each column ("t.").
+func columnsAfterWorkspace(prefix string, columns []string) string {
+	if columns[0] != "workspace_id" {
+		panic("store: a column list does not start with workspace_id")
+	}
+	return prefix + strings.Join(columns[1:], ", "+prefix)
+}
+
+func scanEach(ctx context.Context, q queries, query string, args, targets []any, each func()) error {
 	q.statements.Add(1)
 	rows, err := q.db.Statement.ConnPool.QueryContext(ctx, q.dialect.placeholders(query), args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []R
 	for rows.Next() {
-		var r R
-		if err := rows.Scan(P(&r).targets()...); err != nil {
-			return nil, err
+		if err := rows.Scan(targets...); err != nil {
+			return err
 		}
-		out = append(out, r)
+		each()
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // inList is "(?, ?, ...)" for n values, and the arguments that go with it after the prefix ones.

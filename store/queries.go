@@ -102,17 +102,12 @@ func (q queries) GetSession(ctx context.Context, ws, id string) (forkengine.Sess
 
 // SessionsByIDs returns the existing sessions among ids, keyed by id.
 func (q queries) SessionsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Session, error) {
-	out := map[string]forkengine.Session{}
+	out := make(map[string]forkengine.Session, len(ids))
 	err := q.inChunks(ids, func(chunk []string) error {
 		in, args := inList(chunk, ws)
-		rows, err := queryRows[sessionRow](ctx, q, "SELECT "+sessionSelectList+" FROM sessions WHERE workspace_id = ? AND id IN "+in, args...)
-		if err != nil {
-			return classify(err, "sessions by ids")
-		}
-		for _, r := range rows {
-			out[r.ID] = r.domain()
-		}
-		return nil
+		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+sessionColumnsOfWorkspace+" FROM sessions WHERE workspace_id = ? AND id IN "+in, args,
+			func(r *sessionRow) { out[r.ID] = r.domain() })
+		return classify(err, "sessions by ids")
 	})
 	return out, err
 }
@@ -133,17 +128,14 @@ func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.Sessi
 		where += " AND (created_at_us, id) > (?, ?)" // see keyset
 		args = append(args, micros(after.Time), after.ID)
 	}
-	query := "SELECT " + sessionSelectList + " FROM sessions WHERE " + where + " ORDER BY created_at_us, id"
+	query := "SELECT " + sessionColumnsOfWorkspace + " FROM sessions WHERE " + where + " ORDER BY created_at_us, id"
+	out := make([]forkengine.Session, 0, min(max(n, 0), 1000)) // not nil: callers tell none from unread
 	if n > 0 {
 		query += " LIMIT " + strconv.Itoa(n)
 	}
-	rows, err := queryRows[sessionRow](ctx, q, query, args...)
+	err := eachRowOfWorkspace(ctx, q, ws, query, args, func(r *sessionRow) { out = append(out, r.domain()) })
 	if err != nil {
 		return nil, classify(err, "list sessions")
-	}
-	out := make([]forkengine.Session, len(rows))
-	for i, r := range rows {
-		out[i] = r.domain()
 	}
 	return out, nil
 }

@@ -8,18 +8,13 @@ import (
 
 // LineagesByTargetIDs returns the lineage of each forked session among targetIDs.
 func (q queries) LineagesByTargetIDs(ctx context.Context, ws string, targetIDs []string) (map[string]forkengine.Lineage, error) {
-	out := map[string]forkengine.Lineage{}
+	out := make(map[string]forkengine.Lineage, len(targetIDs))
 	err := q.inChunks(targetIDs, func(chunk []string) error {
 		in, args := inList(chunk, ws)
-		rows, err := queryRows[lineageRow](ctx, q, "SELECT "+lineageSelectList+
-			" FROM lineages WHERE workspace_id = ? AND target_session_id IN "+in, args...)
-		if err != nil {
-			return classify(err, "lineages by targets")
-		}
-		for _, r := range rows {
-			out[r.TargetSessionID] = r.domain()
-		}
-		return nil
+		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+lineageColumnsOfWorkspace+
+			" FROM lineages WHERE workspace_id = ? AND target_session_id IN "+in, args,
+			func(r *lineageRow) { out[r.TargetSessionID] = r.domain() })
+		return classify(err, "lineages by targets")
 	})
 	return out, err
 }

@@ -45,14 +45,15 @@ func idArgs(ids []string, rest ...any) []any {
 
 // lastTurnSQL selects, per id, the turn whose sequence is the highest among the session's turns
 // the extra condition (on alias m for SQLite, t for PostgreSQL; see unsettled) keeps: a seek
-// backwards from the end of the index. Arguments: the ids, then lastTurnArgs.
+// backwards from the end of the index. It selects every column but workspace_id
+// (eachRowOfWorkspace). Arguments: the ids, then lastTurnArgs.
 func lastTurnSQL(d dialect, n int, extra turnCondition) string {
 	if d.lateralJoins {
-		return idsCTE(n) + "SELECT " + qualifiedTurnSelectList + ` FROM ids CROSS JOIN LATERAL (
+		return idsCTE(n) + "SELECT " + qualifiedTurnsOfWorkspace + ` FROM ids CROSS JOIN LATERAL (
 	SELECT * FROM turns t WHERE t.workspace_id = ? AND t.session_id = ids.id` + extra.on("t") + `
 	ORDER BY t.sequence DESC LIMIT 1) t`
 	}
-	return idsCTE(n) + "SELECT " + qualifiedTurnSelectList + ` FROM ids CROSS JOIN turns t
+	return idsCTE(n) + "SELECT " + qualifiedTurnsOfWorkspace + ` FROM ids CROSS JOIN turns t
 	WHERE t.workspace_id = ? AND t.session_id = ids.id AND t.sequence = (
 		SELECT m.sequence FROM turns m WHERE m.workspace_id = ? AND m.session_id = ids.id` + extra.on("m") + `
 		ORDER BY m.sequence DESC LIMIT 1)`

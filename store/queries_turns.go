@@ -26,17 +26,12 @@ func (q queries) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, e
 
 // TurnsByIDs returns the existing turns among ids, keyed by id.
 func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Turn, error) {
-	out := map[string]forkengine.Turn{}
+	out := make(map[string]forkengine.Turn, len(ids))
 	err := q.inChunks(ids, func(chunk []string) error {
 		in, args := inList(chunk, ws)
-		rows, err := queryRows[turnRow](ctx, q, "SELECT "+turnSelectList+" FROM turns WHERE workspace_id = ? AND id IN "+in, args...)
-		if err != nil {
-			return classify(err, "turns by ids")
-		}
-		for _, r := range rows {
-			out[r.ID] = r.domain()
-		}
-		return nil
+		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+turnColumnsOfWorkspace+" FROM turns WHERE workspace_id = ? AND id IN "+in, args,
+			func(r *turnRow) { out[r.ID] = r.domain() })
+		return classify(err, "turns by ids")
 	})
 	return out, err
 }
@@ -76,16 +71,11 @@ func (q queries) ActiveTurnsBySessionIDs(ctx context.Context, ws string, session
 
 // turnPerSession reads each session's last turn among those extra keeps (lastTurnSQL).
 func (q queries) turnPerSession(ctx context.Context, extra turnCondition, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
-	out := map[string]forkengine.Turn{}
+	out := make(map[string]forkengine.Turn, len(sessionIDs))
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		rows, err := queryRows[turnRow](ctx, q, lastTurnSQL(q.dialect, len(chunk), extra), lastTurnArgs(q.dialect, chunk, ws)...)
-		if err != nil {
-			return classify(err, "turn per session")
-		}
-		for _, r := range rows {
-			out[r.SessionID] = r.domain()
-		}
-		return nil
+		err := eachRowOfWorkspace(ctx, q, ws, lastTurnSQL(q.dialect, len(chunk), extra), lastTurnArgs(q.dialect, chunk, ws),
+			func(r *turnRow) { out[r.SessionID] = r.domain() })
+		return classify(err, "turn per session")
 	})
 	return out, err
 }
@@ -105,16 +95,22 @@ func (q queries) TurnsThrough(ctx context.Context, ws, sessionID string, maxSequ
 
 // MessagesByTurnIDs returns each turn's messages in Position order.
 func (q queries) MessagesByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
-	out := map[string][]forkengine.Message{}
+	out := make(map[string][]forkengine.Message, len(turnIDs))
 	err := q.inChunks(turnIDs, func(chunk []string) error {
 		in, args := inList(chunk, ws)
-		rows, err := queryRows[messageRow](ctx, q, "SELECT "+messageSelectList+
-			" FROM messages WHERE workspace_id = ? AND turn_id IN "+in+" ORDER BY turn_id, position", args...)
+		// In turn order, each turn's messages one run of it; sized for a question and an answer each.
+		all := make([]forkengine.Message, 0, 2*len(chunk))
+		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+messageColumnsOfWorkspace+
+			" FROM messages WHERE workspace_id = ? AND turn_id IN "+in+" ORDER BY turn_id, position", args,
+			func(r *messageRow) { all = append(all, r.domain()) })
 		if err != nil {
 			return classify(err, "messages by turns")
 		}
-		for _, r := range rows {
-			out[r.TurnID] = append(out[r.TurnID], r.domain())
+		for start, i := 0, 1; i <= len(all); i++ {
+			if i == len(all) || all[i].TurnID != all[start].TurnID {
+				out[all[start].TurnID] = all[start:i:i] // capped: an append by the caller copies
+				start = i
+			}
 		}
 		return nil
 	})

@@ -175,7 +175,7 @@ type result struct {
 }
 
 func writeResult(w http.ResponseWriter, contentType string, status int, res *result) {
-	body, err := json.Marshal(res)
+	body, err := encodeHTTPResult(res)
 	if err != nil {
 		status = http.StatusInternalServerError
 		body = []byte(`{"errors":[{"message":"internal server error: unencodable response","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
@@ -183,4 +183,20 @@ func writeResult(w http.ResponseWriter, contentType string, status int, res *res
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// encodeHTTPResult is json.Marshal(res), except that a response of data alone, the common case,
+// is assembled around gqlgen's bytes as they are (as encodeResult does for websocket messages):
+// json.Marshal compacts and HTML-escapes a RawMessage into a copy, 3 % of a 100-row list query's
+// CPU for bytes gqlgen has just written compact. The data is still validated, so a broken result
+// stays a 500. ("<", ">" and "&" in strings now reach the client as they are, not as \u003c...:
+// the same JSON value.)
+func encodeHTTPResult(res *result) ([]byte, error) {
+	if len(res.Errors) > 0 || len(res.Extensions) > 0 || len(res.Data) == 0 || !json.Valid(res.Data) {
+		return json.Marshal(res)
+	}
+	const prefix, suffix = `{"data":`, `}`
+	body := make([]byte, 0, len(prefix)+len(res.Data)+len(suffix))
+	body = append(append(append(body, prefix...), res.Data...), suffix...)
+	return body, nil
 }
