@@ -10,6 +10,7 @@ import (
 
 	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/heapfloor"
 	"github.com/forkgraph/forkgraph/store"
 )
 
@@ -39,6 +40,7 @@ type config struct {
 	noSeed         bool
 	debugAddr      string
 	queue          int64
+	gcHeapFloor    int64
 	edge           edgeConfig
 	observe        observeConfig
 }
@@ -82,6 +84,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"events a subscription may have waiting before it ends with RESUME_REQUIRED (FORKGRAPH_SUBSCRIBER_QUEUE)")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", env.str("FORKGRAPH_DEBUG_ADDR", ""),
 		"loopback address for net/http/pprof profiles and memory statistics; empty: off (FORKGRAPH_DEBUG_ADDR)")
+	fs.Int64Var(&cfg.gcHeapFloor, "gc-heap-floor", env.int64("FORKGRAPH_GC_HEAP_FLOOR", heapfloor.Default),
+		"bytes the heap may grow between garbage collections however little is live; 0: GOGC alone decides (FORKGRAPH_GC_HEAP_FLOOR)")
 	cfg.edge.register(fs, &env)
 	observeFlags(fs, &env, &cfg.observe)
 	if err := fs.Parse(args); err != nil {
@@ -110,6 +114,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.dbPool <= 0 || cfg.dbPool > 10000 || cfg.dbTimeout < 0 {
 		return config{}, fmt.Errorf("-db-pool must be between 1 and 10000 and -db-statement-timeout must not be negative (got %d, %s)",
 			cfg.dbPool, cfg.dbTimeout)
+	}
+	if cfg.gcHeapFloor < 0 {
+		return config{}, fmt.Errorf("-gc-heap-floor must not be negative, got %d", cfg.gcHeapFloor)
 	}
 	if cfg.maxBody <= 0 {
 		return config{}, fmt.Errorf("-max-body must be positive, got %d", cfg.maxBody)

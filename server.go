@@ -20,6 +20,7 @@ import (
 
 	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/heapfloor"
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
@@ -58,6 +59,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("-log-format, -log-level: %w", err)
 	}
+	defer heapfloor.Start(uint64(cfg.gcHeapFloor))()
 	db, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err

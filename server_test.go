@@ -15,6 +15,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/internal/heapfloor"
 )
 
 // startServer runs the real server (run) on 127.0.0.1:0 and returns its base URL and a stop
@@ -314,6 +316,18 @@ func TestSubscriberQueueFlag(t *testing.T) {
 	require.Equal(t, int64(16), cfg.queue)
 	_, err = parseConfig([]string{"-subscriber-queue", "0"}, none, io.Discard)
 	require.ErrorContains(t, err, "-subscriber-queue")
+}
+
+func TestGCHeapFloorFlag(t *testing.T) {
+	none := func(string) string { return "" }
+	cfg, err := parseConfig(nil, none, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, int64(heapfloor.Default), cfg.gcHeapFloor)
+	cfg, err = parseConfig(nil, func(k string) string { return map[string]string{"FORKGRAPH_GC_HEAP_FLOOR": "0"}[k] }, io.Discard)
+	require.NoError(t, err)
+	require.Zero(t, cfg.gcHeapFloor)
+	_, err = parseConfig([]string{"-gc-heap-floor", "-1"}, none, io.Discard)
+	require.ErrorContains(t, err, "-gc-heap-floor")
 }
 
 // TestSecondServerOnOneSQLiteFileIsRefused: SQLite is single-process, so a second instance on a
