@@ -174,6 +174,7 @@ func runOnce(ctx context.Context, t target, o options) (abResult, error) {
 		stamp := fmt.Sprintf("%s/%s-%d", o.memProfile, t.label(), time.Now().Unix())
 		saveDebug(ctx, p.debug+"/debug/pprof/heap?gc=1", stamp+"-heap.pprof")
 		saveDebug(ctx, p.debug+"/debug/pprof/goroutine?debug=1", stamp+"-goroutines.txt")
+		saveDebug(ctx, p.debug+"/debug/pprof/heap?debug=1&gc=1", stamp+"-memstats.txt")
 	}
 	for _, s := range f.subs {
 		s.events.Store(0)
