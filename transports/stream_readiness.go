@@ -56,9 +56,9 @@ func (run *streamRun) park() bool {
 	return true
 }
 
-// wake continues a parked run in a new goroutine; it does nothing while the run is going on.
+// wake continues a parked run on a runner; it does nothing while the run is going on.
 func (run *streamRun) wake() {
 	if run.parked.CompareAndSwap(true, false) {
-		go run.c.stream(run)
+		wakeRunners.start(run)
 	}
 }
