@@ -39,11 +39,22 @@ func (s *Stream[T]) OnReady(wake func()) bool {
 	return false
 }
 
-// woken takes the waiting consumer's wake (nil: none), after a value was sent or C was closed.
-func (s *Stream[T]) woken(closed bool) func() {
+// delivered records the cursor of the value just sent and takes the waiting consumer's wake
+// (nil: none), under one lock: it runs once per subscriber of every event.
+func (s *Stream[T]) delivered(cursor int64) func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.closed = s.closed || closed
+	s.last = cursor
+	wake := s.wake
+	s.wake = nil
+	return wake
+}
+
+// closedWake records that C is closed and takes the waiting consumer's wake (nil: none).
+func (s *Stream[T]) closedWake() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
 	wake := s.wake
 	s.wake = nil
 	return wake
@@ -153,8 +164,7 @@ func liveWorkspace[T any](ctx context.Context, b *Broker, ws string, view func(*
 	sub := b.SubscribeFunc(ws, func(ev *Event) bool {
 		select {
 		case out <- view(ev):
-			s.sent(ev.Cursor)
-			if wake := s.woken(false); wake != nil {
+			if wake := s.delivered(ev.Cursor); wake != nil {
 				wake()
 			}
 			return true
@@ -166,7 +176,7 @@ func liveWorkspace[T any](ctx context.Context, b *Broker, ws string, view func(*
 			s.fail(lagError(err))
 		}
 		close(out)
-		if wake := s.woken(true); wake != nil {
+		if wake := s.closedWake(); wake != nil {
 			wake()
 		}
 	})

@@ -38,6 +38,7 @@ type streamRun struct {
 	ctx       context.Context // the operation's: its end wakes a parked run, which then ends
 	readiness *streamReadiness
 	parked    atomic.Bool
+	prefix    resultPrefix // of its result messages
 }
 
 // park reports whether the run now waits with no goroutine: its stream has nothing ready, and

@@ -139,7 +139,7 @@ func (c *conn) stream(run *streamRun) {
 		if payload == nil {
 			break
 		}
-		frame, err := encodePayload(run.op.id, c.protocol.resultType(), payload)
+		frame, err := encodePayload(&run.prefix, run.op.id, c.protocol.resultType(), payload)
 		if err != nil {
 			log.Printf("transports: operation %s: %v", run.op.id, err)
 			c.close(CloseInternalError, "Internal server error")
