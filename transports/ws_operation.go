@@ -115,7 +115,11 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 // holds no goroutine between events, and one goroutine both takes an event and writes it.
 func (c *conn) stream(run *streamRun) {
 	parked := false
+	owed := false // this goroutine has become the writer of what it queued
 	defer func() {
+		if owed {
+			go c.flush() // a panic came between queueing and writing
+		}
 		if !parked {
 			run.rs.close()
 			run.op.cancel()
@@ -123,17 +127,17 @@ func (c *conn) stream(run *streamRun) {
 		}
 	}()
 	defer c.recoverOperation(run.op)
-	owed := false // this goroutine is the writer of what it queued
 	for {
 		if parked = run.park(); parked {
 			if owed {
+				owed = false
 				c.flush()
 			}
 			return
 		}
 		if owed {
-			go c.flush()
 			owed = false
+			go c.flush()
 		}
 		payload := run.rs.next()
 		if payload == nil {
