@@ -30,7 +30,7 @@ func withStreamReadiness(ctx context.Context) (context.Context, *streamReadiness
 }
 
 // streamRun is a running operation between the goroutines that continue it: with a readiness,
-// the one that finds nothing ready parks it (parked), and wake continues it in a new one.
+// the one that finds nothing ready parks it (parked), and wake continues it on a runner.
 type streamRun struct {
 	c         *conn
 	op        *operation
@@ -38,6 +38,7 @@ type streamRun struct {
 	ctx       context.Context // the operation's: its end wakes a parked run, which then ends
 	readiness *streamReadiness
 	parked    atomic.Bool
+	wakeFunc  func()       // wake, made once: a method value handed out per park would allocate
 	prefix    resultPrefix // of its result messages
 }
 
@@ -50,7 +51,7 @@ func (run *streamRun) park() bool {
 		return false
 	}
 	run.parked.Store(true)
-	if (*ready)(run.wake) || run.ctx.Err() != nil {
+	if (*ready)(run.wakeFunc) || run.ctx.Err() != nil {
 		// Go on in this goroutine, unless a wake has already taken the run over.
 		return !run.parked.CompareAndSwap(true, false)
 	}

@@ -103,8 +103,9 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 	}
 	ctx, readiness := withStreamReadiness(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)))
 	run := &streamRun{c: c, op: op, ctx: ctx, readiness: readiness}
+	run.wakeFunc = run.wake
 	run.rs = dispatch(ctx, c.exec, opCtx)
-	context.AfterFunc(ctx, run.wake) // a parked operation that is stopped must still end
+	context.AfterFunc(ctx, run.wakeFunc) // a parked operation that is stopped must still end
 	streaming = true
 	c.stream(run)
 }
