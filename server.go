@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	obs.ready.MarkRecovered()
 	gql := resolvers.NewServer(resolvers.Config{
 		Engine: engine, Broker: broker, Authorize: cfg.tokens.Authorize, RequestID: access.RequestID, Logger: logger,
-		StreamError: transports.AddSubscriptionError, Persisted: cfg.edge.persisted,
+		StreamError: transports.AddSubscriptionError, StreamReady: transports.SetStreamReadiness, Persisted: cfg.edge.persisted,
 		Extensions: obs.extensions(), Batch: obs.tel.Batch,
 	})
 	for _, t := range obs.observeTransports(graphqlTransports(cfg)) {

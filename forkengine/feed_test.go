@@ -179,3 +179,34 @@ func TestLiveSubscriberThatFallsBehindMustResume(t *testing.T) {
 	require.Equal(t, forkengine.CodeResumeRequired, forkengine.ErrorCode(s.Err()))
 	require.Equal(t, int64(2), s.LastCursor())
 }
+
+// TestLiveStreamWakesAConsumerWaitingWithoutAGoroutine: OnReady says whether a receive would
+// wait and, when it would, calls the wake it was given once a value arrives or the stream ends.
+func TestLiveStreamWakesAConsumerWaitingWithoutAGoroutine(t *testing.T) {
+	f := newFeedFixture(t, forkengine.FeedConfig{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{}, cursorOf)
+	require.NoError(t, err)
+	woken := make(chan struct{}, 4)
+	wake := func() { woken <- struct{}{} }
+	require.False(t, s.OnReady(wake), "nothing published yet")
+	require.Empty(t, woken)
+	f.broker.Publish([]forkengine.Event{{Cursor: 1, WorkspaceID: ws}})
+	<-woken
+	require.True(t, s.OnReady(wake), "a value waits")
+	require.Equal(t, int64(1), <-s.C)
+	require.False(t, s.OnReady(wake))
+	cancel() // the subscriber leaves: C closes, and the waiting consumer hears of it
+	<-woken
+	require.True(t, s.OnReady(wake), "closed")
+	_, open := <-s.C
+	require.False(t, open)
+	require.Empty(t, woken, "one wake per wait")
+
+	replayCtx, stopReplay := context.WithCancel(context.Background())
+	defer stopReplay()
+	resumed, err := forkengine.FollowWorkspace(replayCtx, f.engine, f.broker, ws, forkengine.WorkspacePosition{Resume: true}, cursorOf)
+	require.NoError(t, err)
+	require.True(t, resumed.OnReady(wake), "a replaying stream cannot tell: its consumer receives as usual")
+}

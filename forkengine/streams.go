@@ -18,6 +18,46 @@ type Stream[T any] struct {
 	mu   sync.Mutex
 	err  error
 	last int64
+	// For OnReady, on live streams only: wake is called once C has a value or is closed.
+	live   bool
+	closed bool
+	wake   func()
+}
+
+// OnReady reports whether C has a value or is closed, so a receive would not wait; when not, it
+// arranges for wake to be called (once, from the publisher's goroutine: it must not block) as
+// soon as one is. It lets a consumer wait without a goroutine of its own: with thousands of
+// subscribers a parked goroutine each is most of their memory. A stream that cannot tell (one
+// that replays first) always reports true; its consumer receives as usual.
+func (s *Stream[T]) OnReady(wake func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.live || s.closed || len(s.C) > 0 {
+		return true
+	}
+	s.wake = wake
+	return false
+}
+
+// delivered records the cursor of the value just sent and takes the waiting consumer's wake
+// (nil: none), under one lock: it runs once per subscriber of every event.
+func (s *Stream[T]) delivered(cursor int64) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = cursor
+	wake := s.wake
+	s.wake = nil
+	return wake
+}
+
+// closedWake records that C is closed and takes the waiting consumer's wake (nil: none).
+func (s *Stream[T]) closedWake() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	wake := s.wake
+	s.wake = nil
+	return wake
 }
 
 // Err is the error that ended the stream, once C is closed: RESUME_REQUIRED when the subscriber
@@ -120,11 +160,13 @@ func FollowWorkspace[T any](ctx context.Context, e *Engine, b *Broker, ws string
 // context's end closes the subscription.
 func liveWorkspace[T any](ctx context.Context, b *Broker, ws string, view func(*Event) T) *Stream[T] {
 	out := make(chan T, b.QueueSize())
-	s := &Stream[T]{C: out}
+	s := &Stream[T]{C: out, live: true}
 	sub := b.SubscribeFunc(ws, func(ev *Event) bool {
 		select {
 		case out <- view(ev):
-			s.sent(ev.Cursor)
+			if wake := s.delivered(ev.Cursor); wake != nil {
+				wake()
+			}
 			return true
 		default:
 			return false
@@ -134,6 +176,9 @@ func liveWorkspace[T any](ctx context.Context, b *Broker, ws string, view func(*
 			s.fail(lagError(err))
 		}
 		close(out)
+		if wake := s.closedWake(); wake != nil {
+			wake()
+		}
 	})
 	context.AfterFunc(ctx, sub.Close)
 	return s

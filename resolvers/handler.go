@@ -38,6 +38,10 @@ type Config struct {
 	// transports.AddSubscriptionError); it returns false when the transport cannot, and the
 	// error is then sent as a last response.
 	StreamError func(ctx context.Context, err *gqlerror.Error) bool
+	// StreamReady, when set, tells the transport how a live workspace stream's subscription
+	// can learn without waiting that its next event is there (transports.SetStreamReadiness),
+	// so that it holds no goroutine between events; it returns false when the transport cannot.
+	StreamReady func(ctx context.Context, ready func(wake func()) bool) bool
 	// Extensions are installed before every other extension and middleware, so they see each
 	// operation and response as the client does, stream-ending errors included (metrics,
 	// tracing, operation logs).
@@ -57,7 +61,7 @@ func NewServer(cfg Config) *handler.Server {
 		cfg.RequestID = func(context.Context) string { return "" }
 	}
 	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch,
-		shared: &sharedStreams{}}}
+		shared: &sharedStreams{}, streamReady: cfg.StreamReady}}
 	connectionComplexity(&gcfg.Complexity)
 	schema := graph.NewExecutableSchema(gcfg)
 	srv := handler.New(schema)

@@ -72,7 +72,7 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	require.NoError(t, err)
 	rcfg := resolvers.Config{Engine: engine, Broker: broker, Authorize: opts.tokens.Authorize, Logger: quiet,
 		RequestID:   access.RequestID,
-		StreamError: transports.AddSubscriptionError}
+		StreamError: transports.AddSubscriptionError, StreamReady: transports.SetStreamReadiness}
 	if opts.limits != nil {
 		opts.limits(&rcfg)
 	}

@@ -21,6 +21,8 @@ type Resolver struct {
 	batch  BatchObserver
 	views  eventViews // API views of live events, shared by their subscribers
 	shared *sharedStreams
+	// streamReady hands the transport a stream's readiness (Config.StreamReady); nil: none.
+	streamReady func(ctx context.Context, ready func(wake func()) bool) bool
 }
 
 // loaders returns the response's loader set.

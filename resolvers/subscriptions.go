@@ -108,6 +108,10 @@ func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (
 		return nil, err
 	}
 	watchStream(ctx, func() error { return resumeHint(s.Err(), s.LastCursor()) })
+	if r.streamReady != nil {
+		// Both the shared member and gqlgen read s.C: it is what every next response waits for.
+		r.streamReady(ctx, s.OnReady)
+	}
 	if from.Shareable() {
 		if shared, ok := r.shared.join(ctx, ws, s.C); ok {
 			return shared, nil

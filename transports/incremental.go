@@ -261,10 +261,11 @@ func hasNext(payload any) bool {
 	return false
 }
 
-// encodePayload encodes a websocket result message for a payload of responses.next.
-func encodePayload(id, typ string, payload any) ([]byte, error) {
+// encodePayload encodes a websocket result message for a payload of responses.next; prefix
+// keeps the operation's message prefix between its results.
+func encodePayload(prefix *resultPrefix, id, typ string, payload any) ([]byte, error) {
 	if resp, ok := payload.(*graphql.Response); ok {
-		return encodeResult(id, typ, resp)
+		return prefix.encode(id, typ, resp)
 	}
 	return encodeMessage(id, typ, payload)
 }

@@ -80,10 +80,20 @@ func newConn(cfg Websocket, ws *websocket.Conn, out *batchConn, exec graphql.Gra
 	// values only.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	return &conn{
-		cfg: cfg, ws: ws, out: out, exec: exec, headers: r.Header, request: r, openedAt: time.Now(),
+		cfg: cfg, ws: ws, out: out, exec: exec, headers: r.Header, request: withoutBody(r), openedAt: time.Now(),
 		ctx: ctx, cancel: cancel, opBase: ctx,
 		ops: map[string]*operation{},
 	}
+}
+
+// withoutBody is the upgrade request as the connection keeps it for the Observer: without its
+// body, which can hold the http.ResponseWriter (http.MaxBytesReader does), and through it
+// net/http's own connection with its 4 KiB read and write buffers and the response's 2 KiB one,
+// all useless once the connection is hijacked: about 11 KiB per websocket.
+func withoutBody(r *http.Request) *http.Request {
+	kept := r.WithContext(r.Context()) // a shallow copy
+	kept.Body, kept.GetBody = http.NoBody, nil
+	return kept
 }
 
 // serve reads until the connection ends, then releases everything the connection holds.

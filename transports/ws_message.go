@@ -183,20 +183,29 @@ func truncateCloseReason(reason string) string {
 // data, which costs more than the rest of the message when one event fans out to thousands of
 // subscribers. The data is still validated, so a broken result stays an error (4500).
 func encodeResult(id, typ string, resp *graphql.Response) ([]byte, error) {
+	var prefix resultPrefix
+	return prefix.encode(id, typ, resp)
+}
+
+// resultPrefix is an operation's result message up to its data, encoded once for all of its
+// results (its id and type do not change).
+type resultPrefix []byte
+
+// encode is encodeResult with the prefix kept.
+func (p *resultPrefix) encode(id, typ string, resp *graphql.Response) ([]byte, error) {
 	plain := len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" && resp.Path == nil && resp.HasNext == nil
 	if !plain || len(resp.Data) == 0 || !validData(resp) {
 		return encodeMessage(id, typ, resp) // also reports invalid data as an error
 	}
-	quotedID, err := json.Marshal(id)
-	if err != nil {
-		return nil, fmt.Errorf("encode id: %w", err)
+	if *p == nil {
+		quotedID, err := json.Marshal(id)
+		if err != nil {
+			return nil, fmt.Errorf("encode id: %w", err)
+		}
+		*p = fmt.Appendf(nil, `{"id":%s,"type":"%s","payload":{"data":`, quotedID, typ)
 	}
-	frame := make([]byte, 0, len(resp.Data)+len(quotedID)+len(typ)+40)
-	frame = append(frame, `{"id":`...)
-	frame = append(frame, quotedID...)
-	frame = append(frame, `,"type":"`...)
-	frame = append(frame, typ...)
-	frame = append(frame, `","payload":{"data":`...)
+	frame := make([]byte, 0, len(*p)+len(resp.Data)+2)
+	frame = append(frame, *p...)
 	frame = append(frame, resp.Data...)
 	return append(frame, "}}"...), nil
 }

@@ -79,8 +79,13 @@ func (c *conn) startOperation(id string, params *graphql.RawParams) {
 // execution (parse, validation, limits), else one result message per response, then
 // `complete`, or `error` when the resolver ended the stream with AddSubscriptionError.
 func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.RawParams) {
-	defer c.opsWG.Done()
-	defer op.cancel()
+	streaming := false // from then on, stream ends the operation
+	defer func() {
+		if !streaming {
+			op.cancel()
+			c.opsWG.Done()
+		}
+	}()
 	defer c.recoverOperation(op)
 
 	start := graphql.Now()
@@ -96,25 +101,62 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 		c.finishOperation(op, gqlerror.List{err})
 		return
 	}
-	ctx = withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx))
-	rs := dispatch(ctx, c.exec, opCtx)
-	defer rs.close()
+	ctx, readiness := withStreamReadiness(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)))
+	run := &streamRun{c: c, op: op, ctx: ctx, readiness: readiness}
+	run.wakeFunc = run.wake
+	run.rs = dispatch(ctx, c.exec, opCtx)
+	context.AfterFunc(ctx, run.wakeFunc) // a parked operation that is stopped must still end
+	streaming = true
+	c.stream(run)
+}
+
+// stream pulls and queues run's responses until the operation ends, or until its stream has
+// nothing ready (park): then this goroutine writes what it queued, if no writer runs yet, and
+// ends, and the stream's wake continues the operation in a new one. A live subscription thus
+// holds no goroutine between events, and one goroutine both takes an event and writes it.
+func (c *conn) stream(run *streamRun) {
+	parked := false
+	owed := false // this goroutine has become the writer of what it queued
+	defer func() {
+		if owed {
+			go c.flush() // a panic came between queueing and writing
+		}
+		if !parked {
+			run.rs.close()
+			run.op.cancel()
+			c.opsWG.Done()
+		}
+	}()
+	defer c.recoverOperation(run.op)
 	for {
-		payload := rs.next()
+		if parked = run.park(); parked {
+			if owed {
+				owed = false
+				c.flush()
+			}
+			return
+		}
+		if owed {
+			owed = false
+			go c.flush()
+		}
+		payload := run.rs.next()
 		if payload == nil {
 			break
 		}
-		frame, err := encodePayload(op.id, c.protocol.resultType(), payload)
+		frame, err := encodePayload(&run.prefix, run.op.id, c.protocol.resultType(), payload)
 		if err != nil {
-			log.Printf("transports: operation %s: %v", op.id, err)
+			log.Printf("transports: operation %s: %v", run.op.id, err)
 			c.close(CloseInternalError, "Internal server error")
 			return
 		}
-		if !c.sendFor(op, frame) {
+		queued, writer := c.sendFor(run.op, frame)
+		if !queued {
 			return // completed by the client, or the connection is closing
 		}
+		owed = writer
 	}
-	c.finishOperation(op, subscriptionErrors(rs.ctx))
+	c.finishOperation(run.op, subscriptionErrors(run.rs.ctx))
 }
 
 // recoverOperation turns a panic that escaped the executor into close 4500: the connection's
@@ -127,19 +169,19 @@ func (c *conn) recoverOperation(op *operation) {
 }
 
 // sendFor queues frame only while op is still the running operation of its id, waiting while
-// the queue is full (see waitForRoomLocked).
-func (c *conn) sendFor(op *operation, frame []byte) bool {
+// the queue is full (see waitForRoomLocked). writer reports that no writer was running: the
+// caller is now it and must call flush (or start it in a goroutine).
+func (c *conn) sendFor(op *operation, frame []byte) (queued, writer bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.waitForRoomLocked(len(frame)) {
 		c.cfg.Observer.dropped(c.subprotocol)
-		return false
+		return false, false
 	}
 	if c.ops[op.id] != op {
-		return false
+		return false, false
 	}
-	c.enqueueLocked(frame)
-	return true
+	return true, c.queueLocked(frame)
 }
 
 // finishOperation ends op with `error` (errs non-empty) or `complete`, unless the client

@@ -100,16 +100,25 @@ func (c *conn) closeTooSlowLocked() {
 
 // enqueueLocked appends frame, which the caller has made room for, and starts the writer.
 func (c *conn) enqueueLocked(frame []byte) {
+	if c.queueLocked(frame) {
+		go c.flush()
+	}
+}
+
+// queueLocked appends frame, which the caller has made room for, and reports whether no writer
+// was running: then the caller has become it and must call flush.
+func (c *conn) queueLocked(frame []byte) bool {
 	c.queue = append(c.queue, frame)
 	c.queuedBytes += len(frame)
 	c.peakBytes = max(c.peakBytes, c.queuedBytes+c.writingBytes)
 	c.cfg.Observer.queueBytes(len(frame))
-	if !c.writing {
-		c.writing = true
-		c.progressAt = time.Now()
-		c.writerWG.Add(1)
-		go c.flush()
+	if c.writing {
+		return false
 	}
+	c.writing = true
+	c.progressAt = time.Now()
+	c.writerWG.Add(1)
+	return true
 }
 
 // flush writes queued messages until the queue is empty, then ends, sending the close frame a

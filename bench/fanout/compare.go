@@ -170,6 +170,12 @@ func runOnce(ctx context.Context, t target, o options) (abResult, error) {
 		return r, err
 	}
 	r.rssPerConn = float64(rss1-rss0) / float64(o.subscribers) / 1024
+	if o.memProfile != "" && p.debug != "" {
+		stamp := fmt.Sprintf("%s/%s-%d", o.memProfile, t.label(), time.Now().Unix())
+		saveDebug(ctx, p.debug+"/debug/pprof/heap?gc=1", stamp+"-heap.pprof")
+		saveDebug(ctx, p.debug+"/debug/pprof/goroutine?debug=1", stamp+"-goroutines.txt")
+		saveDebug(ctx, p.debug+"/debug/pprof/heap?debug=1&gc=1", stamp+"-memstats.txt")
+	}
 	for _, s := range f.subs {
 		s.events.Store(0)
 	}
@@ -356,7 +362,13 @@ func sleep(ctx context.Context, ms int) {
 // saveProfile writes a 10 s CPU profile of the server to path (-profile; failures are reported
 // and otherwise ignored: the profile is a diagnostic, not a figure).
 func saveProfile(ctx context.Context, debug, path string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, debug+"/debug/pprof/profile?seconds=10", nil)
+	saveDebug(ctx, debug+"/debug/pprof/profile?seconds=10", path)
+}
+
+// saveDebug writes what the server's debug URL answers to path (failures are reported and
+// otherwise ignored).
+func saveDebug(ctx context.Context, url, path string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err == nil {
 		var resp *http.Response
 		if resp, err = http.DefaultClient.Do(req); err == nil {

@@ -37,6 +37,7 @@ type options struct {
 	rounds      int
 	events      int
 	profile     string // A/B mode: a directory for a CPU profile of each forkgraph run
+	memProfile  string // A/B mode: a directory for heap and goroutine profiles once all are live
 }
 
 func main() {
@@ -56,6 +57,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 2, "A/B mode: rounds (each runs every server once)")
 	flag.IntVar(&o.events, "events", 30, "A/B mode: events per run (one mutation each)")
 	flag.StringVar(&o.profile, "profile", "", "A/B mode: write a 10 s CPU profile of each forkgraph run's load into this directory")
+	flag.StringVar(&o.memProfile, "mem-profile", "", "A/B mode: write each forkgraph run's heap (after a GC) and goroutine profiles, taken once every subscriber is live, into this directory")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)

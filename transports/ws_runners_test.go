@@ -1,0 +1,78 @@
+package transports
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// However many operations one event wakes, at most max run at once: the rest wait their turn
+// instead of each holding a goroutine and its stack.
+func TestRunnersBoundTheGoroutinesOfABurst(t *testing.T) {
+	var running, peak atomic.Int32
+	var done sync.WaitGroup
+	var order []int
+	var mu sync.Mutex
+	runs := make([]*streamRun, 200)
+	index := map[*streamRun]int{}
+	for i := range runs {
+		runs[i] = &streamRun{}
+		index[runs[i]] = i
+	}
+	p := &runners{max: 2, run: func(r *streamRun) {
+		n := running.Add(1)
+		for old := peak.Load(); n > old && !peak.CompareAndSwap(old, n); old = peak.Load() {
+		}
+		mu.Lock()
+		order = append(order, index[r])
+		mu.Unlock()
+		time.Sleep(100 * time.Microsecond) // long enough for unbounded runs to overlap
+		running.Add(-1)
+		done.Done()
+	}}
+	done.Add(len(runs))
+	for i := range runs {
+		p.start(runs[i])
+	}
+	done.Wait()
+	if got := peak.Load(); got > 2 {
+		t.Fatalf("%d runs at once, want at most 2", got)
+	}
+	if len(order) != len(runs) {
+		t.Fatalf("%d of %d woken operations ran", len(order), len(runs))
+	}
+	idle := func() bool { // the runners end once nothing waits
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.running == 0 && p.head == len(p.queue)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !idle(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("runners still running after the burst")
+		}
+	}
+}
+
+// A runner stuck (say, in a write to a client that does not read) does not hold up the others:
+// when the queue has not moved for runnerStall, one more runner starts.
+func TestRunnersOutgrowAStuckRunner(t *testing.T) {
+	stuck := make(chan struct{})
+	defer close(stuck)
+	ran := make(chan struct{}, 1)
+	var blocker, other streamRun
+	p := &runners{max: 1, run: func(r *streamRun) {
+		if r == &blocker {
+			<-stuck
+			return
+		}
+		ran <- struct{}{}
+	}}
+	p.start(&blocker)
+	p.start(&other)
+	select {
+	case <-ran:
+	case <-time.After(50 * runnerStall):
+		t.Fatal("a woken operation waited behind a stuck runner")
+	}
+}
