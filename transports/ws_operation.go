@@ -92,6 +92,7 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 	}()
 	defer c.recoverOperation(op)
 
+	ended := ctx // the operation's own cancellation, without the layers added below
 	start := graphql.Now()
 	ctx = graphql.StartOperationTrace(ctx)
 	params.ReadTime = graphql.TraceTiming{Start: start, End: start}
@@ -106,10 +107,10 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 		return
 	}
 	ctx, readiness := withStreamReadiness(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)))
-	run := &streamRun{c: c, op: op, ctx: ctx, readiness: readiness}
+	run := &streamRun{c: c, op: op, ctx: ended, readiness: readiness}
 	run.wakeFunc = run.wake
 	run.rs = dispatch(ctx, c.exec, opCtx)
-	context.AfterFunc(ctx, run.wakeFunc) // a parked operation that is stopped must still end
+	context.AfterFunc(ended, run.wakeFunc) // a parked operation that is stopped must still end
 	streaming = true
 	c.stream(run)
 }
