@@ -221,26 +221,33 @@ func shareResponses(ctx context.Context, next graphql.ResponseHandler) *graphql.
 }
 
 func (m *sharedMember) respond(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	var ev *models.WorkspaceEvent
-	select {
-	case v, ok := <-m.source:
-		if !ok { // the engine stream ended: gqlgen sees the end, endStreamWithError its reason
-			if !m.closed {
-				m.closed = true
-				close(m.out)
-			}
-			return next(ctx)
-		}
-		ev = v
-	case <-ctx.Done():
-		return nil
-	}
-	r, executes := m.group.result(ev.Cursor)
-	if !executes {
+	// The transport asks for a response when the stream has one ready, and the member that
+	// executes an event has usually published it by then: each wait tries without blocking
+	// first, which spares a select over two cold channels per member and event.
+	v, ok, got := tryReceive(m.source)
+	if !got {
 		select {
-		case <-r.done:
+		case v, ok = <-m.source:
 		case <-ctx.Done():
 			return nil
+		}
+	}
+	if !ok { // the engine stream ended: gqlgen sees the end, endStreamWithError its reason
+		if !m.closed {
+			m.closed = true
+			close(m.out)
+		}
+		return next(ctx)
+	}
+	ev := v
+	r, executes := m.group.result(ev.Cursor)
+	if !executes {
+		if _, _, done := tryReceive(r.done); !done {
+			select {
+			case <-r.done:
+			case <-ctx.Done():
+				return nil
+			}
 		}
 		m.group.taken(r)
 		if r.resp != nil {
@@ -248,6 +255,16 @@ func (m *sharedMember) respond(ctx context.Context, next graphql.ResponseHandler
 		}
 	}
 	return m.execute(ctx, next, ev, r, executes)
+}
+
+// tryReceive receives from c if that does not wait; got reports whether it did.
+func tryReceive[T any](c <-chan T) (v T, ok, got bool) {
+	select {
+	case v, ok = <-c:
+		return v, ok, true
+	default:
+		return v, false, false
+	}
 }
 
 // execute runs the selection for ev with gqlgen; when publish is set it makes the response the
