@@ -3,6 +3,7 @@ package forkengine
 import (
 	"slices"
 	"sync"
+	"unique"
 )
 
 // DefaultSubscriberQueue is the per-subscriber buffer of a Broker.
@@ -30,9 +31,9 @@ func NewBroker(queue int) *Broker {
 // with SubscribeFunc calls its function.
 type Subscription struct {
 	broker    *Broker
-	workspace string
-	c         chan Event  // Subscribe: a copy of each event per queue slot
-	shared    chan *Event // SubscribeShared: one read-only copy per event, shared by subscribers
+	workspace unique.Handle[string] // zero: every workspace
+	c         chan Event            // Subscribe: a copy of each event per queue slot
+	shared    chan *Event           // SubscribeShared: one read-only copy per event, shared by subscribers
 	deliver   func(*Event) bool
 	ended     func(error)
 	closed    bool // guarded by broker.mu
@@ -42,7 +43,7 @@ type Subscription struct {
 
 // Subscribe registers a subscriber whose events arrive by value on C. Close it when done.
 func (b *Broker) Subscribe(workspaceID string) *Subscription {
-	return b.register(&Subscription{broker: b, workspace: workspaceID, c: make(chan Event, b.queue)})
+	return b.register(&Subscription{broker: b, workspace: workspaceHandle(workspaceID), c: make(chan Event, b.queue)})
 }
 
 // SubscribeShared registers a subscriber whose events arrive on Events as pointers to one copy
@@ -50,7 +51,7 @@ func (b *Broker) Subscribe(workspaceID string) *Subscription {
 // an Event, which matters with thousands of subscribers. Receivers must not modify the events.
 // C is nil for such a subscription. Close it when done.
 func (b *Broker) SubscribeShared(workspaceID string) *Subscription {
-	return b.register(&Subscription{broker: b, workspace: workspaceID, shared: make(chan *Event, b.queue)})
+	return b.register(&Subscription{broker: b, workspace: workspaceHandle(workspaceID), shared: make(chan *Event, b.queue)})
 }
 
 // SubscribeFunc registers a subscriber that takes each event in Publish itself, with no queue
@@ -62,7 +63,17 @@ func (b *Broker) SubscribeShared(workspaceID string) *Subscription {
 // once, also with the lock held, when the subscription closes: with nil after Close, with the
 // RESUME_REQUIRED error after a lag. No deliver call follows it. C and Events are nil.
 func (b *Broker) SubscribeFunc(workspaceID string, deliver func(*Event) bool, ended func(error)) *Subscription {
-	return b.register(&Subscription{broker: b, workspace: workspaceID, deliver: deliver, ended: ended})
+	return b.register(&Subscription{broker: b, workspace: workspaceHandle(workspaceID), deliver: deliver, ended: ended})
+}
+
+// workspaceHandle is ws as the broker compares it: Publish checks every subscriber for every
+// event, and comparing handles compares pointers, where comparing strings read each
+// subscriber's copy of its workspace id, a cold allocation of its own per subscriber.
+func workspaceHandle(ws string) unique.Handle[string] {
+	if ws == "" {
+		return unique.Handle[string]{}
+	}
+	return unique.Make(ws)
 }
 
 func (b *Broker) register(s *Subscription) *Subscription {
@@ -79,11 +90,16 @@ func (b *Broker) Publish(events []Event) {
 		return
 	}
 	var shared []Event // copied on the first shared subscriber: the caller may reuse events
+	workspaces := make([]unique.Handle[string], len(events))
+	for i := range events {
+		workspaces[i] = unique.Make(events[i].WorkspaceID)
+	}
+	var every unique.Handle[string]
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
 		for i := range events {
-			if s.workspace != "" && s.workspace != events[i].WorkspaceID {
+			if s.workspace != every && s.workspace != workspaces[i] {
 				continue
 			}
 			if (s.shared != nil || s.deliver != nil) && shared == nil {

@@ -155,3 +155,26 @@ func TestBrokerSubscribeFuncCloseEndsWithoutError(t *testing.T) {
 	sub.Close()
 	require.Equal(t, []error{nil}, ends)
 }
+
+// Publish matches subscribers by workspace handle: each gets its workspace's events only, an
+// every-workspace subscriber gets all, whatever string the ids were built from.
+func TestBrokerDeliversByWorkspace(t *testing.T) {
+	b := forkengine.NewBroker(8)
+	a := b.SubscribeShared(string([]byte("ws-a"))) // a copy: not the events' string
+	other := b.SubscribeShared("ws-b")
+	all := b.SubscribeShared("")
+	defer a.Close()
+	defer other.Close()
+	defer all.Close()
+	b.Publish([]forkengine.Event{{WorkspaceID: "ws-a", Cursor: 1}, {WorkspaceID: "ws-b", Cursor: 2}, {WorkspaceID: "ws-a", Cursor: 3}})
+	cursors := func(s *forkengine.Subscription) []int64 {
+		var got []int64
+		for len(s.Events()) > 0 {
+			got = append(got, (<-s.Events()).Cursor)
+		}
+		return got
+	}
+	require.Equal(t, []int64{1, 3}, cursors(a))
+	require.Equal(t, []int64{2}, cursors(other))
+	require.Equal(t, []int64{1, 2, 3}, cursors(all))
+}

@@ -221,3 +221,51 @@ func TestShareKey(t *testing.T) {
 		require.False(t, ok, name)
 	}
 }
+
+// A subscription's responses run under a cancellation of their own (so gqlgen's ctx.Err()
+// per response is one hop, not a walk down every layer): it must end with the operation and
+// with the stream, and a query's must not get one.
+func TestSubscriptionResponsesGetTheirOwnCancellation(t *testing.T) {
+	opCtx := func(op ast.Operation) context.Context {
+		return graphql.WithOperationContext(context.Background(),
+			&graphql.OperationContext{Operation: &ast.OperationDefinition{Operation: op}})
+	}
+	var inner context.Context
+	capture := func(ctx context.Context) graphql.ResponseHandler {
+		inner = ctx
+		n := 0
+		return func(context.Context) *graphql.Response {
+			n++
+			if n > 2 {
+				return nil
+			}
+			return &graphql.Response{}
+		}
+	}
+
+	// The stream ends: the responses' context ends, the operation's does not.
+	base, cancel := context.WithCancel(opCtx(ast.Subscription))
+	defer cancel()
+	responses := withSharedSlot(base, capture)
+	_, ok := inner.Value(sharedSlotKey{}).(*sharedSlot)
+	require.True(t, ok)
+	require.NotEqual(t, base.Done(), inner.Done(), "a cancellation right under the responses")
+	require.NotNil(t, responses(inner))
+	require.NotNil(t, responses(inner))
+	require.NoError(t, inner.Err())
+	require.Nil(t, responses(inner))
+	require.ErrorIs(t, inner.Err(), context.Canceled)
+	require.NoError(t, base.Err())
+
+	// The operation ends: so do its responses.
+	base2, cancel2 := context.WithCancel(opCtx(ast.Subscription))
+	withSharedSlot(base2, capture)
+	cancel2()
+	require.ErrorIs(t, inner.Err(), context.Canceled)
+
+	// A query keeps its context as it is.
+	base3, cancel3 := context.WithCancel(opCtx(ast.Query))
+	defer cancel3()
+	withSharedSlot(base3, capture)
+	require.Equal(t, base3.Done(), inner.Done())
+}

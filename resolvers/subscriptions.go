@@ -56,9 +56,12 @@ func (end *streamEnd) take() error {
 func endStreamWithError(report func(context.Context, *gqlerror.Error) bool) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
-		end, _ := ctx.Value(streamEndKey{}).(*streamEnd)
-		if resp != nil || end == nil {
+		if resp != nil { // the common case: looking the slot up per response is a walk up ctx
 			return resp
+		}
+		end, _ := ctx.Value(streamEndKey{}).(*streamEnd)
+		if end == nil {
+			return nil
 		}
 		err := end.take()
 		if err == nil {

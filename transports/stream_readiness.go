@@ -35,7 +35,7 @@ type streamRun struct {
 	c         *conn
 	op        *operation
 	rs        *responses
-	ctx       context.Context // the operation's: its end wakes a parked run, which then ends
+	ctx       context.Context // the operation's own cancellation: its end wakes a parked run, which then ends
 	readiness *streamReadiness
 	parked    atomic.Bool
 	wakeFunc  func()       // wake, made once: a method value handed out per park would allocate

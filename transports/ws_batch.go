@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // maxBatchBytes bounds the bytes one batch holds before they are written out; a burst larger
@@ -28,6 +30,40 @@ type batchConn struct {
 	// broken is set when a batch failed, possibly half written: no frame may follow it, or the
 	// peer would read the rest of the broken frame from it.
 	broken bool
+	// deadline is the write deadline last set on the connection (Unix nanoseconds; 0: none),
+	// by the writer or by gorilla (control frames), so the writer knows when it must renew it.
+	deadline atomic.Int64
+}
+
+// SetWriteDeadline sets the connection's write deadline and remembers it.
+func (b *batchConn) SetWriteDeadline(t time.Time) error {
+	b.deadline.Store(unixNanos(t))
+	return b.Conn.SetWriteDeadline(t)
+}
+
+// SetDeadline sets both deadlines and remembers the write one.
+func (b *batchConn) SetDeadline(t time.Time) error {
+	b.deadline.Store(unixNanos(t))
+	return b.Conn.SetDeadline(t)
+}
+
+func unixNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// ensureWriteDeadline makes sure a write starting at now has at least timeout before the
+// connection's write deadline. Setting a deadline costs a runtime timer update per call, once
+// per message per subscriber in a fan-out; so a renewed deadline is set timeout plus a quarter
+// of it ahead, and a write finds it far enough for the next quarter of timeout. A write is then
+// cut after at least timeout and at most 1.25 × timeout.
+func (b *batchConn) ensureWriteDeadline(now time.Time, timeout time.Duration) {
+	if d := b.deadline.Load(); d != 0 && d-now.UnixNano() >= int64(timeout) {
+		return
+	}
+	_ = b.SetWriteDeadline(now.Add(timeout + timeout/4))
 }
 
 // Write writes p (one of gorilla's frames) through, unless an earlier batch broke the stream.

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
@@ -98,4 +99,47 @@ func TestTextFramesReadBackThroughAWebsocketClient(t *testing.T) {
 		require.Equal(t, websocket.TextMessage, kind)
 		require.Equal(t, want, got)
 	}
+}
+
+// deadlineConn records the write deadlines set on it.
+type deadlineConn struct {
+	net.Conn
+	deadlines []time.Time
+}
+
+func (d *deadlineConn) SetWriteDeadline(t time.Time) error {
+	d.deadlines = append(d.deadlines, t)
+	return nil
+}
+
+func TestWriteDeadlineIsRenewedOnlyWhenAWriteWouldHaveLessThanTheTimeout(t *testing.T) {
+	const timeout = 8 * time.Second
+	rec := &deadlineConn{}
+	b := &batchConn{Conn: rec}
+	start := time.Unix(1000, 0)
+
+	b.ensureWriteDeadline(start, timeout)
+	require.Equal(t, []time.Time{start.Add(10 * time.Second)}, rec.deadlines, "the first write sets timeout + timeout/4")
+
+	// Writes within the next quarter of the timeout still have at least the timeout.
+	b.ensureWriteDeadline(start.Add(time.Second), timeout)
+	b.ensureWriteDeadline(start.Add(2*time.Second), timeout)
+	require.Len(t, rec.deadlines, 1)
+
+	// Past it, the deadline would be less than the timeout away: renewed.
+	b.ensureWriteDeadline(start.Add(2*time.Second+time.Millisecond), timeout)
+	require.Len(t, rec.deadlines, 2)
+	require.Equal(t, start.Add(12*time.Second+time.Millisecond), rec.deadlines[1])
+
+	// A deadline set by someone else (gorilla's control frames, a close's grace) is seen: a
+	// shorter one makes the next write renew it.
+	require.NoError(t, b.SetWriteDeadline(start.Add(3*time.Second)))
+	b.ensureWriteDeadline(start.Add(2500*time.Millisecond), timeout)
+	require.Len(t, rec.deadlines, 4)
+	require.Equal(t, start.Add(12500*time.Millisecond), rec.deadlines[3])
+
+	// Cleared (zero): renewed.
+	require.NoError(t, b.SetWriteDeadline(time.Time{}))
+	b.ensureWriteDeadline(start.Add(3*time.Second), timeout)
+	require.Len(t, rec.deadlines, 6)
 }

@@ -141,11 +141,12 @@ func (c *conn) flush() {
 		}
 		c.writingBytes = c.queuedBytes
 		frames := c.takeQueueLocked()
-		c.progressAt = time.Now()
+		now := time.Now()
+		c.progressAt = now
 		c.wakeLocked()
 		c.mu.Unlock()
 
-		err := c.writeFrames(frames)
+		err := c.writeFrames(frames, now)
 		// The batch's bytes are free once written: producers waiting on SendQueueBytes may go on.
 		c.mu.Lock()
 		c.writingBytes = 0
@@ -162,9 +163,10 @@ func (c *conn) flush() {
 	}
 }
 
-// writeFrames writes frames as text messages in one batch, unless the close frame is out.
-func (c *conn) writeFrames(frames [][]byte) error {
-	_ = c.out.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
+// writeFrames writes frames as text messages in one batch, unless the close frame is out. The
+// batch has at least WriteTimeout (at most 1.25 × WriteTimeout) before its write is cut.
+func (c *conn) writeFrames(frames [][]byte, now time.Time) error {
+	c.out.ensureWriteDeadline(now, c.cfg.WriteTimeout)
 	return c.out.writeText(frames, func() bool { return !c.closeSent.Load() })
 }
 
