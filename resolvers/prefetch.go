@@ -50,31 +50,39 @@ func (r *Resolver) prefetchSessionPage(ctx context.Context, conn *models.Session
 	}
 	rctx := l.views.ctx // the view relations' loads read with the response's context: so does a prefetch
 	turnFields, lineageFields := selectionOf(session, "latestTurn"), selectionOf(session, "forkedFrom")
+	// The latest turns (with the reads they lead to, the longest chain) in a goroutine of their
+	// own; the lineages in the page's goroutine: every row asks for its lineage first (in line,
+	// before gqlgen dispatches latestTurn), so the rows could not start without them anyway.
 	if turnFields != nil {
-		l.prefetch(func() error { return l.latestTurn.ensure(rctx, nil) }, func() { l.prefetchTurns(rctx, oc, turnFields) })
+		goIfAny(l.latestTurn.prefetch(rctx, func() []func() { return l.prefetchTurns(rctx, oc, turnFields) }))
 	}
 	if lineageFields != nil {
-		l.prefetch(func() error { return l.forkedFrom.ensure(rctx, nil) }, func() { l.prefetchLineages(rctx, oc, lineageFields) })
+		runAll([]func(){l.forkedFrom.prefetch(rctx, func() []func() { return l.prefetchLineages(rctx, oc, lineageFields) })})
 	}
 }
 
-// prefetchTurns starts the reads of the turns' fields sel asks for (the latest turns are read).
-func (l *loaders) prefetchTurns(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet) {
+// prefetchTurns starts the reads of the turns' fields sel asks for. It runs when the latest turns
+// are read (hinted), before the fields waiting for them are released (relation.start).
+func (l *loaders) prefetchTurns(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet) []func() {
 	fields := graphql.CollectFields(oc, sel, []string{"Turn", "Node"})
-	if selectionOf(fields, "messages") != nil {
-		l.prefetch(func() error { return l.turnMessages.ensure(ctx, nil) }, nil)
+	var fetches []func()
+	if selectionOf(fields, "messages") != nil { // the longer read first: it runs without a new goroutine
+		fetches = append(fetches, l.turnMessages.prefetch(ctx, nil))
 	}
 	if selectionOf(fields, "providerForkBindingAvailable") != nil || selectionOf(fields, "providerForkBindingState") != nil {
-		l.prefetch(func() error { return l.forkability.ensure(ctx, nil) }, nil)
+		fetches = append(fetches, l.forkability.prefetch(ctx, nil))
 	}
+	return fetches
 }
 
-// prefetchLineages starts the read of the lineages' sessions when sel asks for one.
-func (l *loaders) prefetchLineages(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet) {
+// prefetchLineages starts the read of the lineages' sessions when sel asks for one (as
+// prefetchTurns, when the lineages are read).
+func (l *loaders) prefetchLineages(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet) []func() {
 	fields := graphql.CollectFields(oc, sel, []string{"Lineage", "Node"})
 	if selectionOf(fields, "sourceSession") != nil || selectionOf(fields, "targetSession") != nil {
-		l.prefetch(func() error { return l.sessions.ensure(ctx, nil) }, nil)
+		return []func(){l.sessions.prefetch(ctx, nil)}
 	}
+	return nil
 }
 
 // selectionOf is the selection under the fields named name (all of them, when aliased), or nil
@@ -92,16 +100,11 @@ func selectionOf(fields []graphql.CollectedField, name string) ast.SelectionSet 
 	return sel
 }
 
-// prefetch runs read in a goroutine of its own, then (when it succeeded) then. A panic ends the
-// prefetch only: the fields waiting for the read see errFetchPanicked (relation.run) and the
-// executor reports them as it reports any field's panic.
-func (l *loaders) prefetch(read func() error, then func()) {
-	go func() {
-		defer func() { _ = recover() }()
-		if read() == nil && then != nil {
-			then()
-		}
-	}()
+// goIfAny runs fetch, when not nil, in a goroutine of its own.
+func goIfAny(fetch func()) {
+	if fetch != nil {
+		go fetch()
+	}
 }
 
 // sessionCount is a count of a page's sessions read beside the page (startSessionCount).
