@@ -32,6 +32,7 @@ type options struct {
 	duration, serialDuration   time.Duration
 	warmup                     time.Duration
 	profile                    string
+	profileSerial              string
 	keep                       bool
 	gogc                       string
 }
@@ -47,6 +48,7 @@ func main() {
 	flag.DurationVar(&o.serialDuration, "serial-duration", 4*time.Second, "one-client phase length per server and round")
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured load per server before the first round")
 	flag.StringVar(&o.profile, "profile", "", "after the rounds, write a 10 s CPU profile of forkgraph under the 32-connection load to this file")
+	flag.StringVar(&o.profileSerial, "profile-serial", "", "after the rounds, write a 10 s CPU profile of forkgraph serving one client at a time to this file")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp dir (binaries, databases, server logs)")
 	flag.StringVar(&o.gogc, "server-gogc", "", "GOGC for every server, the anchor too (empty: the Go default, 100)")
 	flag.Parse()
@@ -108,7 +110,12 @@ func run(ctx context.Context, o options) error {
 	}
 	report(targets, results)
 	if o.profile != "" {
-		return profileUnderLoad(ctx, targets, query, o)
+		if err := profileUnderLoad(ctx, targets, query, o.conns, o.profile); err != nil {
+			return err
+		}
+	}
+	if o.profileSerial != "" {
+		return profileUnderLoad(ctx, targets, query, 1, o.profileSerial)
 	}
 	return nil
 }

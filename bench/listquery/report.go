@@ -82,28 +82,28 @@ func minMax(v []float64) (float64, float64) {
 	return lo, hi
 }
 
-// profileUnderLoad writes a 10 s CPU profile of the last forkgraph target while conns clients
-// send the query.
-func profileUnderLoad(ctx context.Context, targets []*target, query []byte, o options) error {
+// profileUnderLoad writes a 10 s CPU profile of the last forkgraph target to path while conns
+// clients send the query (one: the one-client phase's critical path and CPU).
+func profileUnderLoad(ctx context.Context, targets []*target, query []byte, conns int, path string) error {
 	t := targets[len(targets)-1]
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		hammer(ctx, t, query, o.conns, 11*time.Second)
+		hammer(ctx, t, query, conns, 11*time.Second)
 	}()
 	defer wg.Wait()
 	// The CPU profile and the allocations made meanwhile (a delta profile) cover the same 10 s.
 	errs := make(chan error, 1)
-	go func() { errs <- download(t.debug+"/debug/pprof/allocs?seconds=10", o.profile+".allocs") }()
-	if err := download(t.debug+"/debug/pprof/profile?seconds=10", o.profile); err != nil {
+	go func() { errs <- download(t.debug+"/debug/pprof/allocs?seconds=10", path+".allocs") }()
+	if err := download(t.debug+"/debug/pprof/profile?seconds=10", path); err != nil {
 		return fmt.Errorf("profile %s: %w", t.name, err)
 	}
 	if err := <-errs; err != nil {
 		return fmt.Errorf("allocation profile %s: %w", t.name, err)
 	}
 	fmt.Printf("CPU profile of %s under %d connections: %s, allocations: %s.allocs (go tool pprof -top FILE)\n",
-		t.name, o.conns, o.profile, o.profile)
+		t.name, conns, path, path)
 	return nil
 }
 
