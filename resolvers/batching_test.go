@@ -53,18 +53,7 @@ func measureGraph(t *testing.T, n int) (statements, probes int64) {
 	api.mustDo(graphQuery, &page, map[string]any{"ws": "w", "first": 200})
 	statements, probes = api.db.Statements()-stmtsBefore, api.sim.ProbeCalls()-probesBefore
 
-	require.Len(t, page.Sessions.Edges, n+1)
-	forked := 0
-	for _, e := range page.Sessions.Edges {
-		require.NotNil(t, e.Node.LatestTurn, e.Node.ID)
-		require.True(t, e.Node.LatestTurn.ProviderForkBindingAvailable, e.Node.ID)
-		require.Len(t, e.Node.LatestTurn.Messages, 2, e.Node.ID)
-		if e.Node.ForkedFrom != nil {
-			forked++
-			require.Equal(t, "Title of s000", e.Node.ForkedFrom.SourceSession.Title)
-		}
-	}
-	require.Equal(t, 1, forked)
+	requireGraphPage(t, page, n+1)
 	return statements, probes
 }
 
@@ -218,4 +207,22 @@ func TestBatchingCommittedOperations(t *testing.T) {
 	ops3, ops12 := measureCommittedOperations(t, 3), measureCommittedOperations(t, 12)
 	t.Logf("committed operations query: %d SQL statements for 3 operations, %d for 12", ops3, ops12)
 	require.Equal(t, ops3, ops12)
+}
+
+// requireGraphPage checks a graphQuery page of edges sessions seeded by the batching tests: each
+// has a forkable latest turn of two messages, and one is a fork of s000.
+func requireGraphPage(t *testing.T, page graphPage, edges int) {
+	t.Helper()
+	require.Len(t, page.Sessions.Edges, edges)
+	forked := 0
+	for _, e := range page.Sessions.Edges {
+		require.NotNil(t, e.Node.LatestTurn, e.Node.ID)
+		require.True(t, e.Node.LatestTurn.ProviderForkBindingAvailable, e.Node.ID)
+		require.Len(t, e.Node.LatestTurn.Messages, 2, e.Node.ID)
+		if e.Node.ForkedFrom != nil {
+			forked++
+			require.Equal(t, "Title of s000", e.Node.ForkedFrom.SourceSession.Title)
+		}
+	}
+	require.Equal(t, 1, forked)
 }

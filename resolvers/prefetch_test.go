@@ -84,18 +84,7 @@ func TestPrefetchReadsAPageRelationsTogether(t *testing.T) {
 	api.mustDo(graphQuery, &page, map[string]any{"ws": "w", "first": 50})
 	require.Empty(t, gate.timedOut, "batches read one after another: %v", gate.loaders)
 
-	require.Len(t, page.Sessions.Edges, 6)
-	forked := 0
-	for _, e := range page.Sessions.Edges {
-		require.NotNil(t, e.Node.LatestTurn, e.Node.ID)
-		require.True(t, e.Node.LatestTurn.ProviderForkBindingAvailable, e.Node.ID)
-		require.Len(t, e.Node.LatestTurn.Messages, 2, e.Node.ID)
-		if e.Node.ForkedFrom != nil {
-			forked++
-			require.Equal(t, "Title of s000", e.Node.ForkedFrom.SourceSession.Title)
-		}
-	}
-	require.Equal(t, 1, forked)
+	requireGraphPage(t, page, 6)
 	require.ElementsMatch(t, []string{"forkedFrom", "latestTurn", "forkability", "turnMessages"}, gate.loaders,
 		"each relation one batch")
 }
