@@ -55,9 +55,6 @@ type loaders struct {
 	pageSessions   map[string][]string // sessions seen per workspace, to batch turn pages
 	sessionHints   *hintSet[key]       // every session the response read (sawSessions)
 	turnHints      *hintSet[key]       // every turn the response read (sawTurns)
-
-	sessionCountsMu sync.Mutex
-	sessionCounts   map[*models.SessionConnection]*sessionCount // counts read beside their page (prefetch.go)
 }
 
 type loadersKey struct{}

@@ -243,64 +243,11 @@ func (r *relation[K, V]) getMany(ctx context.Context, keys []K) (map[K]V, error)
 // then waits for the fetches already reading the others. A failed fetch is not remembered: its
 // keys are read again when next asked for.
 func (r *relation[K, V]) ensure(ctx context.Context, keys []K) error {
-	call, missing, waits := r.claim(keys)
-	if call != nil {
-		r.run(ctx, call, missing, nil)
-		if call.err != nil {
-			return call.err
-		}
-	}
-	return waitFor(waits)
-}
-
-// prefetch claims the hinted keys (they are inflight when prefetch returns: a load asking for one
-// from now on waits for this fetch instead of running its own) and returns the fetch that reads
-// them, or nil when there is nothing to read. The fetch calls next, when not nil, after it read
-// and recorded the keys and before the loads waiting for them are released, so next may claim
-// what they will ask for next; the fetches next returns then run, the first in the same goroutine.
-// A panic ends the prefetch only: run has recorded errFetchPanicked for the loads waiting on it.
-func (r *relation[K, V]) prefetch(ctx context.Context, next func() []func()) func() {
-	call, missing, _ := r.claim(nil)
-	if call == nil {
-		return nil
-	}
-	return func() {
-		defer func() { _ = recover() }()
-		var after []func()
-		r.run(ctx, call, missing, func() {
-			if next != nil {
-				after = next()
-			}
-		})
-		runAll(after)
-	}
-}
-
-// runAll runs fetches (nil ones skipped), the first in the calling goroutine, each other in one of
-// its own.
-func runAll(fetches []func()) {
-	var inline func()
-	for _, f := range fetches {
-		switch {
-		case f == nil:
-		case inline == nil:
-			inline = f
-		default:
-			go f()
-		}
-	}
-	if inline != nil {
-		inline()
-	}
-}
-
-// claim marks every key and hinted key that is neither fetched nor being fetched inflight in a
-// new call (nil when there is none) and returns the fetches already reading the others.
-func (r *relation[K, V]) claim(keys []K) (call *fetchCall, missing []K, waits []*fetchCall) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	// call's keys are inflight as soon as they are seen, which also skips a key listed twice (no
-	// set of seen keys, no joined copy of the lists)
+	var missing []K
+	var waits []*fetchCall
+	var call *fetchCall // this call's fetch; its keys are inflight as soon as they are seen,
+	// which also skips a key listed twice (no set of seen keys, no joined copy of the lists)
 	hints := r.takeHints()
 	for _, list := range [2][]K{keys, hints} {
 		for _, k := range list {
@@ -322,12 +269,14 @@ func (r *relation[K, V]) claim(keys []K) (call *fetchCall, missing []K, waits []
 			missing = append(missing, k)
 		}
 	}
-	return call, missing, waits
-}
-
-// waitFor waits for the fetches and returns the first one's error.
-func waitFor(calls []*fetchCall) error {
-	for _, c := range calls {
+	r.mu.Unlock()
+	if call != nil {
+		r.run(ctx, call, missing)
+		if call.err != nil {
+			return call.err
+		}
+	}
+	for _, c := range waits {
 		<-c.done
 		if c.err != nil {
 			return c.err
@@ -336,22 +285,13 @@ func waitFor(calls []*fetchCall) error {
 	return nil
 }
 
-// run fetches keys for call and records the result before anyone waiting on call is released;
-// then (when not nil) runs after a successful fetch is recorded, before the release.
-func (r *relation[K, V]) run(ctx context.Context, call *fetchCall, keys []K, then func()) {
+// run fetches keys for call and records the result before anyone waiting on call is released.
+func (r *relation[K, V]) run(ctx context.Context, call *fetchCall, keys []K) {
 	defer close(call.done)
 	call.err = errFetchPanicked // until the fetch returns
 	ctx, finish := r.observe.start(ctx, r.name, len(keys))
 	values, err := r.fetch(ctx, keys)
 	finish(err)
-	r.record(call, keys, values, err)
-	if err == nil && then != nil {
-		then()
-	}
-}
-
-// record stores a fetch's result (its keys are no longer inflight).
-func (r *relation[K, V]) record(call *fetchCall, keys []K, values map[K]V, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err == nil && len(r.done) == 0 {

@@ -154,9 +154,7 @@ func (r *queryResolver) Sessions(ctx context.Context, workspaceID string, first 
 		return nil, err
 	}
 	r.loaders(ctx).primeSessions(rows...)
-	conn := models.SessionConnectionFrom(workspaceID, filter.Domain(), rows, page, r.relations(ctx))
-	r.prefetchSessionPage(ctx, conn)
-	return conn, nil
+	return models.SessionConnectionFrom(workspaceID, filter.Domain(), rows, page, r.relations(ctx)), nil
 }
 
 func (r *queryResolver) ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error) {
@@ -224,9 +222,6 @@ func (r *sessionResolver) Forks(ctx context.Context, obj *models.Session) ([]*mo
 }
 
 func (r *sessionConnectionResolver) TotalCount(ctx context.Context, obj *models.SessionConnection) (int, error) {
-	if n, ok, err := r.loaders(ctx).sessionCountOf(ctx, obj); ok {
-		return n, err
-	}
 	return r.engine.Reader().CountSessions(ctx, obj.WorkspaceID, obj.Filter)
 }
 
