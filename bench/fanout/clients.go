@@ -158,18 +158,24 @@ func (f *fleet) read(s *subscriber) {
 
 // awaitMark waits until every subscriber has seen the marker session's event.
 func (f *fleet) awaitMark(ctx context.Context, mark string, within time.Duration) int {
+	return awaitMarks(ctx, f.subs, func(s *subscriber) *atomic.Value { return &s.sawMark }, mark, within)
+}
+
+// awaitMarks waits until the last marker every subscriber saw (lastMark) is mark, or within has
+// passed, and returns how many saw it: both fleets, forkgraph's and the A/B mode's, wait so.
+func awaitMarks[S any](ctx context.Context, subs []S, lastMark func(S) *atomic.Value, mark string, within time.Duration) int {
 	deadline := time.Now().Add(within)
 	for {
 		seen := 0
-		for _, s := range f.subs {
-			if s.sawMark.Load().(string) == mark {
+		for _, s := range subs {
+			if lastMark(s).Load().(string) == mark {
 				seen++
 			}
 		}
-		if seen == len(f.subs) || time.Now().After(deadline) || ctx.Err() != nil {
+		if seen == len(subs) || time.Now().After(deadline) || ctx.Err() != nil {
 			return seen
 		}
-		time.Sleep(50 * time.Millisecond)
+		sleep(ctx, 50)
 	}
 }
 

@@ -318,19 +318,7 @@ func (f *abFleet) awaitLive(ctx context.Context, p *process) error {
 }
 
 func (f *abFleet) awaitMark(ctx context.Context, mark string, within time.Duration) int {
-	deadline := time.Now().Add(within)
-	for {
-		seen := 0
-		for _, s := range f.subs {
-			if s.mark.Load().(string) == mark {
-				seen++
-			}
-		}
-		if seen == len(f.subs) || time.Now().After(deadline) || ctx.Err() != nil {
-			return seen
-		}
-		sleep(ctx, 50)
-	}
+	return awaitMarks(ctx, f.subs, func(s *abSubscriber) *atomic.Value { return &s.mark }, mark, within)
 }
 
 func (f *abFleet) close() {
