@@ -256,15 +256,7 @@ func TestSharedSubscriptionAcrossTransports(t *testing.T) {
 	ws := api.dialWS(nil)
 	api.subscribeLive([]*wsClient{ws}, "1", liveEvents, map[string]any{"ws": "w"})
 
-	body, err := json.Marshal(map[string]any{"query": liveEvents, "variables": map[string]any{"ws": "w"}})
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, api.url+"/graphql", strings.NewReader(string(body)))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
+	resp := api.postGraphQL(liveEvents, map[string]any{"ws": "w"}, "text/event-stream")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Eventually(t, func() bool { return api.broker.Subscribers() == 2 }, 5*time.Second, time.Millisecond)
 

@@ -19,15 +19,7 @@ func TestSSEEventsArriveIntact(t *testing.T) {
 	var started struct{ ForkSession forkOp }
 	api.mustDo(forkMutation, &started, map[string]any{"source": "src", "through": "src-t2", "req": "r1"})
 
-	body, err := json.Marshal(map[string]any{"query": followSubscription, "variables": map[string]any{"id": started.ForkSession.ID}})
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, api.url+"/graphql", strings.NewReader(string(body)))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
+	resp := api.postGraphQL(followSubscription, map[string]any{"id": started.ForkSession.ID}, "text/event-stream")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
 	processed := make(chan error, 1)
