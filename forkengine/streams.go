@@ -42,19 +42,20 @@ func (s *Stream[T]) OnReady(wake func()) bool {
 // delivered records the cursor of the value just sent and takes the waiting consumer's wake
 // (nil: none), under one lock: it runs once per subscriber of every event.
 func (s *Stream[T]) delivered(cursor int64) func() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.last = cursor
-	wake := s.wake
-	s.wake = nil
-	return wake
+	return s.takeWake(func() { s.last = cursor })
 }
 
 // closedWake records that C is closed and takes the waiting consumer's wake (nil: none).
 func (s *Stream[T]) closedWake() func() {
+	return s.takeWake(func() { s.closed = true })
+}
+
+// takeWake runs record and takes the waiting consumer's wake (nil: none), under the lock OnReady
+// takes, so a consumer either sees what record recorded or has its wake taken.
+func (s *Stream[T]) takeWake(record func()) func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.closed = true
+	record()
 	wake := s.wake
 	s.wake = nil
 	return wake
