@@ -48,13 +48,7 @@ func (e *MessageRole) UnmarshalGQL(v any) error { return unmarshalEnum(e, v, "Me
 func (e MessageRole) MarshalGQL(w io.Writer) { writeEnum(w, string(e)) }
 
 // UnmarshalJSON reads a JSON string holding one of the schema's values.
-func (e *MessageRole) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return err
-	}
-	return e.UnmarshalGQL(s)
-}
+func (e *MessageRole) UnmarshalJSON(b []byte) error { return unmarshalEnumJSON(e, b) }
 
 // MarshalJSON writes the value as a JSON string.
 func (e MessageRole) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(string(e))), nil }
@@ -97,16 +91,19 @@ func (e *TurnPhase) UnmarshalGQL(v any) error { return unmarshalEnum(e, v, "Turn
 func (e TurnPhase) MarshalGQL(w io.Writer) { writeEnum(w, string(e)) }
 
 // UnmarshalJSON reads a JSON string holding one of the schema's values.
-func (e *TurnPhase) UnmarshalJSON(b []byte) error {
+func (e *TurnPhase) UnmarshalJSON(b []byte) error { return unmarshalEnumJSON(e, b) }
+
+// MarshalJSON writes the value as a JSON string.
+func (e TurnPhase) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(string(e))), nil }
+
+// unmarshalEnumJSON reads a JSON string into e as UnmarshalGQL would take it.
+func unmarshalEnumJSON(e interface{ UnmarshalGQL(any) error }, b []byte) error {
 	s, err := strconv.Unquote(string(b))
 	if err != nil {
 		return err
 	}
 	return e.UnmarshalGQL(s)
 }
-
-// MarshalJSON writes the value as a JSON string.
-func (e TurnPhase) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(string(e))), nil }
 
 func unmarshalEnum[E interface {
 	~string
