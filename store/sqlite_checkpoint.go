@@ -155,7 +155,7 @@ func (c *checkpointer) pass() {
 	var held time.Duration
 	restarted := false
 	if err == nil && frames >= c.policy.restartFrames {
-		restarted, held, err = c.restart()
+		restarted, _, held, err = c.restart()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -188,10 +188,11 @@ const (
 // frame is copied: if so, the next writer restarts the log and no writer waited at all. If a few
 // frames are left it copies them holding writeMu (writers wait for that copy and its fsyncs);
 // if many, it lets go and catches up again. The last attempt copies whatever is left.
-func (c *checkpointer) restart() (restarted bool, held time.Duration, err error) {
+// full is the log's length when it was left fully copied; held, the time writers waited.
+func (c *checkpointer) restart() (restarted bool, full int, held time.Duration, err error) {
 	for attempt := 1; ; attempt++ {
 		if _, _, err := c.checkpoint("PASSIVE"); err != nil {
-			return false, held, err
+			return false, 0, held, err
 		}
 		last := attempt == restartAttempts
 		if last {
@@ -202,13 +203,19 @@ func (c *checkpointer) restart() (restarted bool, held time.Duration, err error)
 		locked := time.Now()
 		frames, copied, err := c.checkpoint("NOOP")
 		if err == nil && frames > copied && (last || frames-copied <= lockedCopyFrames) {
-			_, _, err = c.checkpoint("PASSIVE")
-			copied = frames
+			frames, copied, err = c.checkpoint("PASSIVE")
 		}
 		held += time.Since(locked)
 		c.writeMu.Unlock()
-		if err != nil || copied >= frames {
-			return err == nil, held, err
+		if err != nil {
+			return false, 0, held, err
+		}
+		if frames >= 0 && copied >= frames { // -1, -1: SQLite could not read the counts
+			return true, frames, held, nil
+		}
+		if last {
+			// A reader's snapshot kept frames from being copied; the next pass tries again.
+			return false, 0, held, nil
 		}
 	}
 }
