@@ -66,6 +66,13 @@ func newObservability(ctx context.Context, cfg observeConfig, getenv func(string
 	}
 	tel := telemetry.New(telemetry.Options{Build: build, TracerProvider: tp, Logger: logger})
 	tel.Metrics.WatchPool(db.PoolStats)
+	if _, ok := db.CheckpointStats(); ok {
+		tel.Metrics.WatchSQLiteCheckpoints(func() telemetry.SQLiteCheckpoints {
+			st, _ := db.CheckpointStats()
+			return telemetry.SQLiteCheckpoints{Runs: st.Runs, Restarts: st.Restarts, Failures: st.Failures,
+				Busy: st.Busy, WriteLockHeld: st.WriteLockHeld, LogFrames: st.LastFrames}
+		})
+	}
 	ready := telemetry.NewReadiness(func(ctx context.Context) error {
 		_, err := db.CountSessions(ctx, "", forkengine.SessionFilter{})
 		return err

@@ -149,6 +149,11 @@ func TestMetricsCountTheWorkload(t *testing.T) {
 		histogramSum(before, "forkgraph_dataloader_batch_size", labels("loader", "latestTurn")), "the demo's sessions each time")
 	require.Greater(t, delta("forkgraph_store_transaction_duration_seconds", "outcome", "commit"), 0.0)
 	require.GreaterOrEqual(t, sample(after, "forkgraph_store_pool_open_connections", nil), 1.0)
+	// The workload's commits are copied out of the write-ahead log 50 ms after they settle.
+	passes := sample(before, "forkgraph_store_sqlite_checkpoints_total", nil) + 1
+	checkpoints := awaitMetric(t, base, "forkgraph_store_sqlite_checkpoints_total", nil, passes)
+	require.GreaterOrEqual(t, sample(checkpoints, "forkgraph_store_sqlite_checkpoints_total", nil), passes)
+	require.Positive(t, sample(checkpoints, "forkgraph_store_sqlite_checkpoint_seconds_total", nil))
 	require.Greater(t, sample(after, "forkgraph_event_feed_position", nil), sample(before, "forkgraph_event_feed_position", nil))
 	require.Equal(t, 0.0, sample(after, "forkgraph_event_feed_lag_events", nil), "the feed delivered every event the clients saw")
 	require.Equal(t, 1.0, sample(after, "forkgraph_build_info", labels("goversion", runtime.Version())))

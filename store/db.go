@@ -40,6 +40,9 @@ type Config struct {
 	// StatementTimeout bounds one PostgreSQL statement (default DefaultStatementTimeout; negative:
 	// none), so a stuck query cannot hold a connection and its locks for ever.
 	StatementTimeout time.Duration
+
+	// checkpoints replaces defaultCheckpointPolicy (tests).
+	checkpoints *checkpointPolicy
 }
 
 // Defaults of Config.
@@ -65,9 +68,10 @@ type DB struct {
 	// writers run concurrently, kept apart by row locks, Tx.Lock and unique indexes.
 	writeMu    sync.Mutex
 	statements *atomic.Int64
-	retries    atomic.Int64 // transactions run again after a deadlock or serialisation failure
-	migrated   int          // migrations applied by Open, for tests
-	exclusive  *fileLock    // SQLite: the lock that keeps a second process off the file
+	retries    atomic.Int64  // transactions run again after a deadlock or serialisation failure
+	migrated   int           // migrations applied by Open, for tests
+	exclusive  *fileLock     // SQLite: the lock that keeps a second process off the file
+	ckpt       *checkpointer // SQLite file, read-write: copies the WAL back beside the writers
 }
 
 var _ forkengine.Store = (*DB)(nil)
@@ -139,12 +143,24 @@ func (db *DB) init(ctx context.Context, cfg Config) error {
 		return err
 	}
 	db.migrated = applied
+	if db.dialect.name == DriverSQLite && sqliteFilePath(cfg.DSN) != "" {
+		sqlDB.SetMaxOpenConns(sqliteConns + 1) // the checkpointer holds one of its own
+		sqlDB.SetMaxIdleConns(sqliteConns + 1)
+		policy := defaultCheckpointPolicy
+		if cfg.checkpoints != nil {
+			policy = *cfg.checkpoints
+		}
+		if db.ckpt, err = startCheckpointer(ctx, sqlDB, &db.writeMu, db.log, policy); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // Close closes the connection pool and, on SQLite, lets another process open the file.
 func (db *DB) Close() error {
 	defer db.exclusive.release()
+	db.ckpt.close()
 	sqlDB, err := db.gorm.DB()
 	if err != nil {
 		return fmt.Errorf("close store: %w", err)
@@ -219,6 +235,9 @@ func (db *DB) transaction(ctx context.Context, fn func(gtx *gorm.DB) error) erro
 	}
 	for attempt := 1; ; attempt++ {
 		err := db.gorm.WithContext(ctx).Transaction(fn)
+		if err == nil {
+			db.ckpt.committed()
+		}
 		if err == nil || attempt == maxTxAttempts || !isRetryable(err) || ctx.Err() != nil {
 			return err
 		}

@@ -92,6 +92,10 @@ func sqliteDSN(path string) string {
 	return path + sep + sqliteParams
 }
 
+// sqliteConns is the SQLite pool's size: one writer at a time anyway; a few connections let
+// reads run beside it. (A file opened for writing has one more, the checkpointer's.)
+const sqliteConns = 4
+
 var sqliteDialect = dialect{
 	name:      DriverSQLite,
 	maxParams: 900, // well under SQLite's bound-variable limit, leaving room for the other arguments
@@ -105,9 +109,8 @@ var sqliteDialect = dialect{
 		return sqliteDSN(cfg.DSN), nil
 	},
 	configurePool: func(db *sql.DB, _ Config) {
-		// One writer at a time anyway; a few connections let reads run beside it.
-		db.SetMaxOpenConns(4)
-		db.SetMaxIdleConns(4)
+		db.SetMaxOpenConns(sqliteConns)
+		db.SetMaxIdleConns(sqliteConns)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	},
 	verify:             verifySQLite,

@@ -12,13 +12,13 @@ import (
 // per-connection pragmas the DSN cannot carry.
 const sqliteDriverName = "sqlite3_forkgraph"
 
-// walAutocheckpointPages is how many WAL pages (4 KiB each) a commit may leave before it copies
-// the log back into the database file. SQLite's default, 1000, made a checkpoint (two fsyncs and
-// a rewrite of every page touched since the last one) run every dozen or so forks; at 8000 one
-// runs about every hundred, and a page written by many commits in between (the tail of each
-// index, the operations table) is copied once instead of once per checkpoint. The cost is a WAL
-// of up to ~32 MB and a longer pause for the commit that runs the checkpoint.
-const walAutocheckpointPages = 8000
+// walAutocheckpointPages is the log size (4 KiB pages) at which a commit copies the log back
+// into the database file itself, SQLite's autocheckpoint. It is a backstop: the checkpointer
+// (sqlite_checkpoint.go) copies the log beside the writers and starts it over at
+// defaultCheckpointPolicy.restartFrames, a third of this, so no commit pays for a checkpoint
+// unless the checkpointer has fallen far behind (a reader holding an old snapshot for a long
+// time). At this size the log file can reach ~200 MB before a commit steps in.
+const walAutocheckpointPages = 48000
 
 // sqliteConnPragmas run on every new connection. temp_store=MEMORY keeps the temporary b-trees
 // of sorts and IN lists in memory; neither pragma touches durability (WAL and
@@ -41,13 +41,15 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 	if db.dialect.name != DriverSQLite {
 		return nil
 	}
-	var busy, logPages, copied int
-	row := db.gorm.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Row()
-	if err := row.Scan(&busy, &logPages, &copied); err != nil {
-		return fmt.Errorf("checkpoint sqlite: %w", err)
-	}
-	if busy != 0 {
-		return fmt.Errorf("checkpoint sqlite: blocked by a reader (%d of %d pages copied)", copied, logPages)
-	}
-	return nil
+	return db.ckpt.exclusive(func() error {
+		var busy, logPages, copied int
+		row := db.gorm.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Row()
+		if err := row.Scan(&busy, &logPages, &copied); err != nil {
+			return fmt.Errorf("checkpoint sqlite: %w", err)
+		}
+		if busy != 0 {
+			return fmt.Errorf("checkpoint sqlite: blocked by a reader (%d of %d pages copied)", copied, logPages)
+		}
+		return nil
+	})
 }

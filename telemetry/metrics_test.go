@@ -273,3 +273,43 @@ forkgraph_store_statements_total %d
 		}
 	}
 }
+
+// The SQLite checkpointer's counters are read from their source at every scrape.
+func TestSQLiteCheckpointMetricsReadTheirSource(t *testing.T) {
+	tel := New(Options{})
+	st := SQLiteCheckpoints{Runs: 12, Restarts: 2, Failures: 1, Busy: 1500 * time.Millisecond, WriteLockHeld: 250 * time.Millisecond, LogFrames: 4096}
+	tel.Metrics.WatchSQLiteCheckpoints(func() SQLiteCheckpoints { return st })
+	want := func(s SQLiteCheckpoints) string {
+		return fmt.Sprintf(`
+# HELP forkgraph_store_sqlite_checkpoints_total Checkpoints the SQLite checkpointer ran (each copies the write-ahead log's new frames into the database file).
+# TYPE forkgraph_store_sqlite_checkpoints_total counter
+forkgraph_store_sqlite_checkpoints_total %d
+# HELP forkgraph_store_sqlite_checkpoint_seconds_total Time the SQLite checkpointer spent checkpointing, beside the writers.
+# TYPE forkgraph_store_sqlite_checkpoint_seconds_total counter
+forkgraph_store_sqlite_checkpoint_seconds_total %g
+# HELP forkgraph_store_sqlite_checkpoint_write_wait_seconds_total Time writers waited for the SQLite checkpointer: the last copy before the write-ahead log starts over.
+# TYPE forkgraph_store_sqlite_checkpoint_write_wait_seconds_total counter
+forkgraph_store_sqlite_checkpoint_write_wait_seconds_total %g
+# HELP forkgraph_store_sqlite_log_restarts_total Times the SQLite write-ahead log was fully copied so the next writer started it over.
+# TYPE forkgraph_store_sqlite_log_restarts_total counter
+forkgraph_store_sqlite_log_restarts_total %d
+# HELP forkgraph_store_sqlite_checkpoint_failures_total SQLite checkpoints that failed (logged; the next pass tries again).
+# TYPE forkgraph_store_sqlite_checkpoint_failures_total counter
+forkgraph_store_sqlite_checkpoint_failures_total %d
+# HELP forkgraph_store_sqlite_log_frames Frames (pages) in the SQLite write-ahead log at the checkpointer's last pass.
+# TYPE forkgraph_store_sqlite_log_frames gauge
+forkgraph_store_sqlite_log_frames %d
+`, s.Runs, s.Busy.Seconds(), s.WriteLockHeld.Seconds(), s.Restarts, s.Failures, s.LogFrames)
+	}
+	for _, next := range []SQLiteCheckpoints{st, {Runs: 13, Restarts: 2, Failures: 1, Busy: 2 * time.Second, WriteLockHeld: 300 * time.Millisecond, LogFrames: 10}} {
+		st = next
+		if err := testutil.GatherAndCompare(tel.Metrics.Registry, strings.NewReader(want(st)), checkpointNames...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range checkpointNames {
+		if !slices.Contains(tel.Metrics.Names(), name) {
+			t.Errorf("Names misses %s", name)
+		}
+	}
+}
