@@ -184,7 +184,10 @@ func testOperationClassesMigration(t *testing.T, cfg Config) {
 	db := openTest(t, cfg)
 	require.Equal(t, len(migrations)-before, db.migrated)
 	for _, status := range statuses {
-		var got struct{ Activity, HoldsTarget int64 }
+		var got struct {
+			Activity    int64
+			HoldsTarget *int64
+		}
 		require.NoError(t, db.gorm.Raw("SELECT activity, holds_target FROM fork_operations WHERE workspace_id = 'ws' AND id = ?",
 			string(status)).Scan(&got).Error)
 		require.Equal(t, activityOf(status), got.Activity, status)

@@ -20,8 +20,9 @@ func testOperationClassesFollowStatus(t *testing.T, cfg Config) {
 	check := func(id string) {
 		t.Helper()
 		var got struct {
-			Status                string
-			Activity, HoldsTarget int64
+			Status      string
+			Activity    int64
+			HoldsTarget *int64
 		}
 		require.NoError(t, db.gorm.Raw("SELECT status, activity, holds_target FROM fork_operations WHERE workspace_id = 'ws' AND id = ?", id).
 			Scan(&got).Error)
@@ -66,6 +67,37 @@ func testOperationClassesFollowStatus(t *testing.T, cfg Config) {
 	require.NoError(t, err)
 	require.Len(t, recoverable, 1)
 	require.Equal(t, "fail", recoverable[0].ID, "the rewritten row is back in the active indexes")
+}
+
+// testTargetReservation: failed operations of one target never collide in the unique index
+// (their holds_target is NULL); a second reserving one does, and every one of them is found by
+// target.
+func testTargetReservation(t *testing.T, cfg Config) {
+	ctx := context.Background()
+	db := openTest(t, cfg)
+	insert := func(id string, status forkengine.OperationStatus) error {
+		op := forkengine.ForkOperation{WorkspaceID: "ws", ID: id, RequestID: "req-" + id, SourceSessionID: "src",
+			ThroughTurnID: "turn-" + id, TargetSessionID: "dst", Status: status, SnapshotHash: "h",
+			Snapshot: forkengine.Snapshot{Version: 1, Turns: []forkengine.Turn{{ID: "turn-" + id}}}, CreatedAt: at(1), UpdatedAt: at(1)}
+		return db.Update(ctx, func(tx forkengine.Tx) error { return tx.InsertOperation(ctx, op) })
+	}
+	require.NoError(t, insert("failed-1", forkengine.StatusFailed))
+	require.NoError(t, insert("failed-2", forkengine.StatusFailed))
+	require.NoError(t, insert("holder", forkengine.StatusCommitted))
+	require.ErrorIs(t, insert("second", forkengine.StatusPrepared), forkengine.ErrDuplicate)
+	holder, err := db.OperationReservingTarget(ctx, "ws", "dst")
+	require.NoError(t, err)
+	require.Equal(t, "holder", holder.ID)
+	all, err := db.ListOperations(ctx, "ws", forkengine.OperationFilter{TargetSessionID: "dst"}, forkengine.PageCursor{}, 0)
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+}
+
+func TestTargetReservationSQLite(t *testing.T) { testTargetReservation(t, sqliteConfig(t)) }
+
+func TestTargetReservationPostgres(t *testing.T) {
+	requirePostgres(t)
+	testTargetReservation(t, postgresConfig(t))
 }
 
 func TestOperationClassesFollowStatusSQLite(t *testing.T) {

@@ -72,7 +72,7 @@ func planCases() []planCase {
 		{name: "OperationReservingTarget", read: func(ctx context.Context, db *DB) error {
 			_, err := db.OperationReservingTarget(ctx, "ws", "fs001")
 			return err
-		}, sqlite: []string{"fork_operations_target_reservation (workspace_id=? AND target_session_id=?)"},
+		}, sqlite: []string{"fork_operations_target_reservation (workspace_id=? AND target_session_id=? AND holds_target=?)"},
 			postgres: []string{"fork_operations_target_reservation"}},
 		{name: "TurnsFirstPage", read: func(ctx context.Context, db *DB) error {
 			_, err := db.TurnsBySessionIDs(ctx, "ws", page, 0, 51)
