@@ -122,7 +122,14 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("read messages of %s: %w", source.ID, err)
 	}
-	var messages []Message
+	n := 0
+	for _, id := range ids {
+		n += len(byTurn[id])
+	}
+	var messages []Message // nil for none, as before: encodings tell nil from empty
+	if n > 0 {
+		messages = make([]Message, 0, n)
+	}
 	for _, id := range ids {
 		messages = append(messages, byTurn[id]...)
 	}

@@ -24,7 +24,8 @@ const snapshotHashVersion = "2:"
 // as encoding/json does), so a snapshot read back hashes like the one frozen. It replaced the
 // sha256 of json.Marshal(s), which spent a tenth of a fork's CPU on reflection and escaping.
 func snapshotHash(s Snapshot) (string, error) {
-	w := snapshotHasher{h: sha256.New()}
+	// The buffer is flushed at 4 KB; room for one long string beyond that saves regrowing it.
+	w := snapshotHasher{h: sha256.New(), buf: make([]byte, 0, 8<<10)}
 	w.int(int64(s.Version))
 	w.session(s.Session)
 	w.int(int64(len(s.Turns)))

@@ -99,22 +99,19 @@ func TestBinarySnapshotMigration(t *testing.T) {
 	migrations = full
 	require.NoError(t, err)
 	s := storedSnapshot()
-	insert := func(db *DB, id string) {
-		op := forkengine.ForkOperation{WorkspaceID: "ws", ID: id, RequestID: "req-" + id, SourceSessionID: "s1",
+	operation := func(id string) forkengine.ForkOperation {
+		return forkengine.ForkOperation{WorkspaceID: "ws", ID: id, RequestID: "req-" + id, SourceSessionID: "s1",
 			ThroughTurnID: "turn-" + id, TargetSessionID: "dst-" + id, Status: forkengine.StatusPrepared, Snapshot: s,
 			SnapshotHash: "hash-" + id, CreatedAt: s.Session.CreatedAt, UpdatedAt: s.Session.CreatedAt}
-		require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error { return tx.InsertOperation(ctx, op) }))
 	}
-	insert(old, "before")
-	require.NoError(t, old.gorm.Exec(`UPDATE fork_operation_snapshots SET snapshot = ? WHERE operation_id = 'before'`,
-		mustCompactJSON(t, s)).Error, "as a version 11 binary wrote it")
+	insertVersion12Operation(t, old, operation("before"), mustCompactJSON(t, s)) // as a version 11 binary wrote it
 	require.NoError(t, old.Close())
 
 	db, err := Open(ctx, cfg)
 	require.NoError(t, err)
-	require.Equal(t, 1, db.migrated)
-	require.Equal(t, 12, appliedMigrations(t, db)[len(migrations)-1].Version)
-	insert(db, "after")
+	require.Equal(t, len(migrations)-11, db.migrated)
+	require.Equal(t, 12, appliedMigrations(t, db)[11].Version)
+	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error { return tx.InsertOperation(ctx, operation("after")) }))
 	kinds := map[string]string{}
 	var rows []struct{ OperationID, Kind string }
 	require.NoError(t, db.gorm.Raw("SELECT operation_id, typeof(snapshot) AS kind FROM fork_operation_snapshots").Scan(&rows).Error)
@@ -143,4 +140,90 @@ func mustCompactJSON(t *testing.T, s forkengine.Snapshot) string {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(text, compactSnapshotPrefix))
 	return text
+}
+
+// insertVersion12Operation writes op and its stored snapshot text as a forkgraph of schema
+// version 11 or 12 did: without the derived columns of migration 13.
+func insertVersion12Operation(t *testing.T, db *DB, op forkengine.ForkOperation, snapshot string) {
+	t.Helper()
+	row, err := toOperationRow(op)
+	require.NoError(t, err)
+	insert := "INSERT INTO fork_operations (" + strings.Join(operationColumns, ", ") + ") VALUES " + placeholders(len(operationColumns))
+	require.NoError(t, db.gorm.Exec(insert, row.values()...).Error)
+	require.NoError(t, db.gorm.Exec(insertSnapshotSQL, op.WorkspaceID, op.ID, snapshot).Error)
+}
+
+// testOperationClassesMigration: migration 13 derives activity and holds_target from every
+// stored status, and the partial indexes rebuilt on them keep their rules: the recoverable
+// operations, the reservation of a target, the one active operation per boundary.
+func testOperationClassesMigration(t *testing.T, cfg Config) {
+	ctx := context.Background()
+	full := migrations
+	before := 0
+	for before < len(full) && full[before].version < 13 {
+		before++
+	}
+	migrations = full[:before]
+	old, err := Open(ctx, cfg)
+	migrations = full
+	require.NoError(t, err)
+	s := storedSnapshot()
+	statuses := []forkengine.OperationStatus{forkengine.StatusPrepared, forkengine.StatusDispatching,
+		forkengine.StatusProviderAccepted, forkengine.StatusUnknown, forkengine.StatusCommitted, forkengine.StatusFailed}
+	for i, status := range statuses {
+		id := string(status)
+		op := forkengine.ForkOperation{WorkspaceID: "ws", ID: id, RequestID: "req-" + id, SourceSessionID: "src",
+			ThroughTurnID: "turn-" + id, TargetSessionID: "dst-" + id, Status: status, Snapshot: s, SnapshotHash: "h",
+			CreatedAt: at(i), UpdatedAt: at(i)}
+		text, err := encodeSnapshot(op)
+		require.NoError(t, err)
+		insertVersion12Operation(t, old, op, text)
+	}
+	require.NoError(t, old.Close())
+
+	db := openTest(t, cfg)
+	require.Equal(t, len(migrations)-before, db.migrated)
+	for _, status := range statuses {
+		var got struct {
+			Activity    int64
+			HoldsTarget *int64
+		}
+		require.NoError(t, db.gorm.Raw("SELECT activity, holds_target FROM fork_operations WHERE workspace_id = 'ws' AND id = ?",
+			string(status)).Scan(&got).Error)
+		require.Equal(t, activityOf(status), got.Activity, status)
+		require.Equal(t, holdsTargetOf(status), got.HoldsTarget, status)
+	}
+	recoverable, err := db.RecoverableOperations(ctx, forkengine.PageCursor{}, 0)
+	require.NoError(t, err)
+	var ids []string
+	for _, op := range recoverable {
+		ids = append(ids, op.ID)
+	}
+	require.Equal(t, []string{"prepared", "dispatching", "provider_accepted"}, ids)
+	_, err = db.OperationReservingTarget(ctx, "ws", "dst-committed")
+	require.NoError(t, err)
+	_, err = db.OperationReservingTarget(ctx, "ws", "dst-failed")
+	require.ErrorIs(t, err, forkengine.ErrNotFound)
+	if db.Driver() == DriverSQLite {
+		// A family count below a root still finds unfinished operations through their index.
+		var plan []struct{ Detail string }
+		require.NoError(t, db.gorm.Raw("EXPLAIN QUERY PLAN "+countFamilyForksSQL, "x", "ws", "ws", "x", "ws").Scan(&plan).Error)
+		require.Contains(t, fmt.Sprint(plan), "USING INDEX fork_operations_unfinished_by_source")
+	}
+
+	// The unique rule of the active boundary holds on the rebuilt index.
+	clash := forkengine.ForkOperation{WorkspaceID: "ws", ID: "clash", RequestID: "req-clash", SourceSessionID: "src",
+		ThroughTurnID: "turn-prepared", TargetSessionID: "dst-clash", Status: forkengine.StatusPrepared, Snapshot: s,
+		SnapshotHash: "h", CreatedAt: at(9), UpdatedAt: at(9)}
+	err = db.Update(ctx, func(tx forkengine.Tx) error { return tx.InsertOperation(ctx, clash) })
+	require.ErrorIs(t, err, forkengine.ErrDuplicate)
+}
+
+func TestOperationClassesMigrationSQLite(t *testing.T) {
+	testOperationClassesMigration(t, sqliteConfig(t))
+}
+
+func TestOperationClassesMigrationPostgres(t *testing.T) {
+	requirePostgres(t)
+	testOperationClassesMigration(t, postgresConfig(t))
 }

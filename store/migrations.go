@@ -235,6 +235,26 @@ var migrations = []migration{
 	// snapshot it reads. PostgreSQL keeps the compact JSON; there the step only records the
 	// version, so there too an older instance that restarts stays down (roll upgrades forward).
 	{version: 12, name: "binary operation snapshots on SQLite"},
+	{version: 13, name: "fork operation partial indexes on derived columns", statements: []string{
+		// Each status change rewrote the entries of the four partial indexes whose WHERE names
+		// status, even when the row stayed in them (operation_classes.go): they now select on
+		// columns derived from status, which an update names only when they change, and the
+		// target's two indexes (the reservation, partial, and a plain one) become one.
+		`ALTER TABLE fork_operations ADD COLUMN activity SMALLINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE fork_operations ADD COLUMN holds_target SMALLINT DEFAULT 1`,
+		`UPDATE fork_operations SET ` + classDerivationSQL,
+		`DROP INDEX fork_operations_active_boundary`,
+		`DROP INDEX fork_operations_target_reservation`,
+		`DROP INDEX fork_operations_by_target`,
+		`DROP INDEX fork_operations_recoverable`,
+		`DROP INDEX fork_operations_unfinished_by_source`,
+		`CREATE UNIQUE INDEX fork_operations_active_boundary ON fork_operations (workspace_id, source_session_id, through_turn_id)
+			WHERE ` + isActiveSQL,
+		`CREATE UNIQUE INDEX fork_operations_target_reservation ON fork_operations (workspace_id, target_session_id, holds_target)`,
+		`CREATE INDEX fork_operations_recoverable ON fork_operations (created_at_us, id) WHERE ` + isActiveSQL,
+		`CREATE INDEX fork_operations_unfinished_by_source ON fork_operations (workspace_id, source_session_id)
+			WHERE ` + isUnfinishedSQL,
+	}},
 }
 
 func eventsTable(cursorType string) string {

@@ -69,6 +69,11 @@ func planCases() []planCase {
 			_, err := db.ClaimOperations(ctx, forkengine.LeaseClaim{Owner: "i1", Now: now, Until: now.Add(time.Minute), After: cursor, Limit: 10})
 			return err
 		}, sqlite: []string{"fork_operations_recoverable (" + keysetSQLite}, postgres: []string{keysetPostgres}},
+		{name: "OperationReservingTarget", read: func(ctx context.Context, db *DB) error {
+			_, err := db.OperationReservingTarget(ctx, "ws", "fs001")
+			return err
+		}, sqlite: []string{"fork_operations_target_reservation (workspace_id=? AND target_session_id=? AND holds_target=?)"},
+			postgres: []string{"fork_operations_target_reservation"}},
 		{name: "TurnsFirstPage", read: func(ctx context.Context, db *DB) error {
 			_, err := db.TurnsBySessionIDs(ctx, "ws", page, 0, 51)
 			return err

@@ -77,14 +77,11 @@ var activeStatuses = []string{
 	string(forkengine.StatusPrepared), string(forkengine.StatusDispatching), string(forkengine.StatusProviderAccepted),
 }
 
-// The conditions of the partial indexes fork_operations_recoverable and
-// fork_operations_reconcile_due, written as literals: a planner can use a partial index only
-// when it can prove the query implies the index's WHERE, and with the statuses bound as
-// parameters SQLite cannot, so it scanned the whole table instead.
-const (
-	isActiveSQL       = "status IN ('prepared', 'dispatching', 'provider_accepted')"
-	isReconcileDueSQL = "status = 'unknown' AND next_reconcile_at_us IS NOT NULL AND next_reconcile_at_us <= ?"
-)
+// The condition of the partial index fork_operations_reconcile_due, written as literals (as are
+// the others, in operation_classes.go): a planner can use a partial index only when it can prove
+// the query implies the index's WHERE, and with the statuses bound as parameters SQLite cannot,
+// so it scanned the whole table instead.
+const isReconcileDueSQL = "status = 'unknown' AND next_reconcile_at_us IS NOT NULL AND next_reconcile_at_us <= ?"
 
 var getSessionSQL = "SELECT " + sessionSelectList + " FROM sessions WHERE workspace_id = ? AND id = ?"
 

@@ -44,7 +44,7 @@ func (q queries) LineagesBySourceIDs(ctx context.Context, ws string, sourceIDs [
 // probing lineages_by_source per member rather than scanning the workspace's lineages). Every
 // other member is the target of exactly one lineage whose source is branching, so the members are
 // counted from those lineages; an unfinished operation belongs to the family when its source is
-// branching or such a target. The statuses are literals so SQLite can use the partial index
+// branching or such a target. The condition is a literal so SQLite can use the partial index
 // fork_operations_unfinished_by_source. On 1000 forks of one root this is about 3× faster than
 // collecting every member first.
 const countFamilyForksSQL = `WITH RECURSIVE branching (id) AS (
@@ -57,7 +57,7 @@ const countFamilyForksSQL = `WITH RECURSIVE branching (id) AS (
 	SELECT (SELECT COUNT(*) FROM branching b CROSS JOIN lineages l
 			WHERE l.workspace_id = ? AND l.source_session_id = b.id AND l.target_session_id <> ?)
 		+ (SELECT COUNT(*) FROM fork_operations o
-			WHERE o.workspace_id = ? AND o.status IN ('prepared', 'dispatching', 'provider_accepted', 'unknown')
+			WHERE o.workspace_id = ? AND o.` + isUnfinishedSQL + `
 			AND (o.source_session_id IN (SELECT id FROM branching) OR EXISTS (SELECT 1 FROM lineages t
 				WHERE t.workspace_id = o.workspace_id AND t.target_session_id = o.source_session_id
 				AND t.source_session_id IN (SELECT id FROM branching))))`

@@ -238,8 +238,8 @@ func (q queries) OperationsBySourceIDs(ctx context.Context, ws string, sourceIDs
 
 // OperationReservingTarget returns the non-failed operation holding targetID, or ErrNotFound.
 func (q queries) OperationReservingTarget(ctx context.Context, ws, targetID string) (forkengine.ForkOperation, error) {
-	// The status is a literal, so SQLite can use the partial index fork_operations_target_reservation.
-	ops, err := q.operationsWhere(ctx, "workspace_id = ? AND target_session_id = ? AND status <> 'failed' LIMIT 1", ws, targetID)
+	// The condition is a literal, so the planner can use the partial index fork_operations_target_reservation.
+	ops, err := q.operationsWhere(ctx, "workspace_id = ? AND target_session_id = ? AND "+holdsTargetSQL+" LIMIT 1", ws, targetID)
 	return firstOperation(ops, classify(err, "operation reserving target %s", targetID), ws, "operation reserving target", targetID)
 }
 

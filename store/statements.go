@@ -78,17 +78,21 @@ func (r sessionRow) values() []any {
 		r.Cwd, r.Model, r.Settings, r.Visible, r.CreatedAtUs, r.UpdatedAtUs, r.DeletedAtUs}
 }
 
-func (r turnRow) values() []any {
-	return []any{r.WorkspaceID, r.ID, r.SessionID, r.Sequence, r.Phase, r.Outcome, r.Origin,
-		r.StartedAtUs, r.SettledAtUs, r.UpdatedAtUs, r.ProviderTurnID, r.ProviderTurnBinding}
+func (r turnRow) values() []any { return r.appendValues(nil) }
+
+// appendValues appends the row's values in column order: a batch insert appends every row into
+// one argument list instead of building a slice per row.
+func (r turnRow) appendValues(dst []any) []any {
+	return append(dst, r.WorkspaceID, r.ID, r.SessionID, r.Sequence, r.Phase, r.Outcome, r.Origin,
+		r.StartedAtUs, r.SettledAtUs, r.UpdatedAtUs, r.ProviderTurnID, r.ProviderTurnBinding)
 }
 
-func (r messageRow) values() []any {
-	return []any{r.WorkspaceID, r.ID, r.SessionID, r.TurnID, r.Position, r.Role, r.Content, r.CreatedAtUs}
+func (r messageRow) appendValues(dst []any) []any {
+	return append(dst, r.WorkspaceID, r.ID, r.SessionID, r.TurnID, r.Position, r.Role, r.Content, r.CreatedAtUs)
 }
 
-func (r eventRow) values() []any {
-	return []any{r.Cursor, r.WorkspaceID, r.Kind, r.SessionID, r.TurnID, r.OperationID, r.Status, r.OccurredAtUs}
+func (r eventRow) appendValues(dst []any) []any {
+	return append(dst, r.Cursor, r.WorkspaceID, r.Kind, r.SessionID, r.TurnID, r.OperationID, r.Status, r.OccurredAtUs)
 }
 
 // sharedKeyColumns are the columns of turnColumns and messageColumns that a batch copied into
@@ -132,35 +136,47 @@ func insertSharedSQL(table string, cols []string, rows int) string {
 // insertRows writes rows with one INSERT per batch of at most insertBatch rows. With shareKeys
 // (turns and messages, on a dialect with numbered parameters) a batch whose rows agree in
 // sharedKeyColumns binds those once (insertSharedSQL).
-func insertRows[R interface{ values() []any }](exec func(sql string, args ...any) error, table string, cols []string, rows []R, shareKeys bool) error {
+func insertRows[R interface{ appendValues([]any) []any }](exec func(sql string, args ...any) error, table string, cols []string, rows []R, shareKeys bool) error {
+	var row []any // one row's values, reused
 	for start := 0; start < len(rows); start += insertBatch {
 		batch := rows[start:min(start+insertBatch, len(rows))]
-		values := make([][]any, len(batch))
-		shared := shareKeys
-		for i, r := range batch {
-			values[i] = r.values()
-			for _, c := range sharedKeyColumns {
-				shared = shared && values[i][c] == values[0][c]
-			}
-		}
-		query := insertSQL(table, cols, len(batch))
-		args := make([]any, 0, len(batch)*len(cols))
-		if shared {
-			query = insertSharedSQL(table, cols, len(batch))
-			for _, c := range sharedKeyColumns {
-				args = append(args, values[0][c])
-			}
-		}
-		for _, row := range values {
-			for c, v := range row {
-				if !shared || !slices.Contains(sharedKeyColumns[:], c) {
-					args = append(args, v)
+		if shareKeys {
+			if args, ok := sharedKeyArgs(batch, &row, len(cols)); ok {
+				if err := exec(insertSharedSQL(table, cols, len(batch)), args...); err != nil {
+					return err
 				}
+				continue
 			}
 		}
-		if err := exec(query, args...); err != nil {
+		args := make([]any, 0, len(batch)*len(cols))
+		for _, r := range batch {
+			args = r.appendValues(args)
+		}
+		if err := exec(insertSQL(table, cols, len(batch)), args...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sharedKeyArgs builds insertSharedSQL's arguments for batch (the values of sharedKeyColumns
+// once, then every row without them), or reports false when the rows do not all agree in them.
+func sharedKeyArgs[R interface{ appendValues([]any) []any }](batch []R, row *[]any, width int) ([]any, bool) {
+	args := make([]any, len(sharedKeyColumns), len(sharedKeyColumns)+len(batch)*(width-len(sharedKeyColumns)))
+	for i, r := range batch {
+		*row = r.appendValues((*row)[:0])
+		for k, c := range sharedKeyColumns {
+			if i == 0 {
+				args[k] = (*row)[c]
+			} else if (*row)[c] != args[k] {
+				return nil, false
+			}
+		}
+		for c, v := range *row {
+			if !slices.Contains(sharedKeyColumns[:], c) {
+				args = append(args, v)
+			}
+		}
+	}
+	return args, true
 }

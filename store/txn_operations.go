@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -23,7 +24,7 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 		return err
 	}
 	err = tx.guarded(ctx, func(db *gorm.DB) error {
-		if _, err := tx.execFixed(db, insertOperationSQL, row.values()...); err != nil {
+		if _, err := tx.execFixed(db, insertOperationSQL, append(row.values(), classValues(op.Status)...)...); err != nil {
 			return classify(err, "insert operation %s", op.ID)
 		}
 		if _, err := tx.execFixed(db, insertSnapshotSQL, op.WorkspaceID, op.ID, snap.value); err != nil {
@@ -87,14 +88,41 @@ func (tx *txn) ReplaceSnapshot(ctx context.Context, op forkengine.ForkOperation)
 var keyOperationColumns = []string{"request_id", "source_session_id", "target_session_id", "through_turn_id", "created_at_us", "lease_owner"}
 
 var (
-	insertOperationSQL = insertSQL("fork_operations", operationColumns, 1)
+	insertOperationSQL = insertSQL("fork_operations", append(slices.Clone(operationColumns), classColumns...), 1)
 	insertLineageSQL   = insertSQL("lineages", lineageColumns, 1)
 	insertSnapshotSQL  = "INSERT INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
-	updateOperationSQL = "UPDATE fork_operations SET " + strings.Join(mutableOperationColumns, " = ?, ") +
+	updateOperationSQL = "UPDATE fork_operations SET " + strings.Join(append(slices.Clone(mutableOperationColumns), classColumns...), " = ?, ") +
 		" = ? WHERE workspace_id = ? AND id = ? AND status = ? AND lease_owner = ?"
-	updateStateSQL = "UPDATE fork_operations SET " + strings.Join(stateOperationColumns(), " = ?, ") +
-		" = ? WHERE workspace_id = ? AND id = ? AND status = ? AND " + strings.Join(keyOperationColumns, " = ? AND ") + " = ?"
+	// updateStateSQL[i] also sets classColumns[i] when bit i is set (classChanges).
+	updateStateSQL = [4]string{updateStateWith(0), updateStateWith(1), updateStateWith(2), updateStateWith(3)}
 )
+
+// updateStateWith is the state compare-and-swap setting stateOperationColumns and the
+// classColumns that changes selects.
+func updateStateWith(changes int) string {
+	set := stateOperationColumns()
+	for i, c := range classColumns {
+		if changes&(1<<i) != 0 {
+			set = append(set, c)
+		}
+	}
+	return "UPDATE fork_operations SET " + strings.Join(set, " = ?, ") +
+		" = ? WHERE workspace_id = ? AND id = ? AND status = ? AND " + strings.Join(keyOperationColumns, " = ? AND ") + " = ?"
+}
+
+// classChanges says which classColumns differ between an operation in status from and one in
+// status to (bit i for classColumns[i]), and returns the new values of those.
+func classChanges(from, to forkengine.OperationStatus) (int, []any) {
+	changes, values := 0, []any(nil)
+	old, next := classValues(from), classValues(to)
+	for i := range classColumns {
+		if old[i] != next[i] {
+			changes |= 1 << i
+			values = append(values, next[i])
+		}
+	}
+	return changes, values
+}
 
 // stateOperationColumns are mutableOperationColumns without keyOperationColumns, in order.
 func stateOperationColumns() []string {
@@ -107,15 +135,16 @@ func stateOperationColumns() []string {
 	return out
 }
 
-// stateValues are the values of stateOperationColumns followed by the WHERE arguments of
-// updateStateSQL.
-func (r operationRow) stateValues(expect string) []any {
+// stateValues are the values of stateOperationColumns, then the changed classes, then the WHERE
+// arguments of updateStateSQL.
+func (r operationRow) stateValues(expect string, classes []any) []any {
 	var out []any
 	for i, v := range r.mutableValues() {
 		if !contains(keyOperationColumns, mutableOperationColumns[i]) {
 			out = append(out, v)
 		}
 	}
+	out = append(out, classes...)
 	return append(out, r.WorkspaceID, r.ID, expect, r.RequestID, r.SourceSessionID, r.TargetSessionID,
 		r.ThroughTurnID, r.CreatedAtUs, r.LeaseOwner)
 }
@@ -131,7 +160,8 @@ func (tx *txn) UpdateOperation(ctx context.Context, op forkengine.ForkOperation,
 	}
 	var changed bool
 	err = tx.guarded(ctx, func(db *gorm.DB) error {
-		changed, err = tx.updateRows(db, updateStateSQL, row.stateValues(string(expect))...)
+		changes, classes := classChanges(expect, op.Status)
+		changed, err = tx.updateRows(db, updateStateSQL[changes], row.stateValues(string(expect), classes)...)
 		if err != nil {
 			return classify(err, "update operation %s from %s", op.ID, expect)
 		}
@@ -151,7 +181,7 @@ func (tx *txn) rewriteOperation(ctx context.Context, db *gorm.DB, row operationR
 	err := db.Raw("SELECT source_session_id FROM fork_operations WHERE workspace_id = ? AND id = ? AND status = ? AND lease_owner = ?",
 		op.WorkspaceID, op.ID, string(expect), op.LeaseOwner).Scan(&oldSource).Error
 	if err == nil {
-		args := append(row.mutableValues(), op.WorkspaceID, op.ID, string(expect), op.LeaseOwner)
+		args := append(append(row.mutableValues(), classValues(op.Status)...), op.WorkspaceID, op.ID, string(expect), op.LeaseOwner)
 		*changed, err = tx.updateRows(db, updateOperationSQL, args...)
 	}
 	if err != nil || !*changed {

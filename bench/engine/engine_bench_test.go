@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,6 +92,7 @@ type fixture struct {
 	statements int64
 	cpu        time.Duration
 	io         processIO
+	goroutines uint64
 	closeOnce  sync.Once
 }
 
@@ -118,7 +120,7 @@ func newFixture(b *testing.B, barrier bool, sources int) *fixture {
 
 // start resets the timer and takes the baselines of the per-fork metrics.
 func (f *fixture) start(b *testing.B) {
-	f.statements, f.cpu, f.io = f.db.Statements(), processCPU(), readProcessIO()
+	f.statements, f.cpu, f.io, f.goroutines = f.db.Statements(), processCPU(), readProcessIO(), goroutinesCreated()
 	b.ResetTimer()
 }
 
@@ -139,17 +141,22 @@ func (f *fixture) report(b *testing.B, forks int) {
 		b.Fatalf("checkpoint: %v", err)
 	}
 	elapsed := b.Elapsed()
-	statements, cpu, io := f.db.Statements()-f.statements, processCPU()-f.cpu, readProcessIO()
+	statements, cpu, io, goroutines := f.db.Statements()-f.statements, processCPU()-f.cpu, readProcessIO(), goroutinesCreated()-f.goroutines
 	b.StopTimer()
 	b.ReportMetric(float64(forks)/elapsed.Seconds(), "forks/s")
 	b.ReportMetric(float64(statements)/float64(forks), "statements/fork")
 	// CPU per fork is steadier than wall time on a shared machine: it counts only this process.
 	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(forks), "cpu-ms/fork")
+	// Each goroutine started is a scheduler hand-off, often a futex wake-up of an idle thread.
+	b.ReportMetric(float64(goroutines)/float64(forks), "goroutines/fork")
 	if io.ok && f.io.ok {
 		// Exact where cpu-ms is noisy: what the forks wrote (WAL frames, the checkpoint's copies),
 		// in write system calls and bytes.
 		b.ReportMetric(float64(io.writeCalls-f.io.writeCalls)/float64(forks), "write-calls/fork")
 		b.ReportMetric(float64(io.written-f.io.written)/1024/float64(forks), "written-KB/fork")
+		// Reads of pages SQLite's cache did not hold (a connection that another one's commit
+		// made drop its cache reads them again).
+		b.ReportMetric(float64(io.readCalls-f.io.readCalls)/float64(forks), "read-calls/fork")
 	}
 	f.close() // a SQLite file takes one process's store at a time: the check opens its own
 	verifyCommitted(b, f.path, forks)
@@ -195,11 +202,11 @@ func verifyCommitted(b *testing.B, path string, forks int) {
 	}
 }
 
-// processIO is this process's write system calls and the bytes they wrote (Linux /proc/self/io:
-// syscw and wchar), ok false where that file cannot be read.
+// processIO is this process's write system calls, the bytes they wrote and its read system calls
+// (Linux /proc/self/io: syscw, wchar, syscr), ok false where that file cannot be read.
 type processIO struct {
-	writeCalls, written int64
-	ok                  bool
+	writeCalls, written, readCalls int64
+	ok                             bool
 }
 
 func readProcessIO() processIO {
@@ -217,9 +224,21 @@ func readProcessIO() processIO {
 			p.writeCalls, p.ok = n, true
 		case name == "wchar":
 			p.written = n
+		case name == "syscr":
+			p.readCalls = n
 		}
 	}
 	return p
+}
+
+// goroutinesCreated is how many goroutines the process has started so far.
+func goroutinesCreated() uint64 {
+	sample := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
 }
 
 // processCPU returns the user and system CPU time this process has used so far.
