@@ -97,6 +97,14 @@ func planCases() []planCase {
 			_, err := db.ActiveTurnsBySessionIDs(ctx, "ws", page)
 			return err
 		}, sqlite: []string{"turns_unsettled (workspace_id=? AND session_id=?)"}, postgres: []string{"turns_unsettled"}},
+		{name: "MessagesOfTurns", read: func(ctx context.Context, db *DB) error {
+			_, err := db.MessagesByTurnIDs(ctx, "ws", []string{"s001-t1", "big-t300"})
+			return err
+		}, sqlite: []string{"messages_by_turn (workspace_id=? AND turn_id=?)"}, postgres: []string{"messages_by_turn"}},
+		{name: "MessageTextsOfTurns", read: func(ctx context.Context, db *DB) error {
+			_, err := db.MessageTextsByTurnIDs(ctx, "ws", []string{"s001-t1", "big-t300"})
+			return err
+		}, sqlite: []string{"messages_by_turn (workspace_id=? AND turn_id=?)"}, postgres: []string{"messages_by_turn"}},
 	}
 }
 
