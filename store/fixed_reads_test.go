@@ -74,3 +74,28 @@ func TestMessageTextsAreMessagesByTurnsText(t *testing.T) {
 		require.Equal(t, want, texts[turn], "turn %s", turn)
 	}
 }
+
+// An id list bound as one JSON array (idList, on SQLite) finds every id as it is: quotes,
+// backslashes, control characters and non-ASCII text included, and no id that was not asked for.
+func TestIDListsFindIDsAsTheyAre(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, sqliteConfig(t))
+	ids := []string{`quote"d`, `back\slash`, "tab\tand\x01", "ünïcødé ✓", "plain", `\u0041`}
+	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
+		for i, id := range append(ids, "A", "not asked") {
+			if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: id, CreatedAt: at(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	got, err := db.SessionsByIDs(ctx, "ws", append(ids, "missing"))
+	require.NoError(t, err)
+	require.Len(t, got, len(ids))
+	for _, id := range ids {
+		require.Equal(t, id, got[id].ID)
+	}
+	latest, err := db.LatestTurnsBySessionIDs(ctx, "ws", ids) // idsCTE: no turns, no rows, no error
+	require.NoError(t, err)
+	require.Empty(t, latest)
+}

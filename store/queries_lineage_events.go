@@ -10,7 +10,7 @@ import (
 func (q queries) LineagesByTargetIDs(ctx context.Context, ws string, targetIDs []string) (map[string]forkengine.Lineage, error) {
 	out := make(map[string]forkengine.Lineage, len(targetIDs))
 	err := q.inChunks(targetIDs, func(chunk []string) error {
-		in, args := inList(chunk, ws)
+		in, args := q.inList(chunk, ws)
 		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+lineageColumnsOfWorkspace+
 			" FROM lineages WHERE workspace_id = ? AND target_session_id IN "+in, args,
 			func(r *lineageRow) { out[r.TargetSessionID] = r.domain() })

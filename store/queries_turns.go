@@ -28,7 +28,7 @@ func (q queries) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, e
 func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Turn, error) {
 	out := make(map[string]forkengine.Turn, len(ids))
 	err := q.inChunks(ids, func(chunk []string) error {
-		in, args := inList(chunk, ws)
+		in, args := q.inList(chunk, ws)
 		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+turnColumnsOfWorkspace+" FROM turns WHERE workspace_id = ? AND id IN "+in, args,
 			func(r *turnRow) { out[r.ID] = r.domain() })
 		return classify(err, "turns by ids")
@@ -123,7 +123,7 @@ func (q queries) messagesByTurns(ctx context.Context, ws string, turnIDs []strin
 ) (map[string][]forkengine.Message, error) {
 	out := make(map[string][]forkengine.Message, len(turnIDs))
 	err := q.inChunks(turnIDs, func(chunk []string) error {
-		in, args := inList(chunk, ws)
+		in, args := q.inList(chunk, ws)
 		// In turn order, each turn's messages one run of it; sized for a question and an answer each.
 		all := make([]forkengine.Message, 0, 2*len(chunk))
 		r := messageRow{WorkspaceID: ws}
