@@ -48,11 +48,11 @@ type Config struct {
 	Extensions []graphql.HandlerExtension
 	// Batch, when set, is told about every loader batch read (see BatchObserver).
 	Batch BatchObserver
-	// MessageTexts, when set, reads the transcripts of a response that shows only messages' role
-	// and content (see MessageTextReader); nil: the Engine's Reader when it is one (the server's
-	// store wrapped for telemetry is not, so the server passes the store), else messages are
-	// always read whole.
-	MessageTexts MessageTextReader
+	// NarrowReads, when set, are the narrower reads of a response that shows only some fields of
+	// messages or lineages (see NarrowReads); nil: the Engine's Reader when it offers them (the
+	// server's store wrapped for telemetry does not, so the server passes the store), else rows
+	// are always read whole.
+	NarrowReads NarrowReads
 }
 
 // NewServer builds the gqlgen server: schema, resolvers, per-response loaders, workspace
@@ -65,9 +65,9 @@ func NewServer(cfg Config) *handler.Server {
 	if cfg.RequestID == nil {
 		cfg.RequestID = func(context.Context) string { return "" }
 	}
-	sources := loaderSources{engine: cfg.Engine, batch: cfg.Batch, texts: cfg.MessageTexts}
-	if texts, ok := cfg.Engine.Reader().(MessageTextReader); ok && sources.texts == nil {
-		sources.texts = texts
+	sources := loaderSources{engine: cfg.Engine, batch: cfg.Batch, narrow: cfg.NarrowReads}
+	if narrow, ok := cfg.Engine.Reader().(NarrowReads); ok && sources.narrow == nil {
+		sources.narrow = narrow
 	}
 	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch,
 		sources: sources, shared: &sharedStreams{}, streamReady: cfg.StreamReady}}

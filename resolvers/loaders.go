@@ -80,7 +80,7 @@ func (r *responseLoaders) get() *loaders {
 type loaderSources struct {
 	engine *forkengine.Engine
 	batch  BatchObserver
-	texts  MessageTextReader // nil: messages are always read whole
+	narrow NarrowReads // nil: rows are always read whole
 }
 
 // withLoaders gives each response its own (lazily built) loader set. It is registered with
@@ -112,8 +112,8 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 		return byWorkspace(ctx, keys, rd.CountTurnsBySessionIDs)
 	})
 	l.turnMessages = newRelation(batch, "turnMessages", func(ctx context.Context, keys []key) (map[key][]forkengine.Message, error) {
-		if with.texts != nil && readsOnlyMessageText(ctx) {
-			return byWorkspace(ctx, keys, with.texts.MessageTextsByTurnIDs)
+		if with.narrow != nil && showsOnly(ctx, "Message", messageTextFields) {
+			return byWorkspace(ctx, keys, with.narrow.MessageTextsByTurnIDs)
 		}
 		return byWorkspace(ctx, keys, rd.MessagesByTurnIDs)
 	})
@@ -122,7 +122,11 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	})
 	l.transcripts = newRelation(batch, "transcripts", l.readTranscripts)
 	l.forkedFrom = newRelation(batch, "forkedFrom", func(ctx context.Context, keys []key) (map[key]forkengine.Lineage, error) {
-		m, err := byWorkspace(ctx, keys, rd.LineagesByTargetIDs)
+		read := rd.LineagesByTargetIDs
+		if with.narrow != nil && showsOnly(ctx, "Lineage", lineageEndFields) {
+			read = with.narrow.LineageEndsByTargetIDs
+		}
+		m, err := byWorkspace(ctx, keys, read)
 		l.sawLineages(values(m))
 		return m, err
 	})

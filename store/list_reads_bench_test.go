@@ -32,6 +32,7 @@ func BenchmarkListQueryReads(b *testing.B) {
 			return len(s), err
 		}},
 		{"Lineages", func() (int, error) { m, err := db.LineagesByTargetIDs(ctx, "ws", sessions); return len(m), err }},
+		{"LineageEnds", func() (int, error) { m, err := db.LineageEndsByTargetIDs(ctx, "ws", sessions); return len(m), err }},
 		{"LatestTurns", func() (int, error) { m, err := db.LatestTurnsBySessionIDs(ctx, "ws", sessions); return len(m), err }},
 		{"Messages", func() (int, error) { m, err := db.MessagesByTurnIDs(ctx, "ws", turns); return len(m), err }},
 		{"MessageTexts", func() (int, error) { m, err := db.MessageTextsByTurnIDs(ctx, "ws", turns); return len(m), err }},

@@ -53,7 +53,10 @@ func idArgs(d dialect, ids []string, rest ...any) []any {
 // lastTurnSQL selects, per id, the turn whose sequence is the highest among the session's turns
 // the extra condition (on alias m for SQLite, t for PostgreSQL; see unsettled) keeps: a seek
 // backwards from the end of the index. It selects every column but workspace_id
-// (eachRowOfWorkspace). Arguments: the ids, then lastTurnArgs.
+// (eachRowOfWorkspace). Arguments: the ids, then lastTurnArgs. On SQLite the seek's index entry
+// carries the turn's rowid, and the row is read by it: one b-tree search by integer per turn
+// instead of a second search of the index by (workspace, session, sequence): a sixth less CPU
+// for the read (BenchmarkListQueryReads/LatestTurns).
 func lastTurnSQL(d dialect, n int, extra turnCondition) string {
 	if d.lateralJoins {
 		return idsCTE(d, n) + "SELECT " + qualifiedTurnsOfWorkspace + ` FROM ids CROSS JOIN LATERAL (
@@ -61,8 +64,8 @@ func lastTurnSQL(d dialect, n int, extra turnCondition) string {
 	ORDER BY t.sequence DESC LIMIT 1) t`
 	}
 	return idsCTE(d, n) + "SELECT " + qualifiedTurnsOfWorkspace + ` FROM ids CROSS JOIN turns t
-	WHERE t.workspace_id = ? AND t.session_id = ids.id AND t.sequence = (
-		SELECT m.sequence FROM turns m WHERE m.workspace_id = ? AND m.session_id = ids.id` + extra.on("m") + `
+	WHERE t.rowid = (
+		SELECT m.rowid FROM turns m WHERE m.workspace_id = ? AND m.session_id = ids.id` + extra.on("m") + `
 		ORDER BY m.sequence DESC LIMIT 1)`
 }
 
@@ -71,7 +74,7 @@ func lastTurnArgs(d dialect, ids []string, ws string) []any {
 	if d.lateralJoins {
 		return idArgs(d, ids, ws)
 	}
-	return idArgs(d, ids, ws, ws)
+	return idArgs(d, ids, ws)
 }
 
 // turnCondition is an extra condition on the turns a per-session read keeps, written with %s for

@@ -95,13 +95,13 @@ func (q queries) TurnsThrough(ctx context.Context, ws, sessionID string, maxSequ
 
 // MessagesByTurnIDs returns each turn's messages in Position order.
 func (q queries) MessagesByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
-	return q.messagesByTurns(ctx, ws, turnIDs, messageColumnsOfWorkspace, func(r *messageRow) []any {
+	return q.messagesByTurns(ctx, ws, turnIDs, qualifiedMessagesOfWorkspace, func(r *messageRow) []any {
 		return r.targets()[1:] // eachRowOfWorkspace's list: every column but workspace_id
 	}, messageRow.domain)
 }
 
 // messageTextColumns are what MessageTextsByTurnIDs reads of a message: its turn and its text.
-const messageTextColumns = "turn_id, role, content"
+const messageTextColumns = "m.turn_id, m.role, m.content"
 
 // MessageTextsByTurnIDs is MessagesByTurnIDs for a response that shows only each message's role
 // and content: it reads only the turn, role and content of each message (ID, SessionID,
@@ -116,19 +116,21 @@ func (q queries) MessageTextsByTurnIDs(ctx context.Context, ws string, turnIDs [
 	})
 }
 
-// messagesByTurns reads the messages of turnIDs, selecting columns (of workspace ws) into the
-// targets of one row, makes each row a message, and groups them by turn in Position order.
+// messagesByTurns reads the messages of turnIDs, selecting columns (of workspace ws, aliased m)
+// into the targets of one row, makes each row a message, and groups them by turn in Position
+// order: one seek of messages_by_turn per id.
 func (q queries) messagesByTurns(ctx context.Context, ws string, turnIDs []string, columns string,
 	targets func(*messageRow) []any, message func(messageRow) forkengine.Message,
 ) (map[string][]forkengine.Message, error) {
 	out := make(map[string][]forkengine.Message, len(turnIDs))
 	err := q.inChunks(turnIDs, func(chunk []string) error {
 		in, args := q.inList(chunk, ws)
+		query := "SELECT " + columns + " FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in +
+			" ORDER BY m.turn_id, m.position"
 		// In turn order, each turn's messages one run of it; sized for a question and an answer each.
 		all := make([]forkengine.Message, 0, 2*len(chunk))
 		r := messageRow{WorkspaceID: ws}
-		err := scanEach(ctx, q, "SELECT "+columns+" FROM messages WHERE workspace_id = ? AND turn_id IN "+in+
-			" ORDER BY turn_id, position", args, targets(&r), func() { all = append(all, message(r)) })
+		err := scanEach(ctx, q, query, args, targets(&r), func() { all = append(all, message(r)) })
 		if err != nil {
 			return classify(err, "messages by turns")
 		}

@@ -13,22 +13,27 @@ import (
 	"github.com/forkgraph/forkgraph/store"
 )
 
-// countingTexts is the store's MessageTextReader, counting its calls.
-type countingTexts struct {
-	db    *store.DB
-	calls atomic.Int64
+// countingNarrow is the store's NarrowReads, counting their calls.
+type countingNarrow struct {
+	db                  *store.DB
+	calls, lineageCalls atomic.Int64
 }
 
-func (c *countingTexts) MessageTextsByTurnIDs(ctx context.Context, ws string, ids []string) (map[string][]forkengine.Message, error) {
+func (c *countingNarrow) MessageTextsByTurnIDs(ctx context.Context, ws string, ids []string) (map[string][]forkengine.Message, error) {
 	c.calls.Add(1)
 	return c.db.MessageTextsByTurnIDs(ctx, ws, ids)
+}
+
+func (c *countingNarrow) LineageEndsByTargetIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Lineage, error) {
+	c.lineageCalls.Add(1)
+	return c.db.LineageEndsByTargetIDs(ctx, ws, ids)
 }
 
 // A response reads messages' text alone only when its whole document shows nothing else of any
 // message; what it answers is the same either way.
 func TestMessageTextsReadOnlyWhenOnlyTextIsShown(t *testing.T) {
-	texts := &countingTexts{}
-	api := newTestAPI(t, apiOptions{limits: func(c *resolvers.Config) { c.MessageTexts = texts }})
+	texts := &countingNarrow{}
+	api := newTestAPI(t, apiOptions{limits: func(c *resolvers.Config) { c.NarrowReads = texts }})
 	texts.db = api.db
 	api.seedSession("w", "s1", 2, "")
 	api.seedSession("w", "s2", 1, "")
@@ -119,4 +124,79 @@ func field(m map[string]any, path ...string) any {
 		v = obj[p]
 	}
 	return v
+}
+
+// Likewise a lineage is read as its two sessions alone only when the document shows nothing else
+// of any lineage.
+func TestLineageEndsReadOnlyWhenOnlySessionsAreShown(t *testing.T) {
+	narrow := &countingNarrow{}
+	api := newTestAPI(t, apiOptions{engine: noBackground, limits: func(c *resolvers.Config) { c.NarrowReads = narrow }})
+	narrow.db = api.db
+	api.seedSession("w", "s1", 2, "")
+	api.forkAndCommit("w", "s1", "s1-t2", "req-1")
+
+	const full = `query { sessions(workspaceId: "w") { edges { node { id forkedFrom {
+		id operationId sourceSessionId sourceTurnId targetSessionId targetTurnId forkedAt
+		sourceSession { id title } targetSession { id } sourceTurn { id } targetTurn { id } } } } } }`
+	var whole map[string]any
+	api.mustDo(full, &whole, nil)
+	require.Zero(t, narrow.lineageCalls.Load(), "a read of every lineage field used the narrow read")
+	wholeJSON, err := json.Marshal(whole)
+	require.NoError(t, err)
+	require.Contains(t, string(wholeJSON), `"sourceTurnId":"s1-t2"`)
+
+	for _, c := range []struct {
+		name, query string
+		narrow      bool
+	}{
+		{"sessions and their ids", `query { sessions(workspaceId: "w") { edges { node { id forkedFrom {
+			__typename sourceSessionId sourceSession { id title } targetSessionId targetSession { id } } } } } }`, true},
+		{"a turn of it", `query { sessions(workspaceId: "w") { edges { node { id forkedFrom {
+			sourceSessionId sourceTurn { id } } } } } }`, false},
+		{"its operation in a fragment", `query { sessions(workspaceId: "w") { edges { node { id forkedFrom { ...Op } } } } }
+			fragment Op on Lineage { sourceSessionId operationId }`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := narrow.lineageCalls.Load()
+			var got map[string]any
+			api.with(t).mustDo(c.query, &got, nil)
+			if c.narrow {
+				require.Positive(t, narrow.lineageCalls.Load()-before, "no narrow read for a document that shows only sessions")
+			} else {
+				require.Zero(t, narrow.lineageCalls.Load()-before, "a narrow read for a document that shows more")
+			}
+			requireSameFields(t, whole, got, "forkedFrom")
+		})
+	}
+}
+
+// requireSameFields checks that every field got shows under each node's object at path is
+// whole's, recursively.
+func requireSameFields(t *testing.T, whole, got map[string]any, path ...string) {
+	t.Helper()
+	wholeEdges := whole["sessions"].(map[string]any)["edges"].([]any)
+	gotEdges := got["sessions"].(map[string]any)["edges"].([]any)
+	require.Len(t, gotEdges, len(wholeEdges))
+	for i := range gotEdges {
+		w := field(wholeEdges[i].(map[string]any)["node"].(map[string]any), path...)
+		g := field(gotEdges[i].(map[string]any)["node"].(map[string]any), path...)
+		requireSubset(t, w, g)
+	}
+}
+
+func requireSubset(t *testing.T, whole, got any) {
+	t.Helper()
+	gm, ok := got.(map[string]any)
+	if !ok {
+		require.Equal(t, whole, got)
+		return
+	}
+	wm, ok := whole.(map[string]any)
+	require.True(t, ok, "an object where the full read has %v", whole)
+	for name, v := range gm {
+		if name == "__typename" {
+			continue
+		}
+		requireSubset(t, wm[name], v)
+	}
 }
