@@ -48,6 +48,11 @@ type Config struct {
 	Extensions []graphql.HandlerExtension
 	// Batch, when set, is told about every loader batch read (see BatchObserver).
 	Batch BatchObserver
+	// NarrowReads, when set, are the narrower reads of a response that shows only some fields of
+	// messages or lineages (see NarrowReads); nil: the Engine's Reader when it offers them (the
+	// server's store wrapped for telemetry does not, so the server passes the store), else rows
+	// are always read whole.
+	NarrowReads NarrowReads
 }
 
 // NewServer builds the gqlgen server: schema, resolvers, per-response loaders, workspace
@@ -60,8 +65,12 @@ func NewServer(cfg Config) *handler.Server {
 	if cfg.RequestID == nil {
 		cfg.RequestID = func(context.Context) string { return "" }
 	}
+	sources := loaderSources{engine: cfg.Engine, batch: cfg.Batch, narrow: cfg.NarrowReads}
+	if narrow, ok := cfg.Engine.Reader().(NarrowReads); ok && sources.narrow == nil {
+		sources.narrow = narrow
+	}
 	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch,
-		shared: &sharedStreams{}, streamReady: cfg.StreamReady}}
+		sources: sources, shared: &sharedStreams{}, streamReady: cfg.StreamReady}}
 	connectionComplexity(&gcfg.Complexity)
 	schema := graph.NewExecutableSchema(gcfg)
 	srv := handler.New(schema)
@@ -86,7 +95,7 @@ func NewServer(cfg Config) *handler.Server {
 	// subscription that gets another member's response builds no loaders.
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
 	srv.AroundResponses(shareResponses)
-	srv.AroundResponses(withLoaders(cfg.Engine, cfg.Batch))
+	srv.AroundResponses(withLoaders(sources))
 	srv.Use(fieldPolicy{authorize: cfg.Authorize, ids: idArguments{schema: schema.Schema()}})
 	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))

@@ -65,31 +65,37 @@ type loadersKey struct{}
 // the CPU and garbage of a fan-out. Building lazily changes nothing else: the set still belongs
 // to this one response and is dropped with it, so no read is cached across responses.
 type responseLoaders struct {
-	ctx    context.Context // the response's
-	engine *forkengine.Engine
-	batch  BatchObserver
-	once   sync.Once
-	set    *loaders
+	ctx  context.Context // the response's
+	with loaderSources
+	once sync.Once
+	set  *loaders
 }
 
 func (r *responseLoaders) get() *loaders {
-	r.once.Do(func() { r.set = newLoaders(r.ctx, r.engine, r.batch) })
+	r.once.Do(func() { r.set = newLoaders(r.ctx, r.with) })
 	return r.set
+}
+
+// loaderSources are what every response's loaders read from.
+type loaderSources struct {
+	engine *forkengine.Engine
+	batch  BatchObserver
+	narrow NarrowReads // nil: rows are always read whole
 }
 
 // withLoaders gives each response its own (lazily built) loader set. It is registered with
 // srv.AroundResponses, not as HTTP middleware: a websocket is one HTTP request for its whole life,
 // and per-request loaders would serve every subscription event from the first event's cache.
-func withLoaders(engine *forkengine.Engine, batch BatchObserver) graphql.ResponseMiddleware {
+func withLoaders(with loaderSources) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		slot := &responseLoaders{engine: engine, batch: batch}
+		slot := &responseLoaders{with: with}
 		slot.ctx = context.WithValue(ctx, loadersKey{}, slot)
 		return next(slot.ctx)
 	}
 }
 
-func newLoaders(ctx context.Context, engine *forkengine.Engine, batch BatchObserver) *loaders {
-	rd := engine.Reader()
+func newLoaders(ctx context.Context, with loaderSources) *loaders {
+	engine, batch, rd := with.engine, with.batch, with.engine.Reader()
 	l := &loaders{engine: engine, probeTurns: map[key]forkengine.Turn{}, pageSessions: map[string][]string{},
 		committedOps: map[key]forkengine.ForkOperation{}}
 	l.views = &viewRelations{ctx: ctx, l: l}
@@ -106,6 +112,9 @@ func newLoaders(ctx context.Context, engine *forkengine.Engine, batch BatchObser
 		return byWorkspace(ctx, keys, rd.CountTurnsBySessionIDs)
 	})
 	l.turnMessages = newRelation(batch, "turnMessages", func(ctx context.Context, keys []key) (map[key][]forkengine.Message, error) {
+		if with.narrow != nil && showsOnly(ctx, "Message", messageTextFields) {
+			return byWorkspace(ctx, keys, with.narrow.MessageTextsByTurnIDs)
+		}
 		return byWorkspace(ctx, keys, rd.MessagesByTurnIDs)
 	})
 	l.messages = newRelation(batch, "messages", func(ctx context.Context, keys []key) (map[key]forkengine.Message, error) {
@@ -113,7 +122,11 @@ func newLoaders(ctx context.Context, engine *forkengine.Engine, batch BatchObser
 	})
 	l.transcripts = newRelation(batch, "transcripts", l.readTranscripts)
 	l.forkedFrom = newRelation(batch, "forkedFrom", func(ctx context.Context, keys []key) (map[key]forkengine.Lineage, error) {
-		m, err := byWorkspace(ctx, keys, rd.LineagesByTargetIDs)
+		read := rd.LineagesByTargetIDs
+		if with.narrow != nil && showsOnly(ctx, "Lineage", lineageEndFields) {
+			read = with.narrow.LineageEndsByTargetIDs
+		}
+		m, err := byWorkspace(ctx, keys, read)
 		l.sawLineages(values(m))
 		return m, err
 	})

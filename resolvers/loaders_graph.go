@@ -41,7 +41,9 @@ func (l *loaders) sawTurns(turns []forkengine.Turn) {
 func (l *loaders) sawLineages(lineages []forkengine.Lineage) {
 	for _, ln := range lineages {
 		l.sessions.hint(key{ln.WorkspaceID, ln.SourceSessionID}, key{ln.WorkspaceID, ln.TargetSessionID})
-		l.turns.hint(key{ln.WorkspaceID, ln.SourceTurnID}, key{ln.WorkspaceID, ln.TargetTurnID})
+		if ln.SourceTurnID != "" { // a narrow read (LineageEndsByTargetIDs) has no turns: none is shown
+			l.turns.hint(key{ln.WorkspaceID, ln.SourceTurnID}, key{ln.WorkspaceID, ln.TargetTurnID})
+		}
 	}
 }
 

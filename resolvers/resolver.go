@@ -19,8 +19,10 @@ type Resolver struct {
 	broker *forkengine.Broker
 	logger *slog.Logger
 	batch  BatchObserver
-	views  eventViews // API views of live events, shared by their subscribers
-	shared *sharedStreams
+	// sources are what each response's loaders read from (engine and batch among them).
+	sources loaderSources
+	views   eventViews // API views of live events, shared by their subscribers
+	shared  *sharedStreams
 	// streamReady hands the transport a stream's readiness (Config.StreamReady); nil: none.
 	streamReady func(ctx context.Context, ready func(wake func()) bool) bool
 }
@@ -31,5 +33,5 @@ func (r *Resolver) loaders(ctx context.Context) *loaders {
 	if slot, ok := ctx.Value(loadersKey{}).(*responseLoaders); ok {
 		return slot.get()
 	}
-	return newLoaders(ctx, r.engine, r.batch)
+	return newLoaders(ctx, r.sources)
 }

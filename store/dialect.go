@@ -19,7 +19,10 @@ import (
 type dialect struct {
 	name string
 	// maxParams bounds the ids of one IN list; longer lists are split into several statements.
-	maxParams     int
+	maxParams int
+	// jsonIDLists: a list of ids (inList, idsCTE) is bound as one JSON array read with json_each
+	// (SQLite; see idList).
+	jsonIDLists   bool
 	dialector     func(dsn string) gorm.Dialector
 	connString    func(cfg Config) (string, error)
 	configurePool func(*sql.DB, Config)
@@ -97,8 +100,9 @@ func sqliteDSN(path string) string {
 const sqliteConns = 4
 
 var sqliteDialect = dialect{
-	name:      DriverSQLite,
-	maxParams: 900, // well under SQLite's bound-variable limit, leaving room for the other arguments
+	name:        DriverSQLite,
+	maxParams:   900, // well under SQLite's bound-variable limit, leaving room for the other arguments
+	jsonIDLists: true,
 	dialector: func(dsn string) gorm.Dialector {
 		return sqlite.New(sqlite.Config{DriverName: sqliteDriverName, DSN: dsn})
 	},

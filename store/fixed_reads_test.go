@@ -1,6 +1,14 @@
 package store
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
 
 // eachRowOfWorkspace fills the first scan target with the workspace instead of selecting it: for
 // every row type it reads, that target must be the row's WorkspaceID, and the column lists must
@@ -21,4 +29,73 @@ func TestScanTargetsStartWithWorkspace(t *testing.T) {
 			t.Errorf("%s: the first scan target is not WorkspaceID", name)
 		}
 	}
+}
+
+// MessageTextsByTurnIDs reads three columns of MessagesByTurnIDs' rows: the same messages, turn by
+// turn in the same order, with the same turn, role and content, and the columns it does not read
+// left zero (the workspace is the one asked for).
+func TestMessageTextsAreMessagesByTurnsText(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, sqliteConfig(t))
+	var turnIDs []string
+	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
+		if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "s", CreatedAt: at(1)}); err != nil {
+			return err
+		}
+		var turns []forkengine.Turn
+		var msgs []forkengine.Message
+		for i := range 3 {
+			id := fmt.Sprintf("t%d", i)
+			turnIDs = append(turnIDs, id)
+			turns = append(turns, forkengine.Turn{WorkspaceID: "ws", ID: id, SessionID: "s", Sequence: int64(i + 1)})
+			for j := range i + 1 { // 1, 2 and 3 messages
+				msgs = append(msgs, forkengine.Message{WorkspaceID: "ws", ID: fmt.Sprintf("m%d-%d", i, j), SessionID: "s",
+					TurnID: id, Role: forkengine.RoleUser, Content: fmt.Sprintf("text %d of %s", j, id), CreatedAt: at(10*i + j)})
+			}
+		}
+		if err := tx.InsertTurns(ctx, turns); err != nil {
+			return err
+		}
+		_, err := tx.InsertMessages(ctx, msgs)
+		return err
+	}))
+	asked := append(turnIDs, "no-such-turn")
+	full, err := db.MessagesByTurnIDs(ctx, "ws", asked)
+	require.NoError(t, err)
+	texts, err := db.MessageTextsByTurnIDs(ctx, "ws", asked)
+	require.NoError(t, err)
+	require.Len(t, full, 3)
+	require.Len(t, texts, len(full))
+	for turn, ms := range full {
+		want := make([]forkengine.Message, len(ms))
+		for i, m := range ms {
+			want[i] = forkengine.Message{WorkspaceID: m.WorkspaceID, TurnID: m.TurnID, Role: m.Role, Content: m.Content}
+		}
+		require.Equal(t, want, texts[turn], "turn %s", turn)
+	}
+}
+
+// An id list bound as one JSON array (idList, on SQLite) finds every id as it is: quotes,
+// backslashes, control characters and non-ASCII text included, and no id that was not asked for.
+func TestIDListsFindIDsAsTheyAre(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, sqliteConfig(t))
+	ids := []string{`quote"d`, `back\slash`, "tab\tand\x01", "ünïcødé ✓", "plain", `\u0041`}
+	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
+		for i, id := range append(ids, "A", "not asked") {
+			if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: id, CreatedAt: at(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	got, err := db.SessionsByIDs(ctx, "ws", append(ids, "missing"))
+	require.NoError(t, err)
+	require.Len(t, got, len(ids))
+	for _, id := range ids {
+		require.Equal(t, id, got[id].ID)
+	}
+	latest, err := db.LatestTurnsBySessionIDs(ctx, "ws", ids) // idsCTE: no turns, no rows, no error
+	require.NoError(t, err)
+	require.Empty(t, latest)
 }

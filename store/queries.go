@@ -101,7 +101,7 @@ func (q queries) GetSession(ctx context.Context, ws, id string) (forkengine.Sess
 func (q queries) SessionsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Session, error) {
 	out := make(map[string]forkengine.Session, len(ids))
 	err := q.inChunks(ids, func(chunk []string) error {
-		in, args := inList(chunk, ws)
+		in, args := q.inList(chunk, ws)
 		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+sessionColumnsOfWorkspace+" FROM sessions WHERE workspace_id = ? AND id IN "+in, args,
 			func(r *sessionRow) { out[r.ID] = r.domain() })
 		return classify(err, "sessions by ids")

@@ -10,11 +10,30 @@ import (
 func (q queries) LineagesByTargetIDs(ctx context.Context, ws string, targetIDs []string) (map[string]forkengine.Lineage, error) {
 	out := make(map[string]forkengine.Lineage, len(targetIDs))
 	err := q.inChunks(targetIDs, func(chunk []string) error {
-		in, args := inList(chunk, ws)
+		in, args := q.inList(chunk, ws)
 		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+lineageColumnsOfWorkspace+
 			" FROM lineages WHERE workspace_id = ? AND target_session_id IN "+in, args,
 			func(r *lineageRow) { out[r.TargetSessionID] = r.domain() })
 		return classify(err, "lineages by targets")
+	})
+	return out, err
+}
+
+// LineageEndsByTargetIDs is LineagesByTargetIDs for a response that shows of each lineage only
+// its source and target sessions: it reads only target_session_id and source_session_id (the
+// operation, the turns and ForkedAt are left zero). It seeks the primary key once per id, a
+// join with the ids: as an IN list, SQLite answered the two columns from lineages_by_source,
+// which covers them, by walking the workspace's whole index.
+func (q queries) LineageEndsByTargetIDs(ctx context.Context, ws string, targetIDs []string) (map[string]forkengine.Lineage, error) {
+	out := make(map[string]forkengine.Lineage, len(targetIDs))
+	err := q.inChunks(targetIDs, func(chunk []string) error {
+		var target, source string
+		err := scanEach(ctx, q, idsCTE(q.dialect, len(chunk))+"SELECT l.target_session_id, l.source_session_id FROM ids "+
+			"CROSS JOIN lineages l WHERE l.workspace_id = ? AND l.target_session_id = ids.id",
+			idArgs(q.dialect, chunk, ws), []any{&target, &source}, func() {
+				out[target] = forkengine.Lineage{WorkspaceID: ws, TargetSessionID: target, SourceSessionID: source}
+			})
+		return classify(err, "lineage ends by targets")
 	})
 	return out, err
 }

@@ -28,7 +28,7 @@ func (q queries) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, e
 func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Turn, error) {
 	out := make(map[string]forkengine.Turn, len(ids))
 	err := q.inChunks(ids, func(chunk []string) error {
-		in, args := inList(chunk, ws)
+		in, args := q.inList(chunk, ws)
 		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+turnColumnsOfWorkspace+" FROM turns WHERE workspace_id = ? AND id IN "+in, args,
 			func(r *turnRow) { out[r.ID] = r.domain() })
 		return classify(err, "turns by ids")
@@ -95,14 +95,42 @@ func (q queries) TurnsThrough(ctx context.Context, ws, sessionID string, maxSequ
 
 // MessagesByTurnIDs returns each turn's messages in Position order.
 func (q queries) MessagesByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
+	return q.messagesByTurns(ctx, ws, turnIDs, qualifiedMessagesOfWorkspace, func(r *messageRow) []any {
+		return r.targets()[1:] // eachRowOfWorkspace's list: every column but workspace_id
+	}, messageRow.domain)
+}
+
+// messageTextColumns are what MessageTextsByTurnIDs reads of a message: its turn and its text.
+const messageTextColumns = "m.turn_id, m.role, m.content"
+
+// MessageTextsByTurnIDs is MessagesByTurnIDs for a response that shows only each message's role
+// and content: it reads only the turn, role and content of each message (ID, SessionID,
+// Position and CreatedAt are left zero). The driver copies out and boxes every column it
+// returns, so a transcript read without the four columns nobody shows costs less; the
+// statement, its index seek and its order are MessagesByTurnIDs'.
+func (q queries) MessageTextsByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
+	return q.messagesByTurns(ctx, ws, turnIDs, messageTextColumns, func(r *messageRow) []any {
+		return []any{&r.TurnID, &r.Role, &r.Content}
+	}, func(r messageRow) forkengine.Message {
+		return forkengine.Message{WorkspaceID: r.WorkspaceID, TurnID: r.TurnID, Role: forkengine.MessageRole(r.Role), Content: r.Content}
+	})
+}
+
+// messagesByTurns reads the messages of turnIDs, selecting columns (of workspace ws, aliased m)
+// into the targets of one row, makes each row a message, and groups them by turn in Position
+// order: one seek of messages_by_turn per id.
+func (q queries) messagesByTurns(ctx context.Context, ws string, turnIDs []string, columns string,
+	targets func(*messageRow) []any, message func(messageRow) forkengine.Message,
+) (map[string][]forkengine.Message, error) {
 	out := make(map[string][]forkengine.Message, len(turnIDs))
 	err := q.inChunks(turnIDs, func(chunk []string) error {
-		in, args := inList(chunk, ws)
+		in, args := q.inList(chunk, ws)
+		query := "SELECT " + columns + " FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in +
+			" ORDER BY m.turn_id, m.position"
 		// In turn order, each turn's messages one run of it; sized for a question and an answer each.
 		all := make([]forkengine.Message, 0, 2*len(chunk))
-		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+messageColumnsOfWorkspace+
-			" FROM messages WHERE workspace_id = ? AND turn_id IN "+in+" ORDER BY turn_id, position", args,
-			func(r *messageRow) { all = append(all, r.domain()) })
+		r := messageRow{WorkspaceID: ws}
+		err := scanEach(ctx, q, query, args, targets(&r), func() { all = append(all, message(r)) })
 		if err != nil {
 			return classify(err, "messages by turns")
 		}

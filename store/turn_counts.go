@@ -80,7 +80,7 @@ var postgresTurnCountTriggers = []string{
 func (q queries) CountTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]int, error) {
 	out := map[string]int{}
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		rows, err := queryRows[turnCountRow](ctx, q, countTurnsSQL(len(chunk)), idArgs(chunk, ws)...)
+		rows, err := queryRows[turnCountRow](ctx, q, countTurnsSQL(q.dialect, len(chunk)), idArgs(q.dialect, chunk, ws)...)
 		if err != nil {
 			return classify(err, "count turns by sessions")
 		}
@@ -97,8 +97,8 @@ func (q queries) CountTurnsBySessionIDs(ctx context.Context, ws string, sessionI
 // countTurnsSQL reads the counts of n sessions, a probe of the primary key per id (a join with
 // the ids rather than an IN list, which PostgreSQL may answer by walking the workspace's range).
 // Arguments: the ids, then the workspace.
-func countTurnsSQL(n int) string {
-	return idsCTE(n) + "SELECT c.session_id, c.n FROM ids CROSS JOIN turn_counts c WHERE c.workspace_id = ? AND c.session_id = ids.id"
+func countTurnsSQL(d dialect, n int) string {
+	return idsCTE(d, n) + "SELECT c.session_id, c.n FROM ids CROSS JOIN turn_counts c WHERE c.workspace_id = ? AND c.session_id = ids.id"
 }
 
 // purgeTurnCountSQL removes a purged session's count row (its turns are gone, the row says 0).

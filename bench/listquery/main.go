@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -35,6 +36,9 @@ type options struct {
 	profileSerial              string
 	keep                       bool
 	gogc                       string
+	// env is extra environment of one target by name ("baseline", "forkgraph"): a server
+	// setting A/B'd with the same code (-baseline-rev HEAD).
+	env map[string][]string
 }
 
 func main() {
@@ -51,6 +55,17 @@ func main() {
 	flag.StringVar(&o.profileSerial, "profile-serial", "", "after the rounds, write a 10 s CPU profile of forkgraph serving one client at a time to this file")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp dir (binaries, databases, server logs)")
 	flag.StringVar(&o.gogc, "server-gogc", "", "GOGC for every server, the anchor too (empty: the Go default, 100)")
+	o.env = map[string][]string{}
+	for _, name := range []string{"baseline", "forkgraph"} {
+		flag.Func(name+"-env", "KEY=VALUE added to the "+name+" server's environment (repeatable), e.g. FORKGRAPH_GC_HEAP_FLOOR=16777216",
+			func(kv string) error {
+				if !strings.Contains(kv, "=") {
+					return fmt.Errorf("want KEY=VALUE, got %q", kv)
+				}
+				o.env[name] = append(o.env[name], kv)
+				return nil
+			})
+	}
 	flag.Parse()
 	if o.anchors == "" {
 		o.anchors = filepath.Join(o.repo, "..", "shared", "anchors")
@@ -81,7 +96,10 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	for _, t := range targets {
-		t.gogc = o.gogc
+		t.gogc, t.env = o.gogc, o.env[t.name]
+		if len(t.env) > 0 {
+			fmt.Printf("%s: environment %s\n", t.name, strings.Join(t.env, " "))
+		}
 	}
 	for _, t := range targets {
 		if err := t.start(ctx); err != nil {

@@ -29,8 +29,9 @@ type target struct {
 	cmd       *exec.Cmd               // the running anchor
 	url       string                  // POST endpoint
 	base      string
-	debug     string // forkgraph's -debug-addr (pprof)
-	gogc      string // GOGC for the process; empty: inherited
+	debug     string   // forkgraph's -debug-addr (pprof)
+	gogc      string   // GOGC for the process; empty: inherited
+	env       []string // more environment (-forkgraph-env, -baseline-env)
 }
 
 // pid is the running server's process id (its CPU is read from /proc).
@@ -104,9 +105,9 @@ func buildForkgraph(ctx context.Context, name, src, dir string) (*target, error)
 // start runs the server on a free loopback port; a forkgraph gets a fresh SQLite file, the
 // simulated driver at zero latency, no demo seed, and is then seeded through its API.
 func (t *target) start(ctx context.Context) error {
-	var env []string
+	env := t.env
 	if t.gogc != "" {
-		env = []string{"GOGC=" + t.gogc}
+		env = append(env, "GOGC="+t.gogc)
 	}
 	if t.forkgraph {
 		return t.startForkgraph(ctx, env)
