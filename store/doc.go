@@ -8,7 +8,9 @@
 //
 // Writers are serialised: Update holds a process-wide mutex, and the database lock (SQLite's
 // BEGIN IMMEDIATE, a PostgreSQL transaction-scoped advisory lock) serialises writers of other
-// processes sharing the database. Event cursors are therefore handed out in commit order.
+// processes sharing the database. Event cursors are therefore handed out in commit order. On a
+// SQLite file the write-ahead log is copied back into the database by a checkpointer of its own,
+// beside the writers, never inside a commit (sqlite_checkpoint.go).
 //
 // The statements a fork runs on every start and commit are fixed SQL executed and scanned through
 // database/sql directly (statements.go, fixed_reads.go), not built by gorm: on a fork's small
