@@ -73,6 +73,12 @@ func newObservability(ctx context.Context, cfg observeConfig, getenv func(string
 				Busy: st.Busy, WriteLockHeld: st.WriteLockHeld, LogFrames: st.LastFrames}
 		})
 	}
+	if db.Driver() == store.DriverSQLite {
+		tel.Metrics.WatchSQLiteWrites(func() telemetry.SQLiteWrites {
+			st := db.WriteGroupStats()
+			return telemetry.SQLiteWrites{Transactions: st.Transactions, Groups: st.Groups, Grouped: st.Grouped, Reruns: st.Reruns}
+		})
+	}
 	ready := telemetry.NewReadiness(func(ctx context.Context) error {
 		_, err := db.CountSessions(ctx, "", forkengine.SessionFilter{})
 		return err

@@ -154,6 +154,9 @@ func TestMetricsCountTheWorkload(t *testing.T) {
 	checkpoints := awaitMetric(t, base, "forkgraph_store_sqlite_checkpoints_total", nil, passes)
 	require.GreaterOrEqual(t, sample(checkpoints, "forkgraph_store_sqlite_checkpoints_total", nil), passes)
 	require.Positive(t, sample(checkpoints, "forkgraph_store_sqlite_checkpoint_seconds_total", nil))
+	require.Greater(t, sample(after, "forkgraph_store_sqlite_write_transactions_total", nil),
+		sample(before, "forkgraph_store_sqlite_write_transactions_total", nil), "the workload's writes")
+	require.NotNil(t, after["forkgraph_store_sqlite_grouped_writes_total"])
 	require.Greater(t, sample(after, "forkgraph_event_feed_position", nil), sample(before, "forkgraph_event_feed_position", nil))
 	require.Equal(t, 0.0, sample(after, "forkgraph_event_feed_lag_events", nil), "the feed delivered every event the clients saw")
 	require.Equal(t, 1.0, sample(after, "forkgraph_build_info", labels("goversion", runtime.Version())))

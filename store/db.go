@@ -64,9 +64,11 @@ type DB struct {
 	log  *slog.Logger
 	dsn  string
 	// writeMu serialises Update within the process on SQLite, which has one writer at a time
-	// anyway (BEGIN IMMEDIATE); waiting here is cheaper than in SQLite's busy loop. PostgreSQL
+	// anyway (BEGIN IMMEDIATE); waiting here is cheaper than in SQLite's busy loop. Writes that
+	// queue for it are committed together (group). PostgreSQL
 	// writers run concurrently, kept apart by row locks, Tx.Lock and unique indexes.
 	writeMu    sync.Mutex
+	group      writeGroup // SQLite: the writes queued for writeMu, committed together
 	statements *atomic.Int64
 	retries    atomic.Int64  // transactions run again after a deadlock or serialisation failure
 	migrated   int           // migrations applied by Open, for tests
@@ -226,18 +228,14 @@ func (db *DB) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error
 // maxTxAttempts bounds how often a transaction the database aborted is run again.
 const maxTxAttempts = 5
 
-// transaction runs fn in a gorm transaction: under writeMu on SQLite, with retries of aborted
-// transactions on PostgreSQL.
+// transaction runs fn in a gorm transaction: on SQLite in a write group (write_group.go), under
+// writeMu; on PostgreSQL with retries of aborted transactions.
 func (db *DB) transaction(ctx context.Context, fn func(gtx *gorm.DB) error) error {
 	if db.dialect.name == DriverSQLite {
-		db.writeMu.Lock()
-		defer db.writeMu.Unlock()
+		return db.groupWrite(ctx, fn)
 	}
 	for attempt := 1; ; attempt++ {
 		err := db.gorm.WithContext(ctx).Transaction(fn)
-		if err == nil {
-			db.ckpt.committed()
-		}
 		if err == nil || attempt == maxTxAttempts || !isRetryable(err) || ctx.Err() != nil {
 			return err
 		}

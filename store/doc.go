@@ -6,9 +6,11 @@
 // races (one operation per request id, one active operation per boundary, one reservation per
 // target id) are unique indexes, not application checks.
 //
-// Writers are serialised: Update holds a process-wide mutex, and the database lock (SQLite's
-// BEGIN IMMEDIATE, a PostgreSQL transaction-scoped advisory lock) serialises writers of other
-// processes sharing the database. Event cursors are therefore handed out in commit order. On a
+// On SQLite writers are serialised: Update queues for a process-wide mutex (BEGIN IMMEDIATE keeps
+// other processes out), and the writes that queued while one ran commit together in one
+// transaction, each under a savepoint of its own (write_group.go). On PostgreSQL writers run side
+// by side, kept apart by row locks, Tx.Lock and the unique indexes. Event cursors are handed out
+// in commit order. On a
 // SQLite file the write-ahead log is copied back into the database by a checkpointer of its own,
 // beside the writers, never inside a commit (sqlite_checkpoint.go).
 //

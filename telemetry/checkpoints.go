@@ -42,3 +42,32 @@ func (m *Metrics) WatchSQLiteCheckpoints(stats func() SQLiteCheckpoints) {
 		func() float64 { return float64(stats().LogFrames) }))
 	m.names = append(m.names, checkpointNames...)
 }
+
+// SQLiteWrites counts the SQLite store's write transactions (a reading of
+// store.DB.WriteGroupStats): writes that queue behind one another commit together.
+type SQLiteWrites struct {
+	Transactions, Groups, Grouped, Reruns int64
+}
+
+var writeGroupNames = []string{"forkgraph_store_sqlite_write_transactions_total", "forkgraph_store_sqlite_write_groups_total",
+	"forkgraph_store_sqlite_grouped_writes_total", "forkgraph_store_sqlite_write_group_reruns_total"}
+
+// WatchSQLiteWrites registers the forkgraph_store_sqlite_write* metrics, read from stats at every
+// scrape: the write transactions the SQLite store ran, how many of them committed several
+// queued writes and how many writes those held, and groups whose transaction broke so that each
+// of their writes ran again alone.
+func (m *Metrics) WatchSQLiteWrites(stats func() SQLiteWrites) {
+	counter := func(name, help string, value func(SQLiteWrites) float64) {
+		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return value(stats()) }))
+	}
+	counter(writeGroupNames[0], "Write transactions the SQLite store ran (one per write, or one per group of queued writes).",
+		func(s SQLiteWrites) float64 { return float64(s.Transactions) })
+	counter(writeGroupNames[1], "SQLite write transactions that committed several writes queued behind one another.",
+		func(s SQLiteWrites) float64 { return float64(s.Groups) })
+	counter(writeGroupNames[2], "Writes that ran in those grouped SQLite transactions.",
+		func(s SQLiteWrites) float64 { return float64(s.Grouped) })
+	counter(writeGroupNames[3], "Grouped SQLite transactions that broke, so that each of their writes ran again alone (logged).",
+		func(s SQLiteWrites) float64 { return float64(s.Reruns) })
+	m.names = append(m.names, writeGroupNames...)
+}

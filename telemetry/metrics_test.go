@@ -313,3 +313,37 @@ forkgraph_store_sqlite_log_frames %d
 		}
 	}
 }
+
+// The SQLite write-group counters are read from their source at every scrape.
+func TestSQLiteWriteMetricsReadTheirSource(t *testing.T) {
+	tel := New(Options{})
+	st := SQLiteWrites{Transactions: 40, Groups: 7, Grouped: 19, Reruns: 1}
+	tel.Metrics.WatchSQLiteWrites(func() SQLiteWrites { return st })
+	want := func(s SQLiteWrites) string {
+		return fmt.Sprintf(`
+# HELP forkgraph_store_sqlite_write_transactions_total Write transactions the SQLite store ran (one per write, or one per group of queued writes).
+# TYPE forkgraph_store_sqlite_write_transactions_total counter
+forkgraph_store_sqlite_write_transactions_total %d
+# HELP forkgraph_store_sqlite_write_groups_total SQLite write transactions that committed several writes queued behind one another.
+# TYPE forkgraph_store_sqlite_write_groups_total counter
+forkgraph_store_sqlite_write_groups_total %d
+# HELP forkgraph_store_sqlite_grouped_writes_total Writes that ran in those grouped SQLite transactions.
+# TYPE forkgraph_store_sqlite_grouped_writes_total counter
+forkgraph_store_sqlite_grouped_writes_total %d
+# HELP forkgraph_store_sqlite_write_group_reruns_total Grouped SQLite transactions that broke, so that each of their writes ran again alone (logged).
+# TYPE forkgraph_store_sqlite_write_group_reruns_total counter
+forkgraph_store_sqlite_write_group_reruns_total %d
+`, s.Transactions, s.Groups, s.Grouped, s.Reruns)
+	}
+	for _, next := range []SQLiteWrites{st, {Transactions: 52, Groups: 9, Grouped: 27, Reruns: 1}} {
+		st = next
+		if err := testutil.GatherAndCompare(tel.Metrics.Registry, strings.NewReader(want(st)), writeGroupNames...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range writeGroupNames {
+		if !slices.Contains(tel.Metrics.Names(), name) {
+			t.Errorf("Names misses %s", name)
+		}
+	}
+}
