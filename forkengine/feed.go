@@ -3,6 +3,7 @@ package forkengine
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -30,15 +31,24 @@ type FeedConfig struct {
 // Feed is one instance's follower of the durable event log: the only way events reach its
 // subscribers. Events are published after commit by many goroutines, and on several instances;
 // delivering them in that order would let a subscriber see cursor 7 before 6 and, remembering
-// "the last cursor I sent", drop 6 for ever. So the Feed reads the log itself, in cursor order
-// (which the store makes commit order), from where it stood when it started, and hands each
-// page to the broker: every instance's subscribers see the same events in the same order as a
-// replay. A local commit wakes it at once (Publish); other instances' commits through Wake, or
-// at the next poll.
+// "the last cursor I sent", drop 6 for ever. So the Feed delivers in the log's cursor order
+// (which the store makes commit order), from where it stood when it started: every instance's
+// subscribers see the same events in the same order as a replay.
+//
+// A local commit's events (Publish) are the log's next ones when the first follows the feed's
+// position, as they almost always are on a single instance: the feed delivers them as they are,
+// without reading back what was just written (the store returns committed events exactly as the
+// log reads them). Anything else (another transaction's events come first, the feed is
+// delivering, another instance's commit, the poll) makes the feed read the log: other
+// instances' commits wake it through Wake, or at the next poll.
 type Feed struct {
 	cfg      FeedConfig
 	wake     chan struct{}
+	started  atomic.Bool
 	position atomic.Int64
+	// deliverMu is held while events are handed to the broker and the position moves past them,
+	// so that happens once per event, in cursor order, whoever delivers.
+	deliverMu sync.Mutex
 }
 
 // NewFeed returns a feed; Start starts following.
@@ -63,16 +73,40 @@ func (f *Feed) Start(ctx context.Context) error {
 		return err
 	}
 	f.position.Store(head)
+	f.started.Store(true)
 	go f.follow(ctx)
 	return nil
 }
 
-// Publish is the engine's Publisher: a transaction of this process committed events, so the log
-// has news. The events themselves are not delivered from here: only the log's order counts.
+// Publish is the engine's Publisher: a transaction of this process committed events. They are
+// delivered from here when they are the log's next events (consecutive cursors, the first just
+// after the feed's position); otherwise the feed reads the log, which holds them. It never waits:
+// while the feed is delivering, it leaves the events to the log too.
 func (f *Feed) Publish(events []Event) {
-	if len(events) > 0 {
-		f.Wake()
+	if len(events) == 0 {
+		return
 	}
+	if f.started.Load() && f.deliverMu.TryLock() {
+		next := f.position.Load() + 1
+		if consecutive(events, next) {
+			f.cfg.Broker.Publish(events)
+			f.position.Store(events[len(events)-1].Cursor)
+			f.deliverMu.Unlock()
+			return
+		}
+		f.deliverMu.Unlock()
+	}
+	f.Wake()
+}
+
+// consecutive reports whether events have the cursors first, first+1, ... in order.
+func consecutive(events []Event, first int64) bool {
+	for i := range events {
+		if events[i].Cursor != first+int64(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // Wake makes the feed read the log now, without blocking.
@@ -106,6 +140,23 @@ func (f *Feed) follow(ctx context.Context) {
 	}
 }
 
+// deliver hands the broker the events of a page read from the log that the feed has not
+// delivered yet: a Publish may have delivered the first of them while the page was read.
+func (f *Feed) deliver(page []Event) {
+	f.deliverMu.Lock()
+	defer f.deliverMu.Unlock()
+	pos := f.position.Load()
+	i := 0
+	for i < len(page) && page[i].Cursor <= pos {
+		i++
+	}
+	if i == len(page) {
+		return
+	}
+	f.cfg.Broker.Publish(page[i:])
+	f.position.Store(page[len(page)-1].Cursor)
+}
+
 // catchUp delivers everything the log holds after the feed's position, a page at a time.
 func (f *Feed) catchUp(ctx context.Context) error {
 	for {
@@ -116,8 +167,7 @@ func (f *Feed) catchUp(ctx context.Context) error {
 		if len(page) == 0 {
 			return nil
 		}
-		f.cfg.Broker.Publish(page)
-		f.position.Store(page[len(page)-1].Cursor)
+		f.deliver(page)
 		if len(page) < f.cfg.PageSize {
 			return nil
 		}

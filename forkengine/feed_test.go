@@ -41,10 +41,35 @@ func (s *hookStore) EventsAfter(ctx context.Context, ws string, after int64, lim
 	return s.MemStore.EventsAfter(ctx, ws, after, limit)
 }
 
-func newFeedFixture(t *testing.T, cfg forkengine.FeedConfig) *feedFixture {
+// countedLog counts the feed's reads of the log.
+type countedLog struct {
+	*forkenginetest.MemStore
+	mu    sync.Mutex
+	reads int
+}
+
+func (l *countedLog) LogEventsAfter(ctx context.Context, after int64, limit int) ([]forkengine.Event, error) {
+	l.mu.Lock()
+	l.reads++
+	l.mu.Unlock()
+	return l.MemStore.LogEventsAfter(ctx, after, limit)
+}
+
+func (l *countedLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reads
+}
+
+// newFeedFixture builds the fixture; the feed reads the store's log, through log when given.
+func newFeedFixture(t *testing.T, cfg forkengine.FeedConfig, log ...*countedLog) *feedFixture {
 	t.Helper()
 	f := &feedFixture{t: t, store: &hookStore{MemStore: forkenginetest.NewMemStore()}, broker: forkengine.NewBroker(4096)}
 	cfg.Log, cfg.Broker = f.store.MemStore, f.broker
+	for _, l := range log {
+		l.MemStore = f.store.MemStore
+		cfg.Log = l
+	}
 	f.feed = forkengine.NewFeed(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -209,4 +234,62 @@ func TestLiveStreamWakesAConsumerWaitingWithoutAGoroutine(t *testing.T) {
 	resumed, err := forkengine.FollowWorkspace(replayCtx, f.engine, f.broker, ws, forkengine.WorkspacePosition{Resume: true}, cursorOf)
 	require.NoError(t, err)
 	require.True(t, resumed.OnReady(wake), "a replaying stream cannot tell: its consumer receives as usual")
+}
+
+// appendElsewhere commits an event without this engine, as another instance would: the feed
+// hears of it only from the log.
+func (f *feedFixture) appendElsewhere(session string) {
+	f.t.Helper()
+	ctx := context.Background()
+	require.NoError(f.t, f.store.Update(ctx, func(tx forkengine.Tx) error {
+		_, err := tx.AppendEvents(ctx, []forkengine.Event{{WorkspaceID: ws, Kind: forkengine.EventSessionUpserted, SessionID: session}})
+		return err
+	}))
+}
+
+// TestFeedDeliversLocalCommitsWithoutReadingTheLog: a local commit whose events are the log's
+// next ones reaches subscribers from Publish, with no read of the log; one that follows
+// another instance's commit makes the feed read the log, and both arrive in order.
+func TestFeedDeliversLocalCommitsWithoutReadingTheLog(t *testing.T) {
+	log := &countedLog{}
+	f := newFeedFixture(t, forkengine.FeedConfig{Poll: time.Hour}, log)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{}, cursorOf)
+	require.NoError(t, err)
+	for i := range 20 {
+		f.report(fmt.Sprintf("s%d", i), "title")
+	}
+	want := make([]int64, 20)
+	for i := range want {
+		want[i] = int64(i + 1)
+	}
+	require.Equal(t, want, collect(t, s, 20))
+	require.Zero(t, log.count(), "twenty local commits, each the log's next events: nothing read back")
+
+	f.appendElsewhere("x")  // cursor 21, which this process did not publish
+	f.report("s0", "again") // cursor 22 does not follow the feed's position (20)
+	require.Equal(t, []int64{21, 22}, collect(t, s, 2))
+	require.Positive(t, log.count(), "the feed read the log for the event it had not seen")
+}
+
+// TestFeedDeliversPublishedEventsOutOfOrderOnceInLogOrder: events published after a later
+// cursor's were already delivered are not delivered again, and ones published ahead of an
+// earlier cursor wait for the log, so a subscriber sees each once, in cursor order.
+func TestFeedDeliversPublishedEventsOutOfOrderOnceInLogOrder(t *testing.T) {
+	f := newFeedFixture(t, forkengine.FeedConfig{Poll: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{}, cursorOf)
+	require.NoError(t, err)
+	f.appendElsewhere("a")
+	f.appendElsewhere("b")
+	logged, err := f.store.LogEventsAfter(ctx, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, logged, 2)
+	f.feed.Publish(logged[1:]) // cursor 2 first: not the next one, so the feed reads the log
+	require.Equal(t, []int64{1, 2}, collect(t, s, 2))
+	f.feed.Publish(logged[:1]) // cursor 1, late: already delivered
+	f.report("s1", "three")
+	require.Equal(t, []int64{3}, collect(t, s, 1), "no second 1")
 }
