@@ -206,12 +206,16 @@ func (db *DB) countStatements() error {
 	return nil
 }
 
-// Update runs fn in one transaction. On SQLite it is serialised against every other writer; on
-// PostgreSQL transactions run side by side (READ COMMITTED), kept apart by row locks, Tx.Lock
-// and the unique indexes, and one that the database aborts to break a deadlock or a
-// serialisation conflict is run again. It commits when fn returns nil, rolls back otherwise and
-// on panic (the panic continues). It returns fn's error, or the database error of begin/commit.
-// fn must not call Update.
+// Update runs fn in one transaction. On SQLite it is serialised against every other writer, and
+// may share its transaction with the writes queued beside it, each under a savepoint of its own
+// (write_group.go): fn's work is still all or nothing, and Update returns only once it is
+// committed; fn's statements are then not interrupted when ctx ends (a ctx that ended before fn
+// began keeps it from running). On PostgreSQL transactions run side by side (READ COMMITTED),
+// kept apart by row locks, Tx.Lock and the unique indexes, and one that the database aborts to
+// break a deadlock or a serialisation conflict is run again; on SQLite, fn runs again when the
+// group it shared broke. It commits when fn returns nil, rolls back otherwise and on panic (the
+// panic continues, on the caller's goroutine). It returns fn's error, or the database error of
+// begin/commit. fn must not call Update.
 func (db *DB) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error {
 	var pending []cachedSnapshot
 	err := db.transaction(ctx, func(gtx *gorm.DB) error {
