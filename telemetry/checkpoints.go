@@ -23,10 +23,7 @@ var checkpointNames = []string{"forkgraph_store_sqlite_checkpoints_total", "fork
 // it took (beside the writers) and the part of it writers waited for, how often the log started
 // over, and its length at the last pass. Only a SQLite store opened for writing has them.
 func (m *Metrics) WatchSQLiteCheckpoints(stats func() SQLiteCheckpoints) {
-	counter := func(name, help string, value func(SQLiteCheckpoints) float64) {
-		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return value(stats()) }))
-	}
+	counter := readCounter(m, stats)
 	counter(checkpointNames[0], "Checkpoints the SQLite checkpointer ran (each copies the write-ahead log's new frames into the database file).",
 		func(s SQLiteCheckpoints) float64 { return float64(s.Runs) })
 	counter(checkpointNames[1], "Time the SQLite checkpointer spent checkpointing, beside the writers.",
@@ -57,10 +54,7 @@ var writeGroupNames = []string{"forkgraph_store_sqlite_write_transactions_total"
 // queued writes and how many writes those held, and groups whose transaction broke so that each
 // of their writes ran again alone.
 func (m *Metrics) WatchSQLiteWrites(stats func() SQLiteWrites) {
-	counter := func(name, help string, value func(SQLiteWrites) float64) {
-		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return value(stats()) }))
-	}
+	counter := readCounter(m, stats)
 	counter(writeGroupNames[0], "Write transactions the SQLite store ran (one per write, or one per group of queued writes).",
 		func(s SQLiteWrites) float64 { return float64(s.Transactions) })
 	counter(writeGroupNames[1], "SQLite write transactions that committed several writes queued behind one another.",
@@ -70,4 +64,13 @@ func (m *Metrics) WatchSQLiteWrites(stats func() SQLiteWrites) {
 	counter(writeGroupNames[3], "Grouped SQLite transactions that broke, so that each of their writes ran again alone (logged).",
 		func(s SQLiteWrites) float64 { return float64(s.Reruns) })
 	m.names = append(m.names, writeGroupNames...)
+}
+
+// readCounter returns a function that registers a counter whose value is read from stats at
+// every scrape.
+func readCounter[S any](m *Metrics, stats func() S) func(name, help string, value func(S) float64) {
+	return func(name, help string, value func(S) float64) {
+		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return value(stats()) }))
+	}
 }
