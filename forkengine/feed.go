@@ -3,7 +3,6 @@ package forkengine
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -36,20 +35,22 @@ type FeedConfig struct {
 // subscribers see the same events in the same order as a replay.
 //
 // A local commit's events (Publish) are the log's next ones when the first follows the feed's
-// position, as they almost always are on a single instance: the feed delivers them as they are,
-// without reading back what was just written (the store returns committed events exactly as the
-// log reads them). Anything else (another transaction's events come first, the feed is
-// delivering, another instance's commit, the poll) makes the feed read the log: other
-// instances' commits wake it through Wake, or at the next poll.
+// position, as they almost always are on a single instance: the feed then delivers them as they
+// are, without reading back what was just written (the store returns committed events exactly as
+// the log reads them). Anything else (another transaction's events come first, another
+// instance's commit, the poll) makes the feed read the log: other instances' commits wake it
+// through Wake, or at the next poll. One goroutine delivers, so each event goes out once, in
+// cursor order.
 type Feed struct {
 	cfg      FeedConfig
 	wake     chan struct{}
-	started  atomic.Bool
+	local    chan []Event // the events of this process's commits, for the follower
 	position atomic.Int64
-	// deliverMu is held while events are handed to the broker and the position moves past them,
-	// so that happens once per event, in cursor order, whoever delivers.
-	deliverMu sync.Mutex
 }
+
+// localBacklog is how many commits' events wait for the follower before Publish leaves the
+// next ones to the log.
+const localBacklog = 256
 
 // NewFeed returns a feed; Start starts following.
 func NewFeed(cfg FeedConfig) *Feed {
@@ -62,7 +63,7 @@ func NewFeed(cfg FeedConfig) *Feed {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Feed{cfg: cfg, wake: make(chan struct{}, 1)}
+	return &Feed{cfg: cfg, wake: make(chan struct{}, 1), local: make(chan []Event, localBacklog)}
 }
 
 // Start reads the log's head (subscribers get what is appended after it) and follows the log
@@ -73,40 +74,22 @@ func (f *Feed) Start(ctx context.Context) error {
 		return err
 	}
 	f.position.Store(head)
-	f.started.Store(true)
 	go f.follow(ctx)
 	return nil
 }
 
-// Publish is the engine's Publisher: a transaction of this process committed events. They are
-// delivered from here when they are the log's next events (consecutive cursors, the first just
-// after the feed's position); otherwise the feed reads the log, which holds them. It never waits:
-// while the feed is delivering, it leaves the events to the log too.
+// Publish is the engine's Publisher: a transaction of this process committed events. It hands
+// them to the follower, which delivers them itself when they are the log's next events and reads
+// the log otherwise. It never blocks: when the follower is that far behind, the log has them.
 func (f *Feed) Publish(events []Event) {
 	if len(events) == 0 {
 		return
 	}
-	if f.started.Load() && f.deliverMu.TryLock() {
-		next := f.position.Load() + 1
-		if consecutive(events, next) {
-			f.cfg.Broker.Publish(events)
-			f.position.Store(events[len(events)-1].Cursor)
-			f.deliverMu.Unlock()
-			return
-		}
-		f.deliverMu.Unlock()
+	select {
+	case f.local <- events:
+	default:
+		f.Wake()
 	}
-	f.Wake()
-}
-
-// consecutive reports whether events have the cursors first, first+1, ... in order.
-func consecutive(events []Event, first int64) bool {
-	for i := range events {
-		if events[i].Cursor != first+int64(i) {
-			return false
-		}
-	}
-	return true
 }
 
 // Wake makes the feed read the log now, without blocking.
@@ -130,6 +113,10 @@ func (f *Feed) follow(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case events := <-f.local:
+			if f.deliverLocal(events) {
+				continue
+			}
 		case <-f.wake:
 		case <-f.cfg.Wake:
 		case <-tick.C:
@@ -140,21 +127,24 @@ func (f *Feed) follow(ctx context.Context) {
 	}
 }
 
-// deliver hands the broker the events of a page read from the log that the feed has not
-// delivered yet: a Publish may have delivered the first of them while the page was read.
-func (f *Feed) deliver(page []Event) {
-	f.deliverMu.Lock()
-	defer f.deliverMu.Unlock()
+// deliverLocal delivers a local commit's events that the feed has not delivered yet when they
+// are the log's next ones (consecutive cursors from just after the position). It reports false,
+// delivering nothing, when an event the feed has not seen comes before them: the log has it.
+func (f *Feed) deliverLocal(events []Event) bool {
 	pos := f.position.Load()
-	i := 0
-	for i < len(page) && page[i].Cursor <= pos {
-		i++
+	for len(events) > 0 && events[0].Cursor <= pos {
+		events = events[1:] // delivered from the log already, with what came before them
 	}
-	if i == len(page) {
-		return
+	for i := range events {
+		if events[i].Cursor != pos+1+int64(i) {
+			return false
+		}
 	}
-	f.cfg.Broker.Publish(page[i:])
-	f.position.Store(page[len(page)-1].Cursor)
+	if len(events) > 0 {
+		f.cfg.Broker.Publish(events)
+		f.position.Store(events[len(events)-1].Cursor)
+	}
+	return true
 }
 
 // catchUp delivers everything the log holds after the feed's position, a page at a time.
@@ -167,7 +157,8 @@ func (f *Feed) catchUp(ctx context.Context) error {
 		if len(page) == 0 {
 			return nil
 		}
-		f.deliver(page)
+		f.cfg.Broker.Publish(page)
+		f.position.Store(page[len(page)-1].Cursor)
 		if len(page) < f.cfg.PageSize {
 			return nil
 		}
