@@ -64,9 +64,9 @@ type DB struct {
 	log  *slog.Logger
 	dsn  string
 	// writeMu serialises Update within the process on SQLite, which has one writer at a time
-	// anyway (BEGIN IMMEDIATE); waiting here is cheaper than in SQLite's busy loop. Writes that
-	// queue for it are committed together (group). PostgreSQL
-	// writers run concurrently, kept apart by row locks, Tx.Lock and unique indexes.
+	// anyway (BEGIN IMMEDIATE); waiting here is cheaper than in SQLite's busy loop, and the
+	// writes that queue for it are committed together (group). PostgreSQL writers run
+	// concurrently, kept apart by row locks, Tx.Lock and unique indexes.
 	writeMu    sync.Mutex
 	group      writeGroup // SQLite: the writes queued for writeMu, committed together
 	statements *atomic.Int64
