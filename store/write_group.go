@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -54,9 +55,16 @@ type queuedWrite struct {
 	fn       func(gtx *gorm.DB) error
 	lead     chan struct{} // closed when this write is to lead the next group
 	done     chan struct{} // closed once err and panicked are final
+	final    bool          // err and panicked are its result (under writeMu, by the leader)
 	err      error
 	panicked any
+	stack    []byte // where it panicked
 }
+
+// errLeaderExited is the result of the writes of a group whose leader's goroutine ended while it
+// ran them: a write called runtime.Goexit (t.FailNow in a test does). Nothing of those writes
+// was committed.
+var errLeaderExited = errors.New("store: a write ended its goroutine (runtime.Goexit) inside a write group; the group's writes were not committed")
 
 // WriteGroupStats counts the SQLite store's write transactions (DB.WriteGroupStats).
 type WriteGroupStats struct {
@@ -95,13 +103,16 @@ func (db *DB) groupWrite(ctx context.Context, fn func(gtx *gorm.DB) error) error
 	}
 	<-w.done
 	if w.panicked != nil {
+		db.log.Error("store: a write panicked in its transaction; it was rolled back", "panic", w.panicked, "stack", string(w.stack))
 		panic(w.panicked)
 	}
 	return w.err
 }
 
 // leadGroup runs the writes queued by the time writeMu is free as one group, hands the lead to
-// the first write queued after them, and then lets the group's callers return.
+// the first write queued after them, and then lets the group's callers return. The hand-off is
+// deferred: it happens even when a write ends the leader's goroutine (runtime.Goexit), or no
+// write would ever run again.
 func (db *DB) leadGroup() {
 	g := &db.group
 	db.writeMu.Lock()
@@ -110,20 +121,25 @@ func (db *DB) leadGroup() {
 	batch := g.queue[:n:n]
 	g.queue = append([]*queuedWrite(nil), g.queue[n:]...)
 	g.mu.Unlock()
-
+	defer func() {
+		for _, w := range batch {
+			if !w.final { // the goroutine is ending inside runGroup
+				w.err, w.panicked = errLeaderExited, nil
+			}
+		}
+		db.writeMu.Unlock()
+		g.mu.Lock()
+		if len(g.queue) > 0 {
+			close(g.queue[0].lead)
+		} else {
+			g.leading = false
+		}
+		g.mu.Unlock()
+		for _, w := range batch {
+			close(w.done)
+		}
+	}()
 	db.runGroup(batch)
-	db.writeMu.Unlock()
-
-	g.mu.Lock()
-	if len(g.queue) > 0 {
-		close(g.queue[0].lead)
-	} else {
-		g.leading = false
-	}
-	g.mu.Unlock()
-	for _, w := range batch {
-		close(w.done)
-	}
 }
 
 // runGroup runs batch's writes, under writeMu: alone when only one is left to run, else in one
@@ -132,7 +148,7 @@ func (db *DB) runGroup(batch []*queuedWrite) {
 	live := batch[:0:0]
 	for _, w := range batch {
 		if err := w.ctx.Err(); err != nil {
-			w.err = err // it never began, as a transaction on a cancelled context never does
+			w.err, w.final = err, true // it never began, as a transaction on a cancelled context never does
 			continue
 		}
 		live = append(live, w)
@@ -148,7 +164,7 @@ func (db *DB) runGroup(batch []*queuedWrite) {
 		db.group.reruns.Add(1)
 		db.log.Warn("store: a grouped write transaction broke; running its writes one by one", "writes", len(live), "err", err)
 		for _, w := range live {
-			w.err, w.panicked = nil, nil
+			w.err, w.panicked, w.final = nil, nil, false
 			db.runAlone(w)
 		}
 	}
@@ -157,7 +173,8 @@ func (db *DB) runGroup(batch []*queuedWrite) {
 // runAlone runs w in a transaction of its own, as every write ran before groups.
 func (db *DB) runAlone(w *queuedWrite) {
 	db.group.transactions.Add(1)
-	w.err, w.panicked = protect(func() error { return db.gorm.WithContext(w.ctx).Transaction(w.fn) })
+	w.err, w.panicked, w.stack = protect(func() error { return db.gorm.WithContext(w.ctx).Transaction(w.fn) })
+	w.final = true
 	if w.err == nil && w.panicked == nil {
 		db.ckpt.committed()
 	}
@@ -170,10 +187,10 @@ const groupSavepoint = "forkgraph_group_write"
 // an error, having rolled everything back, when the transaction itself broke; the writes'
 // results are then meaningless. Otherwise each write's result is final.
 //
-// The writes' statements run on contexts that cannot be cancelled (their values kept): on
-// SQLite a cancelled statement interrupts the connection, and an interrupted write inside a
-// transaction rolls back the whole transaction, the other writes' work with it. A write whose
-// context ended before its turn does not run.
+// The writes' statements run on contexts that cannot be cancelled (their values kept), whatever
+// context each statement is given (groupConn): on SQLite a cancelled statement interrupts the
+// connection, and an interrupted write inside a transaction rolls back the whole transaction, the
+// other writes' work with it. A write whose context ended before its turn does not run.
 func (db *DB) runTogether(writes []*queuedWrite) (broke error) {
 	g := &db.group
 	g.transactions.Add(1)
@@ -186,11 +203,13 @@ func (db *DB) runTogether(writes []*queuedWrite) (broke error) {
 		tx.Rollback()
 		return errors.New("begin: gorm did not start a database/sql transaction")
 	}
+	committed := false
 	defer func() {
-		if broke != nil {
+		if !committed { // broken, or a write ended the goroutine
 			_ = sqlTx.Rollback() // ErrTxDone when SQLite already rolled it back
 		}
 	}()
+	tx.Statement.ConnPool = groupConn{sqlTx}
 	// Savepoint statements go to the transaction directly: they are not the writes' statements
 	// (Statements counts those), as BEGIN and COMMIT are not.
 	exec := func(stmt string) error {
@@ -206,7 +225,7 @@ func (db *DB) runTogether(writes []*queuedWrite) (broke error) {
 		if err := exec("SAVEPOINT " + groupSavepoint); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
-		w.err, w.panicked = protect(func() error { return w.fn(tx.WithContext(context.WithoutCancel(w.ctx))) })
+		w.err, w.panicked, w.stack = protect(func() error { return w.fn(tx.WithContext(w.ctx)) })
 		if w.err != nil || w.panicked != nil {
 			if err := exec("ROLLBACK TO " + groupSavepoint); err != nil {
 				return fmt.Errorf("roll back a write that failed (%v): %w", w.err, err)
@@ -220,6 +239,10 @@ func (db *DB) runTogether(writes []*queuedWrite) (broke error) {
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	committed = true
+	for _, w := range writes {
+		w.final = true
+	}
 	db.ckpt.committed()
 	if ran > 1 {
 		g.groups.Add(1)
@@ -228,12 +251,33 @@ func (db *DB) runTogether(writes []*queuedWrite) (broke error) {
 	return nil
 }
 
-// protect runs fn and returns its error, or what it panicked with.
-func protect(fn func() error) (err error, panicked any) {
+// protect runs fn and returns its error, or what it panicked with and where.
+func protect(fn func() error) (err error, panicked any, stack []byte) {
 	defer func() {
 		if p := recover(); p != nil {
-			err, panicked = nil, p
+			err, panicked, stack = nil, p, debug.Stack()
 		}
 	}()
-	return fn(), nil
+	return fn(), nil, nil
+}
+
+// groupConn is a group's transaction as its writes' statements reach it: each statement runs
+// with its context's values but not its cancellation (see runTogether). It is not a
+// gorm.TxCommitter, so no write can commit or roll back the group.
+type groupConn struct{ tx *sql.Tx }
+
+func (c groupConn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return c.tx.PrepareContext(context.WithoutCancel(ctx), query)
+}
+
+func (c groupConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return c.tx.ExecContext(context.WithoutCancel(ctx), query, args...)
+}
+
+func (c groupConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return c.tx.QueryContext(context.WithoutCancel(ctx), query, args...)
+}
+
+func (c groupConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return c.tx.QueryRowContext(context.WithoutCancel(ctx), query, args...)
 }

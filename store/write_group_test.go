@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -252,4 +253,103 @@ func TestWriteGroupUnderConcurrentWriters(t *testing.T) {
 	stats := db.WriteGroupStats()
 	require.Zero(t, stats.Reruns)
 	t.Logf("%d writes in %d transactions (%d groups of %d writes)", writers*each, stats.Transactions, stats.Groups, stats.Grouped)
+}
+
+// slowUpsert is a session upsert whose SELECT takes a noticeable time (a long recursive count).
+const slowUpsert = `INSERT INTO sessions (workspace_id, id, kind, provider, provider_session_id, title,
+	rail_section_key, cwd, model, settings, visible, created_at_us, updated_at_us)
+	WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 3000000)
+	SELECT 'ws', 'slow', 'root', '', '', 'slow', '', '', '', '{}', 1, 0, 0 FROM c WHERE i = 3000000`
+
+// TestWriteGroupDoesNotInterruptAWriteWhoseContextEndsMidStatement: a grouped write's context
+// ends while its statement runs, given to the statement as every Tx method gives it. SQLite
+// would interrupt the statement and roll back the whole group's transaction; the group runs
+// its statements without their cancellation, so the write finishes and all three commit in one
+// transaction, none run twice.
+func TestWriteGroupDoesNotInterruptAWriteWhoseContextEndsMidStatement(t *testing.T) {
+	db := openTest(t, sqliteConfig(t))
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	runs := map[string]int{}
+	counted := func(name string, fn func(gtx *gorm.DB) error) func(gtx *gorm.DB) error {
+		return func(gtx *gorm.DB) error {
+			mu.Lock()
+			runs[name]++
+			mu.Unlock()
+			return fn(gtx)
+		}
+	}
+	session := func(id string) func(gtx *gorm.DB) error {
+		return func(gtx *gorm.DB) error {
+			tx := &txn{queries: queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, pending: new([]cachedSnapshot), statements: db.statements}}
+			return tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: id, Title: id})
+		}
+	}
+	before := db.WriteGroupStats()
+	var took time.Duration
+	results := queueWrites(t, db,
+		func() error { return db.transaction(ctx, counted("first", session("first"))) },
+		func() error {
+			return db.transaction(cancelled, counted("slow", func(gtx *gorm.DB) error {
+				tx := &txn{queries: queries{db: gtx, dialect: db.dialect}}
+				timer := time.AfterFunc(20*time.Millisecond, cancel)
+				defer timer.Stop()
+				began := time.Now()
+				err := tx.with(cancelled).Exec(slowUpsert).Error // the context as a Tx method passes it
+				took = time.Since(began)
+				return err
+			}))
+		},
+		func() error { return db.transaction(ctx, counted("last", session("last"))) },
+	)
+	for i, r := range results {
+		require.NoError(t, r.err, "write %d", i)
+	}
+	require.Greater(t, took, 20*time.Millisecond, "the context ended while the statement ran")
+	require.Error(t, cancelled.Err())
+	requireSessions(t, db, map[string]bool{"first": true, "slow": true, "last": true})
+	require.Equal(t, map[string]int{"first": 1, "slow": 1, "last": 1}, runs)
+	after := db.WriteGroupStats()
+	require.Zero(t, after.Reruns-before.Reruns, "the group did not break")
+	require.Equal(t, int64(1), after.Groups-before.Groups)
+}
+
+// TestWriteGroupSurvivesAWriteThatEndsItsGoroutine: a write that calls runtime.Goexit (as
+// t.FailNow does) ends the goroutine leading its group. Nothing of that group is committed, its
+// other writes get errLeaderExited, and the store still takes writes: the lead and writeMu are
+// handed on, not lost with the goroutine.
+func TestWriteGroupSurvivesAWriteThatEndsItsGoroutine(t *testing.T) {
+	db := openTest(t, sqliteConfig(t))
+	ctx := context.Background()
+	exited := func() error {
+		return db.Update(ctx, func(tx forkengine.Tx) error {
+			if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "exits"}); err != nil {
+				return err
+			}
+			runtime.Goexit()
+			return nil
+		})
+	}
+	// Alone: the write's own goroutine ends, as it would have without groups.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = exited()
+	}()
+	<-done
+	require.NoError(t, upsertSessions(db, nil, nil, "after alone")())
+
+	// In a group led by another write's goroutine.
+	results := queueWrites(t, db,
+		upsertSessions(db, nil, nil, "leader"),
+		exited,
+		upsertSessions(db, nil, nil, "follower"),
+	)
+	require.ErrorIs(t, results[1].err, errLeaderExited)
+	require.ErrorIs(t, results[2].err, errLeaderExited)
+	requireSessions(t, db, map[string]bool{"exits": false, "leader": false, "follower": false, "after alone": true})
+	require.NoError(t, upsertSessions(db, nil, nil, "after group")())
+	requireSessions(t, db, map[string]bool{"after group": true})
 }
