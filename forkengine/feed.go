@@ -35,7 +35,7 @@ type FeedConfig struct {
 // subscribers see the same events in the same order as a replay.
 //
 // A local commit's events (Publish) are the log's next ones when the first follows the feed's
-// position, as they almost always are on a single instance: the feed then delivers them as they
+// position, as they mostly are on a single instance: the feed then delivers them as they
 // are, without reading back what was just written (the store returns committed events exactly as
 // the log reads them). Anything else (another transaction's events come first, another
 // instance's commit, the poll) makes the feed read the log: other instances' commits wake it
