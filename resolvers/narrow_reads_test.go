@@ -69,14 +69,7 @@ func TestMessageTextsReadOnlyWhenOnlyTextIsShown(t *testing.T) {
 			latestTurn { messages { role content ... on Node { id } } } } } } }`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := texts.calls.Load()
-			var got map[string]any
-			api.with(t).mustDo(c.query, &got, nil)
-			if c.narrow {
-				require.Positive(t, texts.calls.Load()-before, "no text-only read for a document that shows only text")
-			} else {
-				require.Zero(t, texts.calls.Load()-before, "a text-only read for a document that shows more")
-			}
+			got := doCountingReads(t, api, c.query, &texts.calls, c.narrow, "text-only")
 			requireSameMessages(t, whole, got)
 		})
 	}
@@ -157,14 +150,7 @@ func TestLineageEndsReadOnlyWhenOnlySessionsAreShown(t *testing.T) {
 			fragment Op on Lineage { sourceSessionId operationId }`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := narrow.lineageCalls.Load()
-			var got map[string]any
-			api.with(t).mustDo(c.query, &got, nil)
-			if c.narrow {
-				require.Positive(t, narrow.lineageCalls.Load()-before, "no narrow read for a document that shows only sessions")
-			} else {
-				require.Zero(t, narrow.lineageCalls.Load()-before, "a narrow read for a document that shows more")
-			}
+			got := doCountingReads(t, api, c.query, &narrow.lineageCalls, c.narrow, "narrow lineage")
 			requireSameFields(t, whole, got, "forkedFrom")
 		})
 	}
@@ -199,4 +185,19 @@ func requireSubset(t *testing.T, whole, got any) {
 		}
 		requireSubset(t, wm[name], v)
 	}
+}
+
+// doCountingReads runs query and requires that it made a read counted by calls when narrow is
+// set, and none otherwise. It returns the response's data.
+func doCountingReads(t *testing.T, api *testAPI, query string, calls *atomic.Int64, narrow bool, what string) map[string]any {
+	t.Helper()
+	before := calls.Load()
+	var got map[string]any
+	api.with(t).mustDo(query, &got, nil)
+	if narrow {
+		require.Positive(t, calls.Load()-before, "no %s read for a document that shows only what it reads", what)
+	} else {
+		require.Zero(t, calls.Load()-before, "a %s read for a document that shows more", what)
+	}
+	return got
 }
