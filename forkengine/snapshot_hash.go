@@ -24,8 +24,13 @@ const snapshotHashVersion = "2:"
 // as encoding/json does), so a snapshot read back hashes like the one frozen. It replaced the
 // sha256 of json.Marshal(s), which spent a tenth of a fork's CPU on reflection and escaping.
 func snapshotHash(s Snapshot) (string, error) {
+	return hashSnapshot(s, nil)
+}
+
+// hashSnapshot is snapshotHash with each JSON value rewritten by rawJSON first (nil: as it is).
+func hashSnapshot(s Snapshot, rawJSON func([]byte) []byte) (string, error) {
 	// The buffer is flushed at 4 KB; room for one long string beyond that saves regrowing it.
-	w := snapshotHasher{h: sha256.New(), buf: make([]byte, 0, 8<<10)}
+	w := snapshotHasher{h: sha256.New(), buf: make([]byte, 0, 8<<10), rawJSON: rawJSON}
 	w.int(int64(s.Version))
 	w.session(s.Session)
 	w.int(int64(len(s.Turns)))
@@ -47,19 +52,31 @@ func snapshotHash(s Snapshot) (string, error) {
 }
 
 // snapshotMatches reports whether s hashes to want with the scheme want was made with.
+//
+// Stores before this one kept a snapshot's JSON values HTML-escaped (encoding/json writes &, <,
+// >, U+2028 and U+2029 as \u0026 and so on), so a snapshot they wrote reads back with other bytes
+// in its settings and bindings than the values it was frozen and hashed with, and its commit
+// failed for ever. Such a snapshot matches when it hashes to want with those escapes undone.
 func snapshotMatches(s Snapshot, want string) (bool, error) {
-	got, err := snapshotHash(s)
 	if !strings.HasPrefix(want, snapshotHashVersion) {
-		got, err = jsonSnapshotHash(s)
+		got, err := jsonSnapshotHash(s)
+		return got == want, err
 	}
+	got, err := snapshotHash(s)
+	if err != nil || got == want || !hasHTMLEscapes(s) {
+		return got == want, err
+	}
+	got, err = hashSnapshot(s, unescapeHTML)
 	return got == want, err
 }
 
-// snapshotHasher buffers the canonical encoding and feeds it to h in blocks.
+// snapshotHasher buffers the canonical encoding and feeds it to h in blocks. rawJSON, when set,
+// rewrites each compacted JSON value before it is hashed.
 type snapshotHasher struct {
-	h   hash.Hash
-	buf []byte
-	err error
+	h       hash.Hash
+	buf     []byte
+	err     error
+	rawJSON func([]byte) []byte
 }
 
 func (w *snapshotHasher) session(s Session) {
@@ -141,7 +158,60 @@ func (w *snapshotHasher) json(raw json.RawMessage) {
 	if err := json.Compact(&out, raw); err != nil && w.err == nil {
 		w.err = err
 	}
+	if w.rawJSON != nil {
+		w.str(string(w.rawJSON(out.Bytes())))
+		return
+	}
 	w.str(out.String())
+}
+
+// htmlEscapes are the escapes encoding/json writes for HTML safety, and the bytes each stands for.
+var htmlEscapes = map[string]string{`\u0026`: "&", `\u003c`: "<", `\u003e`: ">", `\u2028`: "\u2028", `\u2029`: "\u2029"}
+
+// hasHTMLEscapes reports whether any JSON value of s holds an escape that unescapeHTML undoes.
+func hasHTMLEscapes(s Snapshot) bool {
+	has := func(raw json.RawMessage) bool {
+		for i := 0; i+6 <= len(raw); i++ {
+			if raw[i] == '\\' {
+				if _, ok := htmlEscapes[string(raw[i:i+6])]; ok {
+					return true
+				}
+				i++ // skip the escaped character, so \\u0026 is not taken for an escape
+			}
+		}
+		return false
+	}
+	if has(s.Session.Settings) {
+		return true
+	}
+	for _, t := range s.Turns {
+		if has(t.ProviderTurnBinding) {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeHTML writes the HTML escapes of a compacted JSON value (htmlEscapes) as the characters
+// they stand for; every other escape, an escaped backslash before "u0026" included, is kept.
+func unescapeHTML(raw []byte) []byte {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			out = append(out, raw[i])
+			continue
+		}
+		if i+6 <= len(raw) {
+			if plain, ok := htmlEscapes[string(raw[i:i+6])]; ok {
+				out = append(out, plain...)
+				i += 5
+				continue
+			}
+		}
+		out = append(out, raw[i], raw[i+1])
+		i++
+	}
+	return out
 }
 
 func (w *snapshotHasher) flush() {

@@ -67,3 +67,42 @@ func TestSnapshotHashOfAnEarlierVersionStillVerifies(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, match)
 }
+
+// Stores before 2026-12 wrote snapshots with encoding/json's HTML escaping, so settings and
+// bindings holding &, <, >, U+2028 or U+2029 read back escaped; those snapshots must still verify
+// (their commits failed for ever), and the escapes' undoing must not touch anything else.
+func TestSnapshotHashSurvivesTheHTMLEscapingOfEarlierStores(t *testing.T) {
+	s := hashedSnapshot()
+	s.Session.Settings = json.RawMessage(`{"endpoint":"https://example.test/v1?a=1&b=2","prompt":"<b>bold</b>","sep":"a` + "\u2028" + `b","kept":"\\u0026 \u00e9"}`)
+	s.Turns[0].ProviderTurnBinding = json.RawMessage(`{"handle":"x&y"}`)
+	want, err := snapshotHash(s)
+	require.NoError(t, err)
+
+	raw, err := json.Marshal(s) // escapes as those stores did
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `\u0026b=2`)
+	var back Snapshot
+	require.NoError(t, json.Unmarshal(raw, &back))
+	require.NotEqual(t, string(s.Session.Settings), string(back.Session.Settings))
+	match, err := snapshotMatches(back, want)
+	require.NoError(t, err)
+	require.True(t, match, "an HTML-escaped read of the frozen snapshot hashes as it was frozen")
+
+	back.Turns[0].ProviderTurnBinding = json.RawMessage(`{"handle":"x\u0026z"}`)
+	match, err = snapshotMatches(back, want)
+	require.NoError(t, err)
+	require.False(t, match, "undoing the escapes does not excuse a changed value")
+}
+
+func TestUnescapeHTMLKeepsOtherEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		`"a\u0026b\u003cc\u003e"`: `"a&b<c>"`,
+		`"\u2028\u2029"`:          "\"\u2028\u2029\"",
+		`"\\u0026"`:               `"\\u0026"`, // an escaped backslash, then the text u0026
+		`"\u00e9\n\""`:            `"\u00e9\n\""`,
+		`"\u0026"`:                `"&"`,
+		`"end\\"`:                 `"end\\"`,
+	} {
+		require.Equal(t, want, string(unescapeHTML([]byte(in))), in)
+	}
+}

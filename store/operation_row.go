@@ -82,7 +82,7 @@ func (r operationRow) values() []any {
 func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
 	var bindings *string
 	if op.TargetTurnBindings != nil {
-		raw, err := json.Marshal(op.TargetTurnBindings)
+		raw, err := marshalVerbatim(op.TargetTurnBindings)
 		if err != nil {
 			return operationRow{}, fmt.Errorf("encode turn bindings of operation %s: %w", op.ID, err)
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -102,6 +103,20 @@ func fromMicrosPtr(us *int64) *time.Time {
 	}
 	t := fromMicros(*us)
 	return &t
+}
+
+// marshalVerbatim is json.Marshal without its HTML escaping, for JSON the store keeps: encoding/json
+// writes every &, < and > of a string as \u0026, \u003c and \u003e, in json.RawMessage values too,
+// so a client's settings or a provider's binding would read back with other bytes than were
+// written, and a frozen snapshot would no longer hash as it did when it was frozen.
+func marshalVerbatim(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // rawPtr stores an absent RawMessage as NULL.

@@ -78,9 +78,9 @@ func encodeSnapshot(op forkengine.ForkOperation) (string, error) {
 	var raw []byte
 	var err error
 	if compact, ok := compactOf(op.Snapshot); ok {
-		raw, err = json.Marshal(compact)
+		raw, err = marshalVerbatim(compact)
 	} else {
-		raw, err = json.Marshal(op.Snapshot)
+		raw, err = marshalVerbatim(op.Snapshot)
 	}
 	if err != nil {
 		return "", fmt.Errorf("encode snapshot of operation %s: %w", op.ID, err)
