@@ -28,15 +28,18 @@ func (e *Engine) ProcessOperation(ctx context.Context, workspaceID, id string) (
 }
 
 // process drives op from the state it was read or written in. Every step is a compare-and-swap
-// on that state, so a stale op loses the swap and continues from the stored state instead. own
-// says op carries the engine's private copy of the snapshot it froze (not one read back from the
-// store); it holds only until the first step, after which op may come from a read.
+// on that state and lease owner, so a stale op loses the swap and continues from the stored state
+// instead, unless that state is leased to another instance: then this one stops, before each
+// step, not only the first (an instance whose lease was taken over while it re-verified would
+// otherwise go on to dispatch the new holder's operation, on a lease nobody renews). own says op
+// carries the engine's private copy of the snapshot it froze (not one read back from the store);
+// it holds only until the first step, after which op may come from a read.
 func (e *Engine) process(ctx context.Context, op ForkOperation, own bool) (ForkOperation, error) {
-	if !e.drives(op) {
-		return op, nil // another instance holds it; a takeover claims it first if that one dies
-	}
 	var err error
 	for ; ; own = false {
+		if !e.drives(op) {
+			return op, nil // another instance holds it; a takeover claims it first if that one dies
+		}
 		switch op.Status {
 		case StatusPrepared:
 			op, err = e.dispatch(ctx, op, own)

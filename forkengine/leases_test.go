@@ -3,12 +3,14 @@ package forkengine_test
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
 )
 
 // peer is a second engine (another instance) on the harness's store, with the same clock and
@@ -181,4 +183,77 @@ func TestExclusiveStoreRecoversEveryLeaseAtStartUp(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, forkengine.RecoveryReport{Scanned: 1, Unknown: 1}, report)
 	require.Equal(t, forkengine.StatusUnknown, h.stored(op.ID).Status)
+}
+
+// hookedDriver runs onDescribe (once armed) inside Describe: a point between ProcessOperation's
+// read of the operation and its prepared -> dispatching compare-and-swap.
+type hookedDriver struct {
+	*forkenginetest.ScriptedDriver
+	mu         sync.Mutex
+	onDescribe func()
+}
+
+func (d *hookedDriver) Describe(ctx context.Context, s forkengine.Session) (forkengine.Descriptor, error) {
+	d.mu.Lock()
+	hook := d.onDescribe
+	d.onDescribe = nil
+	d.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return d.ScriptedDriver.Describe(ctx, s)
+}
+
+// An instance whose lease is taken over between its read of a prepared operation and its
+// compare-and-swap must stop: the operation now belongs to the taker (SPEC: "A live lease is never
+// touched by another instance"). The lost swap returns the stored row, which carries the taker's
+// owner; retrying from it, the swap succeeded and the old instance dispatched the taker's fork.
+func TestAnInstanceThatLostItsLeaseBeforeDispatchStops(t *testing.T) {
+	var hd *hookedDriver
+	h := newHarness(t, func(c *forkengine.Config) {
+		hd = &hookedDriver{ScriptedDriver: c.Drivers[provider].(*forkenginetest.ScriptedDriver)}
+		c.Drivers = map[string]forkengine.Driver{provider: hd}
+	})
+	h.seed(1)
+	op := h.mustFork("request-1", "turn-1") // prepared, leased to instance A (h.engine)
+	h.advance(forkengine.DefaultLeaseDuration + time.Second)
+
+	// Instance B claims the expired lease while A is re-verifying (its TakeOver's claim step).
+	hd.onDescribe = func() {
+		now := h.clock()
+		claimed, err := h.store.ClaimOperations(h.ctx, forkengine.LeaseClaim{
+			Owner: "instance-b", Now: now, Until: now.Add(forkengine.DefaultLeaseDuration), Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, claimed, 1)
+	}
+	got, err := h.engine.ProcessOperation(h.ctx, ws, op.ID)
+	require.NoError(t, err)
+
+	stored := h.stored(op.ID)
+	require.Equal(t, "instance-b", stored.LeaseOwner)
+	require.Equal(t, 0, h.driver.ForkCalls(), "A lost the lease; only B may call the provider")
+	require.Equal(t, forkengine.StatusPrepared, stored.Status, "B's operation was moved by A (got %s)", got.Status)
+}
+
+// Stopping leaves nothing undone: the taker finishes the fork, with the one provider call.
+func TestATakeoverBeforeDispatchLeavesTheForkToTheTaker(t *testing.T) {
+	var hd *hookedDriver
+	h := newHarness(t, func(c *forkengine.Config) {
+		hd = &hookedDriver{ScriptedDriver: c.Drivers[provider].(*forkenginetest.ScriptedDriver)}
+		c.Drivers = map[string]forkengine.Driver{provider: hd}
+	})
+	h.seed(1)
+	op := h.mustFork("request-1", "turn-1")
+	b := h.peer()
+	h.advance(forkengine.DefaultLeaseDuration + time.Second)
+	hd.onDescribe = func() {
+		_, err := b.TakeOver(h.ctx) // claims the expired lease; drives it once A's read is done
+		require.NoError(t, err)
+	}
+	_, err := h.engine.ProcessOperation(h.ctx, ws, op.ID)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return h.stored(op.ID).Status == forkengine.StatusCommitted },
+		5*time.Second, 5*time.Millisecond, "the taker commits the fork")
+	require.Equal(t, 1, h.driver.ForkCalls())
+	require.Equal(t, "instance-b", h.stored(op.ID).LeaseOwner)
 }
