@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/models"
@@ -25,8 +26,9 @@ type pageKey struct {
 
 // loaders is the set of batched reads of one response. It is built fresh for every response (a
 // query, a mutation, or one event of a subscription) that reads through a loader (withLoaders),
-// so nothing is cached across responses and a subscription event always sees the data as it is
-// when the event is sent.
+// and for every root field of a mutation (freshLoadersPerMutationField), so nothing is cached
+// across responses, a subscription event always sees the data as it is when the event is sent,
+// and a mutation field sees what the fields before it wrote.
 type loaders struct {
 	engine *forkengine.Engine
 	views  *viewRelations // the Relations of the views this response builds
@@ -92,6 +94,30 @@ func withLoaders(with loaderSources) graphql.ResponseMiddleware {
 		slot.ctx = context.WithValue(ctx, loadersKey{}, slot)
 		return next(slot.ctx)
 	}
+}
+
+// freshLoadersPerMutationField gives each root field of a mutation a loader set of its own
+// (registered with srv.AroundRootFields). A mutation's root fields run one after another and
+// each must see what the ones before it wrote (GraphQL's serial execution); with one set for the
+// whole response, a later field got what an earlier one had read: b's session.latestTurn was the
+// turn as it stood before b settled it, and b's own turn not forkable. A root field's selection
+// is resolved within the field, so its set is dropped with it; queries keep one set per response.
+func freshLoadersPerMutationField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	slot, ok := ctx.Value(loadersKey{}).(*responseLoaders)
+	if !ok || !isMutation(ctx) {
+		return next(ctx)
+	}
+	fresh := &responseLoaders{with: slot.with}
+	fresh.ctx = context.WithValue(ctx, loadersKey{}, fresh)
+	return next(fresh.ctx)
+}
+
+func isMutation(ctx context.Context) bool {
+	if !graphql.HasOperationContext(ctx) {
+		return false
+	}
+	op := graphql.GetOperationContext(ctx).Operation
+	return op != nil && op.Operation == ast.Mutation
 }
 
 func newLoaders(ctx context.Context, with loaderSources) *loaders {
