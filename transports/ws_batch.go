@@ -27,24 +27,30 @@ var batchBuffers = sync.Pool{New: func() any { return new([]byte) }}
 type batchConn struct {
 	net.Conn
 	mu sync.Mutex
-	// broken is set when a batch failed, possibly half written: no frame may follow it, or the
+	// broken is set when a batch or a frame failed part-way: no frame may follow it, or the
 	// peer would read the rest of the broken frame from it.
 	broken bool
-	// deadline is the write deadline last set on the connection (Unix nanoseconds; 0: none),
-	// by the writer or by gorilla (control frames), so the writer knows when it must renew it.
-	deadline atomic.Int64
+	// socketDeadline is the write deadline on the socket (Unix nanoseconds; 0: none; -1: not
+	// known, as after the hijack), so the writer knows when it must renew it. Only written with mu
+	// held, right before the write it is for.
+	socketDeadline int64
+	// frameDeadline is the deadline gorilla set for the frame it writes next (before each control
+	// frame, around the handshake). It reaches the socket only when that frame is written, with mu
+	// held, so it bounds that frame alone: put on the socket at once, the one-second deadline of
+	// gorilla's answer to a client's ping cut the batch being written to a slow but reading client.
+	frameDeadline atomic.Int64
 }
 
-// SetWriteDeadline sets the connection's write deadline and remembers it.
+// SetWriteDeadline sets the deadline of gorilla's next frame (frameDeadline).
 func (b *batchConn) SetWriteDeadline(t time.Time) error {
-	b.deadline.Store(unixNanos(t))
-	return b.Conn.SetWriteDeadline(t)
+	b.frameDeadline.Store(unixNanos(t))
+	return nil
 }
 
-// SetDeadline sets both deadlines and remembers the write one.
+// SetDeadline sets the read deadline and the deadline of gorilla's next frame.
 func (b *batchConn) SetDeadline(t time.Time) error {
-	b.deadline.Store(unixNanos(t))
-	return b.Conn.SetDeadline(t)
+	b.frameDeadline.Store(unixNanos(t))
+	return b.Conn.SetReadDeadline(t)
 }
 
 func unixNanos(t time.Time) int64 {
@@ -54,32 +60,51 @@ func unixNanos(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// ensureWriteDeadline makes sure a write starting at now has at least timeout before the
-// connection's write deadline. Setting a deadline costs a runtime timer update per call, once
-// per message per subscriber in a fan-out; so a renewed deadline is set timeout plus a quarter
-// of it ahead, and a write finds it far enough for the next quarter of timeout. A write is then
-// cut after at least timeout and at most 1.25 × timeout.
-func (b *batchConn) ensureWriteDeadline(now time.Time, timeout time.Duration) {
-	if d := b.deadline.Load(); d != 0 && d-now.UnixNano() >= int64(timeout) {
+// setSocketDeadline puts deadline d (Unix nanoseconds, 0: none) on the socket. mu is held.
+func (b *batchConn) setSocketDeadline(d int64) {
+	if d == b.socketDeadline {
 		return
 	}
-	_ = b.SetWriteDeadline(now.Add(timeout + timeout/4))
+	b.socketDeadline = d
+	var t time.Time
+	if d != 0 {
+		t = time.Unix(0, d)
+	}
+	_ = b.Conn.SetWriteDeadline(t)
 }
 
-// Write writes p (one of gorilla's frames) through, unless an earlier batch broke the stream.
+// ensureWriteDeadline makes sure a write starting at now has at least timeout before the
+// socket's write deadline. Setting a deadline costs a runtime timer update per call, once per
+// message per subscriber in a fan-out; so a renewed deadline is set timeout plus a quarter of it
+// ahead, and a write finds it far enough for the next quarter of timeout. A write is then cut
+// after at least timeout and at most 1.25 × timeout. mu is held.
+func (b *batchConn) ensureWriteDeadline(now time.Time, timeout time.Duration) {
+	if d := b.socketDeadline; d > 0 && d-now.UnixNano() >= int64(timeout) {
+		return
+	}
+	b.setSocketDeadline(now.Add(timeout + timeout/4).UnixNano())
+}
+
+// Write writes p (one of gorilla's frames) through with the deadline gorilla set for it, unless
+// an earlier write broke the stream.
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.broken {
 		return 0, fmt.Errorf("websocket frame after a failed write: %w", net.ErrClosed)
 	}
-	return b.Conn.Write(p)
+	b.setSocketDeadline(b.frameDeadline.Load())
+	n, err := b.Conn.Write(p)
+	if err != nil && n > 0 {
+		b.broken = true
+	}
+	return n, err
 }
 
 // writeText writes messages as text frames, in order, in as few writes as maxBatchBytes allows.
 // open is asked with the lock held: once it says no (a close frame may have been written), no
 // data frame may follow, and nothing is written.
-func (b *batchConn) writeText(messages [][]byte, open func() bool) error {
+func (b *batchConn) writeText(messages [][]byte, open func() bool, now time.Time, timeout time.Duration) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !open() {
@@ -88,6 +113,7 @@ func (b *batchConn) writeText(messages [][]byte, open func() bool) error {
 	if b.broken {
 		return fmt.Errorf("websocket messages after a failed write: %w", net.ErrClosed)
 	}
+	b.ensureWriteDeadline(now, timeout)
 	buf := batchBuffers.Get().(*[]byte)
 	defer func() {
 		*buf = (*buf)[:0]
@@ -139,6 +165,6 @@ func (w *batchingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("hijack: %w", err)
 	}
-	w.conn = &batchConn{Conn: nc}
+	w.conn = &batchConn{Conn: nc, socketDeadline: -1}
 	return w.conn, rw, nil
 }

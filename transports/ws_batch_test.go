@@ -29,12 +29,15 @@ func (r *recordingConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// SetWriteDeadline accepts every deadline.
+func (r *recordingConn) SetWriteDeadline(time.Time) error { return nil }
+
 func alwaysOpen() bool { return true }
 
 func TestBatchConnWritesQueuedMessagesInOneWrite(t *testing.T) {
 	rec := &recordingConn{}
 	b := &batchConn{Conn: rec}
-	require.NoError(t, b.writeText([][]byte{[]byte("one"), []byte("two")}, alwaysOpen))
+	require.NoError(t, b.writeText([][]byte{[]byte("one"), []byte("two")}, alwaysOpen, time.Now(), time.Minute))
 	require.Len(t, rec.writes, 1)
 	require.Equal(t, []byte("\x81\x03one\x81\x03two"), rec.writes[0])
 }
@@ -42,7 +45,7 @@ func TestBatchConnWritesQueuedMessagesInOneWrite(t *testing.T) {
 func TestBatchConnWritesNothingOnceClosing(t *testing.T) {
 	rec := &recordingConn{}
 	b := &batchConn{Conn: rec}
-	require.NoError(t, b.writeText([][]byte{[]byte("late")}, func() bool { return false }))
+	require.NoError(t, b.writeText([][]byte{[]byte("late")}, func() bool { return false }, time.Now(), time.Minute))
 	require.Empty(t, rec.writes, "no data frame may follow a close frame")
 }
 
@@ -50,7 +53,7 @@ func TestBatchConnSplitsALargeBatch(t *testing.T) {
 	rec := &recordingConn{}
 	b := &batchConn{Conn: rec}
 	big := bytes.Repeat([]byte("x"), maxBatchBytes)
-	require.NoError(t, b.writeText([][]byte{big, []byte("tail")}, alwaysOpen))
+	require.NoError(t, b.writeText([][]byte{big, []byte("tail")}, alwaysOpen, time.Now(), time.Minute))
 	require.Len(t, rec.writes, 2, "a batch at the bound is written before it grows further")
 	require.Equal(t, []byte("\x81\x04tail"), rec.writes[1])
 }
@@ -58,7 +61,7 @@ func TestBatchConnSplitsALargeBatch(t *testing.T) {
 func TestBatchConnReportsTheWriteError(t *testing.T) {
 	broken := errors.New("connection reset")
 	b := &batchConn{Conn: &recordingConn{fail: broken}}
-	require.ErrorIs(t, b.writeText([][]byte{[]byte("frame")}, alwaysOpen), broken)
+	require.ErrorIs(t, b.writeText([][]byte{[]byte("frame")}, alwaysOpen, time.Now(), time.Minute), broken)
 }
 
 // A failed write may have sent half a frame: no frame may follow it, not even a close frame,
@@ -66,11 +69,11 @@ func TestBatchConnReportsTheWriteError(t *testing.T) {
 func TestBatchConnWritesNothingAfterAFailedWrite(t *testing.T) {
 	rec := &recordingConn{fail: errors.New("i/o timeout")}
 	b := &batchConn{Conn: rec}
-	require.Error(t, b.writeText([][]byte{[]byte("frame")}, alwaysOpen))
+	require.Error(t, b.writeText([][]byte{[]byte("frame")}, alwaysOpen, time.Now(), time.Minute))
 	rec.fail = nil
 	_, err := b.Write([]byte("\x88\x02\x03\xf5"))
 	require.ErrorIs(t, err, net.ErrClosed)
-	require.ErrorIs(t, b.writeText([][]byte{[]byte("next")}, alwaysOpen), net.ErrClosed)
+	require.ErrorIs(t, b.writeText([][]byte{[]byte("next")}, alwaysOpen, time.Now(), time.Minute), net.ErrClosed)
 	require.Empty(t, rec.writes)
 }
 
@@ -85,7 +88,7 @@ func TestTextFramesReadBackThroughAWebsocketClient(t *testing.T) {
 			return
 		}
 		defer ws.Close()
-		_ = batching.conn.writeText(messages, alwaysOpen)
+		_ = batching.conn.writeText(messages, alwaysOpen, time.Now(), time.Minute)
 		_, _, _ = ws.ReadMessage() // until the client goes away
 	}))
 	defer srv.Close()
@@ -101,9 +104,9 @@ func TestTextFramesReadBackThroughAWebsocketClient(t *testing.T) {
 	}
 }
 
-// deadlineConn records the write deadlines set on it.
+// deadlineConn records the write deadlines set on the socket and the writes.
 type deadlineConn struct {
-	net.Conn
+	recordingConn
 	deadlines []time.Time
 }
 
@@ -115,31 +118,48 @@ func (d *deadlineConn) SetWriteDeadline(t time.Time) error {
 func TestWriteDeadlineIsRenewedOnlyWhenAWriteWouldHaveLessThanTheTimeout(t *testing.T) {
 	const timeout = 8 * time.Second
 	rec := &deadlineConn{}
-	b := &batchConn{Conn: rec}
+	b := &batchConn{Conn: rec, socketDeadline: -1}
 	start := time.Unix(1000, 0)
+	write := func(at time.Time) { require.NoError(t, b.writeText([][]byte{[]byte("m")}, alwaysOpen, at, timeout)) }
 
-	b.ensureWriteDeadline(start, timeout)
+	write(start)
 	require.Equal(t, []time.Time{start.Add(10 * time.Second)}, rec.deadlines, "the first write sets timeout + timeout/4")
 
 	// Writes within the next quarter of the timeout still have at least the timeout.
-	b.ensureWriteDeadline(start.Add(time.Second), timeout)
-	b.ensureWriteDeadline(start.Add(2*time.Second), timeout)
+	write(start.Add(time.Second))
+	write(start.Add(2 * time.Second))
 	require.Len(t, rec.deadlines, 1)
 
 	// Past it, the deadline would be less than the timeout away: renewed.
-	b.ensureWriteDeadline(start.Add(2*time.Second+time.Millisecond), timeout)
+	write(start.Add(2*time.Second + time.Millisecond))
 	require.Len(t, rec.deadlines, 2)
 	require.Equal(t, start.Add(12*time.Second+time.Millisecond), rec.deadlines[1])
+}
 
-	// A deadline set by someone else (gorilla's control frames, a close's grace) is seen: a
-	// shorter one makes the next write renew it.
-	require.NoError(t, b.SetWriteDeadline(start.Add(3*time.Second)))
-	b.ensureWriteDeadline(start.Add(2500*time.Millisecond), timeout)
-	require.Len(t, rec.deadlines, 4)
-	require.Equal(t, start.Add(12500*time.Millisecond), rec.deadlines[3])
+// gorilla sets a deadline before each control frame it writes (a pong is due in one second). It
+// bounds that frame alone: it reaches the socket when the frame is written, not before, so it
+// cannot cut a batch in progress, and the next batch renews the deadline it left.
+func TestAControlFrameDeadlineBoundsThatFrameAlone(t *testing.T) {
+	const timeout = 8 * time.Second
+	rec := &deadlineConn{}
+	b := &batchConn{Conn: rec, socketDeadline: -1}
+	start := time.Unix(1000, 0)
+	require.NoError(t, b.writeText([][]byte{[]byte("m")}, alwaysOpen, start, timeout))
+	require.Len(t, rec.deadlines, 1)
 
-	// Cleared (zero): renewed.
+	pongDue := start.Add(time.Second)
+	require.NoError(t, b.SetWriteDeadline(pongDue))
+	require.Len(t, rec.deadlines, 1, "nothing reaches the socket before the frame is written")
+	_, err := b.Write([]byte("\x8a\x00"))
+	require.NoError(t, err)
+	require.Equal(t, pongDue, rec.deadlines[1], "the frame is written with its own deadline")
+
+	require.NoError(t, b.writeText([][]byte{[]byte("m")}, alwaysOpen, start.Add(time.Millisecond), timeout))
+	require.Equal(t, start.Add(10*time.Second+time.Millisecond), rec.deadlines[2], "the next batch has its timeout again")
+
+	// gorilla clears a deadline with the zero time: the frame after it is written without one.
 	require.NoError(t, b.SetWriteDeadline(time.Time{}))
-	b.ensureWriteDeadline(start.Add(3*time.Second), timeout)
-	require.Len(t, rec.deadlines, 6)
+	_, err = b.Write([]byte("\x8a\x00"))
+	require.NoError(t, err)
+	require.Equal(t, time.Time{}, rec.deadlines[3])
 }

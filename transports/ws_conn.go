@@ -104,6 +104,7 @@ func (c *conn) serve() {
 		c.extendReadDeadline()
 		return nil
 	})
+	c.ws.SetPingHandler(c.answerPing)
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.InitTimeout))
 	c.schedulePing()
 	for {
@@ -163,6 +164,20 @@ func (c *conn) schedulePing() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.pingTimer = time.AfterFunc(c.cfg.PingInterval, c.ping)
+}
+
+// answerPing answers a client's ping frame with a pong. gorilla's own answer is due in one
+// second; this one has WriteTimeout, like every other write, since it waits for the batch being
+// written (batchConn serialises frames). A pong that cannot be written in that time, or after
+// the close frame, is left out rather than ending the connection: the writer notices a link
+// that slow itself.
+func (c *conn) answerPing(data string) error {
+	err := c.ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(c.cfg.WriteTimeout))
+	var netErr net.Error
+	if err == nil || errors.Is(err, websocket.ErrCloseSent) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return nil
+	}
+	return err
 }
 
 func (c *conn) ping() {

@@ -166,8 +166,7 @@ func (c *conn) flush() {
 // writeFrames writes frames as text messages in one batch, unless the close frame is out. The
 // batch has at least WriteTimeout (at most 1.25 × WriteTimeout) before its write is cut.
 func (c *conn) writeFrames(frames [][]byte, now time.Time) error {
-	c.out.ensureWriteDeadline(now, c.cfg.WriteTimeout)
-	return c.out.writeText(frames, func() bool { return !c.closeSent.Load() })
+	return c.out.writeText(frames, func() bool { return !c.closeSent.Load() }, now, c.cfg.WriteTimeout)
 }
 
 // takeQueueLocked empties the queue and returns what it held, for the writer or to drop it.
