@@ -248,13 +248,16 @@ func (c *conn) abort(code int, reason string) {
 }
 
 // sendCloseFrame writes the close frame, after which no data frame may follow, and lets the
-// reader drain until the peer answers or closeGrace passes.
+// reader drain until the peer answers or closeGrace passes. The read deadline is set first: the
+// frame waits for a write in progress (batchConn), and a client that stopped reading never lets
+// that write finish; when the reader gives up, the connection is closed, which ends both, so a
+// close takes at most closeGrace however stuck the write was.
 func (c *conn) sendCloseFrame(code int, reason string) {
 	c.closeSent.Store(true)
 	c.closeCode.CompareAndSwap(0, int32(code))
 	frame := websocket.FormatCloseMessage(code, truncateCloseReason(reason))
-	_ = c.ws.WriteControl(websocket.CloseMessage, frame, time.Now().Add(closeGrace))
 	_ = c.ws.SetReadDeadline(time.Now().Add(closeGrace))
+	_ = c.ws.WriteControl(websocket.CloseMessage, frame, time.Now().Add(closeGrace))
 }
 
 // shutdown ends everything the connection started and waits for it.

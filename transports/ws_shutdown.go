@@ -53,7 +53,12 @@ func (l *liveConns) closeAll() {
 		conns = append(conns, c)
 	}
 	l.mu.Unlock()
+	// All at once: a close frame waits for the write in progress on its connection, up to
+	// closeGrace for a client that stopped reading, and one after another each such client
+	// delayed every later one's 1001, past the server's shutdown grace with a handful of them.
+	var wg sync.WaitGroup
 	for _, c := range conns {
-		c.abort(websocket.CloseGoingAway, "Server shutting down")
+		wg.Go(func() { c.abort(websocket.CloseGoingAway, "Server shutting down") })
 	}
+	wg.Wait()
 }
