@@ -2,6 +2,7 @@ package transports
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -42,6 +43,12 @@ func TestLegacyWS_MistakesAreReportedWithoutClosing(t *testing.T) {
 	c.expect("ka", "")
 	c.sendRaw(`{"type":`)
 	c.expect("connection_error", "")
+	c.sendRaw(`{"type":5}`)
+	m := c.expect("connection_error", "")
+	var payload struct{ Message string }
+	if err := json.Unmarshal(m.Payload, &payload); err != nil || payload.Message != `invalid message: message "type" is not a string` {
+		t.Fatalf("connection_error payload %s: want the protocol's own words", m.Payload)
+	}
 	c.send(map[string]any{"id": "9", "type": "bogus"})
 	c.expect("error", "9")
 	legacyStart(c, "4", "query { name }")

@@ -48,15 +48,21 @@ type subscribePayload struct {
 	DocID         json.RawMessage `json:"doc_id"`
 }
 
-var errNotObject = errors.New("message is not a JSON object")
+var (
+	errNotObject     = errors.New("message is not a JSON object")
+	errTypeNotString = errors.New(`message "type" is not a string`)
+)
 
+// decodeInbound reads a client message. Its errors are the protocol's own sentences, sent to the
+// client as they are: never encoding/json's, which name Go types and change with Go versions.
 func decodeInbound(data []byte) (inbound, error) {
 	var msg inbound
 	if !isJSONObject(data) {
 		return msg, errNotObject
 	}
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return msg, fmt.Errorf("invalid message: %w", err)
+		// A valid object fails only on a "type" that is not a string: the other fields are raw.
+		return msg, errTypeNotString
 	}
 	if msg.Type == "" {
 		return msg, errors.New("message has no type")

@@ -112,6 +112,9 @@ func TestTransportWS_CloseCodes(t *testing.T) {
 		{"UnknownType", true, []string{`{"type":"hello"}`}, CloseBadRequest, "Unexpected message of type hello received"},
 		{"ServerTypeFromClient", true, []string{`{"type":"next","id":"1","payload":{}}`}, CloseBadRequest, ""},
 		{"MissingType", true, []string{`{"id":"1"}`}, CloseBadRequest, ""},
+		// The protocol's own words, not encoding/json's (which name Go types).
+		{"TypeNotString", true, []string{`{"type":5}`}, CloseBadRequest, `Invalid message received: message "type" is not a string`},
+		{"NotJSON", true, []string{`{"type":`}, CloseBadRequest, "Invalid message received: message is not a JSON object"},
 		{"SubscribeWithoutID", true, []string{`{"type":"subscribe","payload":{"query":"{name}"}}`}, CloseBadRequest, ""},
 		{"SubscribeNumericID", true, []string{`{"id":1,"type":"subscribe","payload":{"query":"{name}"}}`}, CloseBadRequest, ""},
 		{"SubscribeQueryNotString", true, []string{`{"id":"1","type":"subscribe","payload":{"query":5}}`}, CloseBadRequest, ""},
