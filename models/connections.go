@@ -20,12 +20,13 @@ type SessionConnection struct {
 // sessions, nearest the cursor first (the extra one only says the page was cut short). rel
 // resolves the relations of its sessions (see Relations).
 func SessionConnectionFrom(workspaceID string, f forkengine.SessionFilter, rows []forkengine.Session, page Page, rel Relations) *SessionConnection {
-	rows, info := pageOf(rows, page, SessionCursor)
+	scope := SessionListScope(workspaceID, f)
+	rows, info := pageOf(rows, page, func(s forkengine.Session) string { return SessionCursor(scope, s) })
 	// The edges and the views are one array each: a page of 100 is four allocations, not 201.
 	edges, edgeValues, views := make([]*SessionEdge, len(rows)), make([]SessionEdge, len(rows)), make([]Session, len(rows))
 	for i, s := range rows {
 		sessionInto(&views[i], s, rel)
-		edgeValues[i] = SessionEdge{Cursor: SessionCursor(s), Node: &views[i]}
+		edgeValues[i] = SessionEdge{Cursor: SessionCursor(scope, s), Node: &views[i]}
 		edges[i] = &edgeValues[i]
 	}
 	return &SessionConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, Filter: f}
@@ -42,10 +43,11 @@ type ForkOperationConnection struct {
 
 // ForkOperationConnectionFrom builds a page from up to page.Size+1 operations, nearest the cursor first.
 func ForkOperationConnectionFrom(workspaceID string, f forkengine.OperationFilter, rows []forkengine.ForkOperation, page Page) *ForkOperationConnection {
-	rows, info := pageOf(rows, page, OperationCursor)
+	scope := OperationListScope(workspaceID, f)
+	rows, info := pageOf(rows, page, func(op forkengine.ForkOperation) string { return OperationCursor(scope, op) })
 	edges := make([]*ForkOperationEdge, len(rows))
 	for i, op := range rows {
-		edges[i] = &ForkOperationEdge{Cursor: OperationCursor(op), Node: ForkOperationFrom(op)}
+		edges[i] = &ForkOperationEdge{Cursor: OperationCursor(scope, op), Node: ForkOperationFrom(op)}
 	}
 	return &ForkOperationConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, Filter: f}
 }
@@ -62,10 +64,11 @@ type TurnConnection struct {
 // TurnConnectionFrom builds a page from up to page.Size+1 turns of one session, nearest the
 // cursor first; rel resolves the relations of its turns (see Relations).
 func TurnConnectionFrom(workspaceID, sessionID string, rows []forkengine.Turn, page Page, rel Relations) *TurnConnection {
-	rows, info := pageOf(rows, page, TurnCursor)
+	scope := TurnListScope(workspaceID, sessionID)
+	rows, info := pageOf(rows, page, func(t forkengine.Turn) string { return TurnCursor(scope, t) })
 	edges, edgeValues := make([]*TurnEdge, len(rows)), make([]TurnEdge, len(rows)) // one array, as for sessions
 	for i, t := range rows {
-		edgeValues[i] = TurnEdge{Cursor: TurnCursor(t), Node: TurnFrom(t, rel)}
+		edgeValues[i] = TurnEdge{Cursor: TurnCursor(scope, t), Node: TurnFrom(t, rel)}
 		edges[i] = &edgeValues[i]
 	}
 	return &TurnConnection{Edges: edges, PageInfo: info, WorkspaceID: workspaceID, SessionID: sessionID}

@@ -2,6 +2,9 @@ package models
 
 import (
 	"encoding/base64"
+	"fmt"
+	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,9 +19,9 @@ const (
 	ReasonCursorExpired = forkengine.ReasonCursorExpired
 )
 
-// Cursors are opaque to clients: base64url of "<kind>|<position>". The kind keeps a cursor of one
-// list from being accepted by another; the position is a keyset, so pages stay stable while rows
-// are added.
+// Cursors are opaque to clients: base64url of "<kind>|<position>". A page cursor's position
+// starts with its list's scope (ListScope): the kind and the scope keep a cursor of one list from
+// being accepted by another; the rest is a keyset, so pages stay stable while rows are added.
 const (
 	cursorSession   = "session"
 	cursorOperation = "operation"
@@ -57,55 +60,133 @@ func invalidCursor(cursor string) error {
 		"cursor %q is not a cursor of this list", cursor)
 }
 
-func encodeKeyset(kind string, t time.Time, id string) string {
-	var raw [96]byte
-	b := t.UTC().AppendFormat(append(append(raw[:0], kind...), '|'), time.RFC3339Nano)
+// ListScope names the list a page cursor belongs to: 8 hex digits of a 32-bit FNV-1a hash of what
+// selects the list's rows (the workspace; for turns, their session; the filter). Every page
+// cursor carries its list's scope, so a cursor of another list (another workspace's, another
+// session's turns, the same list under another filter) is refused with invalid_cursor instead of
+// paging this list from that list's position. A cursor without a scope, as servers before scopes
+// handed out, is still read, without that check.
+type ListScope string
+
+const scopeLength = 8
+
+func scopeOf(parts ...string) ListScope {
+	h := fnv.New32a()
+	for _, p := range parts {
+		_, _ = h.Write([]byte(p))
+		_, _ = h.Write([]byte{0})
+	}
+	return ListScope(fmt.Sprintf("%08x", h.Sum32()))
+}
+
+// SessionListScope is the scope of sessions(workspaceId, filter).
+func SessionListScope(workspaceID string, f forkengine.SessionFilter) ListScope {
+	visible := ""
+	if f.Visible != nil {
+		visible = strconv.FormatBool(*f.Visible)
+	}
+	return scopeOf(cursorSession, workspaceID, string(f.Kind), f.Provider, visible,
+		strconv.FormatBool(f.IncludeDeleted), strconv.FormatBool(f.RootsOnly))
+}
+
+// OperationListScope is the scope of forkOperations(workspaceId, filter); the order of the
+// statuses asked for does not matter.
+func OperationListScope(workspaceID string, f forkengine.OperationFilter) ListScope {
+	statuses := make([]string, len(f.Statuses))
+	for i, st := range f.Statuses {
+		statuses[i] = string(st)
+	}
+	slices.Sort(statuses)
+	return scopeOf(cursorOperation, workspaceID, f.SourceSessionID, f.TargetSessionID, f.ThroughTurnID,
+		strings.Join(slices.Compact(statuses), ","))
+}
+
+// TurnListScope is the scope of one session's turns.
+func TurnListScope(workspaceID, sessionID string) ListScope {
+	return scopeOf(cursorTurn, workspaceID, sessionID)
+}
+
+// inScope returns the rest of a page cursor's position after its scope, or the position itself
+// for a cursor without one; ok is false for a scope other than want.
+func inScope(position string, want ListScope) (string, bool) {
+	if len(position) <= scopeLength || position[scopeLength] != '|' || !isLowerHex(position[:scopeLength]) {
+		return position, true // no scope: a cursor from before scopes
+	}
+	return position[scopeLength+1:], position[:scopeLength] == string(want)
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func encodeKeyset(kind string, scope ListScope, t time.Time, id string) string {
+	var raw [104]byte
+	b := append(append(append(append(raw[:0], kind...), '|'), scope...), '|')
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
 	return encodeRaw(append(append(b, '|'), id...))
 }
 
-func decodeKeyset(kind string, cursor *string) (forkengine.PageCursor, error) {
+func decodeKeyset(kind string, scope ListScope, cursor *string) (forkengine.PageCursor, error) {
 	position, ok, err := decodeCursor(kind, cursor)
 	if err != nil || !ok {
 		return forkengine.PageCursor{}, err
 	}
+	position, ok = inScope(position, scope)
 	stamp, id, found := strings.Cut(position, "|")
 	t, perr := time.Parse(time.RFC3339Nano, stamp)
-	if !found || perr != nil || id == "" {
+	if !ok || !found || perr != nil || id == "" {
 		return forkengine.PageCursor{}, invalidCursor(*cursor)
 	}
 	return forkengine.PageCursor{Time: t, ID: id}, nil
 }
 
-// SessionCursor is the cursor of a session in a sessions connection.
-func SessionCursor(s forkengine.Session) string {
-	return encodeKeyset(cursorSession, s.CreatedAt, s.ID)
+// SessionCursor is the cursor of a session in the sessions list of scope.
+func SessionCursor(scope ListScope, s forkengine.Session) string {
+	return encodeKeyset(cursorSession, scope, s.CreatedAt, s.ID)
 }
 
-// DecodeSessionCursor reads an `after` argument of sessions. Errors: BAD_USER_INPUT (invalid_cursor).
-func DecodeSessionCursor(after *string) (forkengine.PageCursor, error) {
-	return decodeKeyset(cursorSession, after)
+// DecodeSessionCursor reads an after or before argument of the sessions list of scope. Errors:
+// BAD_USER_INPUT (invalid_cursor).
+func DecodeSessionCursor(cursor *string, scope ListScope) (forkengine.PageCursor, error) {
+	return decodeKeyset(cursorSession, scope, cursor)
 }
 
-// OperationCursor is the cursor of an operation in a forkOperations connection.
-func OperationCursor(op forkengine.ForkOperation) string {
-	return encodeKeyset(cursorOperation, op.CreatedAt, op.ID)
+// OperationCursor is the cursor of an operation in the forkOperations list of scope.
+func OperationCursor(scope ListScope, op forkengine.ForkOperation) string {
+	return encodeKeyset(cursorOperation, scope, op.CreatedAt, op.ID)
 }
 
-// DecodeOperationCursor reads an `after` argument of forkOperations. Errors: BAD_USER_INPUT
-// (invalid_cursor).
-func DecodeOperationCursor(after *string) (forkengine.PageCursor, error) {
-	return decodeKeyset(cursorOperation, after)
-}
-
-// TurnCursor is the cursor of a turn in a session's turns connection.
-func TurnCursor(t forkengine.Turn) string {
-	return encodeCursor(cursorTurn, strconv.FormatInt(t.Sequence, 10))
-}
-
-// DecodeTurnCursor returns the sequence after which a turns page starts (0: the first turn).
+// DecodeOperationCursor reads an after or before argument of the forkOperations list of scope.
 // Errors: BAD_USER_INPUT (invalid_cursor).
-func DecodeTurnCursor(after *string) (int64, error) {
-	return decodeNumber(cursorTurn, after)
+func DecodeOperationCursor(cursor *string, scope ListScope) (forkengine.PageCursor, error) {
+	return decodeKeyset(cursorOperation, scope, cursor)
+}
+
+// TurnCursor is the cursor of a turn in its session's turns list (scope: TurnListScope).
+func TurnCursor(scope ListScope, t forkengine.Turn) string {
+	var raw [48]byte
+	b := append(append(append(append(raw[:0], cursorTurn...), '|'), scope...), '|')
+	return encodeRaw(strconv.AppendInt(b, t.Sequence, 10))
+}
+
+// DecodeTurnCursor returns the sequence a turns page of scope starts after or before (0: the
+// list's end). Errors: BAD_USER_INPUT (invalid_cursor).
+func DecodeTurnCursor(cursor *string, scope ListScope) (int64, error) {
+	position, ok, err := decodeCursor(cursorTurn, cursor)
+	if err != nil || !ok {
+		return 0, err
+	}
+	position, ok = inScope(position, scope)
+	n, perr := strconv.ParseInt(position, 10, 64)
+	if !ok || perr != nil || n < 1 {
+		return 0, invalidCursor(*cursor)
+	}
+	return n, nil
 }
 
 // EventCursor is the cursor of a workspace event.
@@ -127,16 +208,4 @@ func DecodeEventCursor(after *string) (int64, bool, error) {
 		return 0, false, invalidCursor(*after)
 	}
 	return n, true, nil
-}
-
-func decodeNumber(kind string, cursor *string) (int64, error) {
-	position, ok, err := decodeCursor(kind, cursor)
-	if err != nil || !ok {
-		return 0, err
-	}
-	n, perr := strconv.ParseInt(position, 10, 64)
-	if perr != nil || n < 1 {
-		return 0, invalidCursor(*cursor)
-	}
-	return n, nil
 }

@@ -24,11 +24,11 @@ func FuzzDecodeCursors(f *testing.F) {
 				t.Fatalf("cursor %q: %v", cursor, err)
 			}
 		}
-		_, err := models.DecodeSessionCursor(&cursor)
+		_, err := models.DecodeSessionCursor(&cursor, models.SessionListScope("w", forkengine.SessionFilter{}))
 		check(err)
-		_, err = models.DecodeOperationCursor(&cursor)
+		_, err = models.DecodeOperationCursor(&cursor, models.OperationListScope("w", forkengine.OperationFilter{}))
 		check(err)
-		_, err = models.DecodeTurnCursor(&cursor)
+		_, err = models.DecodeTurnCursor(&cursor, models.TurnListScope("w", "s"))
 		check(err)
 		n, _, err := models.DecodeEventCursor(&cursor)
 		check(err)
@@ -48,8 +48,9 @@ func FuzzCursorRoundTrip(f *testing.F) {
 		if id == "" || forkengine.ValidateID("id", id) != nil {
 			return
 		}
-		c := models.SessionCursor(forkengine.Session{CreatedAt: at, ID: id})
-		got, err := models.DecodeSessionCursor(&c)
+		scope := models.SessionListScope("w", forkengine.SessionFilter{})
+		c := models.SessionCursor(scope, forkengine.Session{CreatedAt: at, ID: id})
+		got, err := models.DecodeSessionCursor(&c, scope)
 		if err != nil || !got.Time.Equal(at) || got.ID != id {
 			t.Fatalf("session cursor of (%v, %q) decoded to %+v, %v", at, id, got, err)
 		}

@@ -45,21 +45,24 @@ func TestEnumsMapBothWays(t *testing.T) {
 }
 
 func TestCursors(t *testing.T) {
+	scope := SessionListScope("w", forkengine.SessionFilter{})
 	s := forkengine.Session{ID: "a|b", CreatedAt: time.Date(2026, 11, 29, 17, 0, 0, 123456000, time.UTC)}
-	cursor := SessionCursor(s)
-	got, err := DecodeSessionCursor(&cursor)
+	cursor := SessionCursor(scope, s)
+	got, err := DecodeSessionCursor(&cursor, scope)
 	require.NoError(t, err)
 	require.Equal(t, forkengine.PageCursor{Time: s.CreatedAt, ID: "a|b"}, got)
 
-	_, err = DecodeOperationCursor(&cursor)
+	_, err = DecodeOperationCursor(&cursor, OperationListScope("w", forkengine.OperationFilter{}))
 	require.Equal(t, ReasonInvalidCursor, forkengine.ErrorReason(err), "a session cursor is not an operation cursor")
-	for _, bad := range []string{"%%%", EventCursor(0), encodeCursor(cursorSession, "nonsense")} {
-		_, err := DecodeSessionCursor(&bad)
+	for _, bad := range []string{"%%%", EventCursor(0), encodeCursor(cursorSession, "nonsense"),
+		encodeCursor(cursorSession, string(scope)+"|nonsense")} {
+		_, err := DecodeSessionCursor(&bad, scope)
 		require.Equal(t, forkengine.CodeInvalid, forkengine.ErrorCode(err), bad)
 	}
 
-	turn := TurnCursor(forkengine.Turn{Sequence: 7})
-	seq, err := DecodeTurnCursor(&turn)
+	turnScope := TurnListScope("w", "s1")
+	turn := TurnCursor(turnScope, forkengine.Turn{Sequence: 7})
+	seq, err := DecodeTurnCursor(&turn, turnScope)
 	require.NoError(t, err)
 	require.Equal(t, int64(7), seq)
 	ev := EventCursor(42)
@@ -82,13 +85,55 @@ func TestCursors(t *testing.T) {
 func TestCursorBytesAndAllocations(t *testing.T) {
 	at := time.Date(2026, 11, 29, 17, 0, 0, 123456000, time.FixedZone("x", 3600))
 	long := strings.Repeat("long-id/", 40)
+	scope := SessionListScope("w", forkengine.SessionFilter{})
+	require.Len(t, string(scope), scopeLength)
 	for _, id := range []string{"a|b", long} {
-		want := base64.RawURLEncoding.EncodeToString([]byte("session|" + at.UTC().Format(time.RFC3339Nano) + "|" + id))
-		require.Equal(t, want, SessionCursor(forkengine.Session{ID: id, CreatedAt: at}))
+		want := base64.RawURLEncoding.EncodeToString([]byte("session|" + string(scope) + "|" + at.UTC().Format(time.RFC3339Nano) + "|" + id))
+		require.Equal(t, want, SessionCursor(scope, forkengine.Session{ID: id, CreatedAt: at}))
 	}
-	require.Equal(t, base64.RawURLEncoding.EncodeToString([]byte("turn|7")), TurnCursor(forkengine.Turn{Sequence: 7}))
+	turnScope := TurnListScope("w", "s1")
+	require.Equal(t, base64.RawURLEncoding.EncodeToString([]byte("turn|"+string(turnScope)+"|7")),
+		TurnCursor(turnScope, forkengine.Turn{Sequence: 7}))
 	s := forkengine.Session{ID: "s42", CreatedAt: at}
-	require.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = SessionCursor(s) }), 1.0)
+	require.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = SessionCursor(scope, s) }), 1.0)
+	require.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = TurnCursor(turnScope, forkengine.Turn{Sequence: 7}) }), 1.0)
+}
+
+// A page cursor belongs to one list: its workspace, for turns its session, and its filter. A
+// cursor of another list is invalid_cursor; one from before scopes is still read, unchecked.
+func TestCursorsOfAnotherListAreRefused(t *testing.T) {
+	at := time.Date(2026, 11, 29, 17, 0, 0, 123456000, time.UTC)
+	visible := true
+	sessions := SessionListScope("w", forkengine.SessionFilter{})
+	c := SessionCursor(sessions, forkengine.Session{ID: "s", CreatedAt: at})
+	for name, other := range map[string]ListScope{
+		"workspace": SessionListScope("x", forkengine.SessionFilter{}),
+		"filter":    SessionListScope("w", forkengine.SessionFilter{Visible: &visible}),
+		"roots":     SessionListScope("w", forkengine.SessionFilter{RootsOnly: true}),
+	} {
+		_, err := DecodeSessionCursor(&c, other)
+		require.Equal(t, ReasonInvalidCursor, forkengine.ErrorReason(err), name)
+	}
+	ops := OperationListScope("w", forkengine.OperationFilter{Statuses: []forkengine.OperationStatus{forkengine.StatusFailed, forkengine.StatusCommitted}})
+	require.Equal(t, ops, OperationListScope("w", forkengine.OperationFilter{Statuses: []forkengine.OperationStatus{forkengine.StatusCommitted, forkengine.StatusFailed}}),
+		"the order of the statuses does not make another list")
+	oc := OperationCursor(ops, forkengine.ForkOperation{ID: "o", CreatedAt: at})
+	_, err := DecodeOperationCursor(&oc, OperationListScope("w", forkengine.OperationFilter{SourceSessionID: "s"}))
+	require.Equal(t, ReasonInvalidCursor, forkengine.ErrorReason(err))
+
+	tc := TurnCursor(TurnListScope("w", "a"), forkengine.Turn{Sequence: 3})
+	_, err = DecodeTurnCursor(&tc, TurnListScope("w", "b"))
+	require.Equal(t, ReasonInvalidCursor, forkengine.ErrorReason(err), "another session's turns")
+
+	// Cursors handed out before scopes.
+	legacy := encodeCursor(cursorSession, at.Format(time.RFC3339Nano)+"|s")
+	got, err := DecodeSessionCursor(&legacy, SessionListScope("x", forkengine.SessionFilter{}))
+	require.NoError(t, err)
+	require.Equal(t, forkengine.PageCursor{Time: at, ID: "s"}, got)
+	legacyTurn := encodeCursor(cursorTurn, "3")
+	seq, err := DecodeTurnCursor(&legacyTurn, TurnListScope("w", "b"))
+	require.NoError(t, err)
+	require.Equal(t, int64(3), seq)
 }
 
 // wire converts the values of every enum without allocating, and as strings.ToUpper does.

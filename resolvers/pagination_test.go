@@ -212,3 +212,43 @@ func TestBackwardTurnPagesAreBatched(t *testing.T) {
 	}
 	require.Equal(t, measure(5), measure(40))
 }
+
+// A cursor belongs to the list it was read from (docs/api.md, Pagination): another session's
+// turns cursor or another workspace's sessions cursor is invalid_cursor, not a page of this list
+// from that list's position.
+func TestCursorOfAnotherListIsRefused(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("x", "a", 3, "")
+	api.seedSession("x", "b", 3, "")
+	api.seedSession("y", "c", 0, "")
+
+	var turns struct{ Session struct{ Turns relayPage } }
+	api.mustDo(`{ session(workspaceId: "x", id: "a") { turns(first: 1) { `+pageFields+` } } }`, &turns, nil)
+	cursorOfA := *turns.Session.Turns.PageInfo.EndCursor
+	t.Run("turns cursor of another session", func(t *testing.T) {
+		e := api.with(t).expectCode("BAD_USER_INPUT", `query($after: String) { session(workspaceId: "x", id: "b") {
+			turns(first: 5, after: $after) { edges { node { localId } } } } }`, map[string]any{"after": cursorOfA})
+		require.Equal(t, "invalid_cursor", e.Extensions["reason"])
+	})
+
+	var sessions struct{ Sessions relayPage }
+	api.mustDo(`{ sessions(workspaceId: "x", first: 1) { `+pageFields+` } }`, &sessions, nil)
+	cursorOfX := *sessions.Sessions.PageInfo.EndCursor
+	t.Run("sessions cursor of another workspace", func(t *testing.T) {
+		e := api.with(t).expectCode("BAD_USER_INPUT", `query($after: String) {
+			sessions(workspaceId: "y", first: 5, after: $after) { edges { node { localId } } } }`, map[string]any{"after": cursorOfX})
+		require.Equal(t, "invalid_cursor", e.Extensions["reason"])
+	})
+	t.Run("sessions cursor under another filter", func(t *testing.T) {
+		e := api.with(t).expectCode("BAD_USER_INPUT", `query($after: String) {
+			sessions(workspaceId: "x", first: 5, after: $after, filter: {rootsOnly: true}) { edges { node { localId } } } }`,
+			map[string]any{"after": cursorOfX})
+		require.Equal(t, "invalid_cursor", e.Extensions["reason"])
+	})
+	t.Run("the same list still pages", func(t *testing.T) {
+		var next struct{ Sessions relayPage }
+		api.mustDo(`query($after: String) { sessions(workspaceId: "x", first: 5, after: $after) { `+pageFields+` } }`,
+			&next, map[string]any{"after": cursorOfX})
+		require.Len(t, next.Sessions.Edges, 1)
+	})
+}

@@ -145,7 +145,7 @@ func (r *queryResolver) Session(ctx context.Context, workspaceID string, id stri
 }
 
 func (r *queryResolver) Sessions(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) (*models.SessionConnection, error) {
-	page, cursor, err := pageArgs(first, last, after, before, models.DecodeSessionCursor)
+	page, cursor, err := pageArgs(first, last, after, before, models.SessionListScope(workspaceID, filter.Domain()), models.DecodeSessionCursor)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (r *queryResolver) ForkOperation(ctx context.Context, workspaceID string, i
 }
 
 func (r *queryResolver) ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error) {
-	page, cursor, err := pageArgs(first, last, after, before, models.DecodeOperationCursor)
+	page, cursor, err := pageArgs(first, last, after, before, models.OperationListScope(workspaceID, filter.Domain()), models.DecodeOperationCursor)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (r *queryResolver) WorkspaceEventCursor(ctx context.Context, workspaceID st
 }
 
 func (r *sessionResolver) Turns(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.TurnConnection, error) {
-	page, sequence, err := pageArgs(first, last, after, before, models.DecodeTurnCursor)
+	page, sequence, err := pageArgs(first, last, after, before, models.TurnListScope(obj.WorkspaceID, obj.LocalID), models.DecodeTurnCursor)
 	if err != nil {
 		return nil, err
 	}

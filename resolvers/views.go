@@ -49,13 +49,14 @@ func (r *Resolver) turnView(ctx context.Context, ws, id string) (*models.Turn, e
 
 // pageArgs validates a connection's Relay arguments and decodes the cursor of its direction.
 // Errors: BAD_USER_INPUT (invalid_first, invalid_last, conflicting_page_arguments, invalid_cursor).
-func pageArgs[C any](first, last *int, after, before *string, decode func(*string) (C, error)) (models.Page, C, error) {
+func pageArgs[C any](first, last *int, after, before *string, scope models.ListScope,
+	decode func(*string, models.ListScope) (C, error)) (models.Page, C, error) {
 	var cursor C
 	page, encoded, err := models.ParsePage(first, last, after, before)
 	if err != nil {
 		return page, cursor, err
 	}
-	cursor, err = decode(encoded)
+	cursor, err = decode(encoded, scope)
 	return page, cursor, err
 }
 
