@@ -34,30 +34,34 @@ type batchConn struct {
 	// known, as after the hijack), so the writer knows when it must renew it. Only written with mu
 	// held, right before the write it is for.
 	socketDeadline int64
-	// frameDeadline is the deadline gorilla set for the frame it writes next (before each control
-	// frame, around the handshake). It reaches the socket only when that frame is written, with mu
-	// held, so it bounds that frame alone: put on the socket at once, the one-second deadline of
-	// gorilla's answer to a client's ping cut the batch being written to a slow but reading client.
-	frameDeadline atomic.Int64
+	// frameBudget is how long gorilla gave the frame it writes next (nanoseconds; 0: no
+	// deadline): it sets a deadline before each control frame and around the handshake. The
+	// deadline is put on the socket when that frame is written, with mu held, and counted from
+	// then, so it bounds that frame alone: put on the socket at once, a control frame's short
+	// deadline cut the batch in progress to a slow but reading client; counted from when gorilla
+	// set it, the wait for that batch could use it up, and a frame written with a deadline already
+	// past fails, after which gorilla refuses every later frame, the close frame included.
+	frameBudget atomic.Int64
 }
 
-// SetWriteDeadline sets the deadline of gorilla's next frame (frameDeadline).
+// SetWriteDeadline sets the budget of gorilla's next frame (frameBudget).
 func (b *batchConn) SetWriteDeadline(t time.Time) error {
-	b.frameDeadline.Store(unixNanos(t))
+	b.frameBudget.Store(budgetUntil(t))
 	return nil
 }
 
-// SetDeadline sets the read deadline and the deadline of gorilla's next frame.
+// SetDeadline sets the read deadline and the budget of gorilla's next frame.
 func (b *batchConn) SetDeadline(t time.Time) error {
-	b.frameDeadline.Store(unixNanos(t))
+	b.frameBudget.Store(budgetUntil(t))
 	return b.Conn.SetReadDeadline(t)
 }
 
-func unixNanos(t time.Time) int64 {
+// budgetUntil is the time left until t, at least a nanosecond; 0 for the zero time (none).
+func budgetUntil(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
-	return t.UnixNano()
+	return max(int64(time.Until(t)), 1)
 }
 
 // setSocketDeadline puts deadline d (Unix nanoseconds, 0: none) on the socket. mu is held.
@@ -85,7 +89,7 @@ func (b *batchConn) ensureWriteDeadline(now time.Time, timeout time.Duration) {
 	b.setSocketDeadline(now.Add(timeout + timeout/4).UnixNano())
 }
 
-// Write writes p (one of gorilla's frames) through with the deadline gorilla set for it, unless
+// Write writes p (one of gorilla's frames) through within the budget gorilla set for it, unless
 // an earlier write broke the stream.
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
@@ -93,7 +97,11 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	if b.broken {
 		return 0, fmt.Errorf("websocket frame after a failed write: %w", net.ErrClosed)
 	}
-	b.setSocketDeadline(b.frameDeadline.Load())
+	var deadline int64
+	if budget := b.frameBudget.Load(); budget > 0 {
+		deadline = time.Now().UnixNano() + budget
+	}
+	b.setSocketDeadline(deadline)
 	n, err := b.Conn.Write(p)
 	if err != nil && n > 0 {
 		b.broken = true
@@ -104,7 +112,7 @@ func (b *batchConn) Write(p []byte) (int, error) {
 // writeText writes messages as text frames, in order, in as few writes as maxBatchBytes allows.
 // open is asked with the lock held: once it says no (a close frame may have been written), no
 // data frame may follow, and nothing is written.
-func (b *batchConn) writeText(messages [][]byte, open func() bool, now time.Time, timeout time.Duration) error {
+func (b *batchConn) writeText(pong *string, messages [][]byte, open func() bool, now time.Time, timeout time.Duration) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !open() {
@@ -119,6 +127,16 @@ func (b *batchConn) writeText(messages [][]byte, open func() bool, now time.Time
 		*buf = (*buf)[:0]
 		batchBuffers.Put(buf)
 	}()
+	if pong != nil {
+		*buf = appendFrame(*buf, opPong, []byte(*pong))
+		if len(messages) == 0 {
+			if _, err := b.Conn.Write(*buf); err != nil {
+				b.broken = true
+				return fmt.Errorf("write a pong: %w", err)
+			}
+			return nil
+		}
+	}
 	for i, m := range messages {
 		*buf = appendTextFrame(*buf, m)
 		if len(*buf) >= maxBatchBytes || i == len(messages)-1 {
@@ -132,18 +150,26 @@ func (b *batchConn) writeText(messages [][]byte, open func() bool, now time.Time
 	return nil
 }
 
-// appendTextFrame appends payload as one final, unmasked text frame (RFC 6455 section 5.2; a
-// server never masks).
-func appendTextFrame(dst, payload []byte) []byte {
-	const finText = 0x80 | 0x1
+// Opcodes of the frames the writer writes (RFC 6455 section 5.2).
+const (
+	opText = 0x1
+	opPong = 0xA // a control frame: its payload is at most 125 bytes, as a ping's is
+)
+
+// appendTextFrame appends payload as one final, unmasked text frame (a server never masks).
+func appendTextFrame(dst, payload []byte) []byte { return appendFrame(dst, opText, payload) }
+
+// appendFrame appends payload as one final, unmasked frame of opcode op.
+func appendFrame(dst []byte, op byte, payload []byte) []byte {
+	fin := 0x80 | op
 	switch n := len(payload); {
 	case n <= 125:
-		dst = append(dst, finText, byte(n))
+		dst = append(dst, fin, byte(n))
 	case n <= 0xFFFF:
-		dst = append(dst, finText, 126)
+		dst = append(dst, fin, 126)
 		dst = binary.BigEndian.AppendUint16(dst, uint16(n))
 	default:
-		dst = append(dst, finText, 127)
+		dst = append(dst, fin, 127)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(n))
 	}
 	return append(dst, payload...)

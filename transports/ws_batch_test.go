@@ -37,7 +37,7 @@ func alwaysOpen() bool { return true }
 func TestBatchConnWritesQueuedMessagesInOneWrite(t *testing.T) {
 	rec := &recordingConn{}
 	b := &batchConn{Conn: rec}
-	require.NoError(t, b.writeText([][]byte{[]byte("one"), []byte("two")}, alwaysOpen, time.Now(), time.Minute))
+	require.NoError(t, b.writeText(nil, [][]byte{[]byte("one"), []byte("two")}, alwaysOpen, time.Now(), time.Minute))
 	require.Len(t, rec.writes, 1)
 	require.Equal(t, []byte("\x81\x03one\x81\x03two"), rec.writes[0])
 }
@@ -45,7 +45,7 @@ func TestBatchConnWritesQueuedMessagesInOneWrite(t *testing.T) {
 func TestBatchConnWritesNothingOnceClosing(t *testing.T) {
 	rec := &recordingConn{}
 	b := &batchConn{Conn: rec}
-	require.NoError(t, b.writeText([][]byte{[]byte("late")}, func() bool { return false }, time.Now(), time.Minute))
+	require.NoError(t, b.writeText(nil, [][]byte{[]byte("late")}, func() bool { return false }, time.Now(), time.Minute))
 	require.Empty(t, rec.writes, "no data frame may follow a close frame")
 }
 
@@ -53,7 +53,7 @@ func TestBatchConnSplitsALargeBatch(t *testing.T) {
 	rec := &recordingConn{}
 	b := &batchConn{Conn: rec}
 	big := bytes.Repeat([]byte("x"), maxBatchBytes)
-	require.NoError(t, b.writeText([][]byte{big, []byte("tail")}, alwaysOpen, time.Now(), time.Minute))
+	require.NoError(t, b.writeText(nil, [][]byte{big, []byte("tail")}, alwaysOpen, time.Now(), time.Minute))
 	require.Len(t, rec.writes, 2, "a batch at the bound is written before it grows further")
 	require.Equal(t, []byte("\x81\x04tail"), rec.writes[1])
 }
@@ -61,7 +61,7 @@ func TestBatchConnSplitsALargeBatch(t *testing.T) {
 func TestBatchConnReportsTheWriteError(t *testing.T) {
 	broken := errors.New("connection reset")
 	b := &batchConn{Conn: &recordingConn{fail: broken}}
-	require.ErrorIs(t, b.writeText([][]byte{[]byte("frame")}, alwaysOpen, time.Now(), time.Minute), broken)
+	require.ErrorIs(t, b.writeText(nil, [][]byte{[]byte("frame")}, alwaysOpen, time.Now(), time.Minute), broken)
 }
 
 // A failed write may have sent half a frame: no frame may follow it, not even a close frame,
@@ -69,11 +69,11 @@ func TestBatchConnReportsTheWriteError(t *testing.T) {
 func TestBatchConnWritesNothingAfterAFailedWrite(t *testing.T) {
 	rec := &recordingConn{fail: errors.New("i/o timeout")}
 	b := &batchConn{Conn: rec}
-	require.Error(t, b.writeText([][]byte{[]byte("frame")}, alwaysOpen, time.Now(), time.Minute))
+	require.Error(t, b.writeText(nil, [][]byte{[]byte("frame")}, alwaysOpen, time.Now(), time.Minute))
 	rec.fail = nil
 	_, err := b.Write([]byte("\x88\x02\x03\xf5"))
 	require.ErrorIs(t, err, net.ErrClosed)
-	require.ErrorIs(t, b.writeText([][]byte{[]byte("next")}, alwaysOpen, time.Now(), time.Minute), net.ErrClosed)
+	require.ErrorIs(t, b.writeText(nil, [][]byte{[]byte("next")}, alwaysOpen, time.Now(), time.Minute), net.ErrClosed)
 	require.Empty(t, rec.writes)
 }
 
@@ -88,7 +88,7 @@ func TestTextFramesReadBackThroughAWebsocketClient(t *testing.T) {
 			return
 		}
 		defer ws.Close()
-		_ = batching.conn.writeText(messages, alwaysOpen, time.Now(), time.Minute)
+		_ = batching.conn.writeText(nil, messages, alwaysOpen, time.Now(), time.Minute)
 		_, _, _ = ws.ReadMessage() // until the client goes away
 	}))
 	defer srv.Close()
@@ -120,7 +120,9 @@ func TestWriteDeadlineIsRenewedOnlyWhenAWriteWouldHaveLessThanTheTimeout(t *test
 	rec := &deadlineConn{}
 	b := &batchConn{Conn: rec, socketDeadline: -1}
 	start := time.Unix(1000, 0)
-	write := func(at time.Time) { require.NoError(t, b.writeText([][]byte{[]byte("m")}, alwaysOpen, at, timeout)) }
+	write := func(at time.Time) {
+		require.NoError(t, b.writeText(nil, [][]byte{[]byte("m")}, alwaysOpen, at, timeout))
+	}
 
 	write(start)
 	require.Equal(t, []time.Time{start.Add(10 * time.Second)}, rec.deadlines, "the first write sets timeout + timeout/4")
@@ -136,30 +138,45 @@ func TestWriteDeadlineIsRenewedOnlyWhenAWriteWouldHaveLessThanTheTimeout(t *test
 	require.Equal(t, start.Add(12*time.Second+time.Millisecond), rec.deadlines[1])
 }
 
-// gorilla sets a deadline before each control frame it writes (a pong is due in one second). It
-// bounds that frame alone: it reaches the socket when the frame is written, not before, so it
-// cannot cut a batch in progress, and the next batch renews the deadline it left.
+// gorilla sets a deadline before each control frame it writes. It bounds that frame alone: it
+// reaches the socket when the frame is written, not before, so it cannot cut a batch in progress;
+// it counts from then, so a wait for that batch does not use it up; and the next batch renews
+// the deadline it left.
 func TestAControlFrameDeadlineBoundsThatFrameAlone(t *testing.T) {
 	const timeout = 8 * time.Second
 	rec := &deadlineConn{}
 	b := &batchConn{Conn: rec, socketDeadline: -1}
-	start := time.Unix(1000, 0)
-	require.NoError(t, b.writeText([][]byte{[]byte("m")}, alwaysOpen, start, timeout))
+	require.NoError(t, b.writeText(nil, [][]byte{[]byte("m")}, alwaysOpen, time.Now(), timeout))
 	require.Len(t, rec.deadlines, 1)
 
-	pongDue := start.Add(time.Second)
-	require.NoError(t, b.SetWriteDeadline(pongDue))
+	require.NoError(t, b.SetWriteDeadline(time.Now().Add(time.Second)))
 	require.Len(t, rec.deadlines, 1, "nothing reaches the socket before the frame is written")
-	_, err := b.Write([]byte("\x8a\x00"))
+	time.Sleep(300 * time.Millisecond) // waiting for a batch, say
+	before := time.Now()
+	_, err := b.Write([]byte("\x89\x00"))
 	require.NoError(t, err)
-	require.Equal(t, pongDue, rec.deadlines[1], "the frame is written with its own deadline")
+	require.WithinRange(t, rec.deadlines[1], before.Add(time.Second-time.Millisecond), time.Now().Add(time.Second),
+		"the frame has its whole second from when it is written")
 
-	require.NoError(t, b.writeText([][]byte{[]byte("m")}, alwaysOpen, start.Add(time.Millisecond), timeout))
-	require.Equal(t, start.Add(10*time.Second+time.Millisecond), rec.deadlines[2], "the next batch has its timeout again")
+	now := time.Now()
+	require.NoError(t, b.writeText(nil, [][]byte{[]byte("m")}, alwaysOpen, now, timeout))
+	require.True(t, now.Add(10*time.Second).Equal(rec.deadlines[2]), "the next batch has its timeout again: %v", rec.deadlines[2])
 
 	// gorilla clears a deadline with the zero time: the frame after it is written without one.
 	require.NoError(t, b.SetWriteDeadline(time.Time{}))
-	_, err = b.Write([]byte("\x8a\x00"))
+	_, err = b.Write([]byte("\x89\x00"))
 	require.NoError(t, err)
 	require.Equal(t, time.Time{}, rec.deadlines[3])
+}
+
+// The writer writes the pong that answers a client's ping ahead of its batch, in the same write,
+// or alone; never after the close frame.
+func TestBatchConnWritesAPongAheadOfTheBatch(t *testing.T) {
+	rec := &recordingConn{}
+	b := &batchConn{Conn: rec}
+	pong := "hi"
+	require.NoError(t, b.writeText(&pong, [][]byte{[]byte("one")}, alwaysOpen, time.Now(), time.Minute))
+	require.NoError(t, b.writeText(&pong, nil, alwaysOpen, time.Now(), time.Minute))
+	require.NoError(t, b.writeText(&pong, nil, func() bool { return false }, time.Now(), time.Minute))
+	require.Equal(t, [][]byte{[]byte("\x8a\x02hi\x81\x03one"), []byte("\x8a\x02hi")}, rec.writes)
 }

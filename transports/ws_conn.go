@@ -70,6 +70,9 @@ type conn struct {
 	pingTimer  *time.Timer
 	// pendingClose is a protocol close that waits for the queued messages to be written.
 	pendingClose *closeRequest
+	// pendingPong is the payload of the pong that answers the client's latest ping (RFC 6455
+	// lets a pong answer only the latest), written by the writer ahead of its next batch.
+	pendingPong *string
 
 	opsWG    sync.WaitGroup // running operations
 	writerWG sync.WaitGroup // writer goroutine and asynchronous closes
@@ -166,18 +169,26 @@ func (c *conn) schedulePing() {
 	c.pingTimer = time.AfterFunc(c.cfg.PingInterval, c.ping)
 }
 
-// answerPing answers a client's ping frame with a pong. gorilla's own answer is due in one
-// second; this one has WriteTimeout, like every other write, since it waits for the batch being
-// written (batchConn serialises frames). A pong that cannot be written in that time, or after
-// the close frame, is left out rather than ending the connection: the writer notices a link
-// that slow itself.
+// answerPing answers a client's ping frame: the writer writes the pong ahead of its next batch
+// (pendingPong). The reader only hands it over, so it never waits for a write. Written through
+// gorilla, the pong waited on the reader goroutine for the batch in progress, holding off the
+// reader's own deadline (a client that stopped reading but still pinged was served until its
+// batch timed out, not closeGrace), and a pong whose deadline passed while it waited made gorilla
+// refuse every later control frame, the close frame included.
 func (c *conn) answerPing(data string) error {
-	err := c.ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(c.cfg.WriteTimeout))
-	var netErr net.Error
-	if err == nil || errors.Is(err, websocket.ErrCloseSent) || (errors.As(err, &netErr) && netErr.Timeout()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
 		return nil
 	}
-	return err
+	c.pendingPong = &data
+	if !c.writing {
+		c.writing = true
+		c.progressAt = time.Now()
+		c.writerWG.Add(1)
+		go c.flush()
+	}
+	return nil
 }
 
 func (c *conn) ping() {

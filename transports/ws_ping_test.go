@@ -70,3 +70,79 @@ func TestAClientPingDoesNotCutTheWriteInProgress(t *testing.T) {
 	}
 	c.expect("complete", "s")
 }
+
+// A pong that waits for a long batch must not cost the connection its later control frames. Sent
+// through gorilla with a deadline counted from the ping, such a pong was written with a deadline
+// already past; gorilla then kept that timeout as its write error and refused every later
+// control frame, so this 4400 never reached the client (1006).
+func TestALatePongDoesNotSwallowTheCloseFrame(t *testing.T) {
+	srv := handler.New(streamSchema(newStreamHooks()))
+	srv.AddTransport(Websocket{WriteTimeout: 3 * time.Second, SlowClientTimeout: 30 * time.Second})
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Listener = smallSendBuffers{hs.Listener}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	d := websocket.Dialer{Subprotocols: []string{SubprotocolTransportWS}, HandshakeTimeout: 5 * time.Second,
+		NetDialContext: (&net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10) })
+		}}).DialContext}
+	ws, resp, err := d.DialContext(context.Background(), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	t.Cleanup(func() { ws.Close() })
+	c := &client{t: t, conn: ws}
+	c.initialise()
+	time.Sleep(1200 * time.Millisecond) // the next batch renews its deadline: 3.75 s from its start
+	c.subscribe("s", "subscription { ticks(n: 3, size: 400000) }")
+	start := time.Now()
+	time.Sleep(200 * time.Millisecond) // the first 400 kB batch is stuck in write
+	if err := ws.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3400*time.Millisecond - time.Since(start)) // past a pong's 3 s, before the batch's 3.75 s
+	for range 3 {
+		c.expect("next", "s")
+	}
+	c.expect("complete", "s")
+	c.sendRaw(`{"type":1}`)
+	c.expectClose(CloseBadRequest, "")
+}
+
+// A client that stopped reading but still sends pings is let go within closeGrace at shutdown.
+// Answered on the reader goroutine, its pong waited there for the stuck batch, and the reader
+// never saw the deadline that closes the connection: it was served until the batch timed out.
+func TestAStuckClientThatPingsIsLetGoAfterCloseGrace(t *testing.T) {
+	srv := handler.New(streamSchema(newStreamHooks()))
+	srv.AddTransport(Websocket{SlowClientTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	c := dial(t, "ws"+strings.TrimPrefix(hs.URL, "http"), SubprotocolTransportWS)
+	c.initialise()
+	c.subscribe("flood", "subscription { ticks(n: 1000000, size: 32000) }")
+	time.Sleep(1500 * time.Millisecond) // the socket buffers are full: the writer's batch is stuck
+	if err := c.conn.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	go func() { _ = hs.Config.Shutdown(context.Background()) }()
+	time.Sleep(50 * time.Millisecond)
+	v, _ := serverConns.Load(hs.Config)
+	live := v.(*liveConns)
+	deadline := time.Now().Add(closeGrace + 2*time.Second)
+	for {
+		live.mu.Lock()
+		left := len(live.conns)
+		live.mu.Unlock()
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connection(s) still served %v after Shutdown began (closeGrace %v)",
+				left, time.Since(start).Round(time.Millisecond), closeGrace)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -128,9 +128,10 @@ func (c *conn) flush() {
 	defer c.writerWG.Done()
 	for {
 		c.mu.Lock()
-		if len(c.queue) == 0 || (c.closing && c.pendingClose == nil) {
+		if (len(c.queue) == 0 && c.pendingPong == nil) || (c.closing && c.pendingClose == nil) {
 			c.writing = false
 			c.takeQueueLocked()
+			c.pendingPong = nil
 			pending := c.pendingClose
 			c.pendingClose = nil
 			c.mu.Unlock()
@@ -141,12 +142,14 @@ func (c *conn) flush() {
 		}
 		c.writingBytes = c.queuedBytes
 		frames := c.takeQueueLocked()
+		pong := c.pendingPong
+		c.pendingPong = nil
 		now := time.Now()
 		c.progressAt = now
 		c.wakeLocked()
 		c.mu.Unlock()
 
-		err := c.writeFrames(frames, now)
+		err := c.writeFrames(pong, frames, now)
 		// The batch's bytes are free once written: producers waiting on SendQueueBytes may go on.
 		c.mu.Lock()
 		c.writingBytes = 0
@@ -163,10 +166,11 @@ func (c *conn) flush() {
 	}
 }
 
-// writeFrames writes frames as text messages in one batch, unless the close frame is out. The
-// batch has at least WriteTimeout (at most 1.25 × WriteTimeout) before its write is cut.
-func (c *conn) writeFrames(frames [][]byte, now time.Time) error {
-	return c.out.writeText(frames, func() bool { return !c.closeSent.Load() }, now, c.cfg.WriteTimeout)
+// writeFrames writes a pong (when pong is not nil) and frames as text messages in one batch,
+// unless the close frame is out. The batch has at least WriteTimeout (at most 1.25 ×
+// WriteTimeout) before its write is cut.
+func (c *conn) writeFrames(pong *string, frames [][]byte, now time.Time) error {
+	return c.out.writeText(pong, frames, func() bool { return !c.closeSent.Load() }, now, c.cfg.WriteTimeout)
 }
 
 // takeQueueLocked empties the queue and returns what it held, for the writer or to drop it.
