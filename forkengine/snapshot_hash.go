@@ -56,19 +56,46 @@ func hashSnapshot(s Snapshot, rawJSON func([]byte) []byte) (string, error) {
 // Stores before this one kept a snapshot's JSON values HTML-escaped (encoding/json writes &, <,
 // >, U+2028 and U+2029 as \u0026 and so on), so a snapshot they wrote reads back with other bytes
 // in its settings and bindings than the values it was frozen and hashed with, and its commit
-// failed for ever. Such a snapshot matches when it hashes to want with those escapes undone.
+// failed for ever. Such a snapshot matches when it hashes to want with those escapes undone:
+// each one may stand for the character itself or for an escape the client wrote, so with up to
+// maxAmbiguousEscapes of them every choice is tried (all undone first, the common case), and
+// beyond that only all undone.
 func snapshotMatches(s Snapshot, want string) (bool, error) {
 	if !strings.HasPrefix(want, snapshotHashVersion) {
 		got, err := jsonSnapshotHash(s)
 		return got == want, err
 	}
 	got, err := snapshotHash(s)
-	if err != nil || got == want || !hasHTMLEscapes(s) {
+	n := countHTMLEscapes(s)
+	if err != nil || got == want || n == 0 {
 		return got == want, err
 	}
-	got, err = hashSnapshot(s, unescapeHTML)
-	return got == want, err
+	all := uint64(1)<<min(n, 64) - 1
+	masks := []uint64{all}
+	if n <= maxAmbiguousEscapes {
+		for mask := uint64(1); mask < all; mask++ {
+			masks = append(masks, mask)
+		}
+	}
+	for _, mask := range masks {
+		i := 0
+		got, err = hashSnapshot(s, func(raw []byte) []byte {
+			return unescapeHTMLWhere(raw, func() bool {
+				undo := i >= 64 || mask&(1<<i) != 0
+				i++
+				return undo
+			})
+		})
+		if err != nil || got == want {
+			return got == want, err
+		}
+	}
+	return false, nil
 }
+
+// maxAmbiguousEscapes bounds the escapes whose every reading snapshotMatches tries: 2^10 hashes
+// of the snapshot at most, a few tens of milliseconds, once per commit of such an operation.
+const maxAmbiguousEscapes = 10
 
 // snapshotHasher buffers the canonical encoding and feeds it to h in blocks. rawJSON, when set,
 // rewrites each compacted JSON value before it is hashed.
@@ -168,33 +195,28 @@ func (w *snapshotHasher) json(raw json.RawMessage) {
 // htmlEscapes are the escapes encoding/json writes for HTML safety, and the bytes each stands for.
 var htmlEscapes = map[string]string{`\u0026`: "&", `\u003c`: "<", `\u003e`: ">", `\u2028`: "\u2028", `\u2029`: "\u2029"}
 
-// hasHTMLEscapes reports whether any JSON value of s holds an escape that unescapeHTML undoes.
-func hasHTMLEscapes(s Snapshot) bool {
-	has := func(raw json.RawMessage) bool {
-		for i := 0; i+6 <= len(raw); i++ {
-			if raw[i] == '\\' {
-				if _, ok := htmlEscapes[string(raw[i:i+6])]; ok {
-					return true
-				}
-				i++ // skip the escaped character, so \\u0026 is not taken for an escape
-			}
-		}
-		return false
+// countHTMLEscapes counts the escapes unescapeHTMLWhere may undo in the JSON values of s.
+func countHTMLEscapes(s Snapshot) int {
+	n := 0
+	count := func(raw json.RawMessage) {
+		unescapeHTMLWhere(raw, func() bool { n++; return false })
 	}
-	if has(s.Session.Settings) {
-		return true
-	}
+	count(s.Session.Settings)
 	for _, t := range s.Turns {
-		if has(t.ProviderTurnBinding) {
-			return true
-		}
+		count(t.ProviderTurnBinding)
 	}
-	return false
+	return n
 }
 
-// unescapeHTML writes the HTML escapes of a compacted JSON value (htmlEscapes) as the characters
-// they stand for; every other escape, an escaped backslash before "u0026" included, is kept.
+// unescapeHTML writes every HTML escape of a JSON value (htmlEscapes) as the character it stands
+// for; every other escape, an escaped backslash before "u0026" included, is kept.
 func unescapeHTML(raw []byte) []byte {
+	return unescapeHTMLWhere(raw, func() bool { return true })
+}
+
+// unescapeHTMLWhere is unescapeHTML for the HTML escapes undo says yes to; it is asked once for
+// each, in order.
+func unescapeHTMLWhere(raw []byte, undo func() bool) []byte {
 	out := make([]byte, 0, len(raw))
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' || i+1 >= len(raw) {
@@ -203,7 +225,11 @@ func unescapeHTML(raw []byte) []byte {
 		}
 		if i+6 <= len(raw) {
 			if plain, ok := htmlEscapes[string(raw[i:i+6])]; ok {
-				out = append(out, plain...)
+				if undo() {
+					out = append(out, plain...)
+				} else {
+					out = append(out, raw[i:i+6]...)
+				}
 				i += 5
 				continue
 			}

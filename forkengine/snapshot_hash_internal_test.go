@@ -106,3 +106,26 @@ func TestUnescapeHTMLKeepsOtherEscapes(t *testing.T) {
 		require.Equal(t, want, string(unescapeHTML([]byte(in))), in)
 	}
 }
+
+// A value that held both a character and that character's escape reads back, from such a store,
+// with both escaped: the escapes undone must be chosen one by one to find the frozen bytes.
+func TestHTMLEscapedSnapshotWithTheClientsOwnEscapesVerifies(t *testing.T) {
+	s := hashedSnapshot()
+	s.Session.Settings = json.RawMessage(`{"url":"https://x.test/?a=1&b=2","blob":"{\"q\":\"\u0026\"}","lt":"<"}`)
+	s.Turns[0].ProviderTurnBinding = json.RawMessage(`{"h":"\u003e>"}`)
+	want, err := snapshotHash(s)
+	require.NoError(t, err)
+	raw, err := json.Marshal(s)
+	require.NoError(t, err)
+	var back Snapshot
+	require.NoError(t, json.Unmarshal(raw, &back))
+	require.Equal(t, 5, countHTMLEscapes(back))
+	match, err := snapshotMatches(back, want)
+	require.NoError(t, err)
+	require.True(t, match, "read back %s, frozen %s", back.Session.Settings, s.Session.Settings)
+
+	back.Session.Settings = json.RawMessage(strings.Replace(string(back.Session.Settings), "b=2", "b=3", 1))
+	match, err = snapshotMatches(back, want)
+	require.NoError(t, err)
+	require.False(t, match, "no choice of escapes excuses a changed value")
+}
