@@ -119,11 +119,16 @@ func TestCheckpointerKeepsUpWithASteadyLoad(t *testing.T) {
 	cfg := sqliteConfig(t)
 	cfg.checkpoints = &checkpointPolicy{interval: 2 * time.Millisecond, settle: time.Millisecond, restartFrames: 200}
 	db := openTest(t, cfg)
-	const commits = 2500
-	writeSessions(t, db, "s", commits)
-	st := db.ckpt.snapshot()
-	require.GreaterOrEqual(t, st.Restarts, int64(2), "%+v", st)
-	require.Zero(t, st.Failures, "%+v", st)
+	// Commits in rounds of 500 until the passes have started the log over at least twice: how
+	// many commits that takes depends on how the two goroutines share a busy machine's cores
+	// (a fixed 2,500 saw one restart under load). 20 rounds are plenty on an idle one.
+	commits := 0
+	for round := 0; db.ckpt.snapshot().Restarts < 2; round++ {
+		require.Less(t, round, 20, "the passes never started the log over twice: %+v", db.ckpt.snapshot())
+		writeSessions(t, db, fmt.Sprintf("s%02d", round), 500)
+		commits += 500
+	}
+	require.Zero(t, db.ckpt.snapshot().Failures, "%+v", db.ckpt.snapshot())
 
 	var n int64
 	require.NoError(t, db.gorm.Raw("SELECT COUNT(*) FROM sessions").Scan(&n).Error)
