@@ -30,7 +30,8 @@ type dialect struct {
 	// advisoryLocks: Tx.Lock takes advisory locks (PostgreSQL); otherwise writers are
 	// serialised already and it does nothing.
 	advisoryLocks bool
-	// skipLocked: lease claims select with FOR UPDATE SKIP LOCKED (PostgreSQL).
+	// skipLocked: the database locks rows a SELECT names (PostgreSQL): lease claims select with
+	// FOR UPDATE SKIP LOCKED, a purge locks the sessions it makes roots again.
 	skipLocked bool
 	// abortsOnError: a failed statement poisons the whole transaction (PostgreSQL), so statements
 	// that may hit a unique index run under a savepoint.

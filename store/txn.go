@@ -158,16 +158,46 @@ func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
 		{"operations", `DELETE FROM fork_operations WHERE workspace_id = @ws AND (source_session_id = @id OR target_session_id = @id)`},
 		{"lineages", `DELETE FROM lineages WHERE workspace_id = @ws AND (source_session_id = @id OR target_session_id = @id)`},
 	}
+	args := map[string]any{"ws": ws, "id": id}
+	if err := tx.lockForkedSessions(ctx, args); err != nil {
+		return err
+	}
 	// Read before the rows that lead to them go.
 	families, err := tx.familiesTouchedByPurge(ctx, ws, id)
 	if err != nil {
 		return err
 	}
-	args := map[string]any{"ws": ws, "id": id}
 	for _, step := range steps {
 		if err := tx.with(ctx).Exec(step.sql, args).Error; err != nil {
 			return classify(err, "purge %s of session %s", step.what, id)
 		}
 	}
 	return tx.recountFamilies(ctx, ws, families)
+}
+
+// lockForkedSessionsSQL locks the sessions forked from @id, in id order, without blocking
+// inserts that only reference them (NO KEY: a turn reported into one still goes ahead).
+const lockForkedSessionsSQL = `SELECT s.id FROM sessions s WHERE s.workspace_id = @ws
+	AND s.id IN (SELECT l.target_session_id FROM lineages l WHERE l.workspace_id = @ws AND l.source_session_id = @id)
+	ORDER BY s.id FOR NO KEY UPDATE`
+
+// lockForkedSessions row-locks every session a purge of @id makes a root again. Deleting a
+// lineage moves its target between session count classes by the target's deleted and visible
+// bits as the trigger reads them; under READ COMMITTED that is the last committed row, so a
+// soft delete, re-report or purge of the target running beside the purge (each holding only its
+// own session's lock) moved the target by other bits than the trigger did, and session_counts
+// drifted for good. With the rows locked first, such a writer either commits before the purge
+// reads its target (the trigger's statement then sees its row) or waits for the purge to commit
+// (its own trigger then sees the lineage gone). Locking before anything else is deleted keeps
+// the order every purge takes locks in: forked sessions first, then its own rows. SQLite has one
+// writer and needs none of this.
+func (tx *txn) lockForkedSessions(ctx context.Context, args map[string]any) error {
+	if !tx.dialect.skipLocked {
+		return nil
+	}
+	var ids []string
+	if err := tx.with(ctx).Raw(lockForkedSessionsSQL, args).Scan(&ids).Error; err != nil {
+		return classify(err, "lock the sessions forked from %s", args["id"])
+	}
+	return nil
 }
