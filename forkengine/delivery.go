@@ -77,6 +77,7 @@ func orText(text, fallback string) string {
 // returns the recorder of the acceptance, or what is wrong with it.
 func checkAcceptance(op ForkOperation, desc Descriptor, res ForkResult) (func(*ForkOperation, time.Time), string) {
 	child := strings.TrimSpace(res.ProviderSessionID)
+	childProblem := providerIDProblem("providerSessionId", child)
 	mode := res.StateBindingMode
 	if mode == "" {
 		mode = BindingHostCopy
@@ -84,6 +85,8 @@ func checkAcceptance(op ForkOperation, desc Descriptor, res ForkResult) (func(*F
 	switch {
 	case child == "":
 		return nil, "the child provider session id is empty"
+	case childProblem != "":
+		return nil, "the child " + childProblem
 	case child == op.SourceProviderSessionID:
 		return nil, "the child provider session id is the source's"
 	case mode != desc.StateBindingMode:
@@ -129,15 +132,27 @@ func checkBindingEvidence(op ForkOperation, mode BindingMode, res ForkResult) st
 	seen := map[string]bool{}
 	for i, b := range res.TurnBindings {
 		id := strings.TrimSpace(b.ProviderTurnID)
+		idProblem := providerIDProblem("providerTurnId", id)
 		switch {
 		case id == "":
 			return fmt.Sprintf("turn binding %d has no provider turn id", i)
+		case idProblem != "":
+			return fmt.Sprintf("turn binding %d: %s", i, idProblem)
 		case !nonEmptyObject(b.Binding):
 			return fmt.Sprintf("turn binding %d is not a non-empty JSON object", i)
 		case seen[id]:
 			return fmt.Sprintf("provider turn id %q is returned twice", id)
 		}
 		seen[id] = true
+	}
+	return ""
+}
+
+// providerIDProblem applies the rules reportSession and reportTurn apply to the same field
+// (checkText), so a child the provider names is never one an agent runtime could not report.
+func providerIDProblem(field, id string) string {
+	if err := checkText(field, &id); err != nil {
+		return err.Error()
 	}
 	return ""
 }
