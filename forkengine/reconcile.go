@@ -153,7 +153,8 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 	switch {
 	case err == nil && res.Answer == ReconcileFound:
 		v := judgeDelivery(op, desc, ForkResult{Disposition: DispositionAccepted, ProviderSessionID: res.ProviderSessionID,
-			StateBindingMode: res.StateBindingMode, TurnBindings: res.TurnBindings, Receipt: res.Receipt}, nil, false)
+			StateBindingMode: res.StateBindingMode, TurnBindings: res.TurnBindings, Receipt: res.Receipt,
+			Error: res.Error}, nil, false) // an error makes it unverifiable, as on an accepted fork
 		if v.status == StatusProviderAccepted {
 			return e.acceptReconciled(checkpoint, op, v, tried)
 		}

@@ -49,6 +49,12 @@ func TestReconcileAnswers(t *testing.T) {
 			step: func(forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
 				return forkenginetest.ReconcileStep{Err: errors.New("connection refused")}
 			}},
+		{name: "FoundWithAnErrorWaits", status: forkengine.StatusUnknown, scheduled: true,
+			step: func(r forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
+				res := forkenginetest.FoundResult(r)
+				res.Error = "child made, transcript import failed"
+				return forkenginetest.ReconcileStep{Result: res}
+			}},
 		{name: "FoundWithAnInvalidChildWaits", status: forkengine.StatusUnknown, scheduled: true,
 			step: func(forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
 				return forkenginetest.ReconcileStep{Result: forkengine.ReconcileResult{Answer: forkengine.ReconcileFound}} // no child id

@@ -91,3 +91,31 @@ func TestEngineRefusesAChildIDThatBreaksTheIDRules(t *testing.T) {
 		})
 	}
 }
+
+// A /reconcile found answer is validated like an accepted /fork answer: the same fields with an
+// error are unverifiable on both paths, so neither commits the child.
+func TestEngineJudgesFoundWithAnErrorLikeAcceptedWithAnError(t *testing.T) {
+	child := `"providerSessionId":"child-1","stateBindingMode":"host_copy","error":"child made, transcript import failed"`
+	e := engineOverAdapter(t, func(path string, w http.ResponseWriter, r *http.Request) {
+		reply(w, 200, `{"disposition":"accepted",`+child+`}`)
+	})
+	if op := forkThrough(t, e, "req-1"); op.Status != forkengine.StatusUnknown {
+		t.Fatalf("/fork accepted with an error: %s, want unknown", op.Status)
+	}
+	e = engineOverAdapter(t, func(path string, w http.ResponseWriter, r *http.Request) {
+		switch path {
+		case "/fork":
+			reply(w, 200, `{"disposition":"unknown"}`)
+		case "/reconcile":
+			reply(w, 200, `{"answer":"found",`+child+`}`)
+		}
+	})
+	op := forkThrough(t, e, "req-1")
+	got, err := e.ReconcileForkOperation(context.Background(), "ws", op.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != forkengine.StatusUnknown {
+		t.Fatalf("/reconcile found with an error: %s (%q), want unknown like the same /fork answer", got.Status, got.Error)
+	}
+}
