@@ -17,10 +17,12 @@ const (
 	errTextUnknownRestart  = "provider fork delivery is unknown after restart"
 )
 
-// verdict is what the engine concludes from one Fork call: the status to record and how.
+// verdict is what the engine concludes from one Fork call: the status to record and how, and for
+// any status but provider_accepted the error text that record writes.
 type verdict struct {
 	status OperationStatus
 	record func(*ForkOperation, time.Time)
+	text   string
 }
 
 // judgeDelivery maps a driver's answer to the next status (reference §3.5). Only an explicit
@@ -31,18 +33,18 @@ func judgeDelivery(op ForkOperation, desc Descriptor, res ForkResult, callErr er
 	text := providerErrorText(res, callErr, timedOut)
 	switch res.Disposition {
 	case DispositionNotStarted:
-		return verdict{StatusFailed, settle(orText(text, errTextNotStarted))}
+		return settled(StatusFailed, orText(text, errTextNotStarted))
 	case DispositionRejected:
-		return verdict{StatusFailed, settle(orText(text, errTextRejected))}
+		return settled(StatusFailed, orText(text, errTextRejected))
 	case DispositionUnsupported:
-		return verdict{StatusFailed, settle(orText(text, errTextUnsupported))}
+		return settled(StatusFailed, orText(text, errTextUnsupported))
 	case DispositionAccepted:
 		if text != "" {
 			break // an accepted answer that also reports an error cannot be trusted
 		}
 		accepted, problem := checkAcceptance(op, desc, res)
 		if problem == "" {
-			return verdict{StatusProviderAccepted, accepted}
+			return verdict{status: StatusProviderAccepted, record: accepted}
 		}
 		text = errTextInvalidResult + ": " + problem
 	case DispositionUnknown:
@@ -50,7 +52,12 @@ func judgeDelivery(op ForkOperation, desc Descriptor, res ForkResult, callErr er
 	default:
 		text = orText(text, errTextInvalidResult+": missing disposition")
 	}
-	return verdict{StatusUnknown, settle(text)}
+	return settled(StatusUnknown, text)
+}
+
+// settled is the verdict of a delivery that ends with text as the operation's error.
+func settled(status OperationStatus, text string) verdict {
+	return verdict{status: status, record: settle(text), text: text}
 }
 
 // providerErrorText is the provider's own explanation, if there is one.

@@ -150,6 +150,7 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 	tried := func(next *ForkOperation, at time.Time) {
 		next.ReconcileAttempts, next.LastReconciledAt, next.NextReconcileAt = attempt, &at, nil
 	}
+	why := providerErrorText(ForkResult{Error: res.Error}, err, false) // the adapter's, or the failure's
 	switch {
 	case err == nil && res.Answer == ReconcileFound:
 		v := judgeDelivery(op, desc, ForkResult{Disposition: DispositionAccepted, ProviderSessionID: res.ProviderSessionID,
@@ -158,7 +159,8 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 		if v.status == StatusProviderAccepted {
 			return e.acceptReconciled(checkpoint, op, v, tried)
 		}
-		e.log.Warn("reconcile found a child that does not verify; asking again later", "operation", op.ID)
+		why = "the provider found a child that does not verify: " + v.text
+		e.log.Warn("reconcile found a child that does not verify; asking again later", "operation", op.ID, "problem", v.text)
 	case err == nil && res.Answer == ReconcileAbsent:
 		failed, _, err := e.transition(checkpoint, op, StatusFailed, func(next *ForkOperation, at time.Time) {
 			tried(next, at)
@@ -167,10 +169,15 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 		})
 		return failed, err
 	}
+	// Still unknown: the status stays, but the latest explanation is what a person reads on the
+	// operation (an answer without one leaves the last explanation in place).
 	return e.touch(checkpoint, op, func(next *ForkOperation, at time.Time) {
 		tried(next, at)
 		later := at.Add(reconcileDelay(attempt))
 		next.NextReconcileAt = &later
+		if why != "" {
+			next.Error = why
+		}
 	})
 }
 

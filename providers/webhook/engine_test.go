@@ -119,3 +119,28 @@ func TestEngineJudgesFoundWithAnErrorLikeAcceptedWithAnError(t *testing.T) {
 		t.Fatalf("/reconcile found with an error: %s (%q), want unknown like the same /fork answer", got.Status, got.Error)
 	}
 }
+
+// docs/providers.md, POST /reconcile: an unknown answer's error "explains, and is shown on the
+// operation"; the operation stays unknown.
+func TestEngineShowsAReconcileUnknownExplanationOnTheOperation(t *testing.T) {
+	const why = "the provider's index is still catching up"
+	e := engineOverAdapter(t, func(path string, w http.ResponseWriter, r *http.Request) {
+		switch path {
+		case "/fork":
+			reply(w, 200, `{"disposition":"unknown","error":"lost track"}`)
+		case "/reconcile":
+			reply(w, 200, `{"answer":"unknown","error":"`+why+`"}`)
+		}
+	})
+	op := forkThrough(t, e, "req-1")
+	if op.Status != forkengine.StatusUnknown {
+		t.Fatalf("after dispatch: %s, want unknown", op.Status)
+	}
+	got, err := e.ReconcileForkOperation(context.Background(), "ws", op.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != forkengine.StatusUnknown || got.ReconcileAttempts != 1 || got.Error != why {
+		t.Fatalf("after reconcile: %s, attempts %d, error %q; want unknown, 1, %q", got.Status, got.ReconcileAttempts, got.Error, why)
+	}
+}
