@@ -17,10 +17,12 @@ const (
 	errTextUnknownRestart  = "provider fork delivery is unknown after restart"
 )
 
-// verdict is what the engine concludes from one Fork call: the status to record and how.
+// verdict is what the engine concludes from one Fork call: the status to record and how, and for
+// any status but provider_accepted the error text that record writes.
 type verdict struct {
 	status OperationStatus
 	record func(*ForkOperation, time.Time)
+	text   string
 }
 
 // judgeDelivery maps a driver's answer to the next status (reference §3.5). Only an explicit
@@ -31,18 +33,18 @@ func judgeDelivery(op ForkOperation, desc Descriptor, res ForkResult, callErr er
 	text := providerErrorText(res, callErr, timedOut)
 	switch res.Disposition {
 	case DispositionNotStarted:
-		return verdict{StatusFailed, settle(orText(text, errTextNotStarted))}
+		return settled(StatusFailed, orText(text, errTextNotStarted))
 	case DispositionRejected:
-		return verdict{StatusFailed, settle(orText(text, errTextRejected))}
+		return settled(StatusFailed, orText(text, errTextRejected))
 	case DispositionUnsupported:
-		return verdict{StatusFailed, settle(orText(text, errTextUnsupported))}
+		return settled(StatusFailed, orText(text, errTextUnsupported))
 	case DispositionAccepted:
 		if text != "" {
 			break // an accepted answer that also reports an error cannot be trusted
 		}
 		accepted, problem := checkAcceptance(op, desc, res)
 		if problem == "" {
-			return verdict{StatusProviderAccepted, accepted}
+			return verdict{status: StatusProviderAccepted, record: accepted}
 		}
 		text = errTextInvalidResult + ": " + problem
 	case DispositionUnknown:
@@ -50,7 +52,12 @@ func judgeDelivery(op ForkOperation, desc Descriptor, res ForkResult, callErr er
 	default:
 		text = orText(text, errTextInvalidResult+": missing disposition")
 	}
-	return verdict{StatusUnknown, settle(text)}
+	return settled(StatusUnknown, text)
+}
+
+// settled is the verdict of a delivery that ends with text as the operation's error.
+func settled(status OperationStatus, text string) verdict {
+	return verdict{status: status, record: settle(text), text: text}
 }
 
 // providerErrorText is the provider's own explanation, if there is one.
@@ -77,6 +84,7 @@ func orText(text, fallback string) string {
 // returns the recorder of the acceptance, or what is wrong with it.
 func checkAcceptance(op ForkOperation, desc Descriptor, res ForkResult) (func(*ForkOperation, time.Time), string) {
 	child := strings.TrimSpace(res.ProviderSessionID)
+	childProblem := providerIDProblem("providerSessionId", child)
 	mode := res.StateBindingMode
 	if mode == "" {
 		mode = BindingHostCopy
@@ -84,6 +92,8 @@ func checkAcceptance(op ForkOperation, desc Descriptor, res ForkResult) (func(*F
 	switch {
 	case child == "":
 		return nil, "the child provider session id is empty"
+	case childProblem != "":
+		return nil, "the child " + childProblem
 	case child == op.SourceProviderSessionID:
 		return nil, "the child provider session id is the source's"
 	case mode != desc.StateBindingMode:
@@ -129,15 +139,27 @@ func checkBindingEvidence(op ForkOperation, mode BindingMode, res ForkResult) st
 	seen := map[string]bool{}
 	for i, b := range res.TurnBindings {
 		id := strings.TrimSpace(b.ProviderTurnID)
+		idProblem := providerIDProblem("providerTurnId", id)
 		switch {
 		case id == "":
 			return fmt.Sprintf("turn binding %d has no provider turn id", i)
+		case idProblem != "":
+			return fmt.Sprintf("turn binding %d: %s", i, idProblem)
 		case !nonEmptyObject(b.Binding):
 			return fmt.Sprintf("turn binding %d is not a non-empty JSON object", i)
 		case seen[id]:
 			return fmt.Sprintf("provider turn id %q is returned twice", id)
 		}
 		seen[id] = true
+	}
+	return ""
+}
+
+// providerIDProblem applies the rules reportSession and reportTurn apply to the same field
+// (checkText), so a child the provider names is never one an agent runtime could not report.
+func providerIDProblem(field, id string) string {
+	if err := checkText(field, &id); err != nil {
+		return err.Error()
 	}
 	return ""
 }

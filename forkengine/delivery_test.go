@@ -3,6 +3,7 @@ package forkengine_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,6 +45,8 @@ func TestDeliveryDisposition(t *testing.T) {
 			return forkenginetest.AcceptedResult(req), errors.New("read response body: EOF")
 		}}, forkengine.StatusUnknown, "read response body: EOF"},
 		{"UnknownAcceptedWithoutChild", forkenginetest.ForkStep{Func: accepted(func(r *forkengine.ForkResult) { r.ProviderSessionID = " " })}, forkengine.StatusUnknown, "provider fork result was invalid: the child provider session id is empty"},
+		{"UnknownAcceptedChildWithControlCharacter", forkenginetest.ForkStep{Func: accepted(func(r *forkengine.ForkResult) { r.ProviderSessionID = "child\n1" })}, forkengine.StatusUnknown, "provider fork result was invalid: the child providerSessionId must be valid UTF-8 without control characters (invalid_id)"},
+		{"UnknownAcceptedChildTooLong", forkenginetest.ForkStep{Func: accepted(func(r *forkengine.ForkResult) { r.ProviderSessionID = strings.Repeat("x", forkengine.MaxTextLength+1) })}, forkengine.StatusUnknown, "provider fork result was invalid: the child providerSessionId is longer than 4096 bytes"},
 		{"UnknownAcceptedChildIsSource", forkenginetest.ForkStep{Func: accepted(func(r *forkengine.ForkResult) { r.ProviderSessionID = "provider-session-1" })}, forkengine.StatusUnknown, "provider fork result was invalid: the child provider session id is the source's"},
 		{"UnknownAcceptedModeMismatch", forkenginetest.ForkStep{Func: accepted(func(r *forkengine.ForkResult) { r.StateBindingMode = forkengine.BindingProviderOwned })}, forkengine.StatusUnknown, `provider fork result was invalid: binding mode "provider_owned" differs from the driver's "host_copy"`},
 		{"UnknownHostCopyWithReceipt", forkenginetest.ForkStep{Func: accepted(func(r *forkengine.ForkResult) { r.Receipt = "receipt" })}, forkengine.StatusUnknown, "provider fork result was invalid: a host_copy result carries turn bindings or a receipt"},
@@ -95,6 +98,10 @@ func TestDeliveryProviderOwnedEvidence(t *testing.T) {
 		{"UnknownEmptyProviderTurnID", mutated(func(r *forkengine.ForkResult) { r.TurnBindings[0].ProviderTurnID = "" }), forkengine.StatusUnknown},
 		{"UnknownEmptyBindingObject", mutated(func(r *forkengine.ForkResult) { r.TurnBindings[1].Binding = []byte(`{}`) }), forkengine.StatusUnknown},
 		{"UnknownBindingNotObject", mutated(func(r *forkengine.ForkResult) { r.TurnBindings[1].Binding = []byte(`[1]`) }), forkengine.StatusUnknown},
+		{"UnknownProviderTurnIDWithControlCharacter", mutated(func(r *forkengine.ForkResult) { r.TurnBindings[0].ProviderTurnID = "pt\x00" }), forkengine.StatusUnknown},
+		{"UnknownProviderTurnIDTooLong", mutated(func(r *forkengine.ForkResult) {
+			r.TurnBindings[1].ProviderTurnID = strings.Repeat("p", forkengine.MaxTextLength+1)
+		}), forkengine.StatusUnknown},
 		{"UnknownDuplicateProviderTurn", mutated(func(r *forkengine.ForkResult) { r.TurnBindings[1].ProviderTurnID = r.TurnBindings[0].ProviderTurnID }), forkengine.StatusUnknown},
 	}
 	for _, tc := range tests {

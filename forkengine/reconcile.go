@@ -150,14 +150,17 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 	tried := func(next *ForkOperation, at time.Time) {
 		next.ReconcileAttempts, next.LastReconciledAt, next.NextReconcileAt = attempt, &at, nil
 	}
+	why := providerErrorText(ForkResult{Error: res.Error}, err, false) // the adapter's, or the failure's
 	switch {
 	case err == nil && res.Answer == ReconcileFound:
 		v := judgeDelivery(op, desc, ForkResult{Disposition: DispositionAccepted, ProviderSessionID: res.ProviderSessionID,
-			StateBindingMode: res.StateBindingMode, TurnBindings: res.TurnBindings, Receipt: res.Receipt}, nil, false)
+			StateBindingMode: res.StateBindingMode, TurnBindings: res.TurnBindings, Receipt: res.Receipt,
+			Error: res.Error}, nil, false) // an error makes it unverifiable, as on an accepted fork
 		if v.status == StatusProviderAccepted {
 			return e.acceptReconciled(checkpoint, op, v, tried)
 		}
-		e.log.Warn("reconcile found a child that does not verify; asking again later", "operation", op.ID)
+		why = "the provider found a child that does not verify: " + v.text
+		e.log.Warn("reconcile found a child that does not verify; asking again later", "operation", op.ID, "problem", v.text)
 	case err == nil && res.Answer == ReconcileAbsent:
 		failed, _, err := e.transition(checkpoint, op, StatusFailed, func(next *ForkOperation, at time.Time) {
 			tried(next, at)
@@ -166,10 +169,15 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 		})
 		return failed, err
 	}
+	// Still unknown: the status stays, but the latest explanation is what a person reads on the
+	// operation (an answer without one leaves the last explanation in place).
 	return e.touch(checkpoint, op, func(next *ForkOperation, at time.Time) {
 		tried(next, at)
 		later := at.Add(reconcileDelay(attempt))
 		next.NextReconcileAt = &later
+		if why != "" {
+			next.Error = why
+		}
 	})
 }
 

@@ -36,7 +36,7 @@ type ReconcileResult struct {
 	StateBindingMode  BindingMode
 	TurnBindings      []TurnBinding
 	Receipt           string
-	Error             string // the provider's explanation, for unknown and absent
+	Error             string // the provider's explanation; on found it makes the answer unverifiable
 }
 
 // Reconciler is a Driver that can answer "what became of the fork with this request id?". It is

@@ -32,6 +32,7 @@ func TestReconcileAnswers(t *testing.T) {
 		status    forkengine.OperationStatus
 		reason    string
 		scheduled bool
+		errorText string // the operation's error afterwards, when the test cares
 	}{
 		{name: "FoundCommits", status: forkengine.StatusCommitted,
 			step: func(r forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
@@ -42,14 +43,29 @@ func TestReconcileAnswers(t *testing.T) {
 				return forkenginetest.ReconcileStep{Result: forkengine.ReconcileResult{Answer: forkengine.ReconcileAbsent}}
 			}},
 		{name: "UnknownWaits", status: forkengine.StatusUnknown, scheduled: true,
+			errorText: "the provider's index is still catching up",
+			step: func(forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
+				return forkenginetest.ReconcileStep{Result: forkengine.ReconcileResult{Answer: forkengine.ReconcileUnknown,
+					Error: "the provider's index is still catching up"}}
+			}},
+		{name: "UnknownWithoutAnExplanationKeepsTheLastError", status: forkengine.StatusUnknown, scheduled: true,
+			errorText: "provider fork delivery is unknown",
 			step: func(forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
 				return forkenginetest.ReconcileStep{Result: forkengine.ReconcileResult{Answer: forkengine.ReconcileUnknown}}
 			}},
-		{name: "ErrorWaits", status: forkengine.StatusUnknown, scheduled: true,
+		{name: "ErrorWaits", status: forkengine.StatusUnknown, scheduled: true, errorText: "connection refused",
 			step: func(forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
 				return forkenginetest.ReconcileStep{Err: errors.New("connection refused")}
 			}},
+		{name: "FoundWithAnErrorWaits", status: forkengine.StatusUnknown, scheduled: true,
+			errorText: "the provider found a child that does not verify: child made, transcript import failed",
+			step: func(r forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
+				res := forkenginetest.FoundResult(r)
+				res.Error = "child made, transcript import failed"
+				return forkenginetest.ReconcileStep{Result: res}
+			}},
 		{name: "FoundWithAnInvalidChildWaits", status: forkengine.StatusUnknown, scheduled: true,
+			errorText: "the provider found a child that does not verify: provider fork result was invalid: the child provider session id is empty",
 			step: func(forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
 				return forkenginetest.ReconcileStep{Result: forkengine.ReconcileResult{Answer: forkengine.ReconcileFound}} // no child id
 			}},
@@ -63,6 +79,9 @@ func TestReconcileAnswers(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.status, got.Status)
 			require.Equal(t, tc.reason, got.ErrorReason)
+			if tc.errorText != "" {
+				require.Equal(t, tc.errorText, got.Error)
+			}
 			require.Equal(t, 1, got.ReconcileAttempts)
 			require.NotNil(t, got.LastReconciledAt)
 			require.Equal(t, tc.scheduled, got.NextReconcileAt != nil)

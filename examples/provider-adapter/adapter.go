@@ -11,8 +11,19 @@ import (
 	"time"
 )
 
-// maxRequestBytes bounds a request body: a fork carries the frozen prefix's turns, not messages.
-const maxRequestBytes = 8 << 20
+// Request body limits, derived from what forkgraph can send. forkgraph bounds one session and one
+// turn (texts 4,096 bytes, JSON objects 64 KiB: under 1 MiB each even with every character
+// JSON-escaped), and its webhook driver splits a /probe batch into bodies of at most 4 MiB
+// (webhook.DefaultMaxProbeRequestBytes), so /describe and /probe fit in maxReadRequestBytes with
+// room to spare. A /fork (and its /reconcile) carries every turn of the frozen prefix, and forkgraph
+// does not bound how many a session has, so no limit admits every fork: maxForkRequestBytes admits
+// about 1,000 turns at the largest binding forkgraph accepts (typical bindings are a few hundred
+// bytes, so far longer prefixes fit). A larger /fork is refused with 413 and "rejected": the fork
+// fails with that explanation and nothing is made. Raise it if your provider forks longer sessions.
+const (
+	maxReadRequestBytes = 8 << 20
+	maxForkRequestBytes = 64 << 20
+)
 
 // adapter serves the webhook protocol for a provider whose sessions live in its state file.
 type adapter struct {
@@ -21,6 +32,8 @@ type adapter struct {
 	now       func() time.Time
 	newID     func() (string, error)
 	log       *log.Logger
+	// maxForkBytes bounds a /fork or /reconcile body; 0 means maxForkRequestBytes.
+	maxForkBytes int64
 }
 
 // refusal is a change that was not made, with the reason to send back; the state is not written.
@@ -48,8 +61,8 @@ func (a *adapter) descriptor() descriptor {
 // describe answers /describe. It reads nothing and changes nothing: forkgraph calls it on reads.
 func (a *adapter) describe(w http.ResponseWriter, r *http.Request) {
 	var req describeRequest
-	if err := decode(w, r, &req); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
+	if err := decode(w, r, &req, maxReadRequestBytes); err != nil {
+		writeJSON(w, decodeStatus(err), errorResponse{Error: err.Error()})
 		return
 	}
 	writeJSON(w, http.StatusOK, a.descriptor())
@@ -59,8 +72,8 @@ func (a *adapter) describe(w http.ResponseWriter, r *http.Request) {
 // provider turn of a provider session.
 func (a *adapter) probe(w http.ResponseWriter, r *http.Request) {
 	var req probeRequest
-	if err := decode(w, r, &req); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
+	if err := decode(w, r, &req, maxReadRequestBytes); err != nil {
+		writeJSON(w, decodeStatus(err), errorResponse{Error: err.Error()})
 		return
 	}
 	out := probeResponse{Forkable: make([]bool, len(req.Probes))}
@@ -76,8 +89,9 @@ func (a *adapter) probe(w http.ResponseWriter, r *http.Request) {
 // A request id /reconcile already called absent is refused for good.
 func (a *adapter) fork(w http.ResponseWriter, r *http.Request) {
 	var req forkRequest
-	if err := decode(w, r, &req); err != nil {
-		writeJSON(w, http.StatusBadRequest, forkResponse{Disposition: dispositionRejected, Error: err.Error()})
+	if err := decode(w, r, &req, a.forkLimit()); err != nil {
+		// Nothing was made: the request was not even read. Rejected, so the fork fails cleanly.
+		writeJSON(w, decodeStatus(err), forkResponse{Disposition: dispositionRejected, Error: err.Error()})
 		return
 	}
 	if msg := invalidFork(req, r.Header.Get(operationHeader)); msg != "" {
@@ -183,11 +197,32 @@ func randomID() (string, error) {
 	return "ref-" + hex.EncodeToString(b), nil
 }
 
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes)).Decode(v); err != nil {
+func (a *adapter) forkLimit() int64 {
+	if a.maxForkBytes > 0 {
+		return a.maxForkBytes
+	}
+	return maxForkRequestBytes
+}
+
+// decode reads one JSON request body of at most limit bytes into v.
+func decode(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit)).Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return fmt.Errorf("decode request: the body is larger than this adapter accepts (%d bytes): %w", limit, err)
+		}
 		return fmt.Errorf("decode request: %w", err)
 	}
 	return nil
+}
+
+// decodeStatus is the status of an answer to a request decode refused.
+func decodeStatus(err error) int {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -11,8 +11,8 @@ import (
 // resent delivery) refuse it. A failure to write the tombstone answers unknown, never absent.
 func (a *adapter) reconcile(w http.ResponseWriter, r *http.Request) {
 	var req forkRequest
-	if err := decode(w, r, &req); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
+	if err := decode(w, r, &req, a.forkLimit()); err != nil {
+		writeJSON(w, decodeStatus(err), errorResponse{Error: err.Error()})
 		return
 	}
 	if req.WorkspaceID == "" || req.RequestID == "" || req.OperationID == "" {

@@ -1,7 +1,8 @@
 // Package webhook is a provider driver that forwards Describe, ProbeTurns, Fork and Reconcile to an
 // external provider adapter over HTTP/JSON: POST {base}/describe, POST {base}/probe (the whole
-// batch in one request), POST {base}/fork and POST {base}/reconcile. The protocol, with examples,
-// is in docs/providers.md; examples/provider-adapter is a reference adapter.
+// batch in one request, or several when it is larger than Options.MaxProbeRequestBytes),
+// POST {base}/fork and POST {base}/reconcile. The protocol, with examples, is in
+// docs/providers.md; examples/provider-adapter is a reference adapter.
 //
 // The hard part of a remote fork is knowing whether the provider made a child when something goes
 // wrong. The driver only reports not_started when it can prove no request reached the adapter (the

@@ -22,6 +22,10 @@ const DefaultTimeout = 10 * time.Second
 // DefaultMaxResponseBytes caps an adapter response body when Options.MaxResponseBytes is zero.
 const DefaultMaxResponseBytes = 1 << 20
 
+// DefaultMaxProbeRequestBytes is the /probe body size above which a batch is split, when
+// Options.MaxProbeRequestBytes is zero: half the reference adapter's request limit.
+const DefaultMaxProbeRequestBytes = 4 << 20
+
 // Options configures a Driver.
 type Options struct {
 	// BaseURL is the adapter's base, e.g. "http://127.0.0.1:9000/forkgraph"; paths are appended.
@@ -37,6 +41,10 @@ type Options struct {
 	// MaxResponseBytes caps a response body (default DefaultMaxResponseBytes). A larger fork
 	// answer is unverifiable: disposition unknown.
 	MaxResponseBytes int64
+	// MaxProbeRequestBytes bounds one /probe request body (default DefaultMaxProbeRequestBytes):
+	// a larger batch is sent as several requests, each under it, so an adapter's request limit
+	// never turns a page of turns into "not forkable". A single probe above it is sent alone.
+	MaxProbeRequestBytes int64
 }
 
 // Driver is a forkengine.Driver backed by an HTTP provider adapter. It is safe for concurrent use.
@@ -46,6 +54,7 @@ type Driver struct {
 	timeout  time.Duration
 	headers  map[string]string
 	maxBytes int64
+	maxProbe int64
 	calls    atomic.Int64
 }
 
@@ -65,12 +74,16 @@ func New(opts Options) *Driver {
 		timeout:  opts.Timeout,
 		headers:  opts.Headers,
 		maxBytes: opts.MaxResponseBytes,
+		maxProbe: opts.MaxProbeRequestBytes,
 	}
 	if d.timeout <= 0 {
 		d.timeout = DefaultTimeout
 	}
 	if d.maxBytes <= 0 {
 		d.maxBytes = DefaultMaxResponseBytes
+	}
+	if d.maxProbe <= 0 {
+		d.maxProbe = DefaultMaxProbeRequestBytes
 	}
 	return d
 }
@@ -95,11 +108,17 @@ var errResponseTooLarge = errors.New("adapter response exceeds the size limit")
 // post sends body as JSON to path and reads the whole (size-limited) response within the timeout.
 // On error, reply.sent says whether the adapter may have seen the request.
 func (d *Driver) post(ctx context.Context, path string, body any, extra map[string]string) (reply, error) {
-	d.calls.Add(1)
 	payload, err := json.Marshal(body)
 	if err != nil {
+		d.calls.Add(1)
 		return reply{}, fmt.Errorf("encode %s request: %w", path, err)
 	}
+	return d.send(ctx, path, payload, extra)
+}
+
+// send is post with the body already encoded.
+func (d *Driver) send(ctx context.Context, path string, payload []byte, extra map[string]string) (reply, error) {
+	d.calls.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	var wrote atomic.Bool
@@ -178,33 +197,4 @@ func (d *Driver) Describe(ctx context.Context, s forkengine.Session) (forkengine
 		return forkengine.Descriptor{}, fmt.Errorf("decode /describe response: %w", err)
 	}
 	return out.domain(), nil
-}
-
-// ProbeTurns sends the whole batch in one request and returns the adapter's answers in order. An
-// empty batch makes no request. Any failure, or an answer of the wrong length, is an error, which
-// callers read as "no" for every probe; a transport failure or a 5xx wraps
-// forkengine.ErrProviderUnavailable, as for Describe.
-func (d *Driver) ProbeTurns(ctx context.Context, probes []forkengine.Probe) ([]bool, error) {
-	if len(probes) == 0 {
-		return []bool{}, nil
-	}
-	body := probeRequest{Probes: make([]wireProbe, len(probes))}
-	for i, p := range probes {
-		body.Probes[i] = wireProbe{Session: toWireSession(p.Session), Turn: toWireTurn(p.Turn)}
-	}
-	r, err := d.post(ctx, "/probe", body, nil)
-	if err != nil {
-		return nil, r.availability(err)
-	}
-	if !r.ok() {
-		return nil, r.availability(r.statusError("/probe"))
-	}
-	var out probeResponse
-	if err := json.Unmarshal(r.body, &out); err != nil {
-		return nil, fmt.Errorf("decode /probe response: %w", err)
-	}
-	if len(out.Forkable) != len(probes) {
-		return nil, fmt.Errorf("/probe answered %d values for %d probes", len(out.Forkable), len(probes))
-	}
-	return out.Forkable, nil
 }
