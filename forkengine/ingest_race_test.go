@@ -3,6 +3,7 @@ package forkengine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -55,11 +56,38 @@ func TestAppendMessagesLostRaceRunsAgain(t *testing.T) {
 	}
 }
 
+// A report of a new turn whose read missed another session's concurrent insert of the same id
+// must not move that turn (the store refuses with ErrDuplicate); it runs again and is refused as
+// it is when it comes second.
+func TestReportTurnLostRaceRunsAgain(t *testing.T) {
+	stale := &staleStore{MemStore: forkengineMemStore()}
+	h := newHarness(t, func(cfg *forkengine.Config) { cfg.Store = stale })
+	h.session("a", "provider-a", "a")
+	h.session("b", "provider-b", "b")
+	first := h.turn("a", "t", forkengine.PhaseRunning)
+	report := func() error {
+		_, err := h.engine.ReportTurn(h.ctx, forkengine.TurnReport{WorkspaceID: ws, SessionID: "b", ID: "t", Phase: forkengine.PhaseRunning})
+		return err
+	}
+	second := report()
+	requireCode(t, second, forkengine.CodeInvalid, "")
+
+	stale.hideTurns.Store(true)
+	err := report()
+	require.False(t, stale.hideTurns.Load(), "the upsert was tried and refused")
+	requireCode(t, err, forkengine.CodeInvalid, "")
+	require.ErrorContains(t, err, "belongs to another session")
+	stored, err := stale.GetTurn(h.ctx, ws, "t")
+	require.NoError(t, err)
+	require.Equal(t, first, stored, "the turn stays in its session")
+}
+
 // staleStore hides stored rows from an ingest's reads until the write that follows them fails on
 // a unique rule, like a transaction that read before a concurrent one committed.
 type staleStore struct {
 	*forkenginetest.MemStore
 	hideMessages atomic.Bool
+	hideTurns    atomic.Bool
 }
 
 func (s *staleStore) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error {
@@ -84,4 +112,19 @@ func (tx staleTx) InsertMessages(ctx context.Context, msgs []forkengine.Message)
 		tx.store.hideMessages.Store(false)
 	}
 	return out, err
+}
+
+func (tx staleTx) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, error) {
+	if tx.store.hideTurns.Load() {
+		return forkengine.Turn{}, fmt.Errorf("hidden: %w", forkengine.ErrNotFound)
+	}
+	return tx.Tx.GetTurn(ctx, ws, id)
+}
+
+func (tx staleTx) UpsertTurn(ctx context.Context, turn forkengine.Turn) error {
+	err := tx.Tx.UpsertTurn(ctx, turn)
+	if errors.Is(err, forkengine.ErrDuplicate) {
+		tx.store.hideTurns.Store(false)
+	}
+	return err
 }
