@@ -2,6 +2,7 @@ package forkengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -15,6 +16,22 @@ func (e *Engine) AppendMessages(ctx context.Context, in MessageAppend) ([]Messag
 	if err := e.cleanMessageAppend(&in); err != nil {
 		return nil, err
 	}
+	out, err := e.appendMessages(ctx, in)
+	if errors.Is(err, ErrDuplicate) {
+		// Message ids are unique per workspace, but the session lock only keeps appends to one
+		// session apart: an append to another session inserted one of our ids after we read the
+		// known ones. Running the append again reads it and answers as if we had come second.
+		out, err = e.appendMessages(ctx, in)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("append messages to turn %s: %w", in.TurnID, err)
+	}
+	return out, nil
+}
+
+// appendMessages is one attempt of AppendMessages in one transaction. ErrDuplicate when a
+// concurrent transaction inserted one of the ids after this one read them.
+func (e *Engine) appendMessages(ctx context.Context, in MessageAppend) ([]Message, error) {
 	var out []Message
 	err := e.update(ctx, func(tx Tx, c *changes) error {
 		if err := tx.Lock(ctx, sessionLock(in.WorkspaceID, in.SessionID)); err != nil {
@@ -40,10 +57,7 @@ func (e *Engine) AppendMessages(ctx context.Context, in MessageAppend) ([]Messag
 		out = known.inOrder(in.Messages)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("append messages to turn %s: %w", in.TurnID, err)
-	}
-	return out, nil
+	return out, err
 }
 
 func (e *Engine) cleanMessageAppend(in *MessageAppend) error {

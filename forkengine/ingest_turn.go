@@ -16,6 +16,23 @@ func (e *Engine) ReportTurn(ctx context.Context, in TurnReport) (Turn, error) {
 	if err := cleanTurnReport(&in); err != nil {
 		return Turn{}, err
 	}
+	out, err := e.reportTurn(ctx, in)
+	if errors.Is(err, ErrDuplicate) {
+		// Turn ids are unique per workspace, but the session lock only keeps reports for one
+		// session apart: a report for another session inserted this id after we read it as new,
+		// and the store refused to move that turn. Running the report again reads it and answers
+		// as if we had come second.
+		out, err = e.reportTurn(ctx, in)
+	}
+	if err != nil {
+		return Turn{}, fmt.Errorf("report turn %s: %w", in.ID, err)
+	}
+	return out, nil
+}
+
+// reportTurn is one attempt of ReportTurn in one transaction. ErrDuplicate when a concurrent
+// transaction inserted the id in another session after this one read it.
+func (e *Engine) reportTurn(ctx context.Context, in TurnReport) (Turn, error) {
 	var out Turn
 	err := e.update(ctx, func(tx Tx, c *changes) error {
 		if err := tx.Lock(ctx, sessionLock(in.WorkspaceID, in.SessionID)); err != nil {
@@ -43,10 +60,7 @@ func (e *Engine) ReportTurn(ctx context.Context, in TurnReport) (Turn, error) {
 		out = next
 		return nil
 	})
-	if err != nil {
-		return Turn{}, fmt.Errorf("report turn %s: %w", in.ID, err)
-	}
-	return out, nil
+	return out, err
 }
 
 func cleanTurnReport(in *TurnReport) error {

@@ -127,7 +127,10 @@ type Tx interface {
 
 	// UpsertSession inserts the session or replaces every field of the existing row.
 	UpsertSession(ctx context.Context, s Session) error
-	// UpsertTurn inserts the turn or replaces every field of the existing row.
+	// UpsertTurn inserts the turn or replaces every field of the existing row of its session; a
+	// turn never moves to another session. ErrDuplicate when the id is a turn of another session
+	// (nothing is written) or the session already has the sequence; ErrNotFound when the session
+	// does not exist.
 	UpsertTurn(ctx context.Context, t Turn) error
 	// InsertTurns inserts new turns, in one statement where the store can. ErrDuplicate when an id
 	// is taken or a session already has (or is given twice) a sequence; ErrNotFound when a turn's

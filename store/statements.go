@@ -23,8 +23,10 @@ var (
 
 var (
 	upsertSessionSQL = upsertSQL("sessions", sessionColumns, "workspace_id", "id")
-	upsertTurnSQL    = upsertSQL("turns", turnColumns, "workspace_id", "id")
-	turnSelectList   = strings.Join(turnColumns, ", ")
+	// A turn never changes session: on an id taken by a turn of another session the upsert writes
+	// no row (UpsertTurn's ErrDuplicate), where overwriting session_id would move the turn.
+	upsertTurnSQL  = upsertSQL("turns", turnColumns, "workspace_id", "id") + " WHERE turns.session_id = excluded.session_id"
+	turnSelectList = strings.Join(turnColumns, ", ")
 )
 
 func placeholders(n int) string {

@@ -56,12 +56,23 @@ func (tx *txn) UpsertSession(ctx context.Context, s forkengine.Session) error {
 	})
 }
 
-// UpsertTurn inserts t or replaces every field of the stored row. ErrNotFound when its session
-// does not exist; ErrDuplicate when another turn of the session has its sequence.
+// UpsertTurn inserts t or replaces every field of the stored row of its session. ErrNotFound when
+// its session does not exist; ErrDuplicate when another turn of the session has its sequence, or
+// when the id is a turn of another session (the row is left as it is).
 func (tx *txn) UpsertTurn(ctx context.Context, t forkengine.Turn) error {
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		_, err := tx.execFixed(db, upsertTurnSQL, toTurnRow(t).values()...)
-		return classify(err, "upsert turn %s", t.ID)
+		res, err := tx.execFixed(db, upsertTurnSQL, toTurnRow(t).values()...)
+		if err != nil {
+			return classify(err, "upsert turn %s", t.ID)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("upsert turn %s: rows affected: %w", t.ID, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("upsert turn %s: it is a turn of another session than %s: %w", t.ID, t.SessionID, forkengine.ErrDuplicate)
+		}
+		return nil
 	})
 }
 

@@ -19,12 +19,16 @@ func (tx *memTx) UpsertSession(_ context.Context, s forkengine.Session) error {
 	return nil
 }
 
-// UpsertTurn inserts t or replaces the stored row. ErrNotFound when its session does not exist
-// (the SQL foreign key), ErrDuplicate when another turn of the session has the same sequence.
+// UpsertTurn inserts t or replaces the stored row of its session. ErrNotFound when its session
+// does not exist (the SQL foreign key), ErrDuplicate when another turn of the session has the same
+// sequence or the id is a turn of another session (the SQL upsert's guard).
 func (tx *memTx) UpsertTurn(_ context.Context, t forkengine.Turn) error {
 	st := tx.current()
 	if _, ok := st.sessions[rowKey{t.WorkspaceID, t.SessionID}]; !ok {
 		return notFound("session of turn "+t.ID+": session", t.WorkspaceID, t.SessionID)
+	}
+	if stored, ok := st.turns[rowKey{t.WorkspaceID, t.ID}]; ok && stored.SessionID != t.SessionID {
+		return duplicate("turn %s: it is a turn of session %s, not %s", t.ID, stored.SessionID, t.SessionID)
 	}
 	for k, other := range st.turns {
 		if k.ws == t.WorkspaceID && k.id != t.ID && other.SessionID == t.SessionID && other.Sequence == t.Sequence {

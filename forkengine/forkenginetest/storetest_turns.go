@@ -71,6 +71,20 @@ func turnTests() map[string]storeTest {
 				return tx.UpsertTurn(ctx, newTurn(wsA, "s1", "another", 1))
 			})
 		},
+		"UpsertNeverMovesATurnToAnotherSession": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			turns := seedSessionWithTurns(t, s, wsA, "s1", 1)
+			seedSessionWithTurns(t, s, wsA, "s2", 0)
+			requireDuplicate(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				return tx.UpsertTurn(ctx, newTurn(wsA, "s2", turns[0].ID, 1))
+			})
+			got, err := s.GetTurn(ctx, wsA, turns[0].ID)
+			require.NoError(t, err)
+			require.Equal(t, turns[0], got, "the turn stays as it was")
+			counts, err := s.CountTurnsBySessionIDs(ctx, wsA, []string{"s1", "s2"})
+			require.NoError(t, err)
+			require.Equal(t, map[string]int{"s1": 1}, counts)
+		},
 		"GetMissingIsErrNotFound": func(t *testing.T, s forkengine.Store) {
 			_, err := s.GetTurn(context.Background(), wsA, "nope")
 			require.ErrorIs(t, err, forkengine.ErrNotFound)
