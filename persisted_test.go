@@ -153,6 +153,22 @@ func TestTrustedDocuments(t *testing.T) {
 	require.ErrorContains(t, err, "-trusted-documents")
 }
 
+// APQ remembers a document only once every check has passed: one refused after validation, by
+// the complexity limit or the introspection rule, is not cached, so its hash alone stays
+// PERSISTED_QUERY_NOT_FOUND rather than naming a document that can never run.
+func TestAPQForgetsDocumentsRefusedAfterValidation(t *testing.T) {
+	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"))
+	for name, doc := range map[string]string{
+		"complexity":             `query Big { sessions(workspaceId: "demo", first: 200) { edges { node { turns(first: 200) { edges { node { messages { id } } } } } } } }`,
+		"introspection re-entry": `{ __schema { types { fields { type { fields { name } } } } } }`,
+	} {
+		_, first := postJSON(t, base, map[string]any{"query": doc, "extensions": persistedExt(sha(doc))})
+		require.Equal(t, "COMPLEXITY_LIMIT_EXCEEDED", first.code(), name)
+		_, bare := postJSON(t, base, map[string]any{"extensions": persistedExt(sha(doc))})
+		require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", bare.code(), "%s: a refused document was cached", name)
+	}
+}
+
 // Over SSE, a request refused before execution (here an APQ miss) arrives as a `next` with the
 // errors and no data entry (GraphQL spec §7.1.2), as GraphQL over HTTP answers it.
 func TestSSEPersistedQueryMissHasNoDataEntry(t *testing.T) {
