@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -150,4 +151,46 @@ func TestTrustedDocuments(t *testing.T) {
 
 	_, err = parseConfig([]string{"-trusted-documents", filepath.Join(dir, "missing.json")}, func(string) string { return "" }, nil)
 	require.ErrorContains(t, err, "-trusted-documents")
+}
+
+// APQ remembers a document only once every check has passed: one refused after validation, by
+// the complexity limit or the introspection rule, is not cached, so its hash alone stays
+// PERSISTED_QUERY_NOT_FOUND rather than naming a document that can never run.
+func TestAPQForgetsDocumentsRefusedAfterValidation(t *testing.T) {
+	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"))
+	for name, doc := range map[string]string{
+		"complexity":             `query Big { sessions(workspaceId: "demo", first: 200) { edges { node { turns(first: 200) { edges { node { messages { id } } } } } } } }`,
+		"introspection re-entry": `{ __schema { types { fields { type { fields { name } } } } } }`,
+	} {
+		_, first := postJSON(t, base, map[string]any{"query": doc, "extensions": persistedExt(sha(doc))})
+		require.Equal(t, "COMPLEXITY_LIMIT_EXCEEDED", first.code(), name)
+		_, bare := postJSON(t, base, map[string]any{"extensions": persistedExt(sha(doc))})
+		require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", bare.code(), "%s: a refused document was cached", name)
+	}
+}
+
+// Over SSE, a request refused before execution (here an APQ miss) arrives as a `next` with the
+// errors and no data entry (GraphQL spec §7.1.2), as GraphQL over HTTP answers it.
+func TestSSEPersistedQueryMissHasNoDataEntry(t *testing.T) {
+	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"))
+	req, err := http.NewRequest(http.MethodPost, base+"/graphql",
+		strings.NewReader(`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"`+sha("{ x }")+`"}}}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	scanner := bufio.NewScanner(resp.Body)
+	for scanner.Scan() {
+		if data, ok := strings.CutPrefix(scanner.Text(), "data: "); ok {
+			var payload map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(data), &payload), data)
+			require.Contains(t, string(payload["errors"]), "PERSISTED_QUERY_NOT_FOUND")
+			_, hasData := payload["data"]
+			require.False(t, hasData, "a refused request has a data entry: %s", data)
+			return
+		}
+	}
+	t.Fatal("no next event")
 }

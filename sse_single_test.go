@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -127,4 +128,57 @@ func TestServerSSESingleConnectionTokens(t *testing.T) {
 		payloads := ssePeer{t: t, endpoint: endpoint, auth: auth}.run(map[string]string{"anon": "demo"})
 		require.Contains(t, payloads["anon"], `"code":"UNAUTHENTICATED"`, "Authorization %q", auth)
 	}
+}
+
+// putReservation sends a single-connection PUT with the given headers and returns its status.
+func putReservation(t *testing.T, endpoint string, header http.Header) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, endpoint, nil)
+	require.NoError(t, err)
+	req.Header = header
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A client without a valid token cannot take more than its address's bound of reservations
+// (MaxPerClient, 16) by varying a bogus Authorization, so it cannot fill the server's bound
+// (4096) either: a client with a valid token still gets one.
+func TestServerSSEReservationsWithoutAValidTokenShareTheAddressBound(t *testing.T) {
+	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens", "tokA=demo",
+		"-rate-limit", "100000", "-rate-burst", "100000")
+	endpoint := base + "/graphql"
+	granted := 0
+	for i := range transports.DefaultMaxReservations {
+		if putReservation(t, endpoint, http.Header{"Authorization": {fmt.Sprintf("Bearer bogus-%d", i)}}) == http.StatusCreated {
+			granted++
+		}
+	}
+	require.Equal(t, http.StatusCreated, putReservation(t, endpoint, http.Header{"Authorization": {"Bearer tokA"}}),
+		"a valid token's reservation, after one address took %d with bogus tokens", granted)
+	require.Equal(t, transports.DefaultMaxReservationsPerClient, granted,
+		"reservations one address got with bogus tokens")
+}
+
+// Behind a trusted proxy, the per-client bound of a client without a valid token is its
+// address as the edge resolves it (the right-most untrusted X-Forwarded-For entry): clients
+// behind one proxy do not share a bound, and varying the token does not escape one.
+func TestServerSSEReservationsKeyedOnTheForwardedClient(t *testing.T) {
+	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens", "tokA=demo",
+		"-trusted-proxies", "127.0.0.1", "-rate-limit", "100000", "-rate-burst", "100000")
+	endpoint := base + "/graphql"
+	from := func(client, auth string) int {
+		return putReservation(t, endpoint, http.Header{"X-Forwarded-For": {client}, "Authorization": {auth}})
+	}
+	bound := transports.DefaultMaxReservationsPerClient
+	for i := range bound {
+		require.Equal(t, http.StatusCreated, from("203.0.113.1", fmt.Sprintf("Bearer bogus-%d", i)), "reservation %d", i)
+	}
+	require.Equal(t, http.StatusTooManyRequests, from("203.0.113.1", "Bearer bogus-more"), "a new bogus token from the same client")
+	require.Equal(t, http.StatusTooManyRequests, from("198.51.100.9, 203.0.113.1", "Bearer bogus-forged"),
+		"a forged entry left of the proxy's")
+	require.Equal(t, http.StatusCreated, from("203.0.113.2", "Bearer bogus-0"), "another client behind the proxy")
+	require.Equal(t, http.StatusCreated, from("203.0.113.1", "Bearer tokA"), "a valid token has its own bound")
 }

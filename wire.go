@@ -13,13 +13,14 @@ import (
 // upgrade requests; its connection_init payload carries the token, and each operation it starts
 // is charged to that token's rate limit, which routes puts in the request context), then
 // server-sent events in both of graphql-sse's modes (single-connection reservations live in this
-// process, so behind a load balancer they need sticky routing), then GraphQL over HTTP (GET and POST), which answers an oversized body
+// process, so behind a load balancer they need sticky routing; each client's are bounded, the
+// client named as the rate limit names it: its valid token, else its address), then GraphQL over HTTP (GET and POST), which answers an oversized body
 // with 413.
 func graphqlTransports(cfg config) []graphql.Transport {
 	return []graphql.Transport{
 		transports.Websocket{InitFunc: websocketInit(cfg.tokens), OperationLimiter: access.LimitWebsocketOperation,
 			CheckOrigin: cfg.edge.origins.Allows},
-		transports.SSE{MaxBodyBytes: cfg.maxBody, Single: &transports.Reservations{}},
+		transports.SSE{MaxBodyBytes: cfg.maxBody, Single: &transports.Reservations{ClientKey: cfg.edge.proxies.ClientKey}},
 		transports.HTTP{MaxBodyBytes: cfg.maxBody},
 	}
 }

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -36,4 +37,42 @@ func TestClientAddress(t *testing.T) {
 	require.Error(t, err)
 	_, err = ParseTrustedProxies("proxy.example")
 	require.Error(t, err)
+}
+
+// ClientKey names a client by the valid token Tokens.HTTPMiddleware recorded, else by its
+// address as ClientAddress resolves it: an unknown token, or none, is the address.
+func TestClientKey(t *testing.T) {
+	proxies, err := ParseTrustedProxies("10.0.0.0/8")
+	require.NoError(t, err)
+	tokens := Tokens{"tokA": "demo"}
+	cases := []struct {
+		name, authorization, remote, forwarded, want string
+	}{
+		{"OK: a valid token", "Bearer tokA", "198.51.100.1:5000", "", "token:tokA"},
+		{"OK: a valid token behind a proxy", "Bearer tokA", "10.1.2.3:5000", "203.0.113.1", "token:tokA"},
+		{"OK: an unknown token is the address", "Bearer made-up", "198.51.100.1:5000", "", "addr:198.51.100.1"},
+		{"OK: another unknown token is the same address", "Bearer made-up-2", "198.51.100.1:5000", "", "addr:198.51.100.1"},
+		{"OK: no token", "", "198.51.100.1:5000", "", "addr:198.51.100.1"},
+		{"OK: behind a trusted proxy, the forwarded client", "Bearer made-up", "10.1.2.3:5000", "203.0.113.1", "addr:203.0.113.1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("PUT", "/graphql", nil)
+			r.RemoteAddr = tc.remote
+			if tc.authorization != "" {
+				r.Header.Set("Authorization", tc.authorization)
+			}
+			if tc.forwarded != "" {
+				r.Header.Set("X-Forwarded-For", tc.forwarded)
+			}
+			var got string
+			tokens.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				got = proxies.ClientKey(r)
+			})).ServeHTTP(httptest.NewRecorder(), r)
+			require.Equal(t, tc.want, got)
+		})
+	}
+	r := httptest.NewRequest("PUT", "/graphql", nil)
+	r.Header.Set("Authorization", "Bearer tokA")
+	require.Equal(t, "addr:192.0.2.1", proxies.ClientKey(r), "without the token middleware nothing is authenticated")
 }

@@ -129,9 +129,7 @@ func (l *RateLimit) forgetIdle(now time.Time) {
 }
 
 // clientKey names the client: its token when valid, else its address.
+// It authenticates the header itself: the limit runs before Tokens.HTTPMiddleware.
 func (l *RateLimit) clientKey(r *http.Request) string {
-	if c := l.tokens.authenticate(r.Header.Get("Authorization")); c.token != "" {
-		return "token:" + c.token
-	}
-	return "addr:" + l.proxies.ClientAddress(r)
+	return clientKey(l.tokens.authenticate(r.Header.Get("Authorization")), l.proxies, r)
 }

@@ -5,7 +5,7 @@
 //   - Automatic persisted queries (Apollo APQ): a request whose extensions.persistedQuery names a
 //     sha256Hash without a query is answered from a bounded cache, or refused with
 //     PERSISTED_QUERY_NOT_FOUND so the client sends the document with its hash once; such a
-//     document is remembered only after it has been validated.
+//     document is remembered only once it runs: after validation and every limit accepted it.
 //   - Trusted documents: with a manifest (the JSON object of hash → document that Relay's
 //     persisted queries and GraphQL Code Generator's client preset write, or Apollo's persisted
 //     query manifest), only the manifest's documents run, named by documentId or by

@@ -34,7 +34,9 @@ type Options struct {
 }
 
 // Operations is the gqlgen extension that resolves persisted operations. Register it with
-// srv.Use before every other extension that reads the document.
+// srv.Use before every other extension that reads the document; it remembers an APQ document
+// only when the operation is dispatched, after every extension's checks, wherever those are
+// registered.
 type Operations struct {
 	apq     *cache
 	trusted *Manifest
@@ -55,7 +57,7 @@ func New(opts Options) *Operations {
 var (
 	_ graphql.HandlerExtension          = (*Operations)(nil)
 	_ graphql.OperationParameterMutator = (*Operations)(nil)
-	_ graphql.OperationContextMutator   = (*Operations)(nil)
+	_ graphql.OperationInterceptor      = (*Operations)(nil)
 )
 
 // ExtensionName names the extension for gqlgen.
@@ -64,7 +66,7 @@ func (*Operations) ExtensionName() string { return "PersistedOperations" }
 // Validate accepts every schema.
 func (*Operations) Validate(graphql.ExecutableSchema) error { return nil }
 
-// statsKey holds, in the operation's stats, the hash of a document to remember once validated.
+// statsKey holds, in the operation's stats, the hash of a document to remember once it runs.
 const statsKey = "PersistedOperationToRegister"
 
 // MutateOperationParameters fills in the document a request names, or refuses the request.
@@ -104,13 +106,20 @@ func (o *Operations) MutateOperationParameters(ctx context.Context, params *grap
 	return nil
 }
 
-// MutateOperationContext remembers a document sent with its hash once it has been parsed and
-// validated, so the cache holds only documents that run.
-func (o *Operations) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	if hash, ok := opCtx.Stats.GetExtension(statsKey).(string); ok && o.apq != nil {
-		o.apq.add(hash, opCtx.RawQuery)
+// InterceptOperation remembers a document sent with its hash when its operation is dispatched,
+// so the cache holds only documents that run. gqlgen dispatches an operation only once it has
+// been parsed and validated and every operation-context check (the complexity limit, the
+// introspection rule) has accepted it, whatever the order those extensions were registered in;
+// a post-validation hook of this extension ran before the checks registered after it, and
+// remembered documents they refused.
+func (o *Operations) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if o.apq != nil {
+		opCtx := graphql.GetOperationContext(ctx) // the executor dispatches with it in ctx
+		if hash, ok := opCtx.Stats.GetExtension(statsKey).(string); ok {
+			o.apq.add(hash, opCtx.RawQuery)
+		}
 	}
-	return nil
+	return next(ctx)
 }
 
 func (o *Operations) fromManifest(params *graphql.RawParams, docID, hash string) *gqlerror.Error {

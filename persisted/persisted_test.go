@@ -22,8 +22,8 @@ func pq(hash string) map[string]any {
 	return map[string]any{"persistedQuery": map[string]any{"version": json.Number("1"), "sha256Hash": hash}}
 }
 
-// register runs a request through both hooks as the executor does, the second only when the
-// first accepts it (validation is assumed to pass).
+// register runs a request through both hooks as the executor does, the second (dispatch) only
+// when the first accepts it (validation and every limit are assumed to pass).
 func register(t *testing.T, o *Operations, p *graphql.RawParams) string {
 	t.Helper()
 	opCtx := &graphql.OperationContext{}
@@ -33,7 +33,7 @@ func register(t *testing.T, o *Operations, p *graphql.RawParams) string {
 		return code
 	}
 	opCtx.RawQuery = p.Query
-	require.Nil(t, o.MutateOperationContext(ctx, opCtx))
+	o.InterceptOperation(ctx, func(context.Context) graphql.ResponseHandler { return nil })
 	return ""
 }
 
@@ -58,13 +58,13 @@ func TestAPQ(t *testing.T) {
 	}
 }
 
-// Only documents that were validated are remembered: the executor calls
-// MutateOperationContext only for those.
+// Only documents that run are remembered: the executor dispatches (InterceptOperation) only
+// those.
 func TestAPQRemembersOnlyValidatedDocuments(t *testing.T) {
 	o := New(Options{APQEntries: 10})
 	ctx := graphql.WithOperationContext(context.Background(), &graphql.OperationContext{})
 	require.Nil(t, o.MutateOperationParameters(ctx, params(doc, pq(docHash))))
-	// validation failed: MutateOperationContext never runs
+	// validation failed: the operation is never dispatched
 	require.Equal(t, CodeNotFound, register(t, o, params("", pq(docHash))))
 }
 

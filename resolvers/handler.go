@@ -81,6 +81,8 @@ func NewServer(cfg Config) *handler.Server {
 	}
 	srv.Use(extension.Introspection{})
 	if cfg.Persisted != nil {
+		// Before the limits, which read the document it fills in; it caches a document only when
+		// the operation is dispatched, after every check below has accepted it.
 		srv.Use(cfg.Persisted)
 	}
 	doc := cfg.Document

@@ -122,7 +122,7 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	}
 	if errs != nil {
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
-		stream.event("next", resp)
+		stream.event("next", eventPayload(resp))
 		stream.event("complete", nil)
 		return
 	}
@@ -164,7 +164,7 @@ func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec gra
 			s.write("event: next\ndata: " + string(data) + "\n\n")
 		case errs := <-done:
 			if len(errs) > 0 {
-				s.event("next", &graphql.Response{Errors: errs})
+				s.event("next", &result{Errors: errs})
 			}
 			s.event("complete", nil)
 			return
@@ -211,7 +211,7 @@ func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.Ope
 		if payload == nil {
 			break
 		}
-		data, err := json.Marshal(payload)
+		data, err := json.Marshal(eventPayload(payload))
 		if err != nil {
 			log.Printf("transports: encode SSE result: %v", err)
 			data = []byte(`{"errors":[{"message":"internal server error"}]}`)
@@ -224,6 +224,19 @@ func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.Ope
 		}
 	}
 	done <- subscriptionErrors(rs.ctx)
+}
+
+// eventPayload is what a `next` event carries for payload: a response with errors and no data
+// (a request refused before execution: parse, validation, limits, an operation interceptor's
+// refusal) has no data entry, as GraphQL over HTTP answers it (GraphQL spec §7.1.2: data is
+// present only if execution started), where gqlgen's Response would write "data": null. Every
+// other payload, results with data or null data after field errors included, is unchanged.
+func eventPayload(payload any) any {
+	resp, ok := payload.(*graphql.Response)
+	if !ok || len(resp.Data) > 0 || len(resp.Errors) == 0 || resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
+		return payload
+	}
+	return &result{Errors: resp.Errors, Extensions: resp.Extensions}
 }
 
 func keepAliveOrDefault(d time.Duration) time.Duration {

@@ -272,7 +272,7 @@ func (res *reservation) run(ctx context.Context, id string, exec graphql.GraphEx
 				continue
 			}
 		case errs := <-done:
-			if len(errs) > 0 && !send("next", encodeResponse(&graphql.Response{Errors: errs})) {
+			if len(errs) > 0 && !send("next", encodeResponse(&result{Errors: errs})) {
 				return false
 			}
 			return send("complete", nil)
@@ -283,7 +283,9 @@ func (res *reservation) run(ctx context.Context, id string, exec graphql.GraphEx
 	}
 }
 
-func encodeResponse(resp *graphql.Response) []byte {
+// encodeResponse encodes the errors that ended an operation's stream: a result without a data
+// entry, as every transport sends errors that are not an execution's.
+func encodeResponse(resp *result) []byte {
 	b, err := json.Marshal(resp)
 	if err != nil {
 		return []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)

@@ -42,13 +42,19 @@ const (
 type Reservations struct {
 	// TTL is how long a reservation whose stream never opens is kept. Default 15s.
 	TTL time.Duration
-	// MaxPerClient bounds the reservations (open or not) of one client: one Authorization
-	// value, or one peer address for requests without it. Default 16.
+	// MaxPerClient bounds the reservations (open or not) of one client, as ClientKey names it.
+	// Default 16.
 	MaxPerClient int
 	// MaxTotal bounds the reservations of the server. Default 4096.
 	MaxTotal int
 	// MaxOperations bounds the operations running on one reservation. Default 100.
 	MaxOperations int
+	// ClientKey names the client of a PUT, whose MaxPerClient bound it counts against. It must
+	// name what a client cannot vary at will: an identity the edge has authenticated, else the
+	// client's address; a raw Authorization header would give every made-up token a bound of its
+	// own, and one client could take MaxTotal. Default: the peer address (r.RemoteAddr's host).
+	// forkgraph passes access.TrustedProxies.ClientKey (the valid token, else the address).
+	ClientKey func(r *http.Request) string
 
 	mu        sync.Mutex
 	byToken   map[string]*reservation
@@ -78,20 +84,20 @@ func streamToken(r *http.Request) string {
 }
 
 // clientKey names whose bound a reservation counts against.
-func clientKey(r *http.Request) string {
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		return "auth " + auth
+func (s *Reservations) clientKey(r *http.Request) string {
+	if s.ClientKey != nil {
+		return s.ClientKey(r)
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return "addr " + host
+	return host
 }
 
 // reserve answers a PUT: 201 with the new token, or 429 over a bound.
 func (s *Reservations) reserve(w http.ResponseWriter, r *http.Request) {
-	res := &reservation{owner: s, token: rand.Text(), auth: r.Header.Get("Authorization"), client: clientKey(r),
+	res := &reservation{owner: s, token: rand.Text(), auth: r.Header.Get("Authorization"), client: s.clientKey(r),
 		events: make(chan streamEvent), ops: map[string]*singleOp{}}
 	s.mu.Lock()
 	if s.byToken == nil {

@@ -90,10 +90,11 @@ func TestSSESingle_UnopenedReservationsExpire(t *testing.T) {
 	}
 }
 
-// Reservations are bounded per client (Authorization, else address) and overall: over a bound
-// a PUT is 429 TOO_MANY_RESERVATIONS; a closed stream frees its place.
+// Reservations are bounded per client (as ClientKey names it; here the Authorization, as an edge
+// that has authenticated it would) and overall: over a bound a PUT is 429 TOO_MANY_RESERVATIONS;
+// a closed stream frees its place.
 func TestSSESingle_ReservationBounds(t *testing.T) {
-	res := &Reservations{MaxPerClient: 2, MaxTotal: 3}
+	res := &Reservations{MaxPerClient: 2, MaxTotal: 3, ClientKey: func(r *http.Request) string { return r.Header.Get("Authorization") }}
 	_, hs := singleServer(t, res)
 	reserve(t, hs.URL, "Bearer a")
 	first := reserve(t, hs.URL, "Bearer a")
@@ -110,6 +111,17 @@ func TestSSESingle_ReservationBounds(t *testing.T) {
 	cancel() // the client leaves: the reservation ends with its stream
 	waitFor(t, "the closed stream's reservation to go", func() bool { return res.Len() == 2 })
 	reserve(t, hs.URL, "Bearer a")
+}
+
+// Without ClientKey a client is its peer address, whatever Authorization it sends: the transport
+// cannot tell a valid token from a made-up one, and a bound per header value would let one
+// client take every reservation of the server by varying it.
+func TestSSESingle_DefaultBoundIsPerPeerAddress(t *testing.T) {
+	_, hs := singleServer(t, &Reservations{MaxPerClient: 2})
+	reserve(t, hs.URL, "Bearer made-up-1")
+	reserve(t, hs.URL, "")
+	resp, body := do(t, http.MethodPut, hs.URL, "Bearer made-up-2", "", "")
+	expectCode(t, resp, body, http.StatusTooManyRequests, CodeTooManyReservations)
 }
 
 // At shutdown the stream cancels its running operations, sends `complete` for each, ends, and
