@@ -30,6 +30,8 @@ type testAPI struct {
 	db     *store.DB
 	engine *forkengine.Engine
 	broker *forkengine.Broker
+	feed   *forkengine.Feed
+	feedDB *store.DB // the feed's own handle: reads here are not counted as the API's
 	sim    *simulated.Driver
 	srv    *handler.Server
 	http   http.Handler
@@ -82,7 +84,7 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	}
 	h := opts.tokens.HTTPMiddleware(srv)
 	ts := httptest.NewServer(h)
-	api := &testAPI{t: t, db: db, engine: engine, broker: broker, sim: sim, srv: srv, http: h,
+	api := &testAPI{t: t, db: db, engine: engine, broker: broker, feed: feed, feedDB: feedDB, sim: sim, srv: srv, http: h,
 		client: client.New(h), url: ts.URL}
 	t.Cleanup(func() {
 		ts.Close()

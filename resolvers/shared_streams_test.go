@@ -62,11 +62,26 @@ func newCountingAPI(t *testing.T, opts apiOptions) (*testAPI, *batchCounter) {
 // all of them: a live stream misses what precedes its subscription.
 func (a *testAPI) subscribeLive(clients []*wsClient, id, query string, vars map[string]any) {
 	a.t.Helper()
+	a.awaitFeed()
 	before := a.broker.Subscribers()
 	for _, c := range clients {
 		c.subscribe(id, query, vars)
 	}
 	require.Eventually(a.t, func() bool { return a.broker.Subscribers() == before+len(clients) }, 5*time.Second, time.Millisecond)
+}
+
+// awaitFeed waits until the feed has handed the broker every event committed so far. The feed
+// delivers a commit's events after the commit returns, so a live subscription made at once could
+// still get the last one, which the tests count as preceding it.
+func (a *testAPI) awaitFeed() {
+	a.t.Helper()
+	events, err := a.feedDB.LogEventsAfter(context.Background(), 0, 0)
+	require.NoError(a.t, err)
+	var latest int64
+	if len(events) > 0 {
+		latest = events[len(events)-1].Cursor
+	}
+	require.Eventually(a.t, func() bool { return a.feed.Position() >= latest }, 5*time.Second, time.Millisecond)
 }
 
 func (a *testAPI) dialMany(n int, payload map[string]any) []*wsClient {
