@@ -135,14 +135,12 @@ func (t Websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	} else {
 		c.protocol = transportProtocol{}
 	}
+	c.prepareReading()
 	untrack, open := track(r, c)
 	if !open {
 		c.abort(websocket.CloseGoingAway, "Server shutting down")
 	}
-	go func() {
-		defer untrack()
-		c.serve()
-	}()
+	go c.serve(untrack)
 }
 
 // negotiateSubprotocol picks graphql-transport-ws when offered, else graphql-ws, else "".
