@@ -98,7 +98,7 @@ func NewServer(cfg Config) *handler.Server {
 	srv.AroundResponses(endStreamWithError(cfg.StreamError))
 	srv.AroundResponses(shareResponses)
 	srv.AroundResponses(withLoaders(sources))
-	srv.AroundRootFields(freshLoadersPerMutationField)
+	srv.Use(mutationFieldLoaders{})
 	srv.Use(fieldPolicy{authorize: cfg.Authorize, ids: idArguments{schema: schema.Schema()}})
 	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))

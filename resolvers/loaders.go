@@ -7,6 +7,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/models"
@@ -26,7 +27,7 @@ type pageKey struct {
 
 // loaders is the set of batched reads of one response. It is built fresh for every response (a
 // query, a mutation, or one event of a subscription) that reads through a loader (withLoaders),
-// and for every root field of a mutation (freshLoadersPerMutationField), so nothing is cached
+// and for every root field of a mutation (mutationFieldLoaders), so nothing is cached
 // across responses, a subscription event always sees the data as it is when the event is sent,
 // and a mutation field sees what the fields before it wrote.
 type loaders struct {
@@ -96,28 +97,48 @@ func withLoaders(with loaderSources) graphql.ResponseMiddleware {
 	}
 }
 
-// freshLoadersPerMutationField gives each root field of a mutation a loader set of its own
-// (registered with srv.AroundRootFields). A mutation's root fields run one after another and
-// each must see what the ones before it wrote (GraphQL's serial execution); with one set for the
-// whole response, a later field got what an earlier one had read: b's session.latestTurn was the
-// turn as it stood before b settled it, and b's own turn not forkable. A root field's selection
-// is resolved within the field, so its set is dropped with it; queries keep one set per response.
-func freshLoadersPerMutationField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
-	slot, ok := ctx.Value(loadersKey{}).(*responseLoaders)
-	if !ok || !isMutation(ctx) {
-		return next(ctx)
-	}
-	fresh := &responseLoaders{with: slot.with}
-	fresh.ctx = context.WithValue(ctx, loadersKey{}, fresh)
-	return next(fresh.ctx)
-}
+// mutationFieldLoaders gives each root field of a mutation a loader set of its own. A mutation's
+// root fields run one after another and each must see what the ones before it wrote (GraphQL's
+// serial execution); with one set for the whole response, a later field got what an earlier one
+// had read: b's session.latestTurn was the turn as it stood before b settled it, and b's own turn
+// not forkable. A root field's selection is resolved within the field, so its set is dropped
+// with it; queries and subscription events keep one set per response.
+//
+// It wraps the root field middleware of mutations only, as an operation context mutator: as a
+// root field interceptor (srv.AroundRootFields) it was a layer of every root field, and the
+// frames it added to a subscription's start, which runs on the websocket's reader goroutine,
+// doubled that goroutine's stack (4 to 8 KiB) for as long as the connection lives.
+type mutationFieldLoaders struct{}
 
-func isMutation(ctx context.Context) bool {
-	if !graphql.HasOperationContext(ctx) {
-		return false
+var (
+	_ graphql.HandlerExtension        = mutationFieldLoaders{}
+	_ graphql.OperationContextMutator = mutationFieldLoaders{}
+)
+
+// ExtensionName names the extension to gqlgen.
+func (mutationFieldLoaders) ExtensionName() string { return "forkgraph mutation field loaders" }
+
+// Validate accepts every schema.
+func (mutationFieldLoaders) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext puts a fresh loader slot in front of each root field of a mutation.
+func (mutationFieldLoaders) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Mutation {
+		return nil
 	}
-	op := graphql.GetOperationContext(ctx).Operation
-	return op != nil && op.Operation == ast.Mutation
+	inner := oc.RootResolverMiddleware
+	oc.RootResolverMiddleware = func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+		if slot, ok := ctx.Value(loadersKey{}).(*responseLoaders); ok {
+			fresh := &responseLoaders{with: slot.with}
+			fresh.ctx = context.WithValue(ctx, loadersKey{}, fresh)
+			ctx = fresh.ctx
+		}
+		if inner == nil {
+			return next(ctx)
+		}
+		return inner(ctx, next)
+	}
+	return nil
 }
 
 func newLoaders(ctx context.Context, with loaderSources) *loaders {
