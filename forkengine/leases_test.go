@@ -193,6 +193,16 @@ type hookedDriver struct {
 	onDescribe func()
 }
 
+// newHookedHarness is a harness whose driver is a hookedDriver around its scripted one.
+func newHookedHarness(t *testing.T) (*harness, *hookedDriver) {
+	var hd *hookedDriver
+	h := newHarness(t, func(c *forkengine.Config) {
+		hd = &hookedDriver{ScriptedDriver: c.Drivers[provider].(*forkenginetest.ScriptedDriver)}
+		c.Drivers = map[string]forkengine.Driver{provider: hd}
+	})
+	return h, hd
+}
+
 func (d *hookedDriver) Describe(ctx context.Context, s forkengine.Session) (forkengine.Descriptor, error) {
 	d.mu.Lock()
 	hook := d.onDescribe
@@ -209,11 +219,7 @@ func (d *hookedDriver) Describe(ctx context.Context, s forkengine.Session) (fork
 // touched by another instance"). The lost swap returns the stored row, which carries the taker's
 // owner; retrying from it, the swap succeeded and the old instance dispatched the taker's fork.
 func TestAnInstanceThatLostItsLeaseBeforeDispatchStops(t *testing.T) {
-	var hd *hookedDriver
-	h := newHarness(t, func(c *forkengine.Config) {
-		hd = &hookedDriver{ScriptedDriver: c.Drivers[provider].(*forkenginetest.ScriptedDriver)}
-		c.Drivers = map[string]forkengine.Driver{provider: hd}
-	})
+	h, hd := newHookedHarness(t)
 	h.seed(1)
 	op := h.mustFork("request-1", "turn-1") // prepared, leased to instance A (h.engine)
 	h.advance(forkengine.DefaultLeaseDuration + time.Second)
@@ -237,11 +243,7 @@ func TestAnInstanceThatLostItsLeaseBeforeDispatchStops(t *testing.T) {
 
 // Stopping leaves nothing undone: the taker finishes the fork, with the one provider call.
 func TestATakeoverBeforeDispatchLeavesTheForkToTheTaker(t *testing.T) {
-	var hd *hookedDriver
-	h := newHarness(t, func(c *forkengine.Config) {
-		hd = &hookedDriver{ScriptedDriver: c.Drivers[provider].(*forkenginetest.ScriptedDriver)}
-		c.Drivers = map[string]forkengine.Driver{provider: hd}
-	})
+	h, hd := newHookedHarness(t)
 	h.seed(1)
 	op := h.mustFork("request-1", "turn-1")
 	b := h.peer()

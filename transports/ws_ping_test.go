@@ -3,6 +3,7 @@ package transports
 import (
 	"context"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"syscall"
@@ -30,25 +31,8 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 // progress to a client that reads slowly but steadily (well within WriteTimeout and
 // SlowClientTimeout): the connection dropped without a close frame (1006).
 func TestAClientPingDoesNotCutTheWriteInProgress(t *testing.T) {
-	srv := handler.New(streamSchema(newStreamHooks()))
-	srv.AddTransport(Websocket{WriteTimeout: 20 * time.Second, SlowClientTimeout: 20 * time.Second})
-	hs := httptest.NewUnstartedServer(srv)
-	hs.Listener = smallSendBuffers{hs.Listener}
-	hs.Start()
-	t.Cleanup(hs.Close)
-
-	d := websocket.Dialer{Subprotocols: []string{SubprotocolTransportWS}, HandshakeTimeout: 5 * time.Second,
-		NetDialContext: (&net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-			return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10) })
-		}}).DialContext}
-	ws, resp, err := d.DialContext(context.Background(), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	t.Cleanup(func() { ws.Close() })
-	c := &client{t: t, conn: ws}
-	c.initialise()
+	c := dialSlowReader(t, Websocket{WriteTimeout: 20 * time.Second, SlowClientTimeout: 20 * time.Second})
+	ws := c.conn
 	const n = 14 // 100 kB each, read at about 400 kB/s: the batch is in write for seconds
 	c.subscribe("s", "subscription { ticks(n: 14, size: 100000) }")
 	start, pinged := time.Now(), false
@@ -76,24 +60,8 @@ func TestAClientPingDoesNotCutTheWriteInProgress(t *testing.T) {
 // already past; gorilla then kept that timeout as its write error and refused every later
 // control frame, so this 4400 never reached the client (1006).
 func TestALatePongDoesNotSwallowTheCloseFrame(t *testing.T) {
-	srv := handler.New(streamSchema(newStreamHooks()))
-	srv.AddTransport(Websocket{WriteTimeout: 3 * time.Second, SlowClientTimeout: 30 * time.Second})
-	hs := httptest.NewUnstartedServer(srv)
-	hs.Listener = smallSendBuffers{hs.Listener}
-	hs.Start()
-	t.Cleanup(hs.Close)
-	d := websocket.Dialer{Subprotocols: []string{SubprotocolTransportWS}, HandshakeTimeout: 5 * time.Second,
-		NetDialContext: (&net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-			return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10) })
-		}}).DialContext}
-	ws, resp, err := d.DialContext(context.Background(), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	t.Cleanup(func() { ws.Close() })
-	c := &client{t: t, conn: ws}
-	c.initialise()
+	c := dialSlowReader(t, Websocket{WriteTimeout: 3 * time.Second, SlowClientTimeout: 30 * time.Second})
+	ws := c.conn
 	time.Sleep(1200 * time.Millisecond) // the next batch renews its deadline: 3.75 s from its start
 	c.subscribe("s", "subscription { ticks(n: 3, size: 400000) }")
 	start := time.Now()
@@ -129,9 +97,42 @@ func TestAStuckClientThatPingsIsLetGoAfterCloseGrace(t *testing.T) {
 	start := time.Now()
 	go func() { _ = hs.Config.Shutdown(context.Background()) }()
 	time.Sleep(50 * time.Millisecond)
-	v, _ := serverConns.Load(hs.Config)
+	requireConnsGoneWithinCloseGrace(t, hs.Config, start)
+}
+
+// dialSlowReader serves ws on a server whose connections have 16 KiB send buffers and dials it
+// with a 16 KiB receive buffer, initialised: a client on a slow link, for as long as it reads
+// slowly, keeps the server's batch in write.
+func dialSlowReader(t *testing.T, ws Websocket) *client {
+	t.Helper()
+	srv := handler.New(streamSchema(newStreamHooks()))
+	srv.AddTransport(ws)
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Listener = smallSendBuffers{hs.Listener}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	d := websocket.Dialer{Subprotocols: []string{SubprotocolTransportWS}, HandshakeTimeout: 5 * time.Second,
+		NetDialContext: (&net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10) })
+		}}).DialContext}
+	conn, resp, err := d.DialContext(context.Background(), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	t.Cleanup(func() { conn.Close() })
+	c := &client{t: t, conn: conn}
+	c.initialise()
+	return c
+}
+
+// requireConnsGoneWithinCloseGrace waits until srv serves no websocket, failing if any is still
+// served closeGrace (and some slack) after start, when its shutdown began.
+func requireConnsGoneWithinCloseGrace(t *testing.T, srv *http.Server, start time.Time) {
+	t.Helper()
+	v, _ := serverConns.Load(srv)
 	live := v.(*liveConns)
-	deadline := time.Now().Add(closeGrace + 2*time.Second)
+	deadline := start.Add(closeGrace + 2*time.Second)
 	for {
 		live.mu.Lock()
 		left := len(live.conns)

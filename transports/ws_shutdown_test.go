@@ -66,19 +66,5 @@ func TestShutdownClosesEveryWebsocketAtOnce(t *testing.T) {
 	// The clients that do not read are let go after closeGrace, not after their writes' deadline
 	// (WriteTimeout, 30 s here): the reader's deadline is set before the close frame, which waits
 	// for the stuck write, and when it passes the connection is closed, ending that write.
-	v, _ := serverConns.Load(hs.Config)
-	live2 := v.(*liveConns)
-	deadline := time.Now().Add(closeGrace + 2*time.Second)
-	for {
-		live2.mu.Lock()
-		left := len(live2.conns)
-		live2.mu.Unlock()
-		if left == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections still served %v after Shutdown began", left, time.Since(start).Round(time.Millisecond))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	requireConnsGoneWithinCloseGrace(t, hs.Config, start)
 }
