@@ -66,9 +66,12 @@ func snapshotMatches(s Snapshot, want string) (bool, error) {
 		return got == want, err
 	}
 	got, err := snapshotHash(s)
-	n := countHTMLEscapes(s)
-	if err != nil || got == want || n == 0 {
+	if err != nil || got == want {
 		return got == want, err
+	}
+	n := countHTMLEscapes(s)
+	if n == 0 {
+		return false, nil
 	}
 	all := uint64(1)<<min(n, 64) - 1
 	masks := []uint64{all}
