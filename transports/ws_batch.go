@@ -19,9 +19,9 @@ const maxBatchBytes = 64 << 10
 var batchBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // batchConn is the hijacked network connection under a websocket. gorilla writes its handshake
-// and control frames (ping, pong, close) through Write; the connection's writer writes data
-// messages with writeText, which frames every queued message into one buffer and writes it with
-// one system call. With thousands of subscribers, a message per system call and gorilla's
+// and its control frames (ping, close) through Write; the connection's writer writes data
+// messages, and the pongs that answer a client's pings, with writeText, which frames every queued
+// message into one buffer and writes it with one system call. With thousands of subscribers, a message per system call and gorilla's
 // per-message writer were over a third of a fan-out's CPU. mu serialises both paths, so frames
 // never interleave.
 type batchConn struct {
@@ -109,8 +109,8 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeText writes messages as text frames, in order, in as few writes as maxBatchBytes allows.
-// open is asked with the lock held: once it says no (a close frame may have been written), no
+// writeText writes a pong frame with pong's payload when pong is not nil, then messages as text
+// frames, in order, in as few writes as maxBatchBytes allows. open is asked with the lock held: once it says no (a close frame may have been written), no
 // data frame may follow, and nothing is written.
 func (b *batchConn) writeText(pong *string, messages [][]byte, open func() bool, now time.Time, timeout time.Duration) error {
 	b.mu.Lock()
