@@ -193,10 +193,7 @@ func (c *conn) answerPing(data string) error {
 		return nil
 	}
 	c.pendingPong = &data
-	if !c.writing {
-		c.writing = true
-		c.progressAt = time.Now()
-		c.writerWG.Add(1)
+	if c.becomeWriterLocked() {
 		go c.flush()
 	}
 	return nil

@@ -112,6 +112,12 @@ func (c *conn) queueLocked(frame []byte) bool {
 	c.queuedBytes += len(frame)
 	c.peakBytes = max(c.peakBytes, c.queuedBytes+c.writingBytes)
 	c.cfg.Observer.queueBytes(len(frame))
+	return c.becomeWriterLocked()
+}
+
+// becomeWriterLocked reports whether no writer was running; then the caller has become it and
+// must run flush.
+func (c *conn) becomeWriterLocked() bool {
 	if c.writing {
 		return false
 	}
