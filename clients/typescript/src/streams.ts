@@ -19,6 +19,8 @@ export interface Streams {
   subscribe<R, V>(doc: Document<R, V>, variables: V, sink: StreamSink<R>): () => void;
   /** onConnected registers a listener for each new connection; it returns the unregister function. */
   onConnected(listener: () => void): () => void;
+  /** isOpen tells whether a connection is up now (a new subscription starts on it at once). */
+  isOpen(): boolean;
   /** dispose closes the transport. */
   dispose(): void;
 }
@@ -87,6 +89,7 @@ export class WsStreams implements Streams {
   private generation = 0;
   private refreshNext = false;
   private readonly connected = new Set<() => void>();
+  private open = false;
 
   constructor(opts: WsOptions) {
     this.opts = opts;
@@ -95,7 +98,8 @@ export class WsStreams implements Streams {
   private current(): { client: WsClient; generation: number } {
     if (!this.client) {
       this.generation++;
-      this.client = createWsClient({
+      this.open = false;
+      const client: WsClient = createWsClient({
         url: this.opts.url,
         webSocketImpl: this.opts.webSocketImpl,
         lazy: true,
@@ -110,10 +114,16 @@ export class WsStreams implements Streams {
         },
         on: {
           connected: () => {
+            if (this.client !== client) return;
+            this.open = true;
             for (const listener of [...this.connected]) listener();
+          },
+          closed: () => {
+            if (this.client === client) this.open = false;
           },
         },
       });
+      this.client = client;
     }
     return { client: this.client, generation: this.generation };
   }
@@ -123,6 +133,7 @@ export class WsStreams implements Streams {
     if (refresh) this.refreshNext = true;
     const old = this.client;
     this.client = null;
+    this.open = false;
     void old.dispose();
   }
 
@@ -163,10 +174,15 @@ export class WsStreams implements Streams {
     return () => this.connected.delete(listener);
   }
 
+  isOpen(): boolean {
+    return this.client !== null && this.open;
+  }
+
   dispose(): void {
     this.connected.clear();
     if (this.client) void this.client.dispose();
     this.client = null;
+    this.open = false;
   }
 }
 
@@ -254,6 +270,10 @@ export class SseStreams implements Streams {
   onConnected(listener: () => void): () => void {
     this.connected.add(listener);
     return () => this.connected.delete(listener);
+  }
+
+  isOpen(): boolean {
+    return false; // each stream is its own request: "live" once its headers are sent
   }
 
   dispose(): void {

@@ -112,6 +112,7 @@ export function startWatch(ctx: WatchContext, opts: WatchWorkspaceOptions): Work
         complete: () => end(null),
       });
       signal.addEventListener('abort', onAbort, { once: true });
+      if (ctx.streams.isOpen() && !paused && !stopped) setStatus('live');
     });
 
   const snapshot = async () => {

@@ -111,7 +111,9 @@ export async function startProxy(upstreamPort) {
   const rules = [];
   const seen = [];
   const sockets = new Set();
+  const streams = new Set();
   let upstream = upstreamPort;
+  let held = false;
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
@@ -133,16 +135,17 @@ export async function startProxy(upstreamPort) {
         return;
       }
       const up = http.request({ host: '127.0.0.1', port: upstream, method: req.method, path: req.url, headers: req.headers }, (upRes) => {
-        const parts = [];
-        upRes.on('data', (c) => parts.push(c));
-        upRes.on('end', () => {
-          if (action === 'cut') {
-            req.socket.destroy(); // the server answered; the client never hears it
-            return;
-          }
-          res.writeHead(upRes.statusCode, upRes.headers);
-          res.end(Buffer.concat(parts));
-        });
+        if (action === 'cut') {
+          upRes.resume();
+          upRes.on('end', () => req.socket.destroy()); // the server answered; the client never hears it
+          return;
+        }
+        // Streamed through (server-sent events never end on their own).
+        res.writeHead(upRes.statusCode, upRes.headers);
+        upRes.pipe(res);
+        const pair = { socket: req.socket, up: upRes.socket };
+        streams.add(pair);
+        res.on('close', () => streams.delete(pair));
       });
       up.on('error', () => req.socket.destroy());
       up.end(raw);
@@ -166,7 +169,7 @@ export async function startProxy(upstreamPort) {
       for (let i = 0; i < req.rawHeaders.length; i += 2) headText += `${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`;
       up.write(headText + '\r\n');
       if (head && head.length) up.write(head);
-      up.pipe(socket);
+      if (!held) up.pipe(socket);
       socket.pipe(up);
     });
   });
@@ -189,6 +192,31 @@ export async function startProxy(upstreamPort) {
         p.up.destroy();
       }
       return n;
+    },
+    /** dropStreams cuts every HTTP response still streaming (server-sent events). */
+    dropStreams() {
+      const n = streams.size;
+      for (const p of [...streams]) {
+        p.socket.destroy();
+        p.up.destroy();
+      }
+      return n;
+    },
+    /** holdWebsockets stops passing the server's websocket bytes to the clients (a stalled network). */
+    holdWebsockets() {
+      held = true;
+      for (const p of sockets) {
+        p.up.unpipe(p.socket);
+        p.up.pause();
+      }
+    },
+    /** releaseWebsockets passes them on again. */
+    releaseWebsockets() {
+      held = false;
+      for (const p of sockets) {
+        p.up.pipe(p.socket);
+        p.up.resume();
+      }
     },
     get websockets() {
       return sockets.size;
