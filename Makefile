@@ -1,16 +1,16 @@
 # forkgraph: the two commands are `go run .` (serve) and `make test` (everything below).
 # `make test` runs every suite: Go (race detector on), the generated-code check, the schema lint and
 # breaking-change check (tools/schema/, Node), the Node end-to-end
-# suite against the real server, the playground's browser tests in headless Chromium, and the store
-# contract suite and the multi-instance suite against PostgreSQL when its server binaries are on the
-# machine.
+# suite against the real server, the TypeScript client's suite (clients/typescript/), the
+# playground's browser tests in headless Chromium, and the store contract suite and the
+# multi-instance suite against PostgreSQL when its server binaries are on the machine.
 
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: test check generate-check lint-schema schema-changes test-go test-postgres test-e2e test-browser generate run fuzz
+.PHONY: test check generate-check lint-schema schema-changes test-go test-postgres test-e2e test-client test-browser generate run fuzz
 
-test: check generate-check lint-schema schema-changes test-go test-postgres test-e2e test-browser
+test: check generate-check lint-schema schema-changes test-go test-postgres test-e2e test-client test-browser
 	@echo "make test: all suites passed"
 
 run:
@@ -47,6 +47,11 @@ test-postgres:
 
 test-e2e:
 	@bash scripts/run-optional.sh "end-to-end client suite (e2e/)" e2e/run.sh
+
+# The TypeScript client (clients/typescript): generated types up to date, build, Node tests against
+# real servers, and the npm pack / consumer checks.
+test-client:
+	@bash scripts/run-optional.sh "TypeScript client suite (clients/typescript/)" clients/typescript/test.sh
 
 test-browser:
 	@bash scripts/run-optional.sh "playground browser tests (web/playground/)" web/playground/test-browser.sh

@@ -57,6 +57,11 @@ interface Result {
   errors?: readonly GraphQLErrorEntry[];
 }
 
+/** quietly drops what graphql-ws's dispose settles with: a socket closed while connecting rejects it. */
+function quietly(result: void | Promise<void>): void {
+  if (result instanceof Promise) result.catch(() => undefined);
+}
+
 /** resultError is the error of a result that carries `errors`, or null. */
 function resultError(result: Result): ForkgraphError | null {
   return result.errors && result.errors.length > 0 ? ForkgraphError.fromErrors(result.errors) : null;
@@ -134,7 +139,7 @@ export class WsStreams implements Streams {
     const old = this.client;
     this.client = null;
     this.open = false;
-    void old.dispose();
+    quietly(old.dispose());
   }
 
   subscribe<R, V>(doc: Document<R, V>, variables: V, sink: StreamSink<R>): () => void {
@@ -180,7 +185,7 @@ export class WsStreams implements Streams {
 
   dispose(): void {
     this.connected.clear();
-    if (this.client) void this.client.dispose();
+    if (this.client) quietly(this.client.dispose());
     this.client = null;
     this.open = false;
   }

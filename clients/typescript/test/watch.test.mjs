@@ -141,6 +141,7 @@ describe('watchWorkspace', () => {
       noRepeat(ids(w.events));
       assert.deepEqual(ids(w.events), log, 'nothing lost across the resume');
     }
+    client.close();
     await slowProxy.close();
     await slow.stop();
   });

@@ -1,0 +1,143 @@
+// The session graph and the React bindings against the real server: sessions with their
+// forkability kept live, fork buttons that appear and disappear with turn events, and the fork
+// flow driven by useForkThroughTurn (rendered with react-test-renderer, no DOM).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createElement } from 'react';
+import TestRenderer from 'react-test-renderer';
+import { ForkgraphProvider, useForkThroughTurn, useSessionGraph, useWorkspaceEvents } from '../dist/react/index.js';
+import { MemoryForkRecordStore } from '../dist/index.js';
+import { boundaryFacts, cleanup, gql, seedSession, startServer, uniqueWorkspace, until } from './harness.mjs';
+import { closeClients, newClient } from './lib.mjs';
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  closeClients();
+  await cleanup();
+});
+
+const REPORT_TURN = `mutation($input: ReportTurnInput!) { reportTurn(input: $input) { localId } }`;
+
+/** graphUntil awaits a session graph state that satisfies predicate. */
+function graphUntil(graph, predicate, what) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`timed out waiting for ${what}`));
+    }, 15000);
+    const check = () => {
+      const s = graph.getState();
+      if (!predicate(s)) return;
+      clearTimeout(timer);
+      off();
+      resolve(s);
+    };
+    const off = graph.subscribe(check);
+    check();
+  });
+}
+
+describe('session graph', () => {
+  test('sessions with forkability, and a fork button that appears when a turn settles', async () => {
+    const ws = uniqueWorkspace('graph');
+    const s = await seedSession(server.url, { workspaceId: ws, turns: 1 });
+    const client = newClient(server.url);
+    const graph = client.sessionGraph(ws);
+    const loaded = await graphUntil(graph, (st) => st.loaded && st.sessions[s.sessionId], 'the snapshot');
+    const session = loaded.sessions[s.sessionId];
+    assert.equal(session.lifecycleCapabilities.forkThroughTurn, true);
+    assert.equal(session.latestTurn.providerForkBindingAvailable, true);
+    await graph.loadTurns(s.sessionId);
+
+    // Another client reports a running turn: no button; it settles: a button.
+    const input = { workspaceId: ws, sessionId: s.sessionId, id: `${s.sessionId}-t9`, phase: 'RUNNING' };
+    await gql(server.url, REPORT_TURN, { input });
+    const running = await graphUntil(graph, (st) => st.turns[s.sessionId]?.some((t) => t.localId === input.id), 'the running turn');
+    const t9 = running.turns[s.sessionId].find((t) => t.localId === input.id);
+    assert.equal(t9.providerForkBindingAvailable, false);
+    assert.equal(running.sessions[s.sessionId].latestTurn.localId, input.id);
+    await gql(server.url, REPORT_TURN, { input: { ...input, phase: 'SETTLED', outcome: 'COMPLETED', providerTurnId: 'p-t9', providerTurnBinding: { turn: 9 } } });
+    await graphUntil(graph, (st) => st.turns[s.sessionId]?.find((t) => t.localId === input.id)?.providerForkBindingAvailable === true, 'the button');
+
+    // A fork's child appears in the graph with its lineage.
+    const end = await (await client.forkThroughTurn({ workspaceId: ws, sessionId: s.sessionId, turnId: input.id })).settled();
+    const withChild = await graphUntil(graph, (st) => st.sessions[end.targetSessionId], 'the child');
+    assert.equal(withChild.sessions[end.targetSessionId].forkedFrom.sourceTurnId, input.id);
+    assert.ok(withChild.order.indexOf(end.targetSessionId) > withChild.order.indexOf(s.sessionId));
+    graph.close();
+  });
+});
+
+/** render mounts element and returns the latest value its probe reported. */
+function mount(element) {
+  let renderer;
+  TestRenderer.act(() => {
+    renderer = TestRenderer.create(element);
+  });
+  return renderer;
+}
+
+describe('React bindings', () => {
+  test('useSessionGraph + useForkThroughTurn: the button forks, follows, acknowledges, and comes back', async () => {
+    globalThis.IS_REACT_ACT_ENVIRONMENT = false; // the server drives updates, not act()
+    const ws = uniqueWorkspace('react');
+    const s = await seedSession(server.url, { workspaceId: ws, simulated: { latencyMs: 300 } });
+    const store = new MemoryForkRecordStore();
+    const client = newClient(server.url, { forkStore: store });
+    const seen = { graph: null, fork: null, events: null };
+    function TurnButton({ turn, session }) {
+      seen.fork = useForkThroughTurn(turn, { session });
+      return null;
+    }
+    function App() {
+      const graph = useSessionGraph(undefined, { turnsOf: [s.sessionId] });
+      seen.graph = graph;
+      seen.events = useWorkspaceEvents();
+      const turn = graph.turns[s.sessionId]?.find((t) => t.localId === s.turnIds[1]) ?? null;
+      return turn ? createElement(TurnButton, { turn, session: graph.sessions[s.sessionId] }) : null;
+    }
+    const renderer = mount(createElement(ForkgraphProvider, { client, workspaceId: ws }, createElement(App)));
+    await until(() => seen.fork?.canFork, { what: 'an enabled fork button' });
+    await seen.fork.fork();
+    await until(() => seen.fork.forking || seen.fork.state?.status === 'succeeded', { what: 'forking' });
+    assert.equal(seen.fork.canFork, false, 'no second fork while one runs');
+    await until(() => seen.fork.state?.ack === 'acknowledged', { what: 'acknowledged' });
+    const child = seen.fork.state.targetSessionId;
+    await until(() => seen.graph.sessions[child], { what: 'the child in the graph' });
+    await until(() => seen.fork.canFork, { what: 'the button back' });
+    assert.ok(seen.events.lastEvent, 'useWorkspaceEvents saw events');
+    const facts = await boundaryFacts(server.url, { workspaceId: ws, sessionId: s.sessionId, turnId: s.turnIds[1] });
+    assert.equal(facts.forks.length, 1);
+    TestRenderer.act(() => renderer.unmount());
+  });
+
+  test("a reload mid-fork: the new page's hook shows the running attempt and finishes it", async () => {
+    globalThis.IS_REACT_ACT_ENVIRONMENT = false;
+    const ws = uniqueWorkspace('react-reload');
+    const s = await seedSession(server.url, { workspaceId: ws, simulated: { latencyMs: 1000 } });
+    const store = new MemoryForkRecordStore();
+    const first = newClient(server.url, { forkStore: store });
+    const handle = await first.forkThroughTurn({ workspaceId: ws, sessionId: s.sessionId, turnId: s.turnIds[1] });
+    const mid = await handle.until((st) => st.phase === 'DISPATCHING');
+    await first.flushed();
+    first.close();
+
+    const second = newClient(server.url, { forkStore: store });
+    const seen = {};
+    function App() {
+      const graph = useSessionGraph(undefined, { turnsOf: [s.sessionId] });
+      const turn = graph.turns[s.sessionId]?.find((t) => t.localId === s.turnIds[1]) ?? null;
+      seen.fork = useForkThroughTurn(turn);
+      return null;
+    }
+    const renderer = mount(createElement(ForkgraphProvider, { client: second, workspaceId: ws }, createElement(App)));
+    await until(() => seen.fork?.state?.requestId === mid.requestId, { what: 'the resumed attempt' });
+    assert.equal(seen.fork.pending, null, 'its own operation is not shown as someone else\'s');
+    await until(() => seen.fork.state.ack === 'acknowledged', { what: 'acknowledged after the reload' });
+    assert.equal(seen.fork.state.operationId, mid.operationId);
+    TestRenderer.act(() => renderer.unmount());
+  });
+});
