@@ -17,7 +17,7 @@ import (
 // The inputs of the front-end build; keep in step with scripts/write-manifest.mjs.
 var (
 	manifestInputFiles = []string{"index.html", "package.json", "package-lock.json", "vite.config.js"}
-	manifestInputDirs  = []string{"src", "scripts"}
+	manifestInputDirs  = []string{"src", "scripts", "../../clients/typescript/src"} // the explorer bundles @forkgraph/client from its sources
 )
 
 type buildManifest struct {

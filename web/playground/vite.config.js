@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { offlineUrlsPlugin } from './scripts/offline-urls.mjs';
 
@@ -6,6 +7,13 @@ import { offlineUrlsPlugin } from './scripts/offline-urls.mjs';
 export default defineConfig({
   // Relative asset URLs, so the playground also works when mounted under a path prefix.
   base: './',
+  resolve: {
+    // The explorer forks through @forkgraph/client, built from its TypeScript sources in this
+    // repository (clients/typescript/src, a build input); its graphql-ws and React are this
+    // project's, so the bundle holds one copy of each.
+    alias: { '@forkgraph/client': fileURLToPath(new URL('../../clients/typescript/src/index.ts', import.meta.url)) },
+    dedupe: ['graphql-ws', 'react', 'react-dom'],
+  },
   plugins: [offlineUrlsPlugin()],
   // React's automatic JSX runtime, compiled by vite's own transformer (no babel plugin needed).
   oxc: { jsx: { runtime: 'automatic' } },

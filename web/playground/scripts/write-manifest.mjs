@@ -1,5 +1,6 @@
 // Writes dist/build-manifest.json after `vite build`: a sha256 over every input of the build (the
-// sources, the build scripts, package.json and the lockfile) and the sha256 of every emitted file.
+// sources, @forkgraph/client's sources, the build scripts, package.json and the lockfile) and the
+// sha256 of every emitted file.
 // playground_test.go recomputes both without Node, so a commit that changes a source but not the
 // build, or edits dist/ by hand, fails `go test`. Keep the input list and the digest format in step
 // with sourceInputs/sourceDigest in playground_test.go.
@@ -10,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const INPUT_FILES = ['index.html', 'package.json', 'package-lock.json', 'vite.config.js'];
-const INPUT_DIRS = ['src', 'scripts'];
+// The explorer bundles @forkgraph/client from its sources (vite.config.js).
+const INPUT_DIRS = ['src', 'scripts', '../../clients/typescript/src'];
 
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {

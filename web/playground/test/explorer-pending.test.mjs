@@ -68,7 +68,7 @@ async function reconcileUntilResolved(page, turnId) {
   const unknown = pendingOf(page, turnId, 'DELIVERY_UNKNOWN');
   for (let round = 0; round < 10 && (await unknown.count()) > 0; round++) {
     const before = await attemptsShown(page, turnId);
-    const answered = page.waitForResponse((r) => (r.request().postData() || '').includes('ExplorerReconcile'), { timeout: TIMEOUT });
+    const answered = page.waitForResponse((r) => (r.request().postData() || '').includes('ReconcileForkOperation'), { timeout: TIMEOUT });
     const clicked = await unknown.locator('button.reconcile-button:enabled').click({ timeout: 3000 }).then(() => true, () => false);
     if (clicked) answers.push((await (await answered).json()).data.reconcileForkOperation);
     else answered.catch(() => {});
@@ -143,7 +143,7 @@ describe('pending fork operations on a turn', () => {
 
     // Reconcile: the page asks, the attempt count moves to (at least) what the server answered.
     const before = await attemptsShown(page, turnId);
-    const answered = page.waitForResponse((r) => (r.request().postData() || '').includes('ExplorerReconcile'), { timeout: TIMEOUT });
+    const answered = page.waitForResponse((r) => (r.request().postData() || '').includes('ReconcileForkOperation'), { timeout: TIMEOUT });
     await pending.locator('button.reconcile-button').click();
     const answer = (await (await answered).json()).data.reconcileForkOperation;
     assert.equal(answer.phase, 'DELIVERY_UNKNOWN', 'the provider still cannot tell');

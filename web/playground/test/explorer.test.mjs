@@ -53,7 +53,7 @@ describe('explorer', () => {
       const name = (/^\s*query\s+(\w+)/.exec(body.query || '') || [])[1];
       if (name) operations.push(name);
       const response = await route.fetch();
-      if (name === 'ExplorerEventCursor') cursor = (await response.json()).data.workspaceEventCursor;
+      if (name === 'WorkspaceEventCursor') cursor = (await response.json()).data.workspaceEventCursor;
       if (name === 'ExplorerSessions' && !changed) changed = await seedSession({ title: 'Reported right after the snapshot', turns: 1 });
       await route.fulfill({ response });
     });
@@ -65,7 +65,7 @@ describe('explorer', () => {
       assert.ok(changed, 'the snapshot was requested');
       await node(page, changed.id).waitFor({ timeout: TIMEOUT });
 
-      assert.deepEqual(operations.slice(0, 2), ['ExplorerEventCursor', 'ExplorerSessions'], 'the cursor is read before the snapshot');
+      assert.deepEqual(operations.slice(0, 2), ['WorkspaceEventCursor', 'ExplorerSessions'], 'the cursor is read before the snapshot');
       assert.ok(cursor, 'workspaceEventCursor answered a cursor');
       const subscribe = frames.slice(framesBefore)
         .filter((f) => f.dir === 'sent')
@@ -96,7 +96,7 @@ describe('explorer', () => {
     const edge = page.locator(`g.edge[data-edge="${source.id}->${target}"]`);
     assert.equal((await edge.textContent()).trim(), 'turn 2', 'the lineage edge names the turn forked through');
 
-    const phases = subscriptionPayloads(frames, 'forkOperationUpdated').filter((p) => p.id === opId).map((p) => p.phase);
+    const phases = subscriptionPayloads(frames, 'forkOperationUpdated').filter((p) => p.localId === opId).map((p) => p.phase);
     assert.ok(phases.includes('DISPATCHING') || phases.includes('MATERIALIZING'), `live phases seen: ${phases}`);
     const server = await gql(`query($id: ID!) { forkOperation(workspaceId: "demo", id: $id) { phase acknowledgedAt session { turns { totalCount } } } }`, { id: opId });
     assert.equal(server.forkOperation.phase, 'COMMITTED');

@@ -112,7 +112,7 @@ export type ForkSessionMutationVariables = Exact<{
 }>;
 
 
-export type ForkSessionMutation = { forkSession: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } };
+export type ForkSessionMutation = { forkSession: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } };
 
 export type ForkOperationQueryVariables = Exact<{
   workspaceId: string | number;
@@ -120,7 +120,7 @@ export type ForkOperationQueryVariables = Exact<{
 }>;
 
 
-export type ForkOperationQuery = { forkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null };
+export type ForkOperationQuery = { forkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null };
 
 export type ForkOperationUpdatedSubscriptionVariables = Exact<{
   workspaceId: string | number;
@@ -128,7 +128,7 @@ export type ForkOperationUpdatedSubscriptionVariables = Exact<{
 }>;
 
 
-export type ForkOperationUpdatedSubscription = { forkOperationUpdated: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } };
+export type ForkOperationUpdatedSubscription = { forkOperationUpdated: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } };
 
 export type AcknowledgeForkOperationMutationVariables = Exact<{
   workspaceId: string | number;
@@ -136,7 +136,7 @@ export type AcknowledgeForkOperationMutationVariables = Exact<{
 }>;
 
 
-export type AcknowledgeForkOperationMutation = { acknowledgeForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } };
+export type AcknowledgeForkOperationMutation = { acknowledgeForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } };
 
 export type ReconcileForkOperationMutationVariables = Exact<{
   workspaceId: string | number;
@@ -144,7 +144,7 @@ export type ReconcileForkOperationMutationVariables = Exact<{
 }>;
 
 
-export type ReconcileForkOperationMutation = { reconcileForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } };
+export type ReconcileForkOperationMutation = { reconcileForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } };
 
 export type AbandonForkOperationMutationVariables = Exact<{
   workspaceId: string | number;
@@ -153,17 +153,17 @@ export type AbandonForkOperationMutationVariables = Exact<{
 }>;
 
 
-export type AbandonForkOperationMutation = { abandonForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } };
+export type AbandonForkOperationMutation = { abandonForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } };
 
 export type ForkOperationFieldsFragment = { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string };
 
-export type LineageFieldsFragment = { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string };
+export type LineageFieldsFragment = { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null };
 
-export type SessionFieldsFragment = { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null };
+export type SessionFieldsFragment = { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null };
 
 export type TurnFieldsFragment = { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null };
 
-export type ForkResultFieldsFragment = { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null };
+export type ForkResultFieldsFragment = { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null };
 
 export type WorkspaceEventCursorQueryVariables = Exact<{
   workspaceId: string | number;
@@ -178,7 +178,7 @@ export type WorkspaceEventsSubscriptionVariables = Exact<{
 }>;
 
 
-export type WorkspaceEventsSubscription = { workspaceEvents: { cursor: string, kind: WorkspaceEventKind, occurredAt: string, sessionId: string | null, turnId: string | null, forkOperationId: string | null, forkOperationStatus: ForkOperationStatus | null, forkOperationPhase: ForkOperationPhase | null, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, latestTurn: { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null } | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null, turn: { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null } | null, forkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null } };
+export type WorkspaceEventsSubscription = { workspaceEvents: { cursor: string, kind: WorkspaceEventKind, occurredAt: string, sessionId: string | null, turnId: string | null, forkOperationId: string | null, forkOperationStatus: ForkOperationStatus | null, forkOperationPhase: ForkOperationPhase | null, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, latestTurn: { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null } | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null, turn: { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null } | null, forkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string, session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null, lineage: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null } };
 
 export type SessionsPageQueryVariables = Exact<{
   workspaceId: string | number;
@@ -187,7 +187,7 @@ export type SessionsPageQueryVariables = Exact<{
 }>;
 
 
-export type SessionsPageQuery = { sessions: { edges: Array<{ cursor: string, node: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, latestTurn: { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null } | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type SessionsPageQuery = { sessions: { edges: Array<{ cursor: string, node: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, latestTurn: { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null } | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type SessionNodeQueryVariables = Exact<{
   workspaceId: string | number;
@@ -195,7 +195,7 @@ export type SessionNodeQueryVariables = Exact<{
 }>;
 
 
-export type SessionNodeQuery = { session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, latestTurn: { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null } | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string } | null } | null };
+export type SessionNodeQuery = { session: { id: string, localId: string, workspaceId: string, kind: SessionKind, provider: string, title: string, createdAt: string, updatedAt: string, deletedAt: string | null, latestTurn: { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null } | null, lifecycleCapabilities: { forkThroughTurn: boolean }, forkedFrom: { id: string, operationId: string, sourceSessionId: string, sourceTurnId: string, targetSessionId: string, targetTurnId: string, forkedAt: string, sourceTurn: { id: string, localId: string, sequence: number } | null } | null } | null };
 
 export type SessionTurnsPageQueryVariables = Exact<{
   workspaceId: string | number;
@@ -291,6 +291,11 @@ export const LineageFieldsFragmentDoc = new TypedDocumentString(`
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
     `, {"fragmentName":"LineageFields"}) as unknown as TypedDocumentString<LineageFieldsFragment, unknown>;
 export const SessionFieldsFragmentDoc = new TypedDocumentString(`
@@ -319,6 +324,11 @@ export const SessionFieldsFragmentDoc = new TypedDocumentString(`
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }`, {"fragmentName":"SessionFields"}) as unknown as TypedDocumentString<SessionFieldsFragment, unknown>;
 export const ForkResultFieldsFragmentDoc = new TypedDocumentString(`
     fragment ForkResultFields on ForkOperation {
@@ -358,6 +368,11 @@ fragment LineageFields on Lineage {
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
 fragment SessionFields on Session {
   id
@@ -410,6 +425,11 @@ fragment LineageFields on Lineage {
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
 fragment SessionFields on Session {
   id
@@ -471,6 +491,11 @@ fragment LineageFields on Lineage {
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
 fragment SessionFields on Session {
   id
@@ -532,6 +557,11 @@ fragment LineageFields on Lineage {
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
 fragment SessionFields on Session {
   id
@@ -593,6 +623,11 @@ fragment LineageFields on Lineage {
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
 fragment SessionFields on Session {
   id
@@ -654,6 +689,11 @@ fragment LineageFields on Lineage {
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
 fragment SessionFields on Session {
   id
@@ -715,6 +755,11 @@ fragment LineageFields on Lineage {
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
 fragment SessionFields on Session {
   id
@@ -800,6 +845,11 @@ fragment LineageFields on Lineage {
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
 fragment SessionFields on Session {
   id
@@ -887,6 +937,11 @@ fragment LineageFields on Lineage {
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
 fragment SessionFields on Session {
   id
@@ -956,6 +1011,11 @@ fragment LineageFields on Lineage {
   targetSessionId
   targetTurnId
   forkedAt
+  sourceTurn {
+    id
+    localId
+    sequence
+  }
 }
 fragment SessionFields on Session {
   id

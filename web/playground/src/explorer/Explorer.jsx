@@ -33,10 +33,7 @@ export function Explorer({ workspaceId }) {
   const [startError, setStartError] = useState(null);
   const syncRef = useRef(null);
 
-  const forks = useMemo(
-    () => createForkRunner({ workspaceId, dispatch, hasSession: (id) => Boolean(stateRef.current.sessions[id]) }),
-    [workspaceId],
-  );
+  const forks = useMemo(() => createForkRunner({ workspaceId, dispatch }), [workspaceId]);
 
   // Reload the selected session's turns; calls made while one is in flight coalesce into one more.
   const detailLoad = useRef({ running: false, again: false });
@@ -90,10 +87,7 @@ export function Explorer({ workspaceId }) {
         break;
       case 'FORK_OPERATION_UPDATED': {
         const op = event.forkOperation;
-        if (op) {
-          const known = stateRef.current.operations[op.id];
-          forks.observe(op, Boolean(known && known.mine));
-        }
+        if (op) forks.observe(op);
         // The selected session's turns show their pending operations: read them again.
         if (selected && (event.sessionId === selected || (op && op.sourceSessionId === selected))) refreshDetail();
         break;

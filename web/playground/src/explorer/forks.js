@@ -1,114 +1,103 @@
-// Starting and following forks from the explorer. A fork is a durable operation on the server;
-// the client starts it with a fresh requestId, follows forkOperationUpdated until a terminal
-// phase, makes sure the new session is in the graph, and then acknowledges the operation (which
-// releases the server's fork barrier on that turn).
-import { request, sharedSocket, subscribe } from '../graphql.js';
-import { ABANDON, ACKNOWLEDGE, FORK_OPERATION_UPDATED, FORK_SESSION, RECONCILE, SESSION_NODE_QUERY, TERMINAL_PHASES } from './queries.js';
-
-/** newRequestId returns a random UUID; crypto.randomUUID exists only in secure contexts. */
-export function newRequestId() {
-  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  b[6] = (b[6] & 0x0f) | 0x40;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const hex = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
+// Starting and following forks from the explorer, through @forkgraph/client: forkThroughTurn keeps
+// one identity per turn (in localStorage, so a reload resumes a fork instead of starting another),
+// sends a request whose answer was lost again with that identity, adopts the operation the
+// server's barrier answers with, follows the phases, and acknowledges the operation once the new
+// session is seen (which releases the server's fork barrier on that turn). This file only maps the
+// client's fork states onto the explorer's operations list.
+import { forkgraphClient } from '../forkgraph.js';
+import { explorerOperation, explorerSession } from './sync.js';
 
 /**
- * createForkRunner binds the fork flow to a workspace and the explorer's dispatch. hasSession tells
- * whether a session is already in the graph (read from the latest state).
+ * createForkRunner binds the fork flow to a workspace and the explorer's dispatch. Forks this
+ * browser started and did not finish (before a reload, too) are resumed and shown as "yours".
  */
-export function createForkRunner({ workspaceId, dispatch, hasSession }) {
-  const following = new Map(); // operation id -> unsubscribe
-  const acknowledged = new Set();
+export function createForkRunner({ workspaceId, dispatch }) {
+  const client = forkgraphClient();
+  const watched = new Map(); // boundary key -> { handle, off }
   const update = (operation, patch) => dispatch({ type: 'operationUpdated', operation, patch });
+  let stopped = false;
 
-  const settle = async (op) => {
-    if (op.phase !== 'COMMITTED' || !op.targetSessionId || acknowledged.has(op.id)) return;
-    acknowledged.add(op.id);
-    update(op, { acking: true, ackError: null });
-    try {
-      // workspaceEvents usually delivers the new session first; if not, read it ourselves, so
-      // the acknowledgement always means "this client has the session in its graph".
-      if (!hasSession(op.targetSessionId)) {
-        const data = await request(SESSION_NODE_QUERY, { workspaceId, id: op.targetSessionId });
-        if (!data.session) throw new Error(`new session ${op.targetSessionId} is not readable`);
-        dispatch({ type: 'sessionUpserted', session: data.session });
+  // Each change of one of our handles becomes an operation update; the child it saw goes into the
+  // graph before the acknowledgement, so the acknowledgement means "this page has the session".
+  const watch = (handle) => {
+    if (stopped || watched.get(handle.key)?.handle === handle) return;
+    watched.get(handle.key)?.off();
+    let child = null;
+    const show = (state) => {
+      if (state.child && state.child !== child) {
+        child = state.child;
+        dispatch({ type: 'sessionUpserted', session: explorerSession(state.child) });
       }
-      const data = await request(ACKNOWLEDGE, { workspaceId, id: op.id });
-      update(data.acknowledgeForkOperation, { ackError: null, acking: false });
-    } catch (err) {
-      acknowledged.delete(op.id);
-      update(op, { ackError: err.message, acking: false });
-    }
+      if (!state.operation) return;
+      update(explorerOperation(state.operation), {
+        mine: true,
+        acking: state.ack === 'inFlight',
+        ackError: state.ack === 'acknowledged' ? null : state.ackError,
+        followError: state.error && state.error.code === 'REQUEST_UNKNOWN' ? `lost contact: ${state.error.message}` : null,
+      });
+    };
+    watched.set(handle.key, { handle, off: handle.subscribe(show) });
+    show(handle.state);
   };
 
-  const follow = (op) => {
-    if (TERMINAL_PHASES.has(op.phase)) {
-      settle(op);
-      return;
+  const ours = (op) => {
+    for (const { handle } of watched.values()) {
+      if (handle.state.operationId === op.id && handle.active) return handle;
     }
-    if (following.has(op.id)) return;
-    let last = op;
-    const stop = subscribe(sharedSocket(), FORK_OPERATION_UPDATED, { workspaceId, id: op.id }, {
-      onData: (data) => {
-        last = data.forkOperationUpdated;
-        update(last, { followError: null });
-        if (TERMINAL_PHASES.has(last.phase)) settle(last);
-      },
-      onDone: (err) => {
-        following.delete(op.id);
-        if (err) update(last, { followError: `lost live updates: ${err.message}` });
-      },
-    });
-    following.set(op.id, stop);
+    return null;
   };
+
+  client.resumeForks({ workspaceId }).then((handles) => handles.forEach(watch), (err) => console.warn(`forkgraph: resuming forks: ${err.message}`));
 
   return {
-    /** start forks session sourceSessionId through turn throughTurnId. */
+    /** start forks session sourceSessionId through turn throughTurnId (or rejoins the fork running there). */
     async start(sourceSessionId, throughTurnId) {
-      const requestId = newRequestId();
-      const input = { workspaceId, sourceSessionId, throughTurnId, requestId };
-      const data = await request(FORK_SESSION, { input });
-      const op = data.forkSession;
-      // With the barrier, a turn that has a pending operation answers with that one: it is not
-      // ours, so it is shown on its turn rather than followed and acknowledged as ours.
-      if (op.requestId !== requestId) {
-        update(op);
-        return op;
-      }
-      update(op, { mine: true });
-      follow(op);
-      return op;
+      const handle = await client.forkThroughTurn({ workspaceId, sessionId: sourceSessionId, turnId: throughTurnId });
+      watch(handle);
+      // A refusal (FORK_CONFLICT, ...) is the handle's failed state: say it where the click was.
+      const first = await handle.until((s) => s.operation !== null || s.status === 'failed');
+      if (!first.operation && first.error) throw new Error([first.error.message, first.error.code, first.error.reason].filter(Boolean).join(' · '));
+      return first.operation ? explorerOperation(first.operation) : null;
     },
-    /**
-     * observe takes an operation from workspaceEvents. One this tab started that went
-     * DELIVERY_UNKNOWN and was then reconciled to COMMITTED is acknowledged like any other of
-     * ours, once its session is in the graph.
-     */
-    observe(op, mine) {
+    /** observe takes an operation from workspaceEvents; the client routes it to our handles itself. */
+    observe(op) {
       update(op);
-      if (mine && op.phase === 'COMMITTED') settle(op);
     },
-    acknowledge: settle,
+    /** acknowledge acknowledges a committed operation: ours now instead of at the next retry, or another client's. */
+    async acknowledge(op) {
+      const handle = ours(op);
+      if (handle) {
+        await handle.acknowledge();
+        return;
+      }
+      update(op, { acking: true, ackError: null });
+      try {
+        update(explorerOperation(await client.acknowledgeOperation(workspaceId, op.id)), { acking: false });
+      } catch (err) {
+        update(op, { acking: false, ackError: err.message });
+      }
+    },
     /** reconcile asks the server to ask the provider now what became of an unknown delivery. */
     async reconcile(op) {
-      const data = await request(RECONCILE, { workspaceId, id: op.id });
-      const next = data.reconcileForkOperation;
+      const handle = ours(op);
+      if (handle) return explorerOperation((await handle.reconcile()).operation);
+      const next = explorerOperation(await client.reconcileOperation(workspaceId, op.id));
       update(next);
-      if (op.mine && next.phase === 'COMMITTED') settle({ ...op, ...next });
       return next;
     },
     /** abandon stops waiting for an unknown delivery; the turn can be forked again. */
     async abandon(op, reason) {
-      const data = await request(ABANDON, { workspaceId, id: op.id, reason });
-      update(data.abandonForkOperation);
-      return data.abandonForkOperation;
+      const handle = ours(op);
+      if (handle) return explorerOperation((await handle.abandon(reason)).operation);
+      const next = explorerOperation(await client.abandonOperation(workspaceId, op.id, reason));
+      update(next);
+      return next;
     },
+    /** stop stops showing the handles here; the forks go on in the page's client. */
     stop() {
-      for (const unsubscribe of following.values()) unsubscribe();
-      following.clear();
+      stopped = true;
+      for (const { off } of watched.values()) off();
+      watched.clear();
     },
   };
 }

@@ -1,15 +1,14 @@
-// Keeps the explorer's state in step with the server: a snapshot of the workspace's sessions, then
-// the workspaceEvents stream. The snapshot is taken between reading workspaceEventCursor and
-// subscribing with `after:` that cursor, so the server replays every change made since the read:
-// nothing can fall between the snapshot and the stream. The stream runs on its own websocket client
-// without automatic retry, because graphql-ws would re-send the original subscribe payload; we
-// reconnect ourselves and pass the last cursor we received as `after`, so the server replays
-// exactly what we missed.
-import { newSocketClient, request, subscribe } from '../graphql.js';
-import { SESSIONS_PAGE, WORKSPACE_EVENTS, WORKSPACE_EVENT_CURSOR } from './queries.js';
+// Keeps the explorer's state in step with the server through @forkgraph/client's watchWorkspace:
+// it reads workspaceEventCursor, lets us load the snapshot of the workspace's sessions, then
+// subscribes to workspaceEvents with `after:` that cursor, so nothing can fall between the
+// snapshot and the stream. Whenever the stream ends (a dropped connection, RESUME_REQUIRED, a
+// refreshed token) it subscribes again after the last cursor it received, so the server replays
+// exactly what we missed; a cursor the server refuses (expired) makes it load the snapshot again.
+import { request } from '../graphql.js';
+import { forkgraphClient } from '../forkgraph.js';
+import { SESSIONS_PAGE } from './queries.js';
 
 const MAX_SESSION_PAGES = 50;
-const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 5000];
 
 /** loadSessions reads every page of the workspace's sessions. */
 export async function loadSessions(workspaceId) {
@@ -25,115 +24,69 @@ export async function loadSessions(workspaceId) {
   return sessions;
 }
 
-/**
- * loadSnapshot reads the workspace's event cursor and then its sessions. The order matters: every
- * change after the cursor is replayed by workspaceEvents(after: cursor), including changes made
- * while the sessions were being read (those arrive twice, and events are idempotent upserts).
- */
-export async function loadSnapshot(workspaceId) {
-  const { workspaceEventCursor: cursor } = await request(WORKSPACE_EVENT_CURSOR, { workspaceId });
-  const sessions = await loadSessions(workspaceId);
-  return { cursor, sessions };
+// The explorer keys everything by local id (queries.js); the client's objects carry the global
+// id as `id` and the local one as `localId`.
+export function explorerSession(s) {
+  if (!s) return s;
+  const from = s.forkedFrom;
+  return {
+    ...s,
+    id: s.localId,
+    globalId: s.id,
+    forkedFrom: from && {
+      operationId: from.operationId,
+      sourceSessionId: from.sourceSessionId,
+      sourceTurnId: from.sourceTurnId,
+      sourceTurn: from.sourceTurn && { id: from.sourceTurn.localId, sequence: from.sourceTurn.sequence },
+    },
+  };
+}
+
+/** explorerOperation is a fork operation of the client in the explorer's shape (queries.js OPERATION). */
+export function explorerOperation(op) {
+  if (!op) return op;
+  const { session: _session, lineage: _lineage, localId, id, ...rest } = op;
+  return { ...rest, id: localId, globalId: id };
+}
+
+function explorerEvent(e) {
+  return {
+    ...e,
+    session: explorerSession(e.session),
+    turn: e.turn && { ...e.turn, id: e.turn.localId },
+    forkOperation: explorerOperation(e.forkOperation),
+  };
 }
 
 /**
  * followWorkspace loads the snapshot, then follows workspaceEvents from the snapshot's cursor, and
- * returns a controller with pause(), resume() and stop(). onSnapshot gets (sessions, cursor);
- * onEvent gets each event; onStatus gets connecting | live | reconnecting | paused; onLoadError
- * gets the error of a failed snapshot load, which is retried. cursor() is the cursor the stream
- * resumes from. When the server rejects the cursor (expired or invalid, BAD_USER_INPUT) no replay
- * can close the gap, so the snapshot is loaded again with a fresh cursor.
+ * returns a controller with pause(), resume(), stop() and cursor(). onSnapshot gets (sessions,
+ * cursor); onEvent gets each event (in the explorer's shape); onStatus gets connecting | live |
+ * reconnecting | paused; onLoadError gets the error of a failed snapshot load, which is retried.
  */
 export function followWorkspace(workspaceId, { onSnapshot, onEvent, onStatus, onLoadError }) {
-  let cursor = null;
-  let attempt = 0;
-  let paused = false;
-  let stopped = false;
-  let retryTimer = null;
-  let unsubscribe = null;
-  // Bumped by halt(), so a snapshot that arrives after pause() or stop() is dropped.
-  let generation = 0;
-  const client = newSocketClient({
-    retry: false,
-    on: { connected: () => { attempt = 0; if (!paused && !stopped) onStatus('live'); } },
+  let loaded = false;
+  const watch = forkgraphClient().watchWorkspace({
+    workspaceId,
+    onSnapshot: async (cursor) => {
+      loaded = false;
+      onSnapshot(await loadSessions(workspaceId), cursor);
+      loaded = true;
+    },
+    // Until a snapshot is in, an error (the cursor read, a session page) is a failed load, which
+    // the watch tries again after a pause; later ones end a stream that resumes by itself.
+    onError: (err) => {
+      if (!loaded) onLoadError(err);
+    },
+    onEvent: (event) => onEvent(explorerEvent(event)),
+    onStatus: (status) => {
+      if (status !== 'stopped') onStatus(status);
+    },
   });
-
-  const retry = () => {
-    onStatus('reconnecting');
-    retryTimer = setTimeout(start, RETRY_DELAYS_MS[Math.min(attempt++, RETRY_DELAYS_MS.length - 1)]);
-  };
-
-  const follow = () => {
-    unsubscribe = subscribe(client, WORKSPACE_EVENTS, { workspaceId, after: cursor }, {
-      onData: (data) => {
-        const event = data.workspaceEvents;
-        cursor = event.cursor;
-        onEvent(event);
-      },
-      onDone: (err) => {
-        unsubscribe = null;
-        if (paused || stopped) return;
-        if (err && err.code === 'BAD_USER_INPUT') cursor = null;
-        // The server never completes workspaceEvents on its own, so completion or an error means
-        // the connection went away: come back after a growing delay, resuming from the cursor.
-        retry();
-      },
-    });
-  };
-
-  const start = () => {
-    retryTimer = null;
-    if (paused || stopped) return;
-    if (cursor !== null) {
-      onStatus('reconnecting');
-      follow();
-      return;
-    }
-    onStatus(attempt === 0 ? 'connecting' : 'reconnecting');
-    const current = generation;
-    loadSnapshot(workspaceId).then(
-      (snapshot) => {
-        if (current !== generation) return;
-        cursor = snapshot.cursor;
-        onSnapshot(snapshot.sessions, snapshot.cursor);
-        follow();
-      },
-      (err) => {
-        if (current !== generation) return;
-        onLoadError(err);
-        retry();
-      },
-    );
-  };
-
-  const halt = () => {
-    generation++;
-    clearTimeout(retryTimer);
-    retryTimer = null;
-    if (unsubscribe) unsubscribe();
-    unsubscribe = null;
-    client.terminate();
-  };
-
-  start();
   return {
-    cursor: () => cursor,
-    pause() {
-      if (paused || stopped) return;
-      paused = true;
-      halt();
-      onStatus('paused');
-    },
-    resume() {
-      if (!paused || stopped) return;
-      paused = false;
-      attempt = 0;
-      start();
-    },
-    stop() {
-      stopped = true;
-      halt();
-      client.dispose();
-    },
+    cursor: () => watch.cursor,
+    pause: () => watch.pause(),
+    resume: () => watch.resume(),
+    stop: () => watch.stop(),
   };
 }
