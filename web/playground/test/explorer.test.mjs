@@ -1,5 +1,6 @@
-// The session-graph explorer against the real server: forks from the UI (committed and failed),
-// live updates from other clients, and resuming the event stream from the last cursor.
+// The session-graph explorer against the real server: forks from the UI (committed and failed,
+// and resumed after a reload), live updates from other clients, and resuming the event stream
+// from the last cursor.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE, gql, launch, screenshot, seedSession, subscriptionPayloads } from './harness.mjs';
@@ -187,6 +188,35 @@ describe('explorer', () => {
     assert.match(await turn.locator('.turn-actions').textContent(), /cannot fork through this turn/);
     const data = await gql(`query($id: ID!) { session(workspaceId: "demo", id: $id) { latestTurn { providerForkBindingAvailable providerForkBindingState } } }`, { id: session.id });
     assert.deepEqual(data.session.latestTurn, { providerForkBindingAvailable: false, providerForkBindingState: 'RECOVERY_REQUIRED' });
+  });
+
+  test('a reload mid-fork resumes the fork (same request id, from localStorage) and acknowledges it', async () => {
+    const { page } = browser;
+    const source = await seedSession({ title: 'Explorer reload mid-fork', turns: 2, settings: { simulated: { latencyMs: 2500 } } });
+    await openExplorer(page);
+    await node(page, source.id).waitFor({ timeout: TIMEOUT });
+    await selectSession(page, source.id);
+    await forkThrough(page, source.turnIds[1]);
+    const running = page.locator('li.operation[data-phase="DISPATCHING"]').first();
+    await running.waitFor({ timeout: TIMEOUT });
+    const opId = await running.getAttribute('data-operation-id');
+    const stored = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('forkgraph.explorer.fork:')).map((k) => JSON.parse(localStorage.getItem(k))));
+    const record = stored.find((r) => r.operationId === opId);
+    assert.ok(record, 'the fork is recorded in localStorage');
+    assert.equal(record.ack, 'idle');
+
+    await page.reload(); // the provider is still working
+    await page.locator('[data-live="live"]').waitFor({ timeout: TIMEOUT });
+    // The new page resumes the stored fork: it finishes, is acknowledged, and is ours.
+    const done = page.locator(`li.operation[data-operation-id="${opId}"][data-phase="COMMITTED"][data-acknowledged="true"]`);
+    await done.waitFor({ timeout: TIMEOUT });
+    assert.match(await done.textContent(), /yours/);
+    const ops = await gql(`query($s: ID!, $t: ID!) { forkOperations(workspaceId: "demo", filter: { sourceSessionId: $s, throughTurnId: $t }) { totalCount edges { node { requestId acknowledgedAt } } } }`, { s: source.id, t: source.turnIds[1] });
+    assert.equal(ops.forkOperations.totalCount, 1, 'one operation: the reload did not fork again');
+    assert.equal(ops.forkOperations.edges[0].node.requestId, record.requestId);
+    assert.ok(ops.forkOperations.edges[0].node.acknowledgedAt);
+    const after = await page.evaluate((key) => JSON.parse(localStorage.getItem(key)), `forkgraph.explorer.fork:${['demo', source.id, source.turnIds[1]].map(encodeURIComponent).join(':')}`);
+    assert.equal(after.ack, 'acknowledged');
   });
 
   test('keyboard reachable: Tab leads from the toolbar into the graph and on to the fork buttons', async () => {

@@ -58,14 +58,13 @@ function Turn({ turn }: { turn: GraphTurn }) {
   return createElement('button', { disabled: !f.canFork, onClick: () => void f.fork() }, phase ?? 'Fork through this turn');
 }
 
-export function App({ workspaceId }: { workspaceId: string }) {
+function Workspace({ workspaceId }: { workspaceId: string }) {
   const graph = useSessionGraph(workspaceId, { turnsOf: [] });
   const events = useWorkspaceEvents({ workspaceId, enabled: graph.loaded });
   const turns = graph.order.flatMap((id) => graph.turns[id] ?? []);
-  return createElement(
-    ForkgraphProvider,
-    { client, workspaceId },
-    createElement('p', null, events.status),
-    ...turns.map((t) => createElement(Turn, { key: t.localId, turn: t })),
-  );
+  return createElement('div', null, createElement('p', null, events.status), ...turns.map((t) => createElement(Turn, { key: t.localId, turn: t })));
+}
+
+export function App({ workspaceId }: { workspaceId: string }) {
+  return createElement(ForkgraphProvider, { client, workspaceId }, createElement(Workspace, { workspaceId }));
 }
