@@ -9,9 +9,10 @@ import (
 // AppendMessages appends messages to a turn of a session, in the order given. A message without an
 // id gets a generated one. Re-sending a message id with the same role and content is a no-op (the
 // stored message is returned in its place), so a runtime can retry an append safely. Errors:
-// BAD_USER_INPUT (ids, roles, content over 1 MiB, more than 1000 messages, a turn of another
-// session, reason message_conflict for a known id with other content), NOT_FOUND (session missing
-// or deleted, turn missing).
+// BAD_USER_INPUT (ids, roles, content over 1 MiB, content that is not valid UTF-8 or holds NUL
+// with reason invalid_text, more than 1000 messages, a turn of another session, reason
+// message_conflict for a known id with other content), NOT_FOUND (session missing or deleted,
+// turn missing).
 func (e *Engine) AppendMessages(ctx context.Context, in MessageAppend) ([]Message, error) {
 	if err := e.cleanMessageAppend(&in); err != nil {
 		return nil, err
@@ -81,6 +82,9 @@ func (e *Engine) cleanMessageAppend(in *MessageAppend) error {
 		}
 		if len(m.Content) > MaxMessageBytes {
 			return Errorf(CodeInvalid, "messages[%d].content is larger than %d bytes", i, MaxMessageBytes)
+		}
+		if err := checkStorable(fmt.Sprintf("messages[%d].content", i), m.Content); err != nil {
+			return err
 		}
 		msgs[i] = m
 	}

@@ -73,7 +73,8 @@ func (e *Engine) ReconcileForkOperation(ctx context.Context, workspaceID, id str
 // AbandonForkOperation is a person giving up on an unknown delivery: the operation fails (reason
 // abandoned, with their reason as its error) and its boundary is free for a new fork. A child the
 // provider did make is orphaned: forkgraph forgets it. Abandoning it again returns it as it is.
-// Errors: BAD_USER_INPUT (ids; a reason that is empty or longer than 1000 characters), NOT_FOUND,
+// Errors: BAD_USER_INPUT (ids; reason invalid_reason for a reason that is empty or longer than
+// 1000 characters, invalid_text for one that is not valid UTF-8 or holds NUL), NOT_FOUND,
 // RECONCILE_CONFLICT reason not_unknown.
 func (e *Engine) AbandonForkOperation(ctx context.Context, workspaceID, id, reason string) (ForkOperation, error) {
 	if err := cleanIDs(idField{"workspaceId", &workspaceID}, idField{"id", &id}); err != nil {
@@ -82,6 +83,9 @@ func (e *Engine) AbandonForkOperation(ctx context.Context, workspaceID, id, reas
 	reason = strings.TrimSpace(reason)
 	if reason == "" || len(reason) > maxAbandonReason {
 		return ForkOperation{}, ReasonErrorf(CodeInvalid, "invalid_reason", "reason must be 1 to %d characters", maxAbandonReason)
+	}
+	if err := checkStorable("reason", reason); err != nil {
+		return ForkOperation{}, err
 	}
 	var out ForkOperation
 	err := e.update(ctx, func(tx Tx, c *changes) error {

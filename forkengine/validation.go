@@ -32,6 +32,11 @@ const (
 // provider, model or railSectionKey) that breaks the id rules.
 const ReasonInvalidID = "invalid_id"
 
+// ReasonInvalidText marks a BAD_USER_INPUT for free text (a title, a cwd, a turn's origin, a
+// message's content, an abandon reason, the text of a JSON object) that is not valid UTF-8 or
+// holds U+0000.
+const ReasonInvalidText = "invalid_text"
+
 // cleanID checks an id: non-empty, at most MaxIDLength bytes, valid UTF-8, free of control
 // characters (ids end up in logs, cursors and URLs) and without leading or trailing whitespace.
 // It never trims: " a" and "a" are different ids to a store, so accepting one as the other on
@@ -76,8 +81,9 @@ var identifierFields = map[string]bool{
 	"provider": true, "providerSessionId": true, "providerTurnId": true, "model": true, "railSectionKey": true,
 }
 
-// checkText bounds one free-text field; an identifier-like one (identifierFields), when not
-// empty, must also follow the character rules of ids. Errors: BAD_USER_INPUT.
+// checkText bounds one free-text field and applies checkStorable to it; an identifier-like one
+// (identifierFields), when not empty, must follow the character rules of ids instead, which are
+// stricter. Errors: BAD_USER_INPUT (reason invalid_text or invalid_id).
 func checkText(field string, value *string) error {
 	if value == nil {
 		return nil
@@ -87,6 +93,19 @@ func checkText(field string, value *string) error {
 	}
 	if identifierFields[field] && *value != "" {
 		return checkIdentifier(field, *value)
+	}
+	return checkStorable(field, *value)
+}
+
+// checkStorable is the one rule every piece of free text follows: valid UTF-8, without U+0000.
+// PostgreSQL refuses both in a TEXT column (SQLSTATE 22021) where SQLite keeps them, so without
+// this rule one database would store what the other fails on, and a value written on SQLite
+// could never move to PostgreSQL. Any other character, control characters included (a message
+// may quote a terminal's colours), is kept as it was sent. Errors: BAD_USER_INPUT with reason
+// invalid_text.
+func checkStorable(field, value string) error {
+	if strings.IndexByte(value, 0) >= 0 || !utf8.ValidString(value) {
+		return ReasonErrorf(CodeInvalid, ReasonInvalidText, "%s must be valid UTF-8 without NUL (U+0000) characters", field)
 	}
 	return nil
 }
@@ -107,6 +126,17 @@ func checkTexts(fields map[string]*string) error {
 	return nil
 }
 
+// Check applies the input rules to a filter a client gave: its provider follows the rules of the
+// provider sessions are reported with, so a value no report could have stored is refused instead
+// of matching nothing (on SQLite) or failing the read (on PostgreSQL, for a NUL). Errors:
+// BAD_USER_INPUT with reason invalid_id.
+func (f SessionFilter) Check() error {
+	if f.Provider == "" {
+		return nil
+	}
+	return checkText("provider", &f.Provider)
+}
+
 // idField names one id of an input for cleanIDs.
 type idField struct {
 	name  string
@@ -123,13 +153,22 @@ func cleanIDs(fields ...idField) error {
 	return nil
 }
 
-// objectOrNil checks that raw, when given, is a JSON object. Nil (or empty) means "keep".
+// objectOrNil checks that raw, when given, is a JSON object. Nil (or empty) means "keep". The
+// object is stored as the JSON text it is (the stores never decode it), so that text follows the
+// free-text rule: valid UTF-8, and no raw NUL, which valid JSON cannot hold anyway. An escaped
+// one ("\u0000" in a string) is six ASCII characters of that text and is kept: only the driver
+// that owns the object decodes it, and what a driver answers is made storable
+// (cleanProviderText) before it is recorded. Errors: BAD_USER_INPUT (reason invalid_text for
+// invalid UTF-8).
 func objectOrNil(field string, raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
 	if len(raw) > MaxJSONBytes {
 		return nil, Errorf(CodeInvalid, "%s is larger than %d bytes", field, MaxJSONBytes)
+	}
+	if !utf8.Valid(raw) {
+		return nil, ReasonErrorf(CodeInvalid, ReasonInvalidText, "%s must be valid UTF-8", field)
 	}
 	obj, ok := jsonObject(raw)
 	if !ok {

@@ -139,7 +139,9 @@ func decodeKeyset(kind string, scope ListScope, cursor *string) (forkengine.Page
 	position, ok = inScope(position, scope)
 	stamp, id, found := strings.Cut(position, "|")
 	t, perr := time.Parse(time.RFC3339Nano, stamp)
-	if !ok || !found || perr != nil || id == "" {
+	// The id goes into the read as it is: one no id rule admits (a NUL fails the read on
+	// PostgreSQL) is a cursor no page handed out.
+	if !ok || !found || perr != nil || forkengine.ValidateID("cursor", id) != nil {
 		return forkengine.PageCursor{}, invalidCursor(*cursor)
 	}
 	return forkengine.PageCursor{Time: t, ID: id}, nil

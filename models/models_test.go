@@ -144,3 +144,26 @@ func TestWireIsMemoized(t *testing.T) {
 	require.Equal(t, TurnPhase("SOMETHING_NEW"), wire[TurnPhase](forkengine.TurnPhase("something_new")))
 	require.Zero(t, testing.AllocsPerRun(100, func() { _ = wire[TurnPhase](forkengine.TurnPhase("settled")) }))
 }
+
+// A cursor is a client's string: one whose id no id rule admits (a NUL fails the read on
+// PostgreSQL, SQLSTATE 22021) is invalid_cursor, with its list's scope or without one.
+func TestCursorsWithAnIDNoRuleAdmitsAreRefused(t *testing.T) {
+	at := time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)
+	sessions := SessionListScope("w", forkengine.SessionFilter{})
+	ops := OperationListScope("w", forkengine.OperationFilter{})
+	for _, id := range []string{"a\x00b", "\xff", " s", "s\n"} {
+		for name, c := range map[string]string{
+			"scoped": encodeKeyset(cursorSession, sessions, at, id),
+			"legacy": encodeCursor(cursorSession, at.Format(time.RFC3339Nano)+"|"+id),
+		} {
+			_, err := DecodeSessionCursor(&c, sessions)
+			require.Equal(t, ReasonInvalidCursor, forkengine.ErrorReason(err), "%s cursor of id %q", name, id)
+		}
+		c := encodeKeyset(cursorOperation, ops, at, id)
+		_, err := DecodeOperationCursor(&c, ops)
+		require.Equal(t, ReasonInvalidCursor, forkengine.ErrorReason(err), "operation cursor of id %q", id)
+	}
+	good := encodeKeyset(cursorSession, sessions, at, "s")
+	_, err := DecodeSessionCursor(&good, sessions)
+	require.NoError(t, err, "the same cursor with a valid id")
+}

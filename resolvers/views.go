@@ -61,8 +61,11 @@ func pageArgs[C any](first, last *int, after, before *string, scope models.ListS
 }
 
 // sessionPage reads a sessions window: page.Size+1 rows from the cursor towards the list's end,
-// or towards its start for a backward page.
+// or towards its start for a backward page. A filter no report could match is refused first.
 func (r *Resolver) sessionPage(ctx context.Context, ws string, f forkengine.SessionFilter, page models.Page, cursor forkengine.PageCursor) ([]forkengine.Session, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
 	if page.Backward {
 		return r.engine.Reader().ListSessionsBefore(ctx, ws, f, cursor, page.Size+1)
 	}

@@ -37,6 +37,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Log", logTests()},
 		{"Encoding", encodingTests()},
 		{"Isolation", isolationTests()},
+		{"HostileText", hostileTextTests()},
 		{"BackwardPages", backwardTests()},
 	}
 	for _, g := range groups {
