@@ -55,20 +55,25 @@ func judgeDelivery(op ForkOperation, desc Descriptor, res ForkResult, callErr er
 	return settled(StatusUnknown, text)
 }
 
-// settled is the verdict of a delivery that ends with text as the operation's error.
+// settled is the verdict of a delivery that ends with text as the operation's error, made fit
+// to store (cleanProviderText: the text may quote the provider).
 func settled(status OperationStatus, text string) verdict {
+	text = cleanProviderText(text)
 	return verdict{status: status, record: settle(text), text: text}
 }
 
-// providerErrorText is the provider's own explanation, if there is one.
+// providerErrorText is the provider's own explanation, if there is one, made fit to store. A
+// failed call's Go error is never shown: its text names the adapter's address (and whatever
+// credentials its URL carries), so the caller logs it and the operation gets a fixed text.
 func providerErrorText(res ForkResult, callErr error, timedOut bool) string {
+	if text := cleanProviderText(res.Error); text != "" {
+		return text
+	}
 	switch {
-	case strings.TrimSpace(res.Error) != "":
-		return strings.TrimSpace(res.Error)
 	case timedOut:
 		return errTextTimedOut
 	case callErr != nil:
-		return callErr.Error()
+		return errTextCallFailed
 	}
 	return ""
 }
@@ -127,6 +132,9 @@ func checkBindingEvidence(op ForkOperation, mode BindingMode, res ForkResult) st
 	if strings.TrimSpace(res.Receipt) == "" {
 		return "a provider_owned result has no receipt"
 	}
+	if problem := providerIDProblem("receipt", res.Receipt); problem != "" {
+		return "the receipt: " + problem // it is stored as it came, so it follows the free-text rule
+	}
 	bound := 0
 	for _, t := range op.Snapshot.Turns {
 		if t.HasProviderBinding() {
@@ -147,6 +155,8 @@ func checkBindingEvidence(op ForkOperation, mode BindingMode, res ForkResult) st
 			return fmt.Sprintf("turn binding %d: %s", i, idProblem)
 		case !nonEmptyObject(b.Binding):
 			return fmt.Sprintf("turn binding %d is not a non-empty JSON object", i)
+		case bindingProblem(b.Binding) != "":
+			return fmt.Sprintf("turn binding %d: %s", i, bindingProblem(b.Binding))
 		case seen[id]:
 			return fmt.Sprintf("provider turn id %q is returned twice", id)
 		}
@@ -159,6 +169,15 @@ func checkBindingEvidence(op ForkOperation, mode BindingMode, res ForkResult) st
 // (checkText), so a child the provider names is never one an agent runtime could not report.
 func providerIDProblem(field, id string) string {
 	if err := checkText(field, &id); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// bindingProblem applies the rules of a reported providerTurnBinding (objectOrNil: its size and
+// its text) to a binding a provider returned for a child turn, which becomes that turn's binding.
+func bindingProblem(binding []byte) string {
+	if _, err := objectOrNil("binding", binding); err != nil {
 		return err.Error()
 	}
 	return ""

@@ -86,7 +86,31 @@ func (e *Engine) dispatch(ctx context.Context, op ForkOperation, own bool) (Fork
 			"workspace", marked.WorkspaceID, "operation", marked.ID, "error", err)
 	}
 	recorded, _, err := e.transition(checkpoint, marked, verdict.status, verdict.record)
-	return recorded, err
+	if err != nil {
+		return e.recordUnrecordable(checkpoint, marked, verdict, err)
+	}
+	return recorded, nil
+}
+
+// recordUnrecordable records a provider's answer that could not be written as it was, with the
+// fixed errTextUnrecordable in place of its details: a refusal is still a failure, a child the
+// provider made (an acceptance) becomes unknown, for reconciliation to ask about again, and an
+// unknown stays unknown. Left unrecorded, the operation would stay dispatching until its lease
+// expired, and then become unknown whatever the provider had said, so a refused fork could be
+// reconciled into a committed one. When even this write fails (the database is down) the error
+// is returned and the lease's expiry is what resolves the operation.
+func (e *Engine) recordUnrecordable(ctx context.Context, marked ForkOperation, v verdict, cause error) (ForkOperation, error) {
+	e.log.Error("recording the provider's answer failed; recording it with a fixed text",
+		"workspace", marked.WorkspaceID, "operation", marked.ID, "status", v.status, "error", cause)
+	status, record := v.status, settle(errTextUnrecordable)
+	if status != StatusFailed {
+		status, record = StatusUnknown, becomeUnknown(record)
+	}
+	recorded, _, err := e.transition(ctx, marked, status, record)
+	if err != nil {
+		return marked, fmt.Errorf("record the answer to fork operation %s: %w (recording it as it was: %v)", marked.ID, err, cause)
+	}
+	return recorded, nil
 }
 
 // acceptAndCommit records the provider's acceptance and commits the fork in one transaction, the
@@ -152,7 +176,10 @@ func (e *Engine) verifyBeforeDispatch(ctx context.Context, op ForkOperation) (De
 	desc, driver, err := e.describe(ctx, source)
 	switch {
 	case err != nil:
-		return Descriptor{}, nil, err.Error(), nil
+		// The operation's error is read by every client of the workspace; the driver's own error
+		// (an unreachable adapter's URL) is for the log.
+		e.log.Warn("fork driver describe failed before dispatch", "workspace", op.WorkspaceID, "operation", op.ID, "error", err)
+		return Descriptor{}, nil, clientText(err), nil
 	case desc.Kind != op.DriverKind || desc.Version != op.DriverVersion:
 		return Descriptor{}, nil, fmt.Sprintf("fork driver changed from %s/%s to %s/%s since the fork was prepared (%s)",
 			op.DriverKind, op.DriverVersion, desc.Kind, desc.Version, ReasonDriverDrift), nil
@@ -166,6 +193,12 @@ func (e *Engine) callFork(ctx context.Context, driver Driver, op ForkOperation, 
 	defer cancel()
 	result, err := driver.Fork(callCtx, forkRequest(op, desc))
 	timedOut := err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded)
+	if err != nil {
+		// The operation shows the provider's explanation or a fixed text (providerErrorText);
+		// what went wrong on the way, addresses included, is for the log.
+		e.log.Warn("provider fork call failed", "workspace", op.WorkspaceID, "operation", op.ID,
+			"provider", op.Provider, "disposition", result.Disposition, "timedOut", timedOut, "error", err)
+	}
 	v := judgeDelivery(op, desc, result, err, timedOut)
 	if v.status == StatusUnknown {
 		v.record = becomeUnknown(v.record)

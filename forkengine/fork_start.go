@@ -161,7 +161,22 @@ func (e *Engine) describe(ctx context.Context, source Session) (Descriptor, Driv
 		return Descriptor{}, nil, Errorf(CodeForkUnsupported,
 			"provider %q does not support forking through a turn", source.Provider)
 	}
+	if problem := descriptorProblem(desc); problem != "" {
+		return Descriptor{}, nil, Errorf(CodeForkUnsupported, "provider %q describes itself with %s", source.Provider, problem)
+	}
 	return desc, driver, nil
+}
+
+// descriptorProblem checks the parts of a descriptor an operation stores (its driver kind and
+// version) with the rules of the ids they sit beside: a provider's answer with a NUL in its
+// version would otherwise fail the insert of the operation on PostgreSQL.
+func descriptorProblem(desc Descriptor) string {
+	for _, f := range []idField{{"kind", &desc.Kind}, {"version", &desc.Version}} {
+		if _, err := cleanID(f.name, *f.value); err != nil {
+			return "an invalid " + f.name
+		}
+	}
+	return ""
 }
 
 // probeOne asks the driver whether it can fork through one provider turn; an error means no,

@@ -154,28 +154,45 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 	tried := func(next *ForkOperation, at time.Time) {
 		next.ReconcileAttempts, next.LastReconciledAt, next.NextReconcileAt = attempt, &at, nil
 	}
-	why := providerErrorText(ForkResult{Error: res.Error}, err, false) // the adapter's, or the failure's
+	if err != nil {
+		// The operation shows the adapter's explanation or a fixed text; the failure itself,
+		// the adapter's address included, is for the log.
+		e.log.Warn("provider reconcile call failed", "workspace", op.WorkspaceID, "operation", op.ID,
+			"attempt", attempt, "error", err)
+	}
+	why := providerErrorText(ForkResult{Error: res.Error}, err, false) // the adapter's, or a fixed one
+	var recorded ForkOperation
 	switch {
 	case err == nil && res.Answer == ReconcileFound:
 		v := judgeDelivery(op, desc, ForkResult{Disposition: DispositionAccepted, ProviderSessionID: res.ProviderSessionID,
 			StateBindingMode: res.StateBindingMode, TurnBindings: res.TurnBindings, Receipt: res.Receipt,
 			Error: res.Error}, nil, false) // an error makes it unverifiable, as on an accepted fork
 		if v.status == StatusProviderAccepted {
-			return e.acceptReconciled(checkpoint, op, v, tried)
+			recorded, err = e.acceptReconciled(checkpoint, op, v, tried)
+			return e.reconcileRecorded(checkpoint, op, recorded, err, tried)
 		}
 		why = "the provider found a child that does not verify: " + v.text
 		e.log.Warn("reconcile found a child that does not verify; asking again later", "operation", op.ID, "problem", v.text)
 	case err == nil && res.Answer == ReconcileAbsent:
-		failed, _, err := e.transition(checkpoint, op, StatusFailed, func(next *ForkOperation, at time.Time) {
-			tried(next, at)
-			next.Error = orText(strings.TrimSpace(res.Error), "the provider reports that no child exists for this request")
-			next.ErrorReason, next.CompletedAt = ReasonReconciledAbsent, &at
-		})
-		return failed, err
+		absent := func(text string) func(*ForkOperation, time.Time) {
+			return func(next *ForkOperation, at time.Time) {
+				tried(next, at)
+				next.Error, next.ErrorReason, next.CompletedAt = text, ReasonReconciledAbsent, &at
+			}
+		}
+		text := orText(cleanProviderText(res.Error), "the provider reports that no child exists for this request")
+		recorded, _, err = e.transition(checkpoint, op, StatusFailed, absent(text))
+		if err != nil { // the answer stands; only its explanation could not be kept
+			e.log.Error("recording a reconcile answer failed; recording it with a fixed text",
+				"workspace", op.WorkspaceID, "operation", op.ID, "answer", res.Answer, "error", err)
+			recorded, _, err = e.transition(checkpoint, op, StatusFailed, absent(errTextUnrecordable))
+		}
+		return e.reconcileRecorded(checkpoint, op, recorded, err, tried)
 	}
 	// Still unknown: the status stays, but the latest explanation is what a person reads on the
 	// operation (an answer without one leaves the last explanation in place).
-	return e.touch(checkpoint, op, func(next *ForkOperation, at time.Time) {
+	why = cleanProviderText(why)
+	recorded, err = e.touch(checkpoint, op, func(next *ForkOperation, at time.Time) {
 		tried(next, at)
 		later := at.Add(reconcileDelay(attempt))
 		next.NextReconcileAt = &later
@@ -183,6 +200,30 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 			next.Error = why
 		}
 	})
+	return e.reconcileRecorded(checkpoint, op, recorded, err, tried)
+}
+
+// reconcileRecorded passes on an attempt whose answer was written. One whose answer could not be
+// written is recorded as an attempt with the fixed errTextUnrecordable: it counts, and the next
+// one is scheduled, so an answer no store can keep costs one attempt instead of being asked for
+// again at every sweep, for ever. When even that write fails (the database is down), the error
+// is returned and the schedule stays where it was.
+func (e *Engine) reconcileRecorded(ctx context.Context, op, recorded ForkOperation, cause error,
+	tried func(*ForkOperation, time.Time)) (ForkOperation, error) {
+	if cause == nil {
+		return recorded, nil
+	}
+	e.log.Error("recording a reconcile answer failed; recording the attempt with a fixed text",
+		"workspace", op.WorkspaceID, "operation", op.ID, "error", cause)
+	out, err := e.touch(ctx, op, func(next *ForkOperation, at time.Time) {
+		tried(next, at)
+		later := at.Add(reconcileDelay(next.ReconcileAttempts))
+		next.NextReconcileAt, next.Error = &later, errTextUnrecordable
+	})
+	if err != nil {
+		return op, fmt.Errorf("record reconcile attempt on fork operation %s: %w (recording its answer: %v)", op.ID, err, cause)
+	}
+	return out, nil
 }
 
 // acceptReconciled commits a found child through the normal commit, recording the attempt; when

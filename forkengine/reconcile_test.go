@@ -53,9 +53,9 @@ func TestReconcileAnswers(t *testing.T) {
 			step: func(forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
 				return forkenginetest.ReconcileStep{Result: forkengine.ReconcileResult{Answer: forkengine.ReconcileUnknown}}
 			}},
-		{name: "ErrorWaits", status: forkengine.StatusUnknown, scheduled: true, errorText: "connection refused",
+		{name: "ErrorWaits", status: forkengine.StatusUnknown, scheduled: true, errorText: "provider call failed",
 			step: func(forkengine.ReconcileRequest) forkenginetest.ReconcileStep {
-				return forkenginetest.ReconcileStep{Err: errors.New("connection refused")}
+				return forkenginetest.ReconcileStep{Err: errors.New(`Post "http://admin:***@10.0.0.7:18697/reconcile": connection refused`)}
 			}},
 		{name: "FoundWithAnErrorWaits", status: forkengine.StatusUnknown, scheduled: true,
 			errorText: "the provider found a child that does not verify: child made, transcript import failed",

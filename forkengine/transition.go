@@ -60,8 +60,10 @@ func (e *Engine) transition(ctx context.Context, op ForkOperation, to OperationS
 	return out, moved, nil
 }
 
-// settle records a terminal outcome other than committed: the error text and the completion time.
+// settle records a terminal outcome other than committed: the error text (made fit to store, as
+// it may quote a provider) and the completion time.
 func settle(errText string) func(*ForkOperation, time.Time) {
+	errText = cleanProviderText(errText)
 	return func(op *ForkOperation, at time.Time) {
 		op.Error = errText
 		op.CompletedAt = &at

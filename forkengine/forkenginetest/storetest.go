@@ -38,6 +38,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Encoding", encodingTests()},
 		{"Isolation", isolationTests()},
 		{"HostileText", hostileTextTests()},
+		{"ProviderAnswers", providerAnswerTests()},
 		{"BackwardPages", backwardTests()},
 	}
 	for _, g := range groups {

@@ -82,7 +82,11 @@ func (d *Driver) Describe(_ context.Context, s forkengine.Session) (forkengine.D
 
 // Reconcile answers what the script says became of an unknown delivery: unknown for the first
 // reconcileAfter attempts, then reconcile (default found, with the very child Fork would have
-// made, derived from the operation). It never makes a child of its own.
+// made, derived from the operation). It never makes a child of its own, and never contradicts
+// the fork's scripted outcome: for a fork the script refuses (rejected, not_started) no child
+// exists, so after the unknown attempts the answer is absent, whatever reconcile says (a
+// delivery can become unknown even then, when the refusal was lost with the process that
+// received it).
 func (d *Driver) Reconcile(_ context.Context, req forkengine.ReconcileRequest) (forkengine.ReconcileResult, error) {
 	d.reconcileCalls.Add(1)
 	script, err := ScriptFor(req.Source, d.opts.Latency)
@@ -90,6 +94,9 @@ func (d *Driver) Reconcile(_ context.Context, req forkengine.ReconcileRequest) (
 		return forkengine.ReconcileResult{Answer: forkengine.ReconcileUnknown, Error: err.Error()}, nil
 	}
 	answer := script.Reconcile
+	if script.refusesFork() {
+		answer = forkengine.ReconcileAbsent
+	}
 	if req.Attempt <= script.ReconcileAfter {
 		answer = forkengine.ReconcileUnknown
 	}

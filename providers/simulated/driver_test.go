@@ -125,3 +125,30 @@ func jsonHas(t *testing.T, raw json.RawMessage, want string) bool {
 	}
 	return strings.Contains(string(raw), `"`+want+`"`)
 }
+
+// Reconcile never contradicts the fork's scripted outcome: for a fork the script refuses, no
+// child exists, so the answer is absent (after the scripted unknown attempts), however the
+// delivery became unknown (a refusal lost with the process that received it).
+func TestReconcileOfARefusedForkIsAbsent(t *testing.T) {
+	d := simulated.New(simulated.Options{})
+	for _, script := range []string{`{"fork":"rejected"}`, `{"fork":"not_started"}`, `{"fork":"rejected","reconcile":"absent"}`,
+		`{"fork":"rejected","error":"a\u0000b","reconcileAfter":2}`} {
+		s := forkengine.Session{WorkspaceID: "ws", ID: "src", Provider: "simulated", ProviderSessionID: "p",
+			Settings: json.RawMessage(`{"simulated":` + script + `}`)}
+		after := 0
+		if strings.Contains(script, "reconcileAfter") {
+			after = 2
+		}
+		for attempt := 1; attempt <= after+1; attempt++ {
+			res, err := d.Reconcile(context.Background(), forkengine.ReconcileRequest{
+				ForkRequest: forkengine.ForkRequest{WorkspaceID: "ws", OperationID: "op", Source: s}, Attempt: attempt})
+			want := forkengine.ReconcileAbsent
+			if attempt <= after {
+				want = forkengine.ReconcileUnknown
+			}
+			if err != nil || res.Answer != want || res.ProviderSessionID != "" {
+				t.Fatalf("script %s, attempt %d: %+v, %v; want %s without a child", script, attempt, res, err, want)
+			}
+		}
+	}
+}

@@ -172,10 +172,12 @@ func TestStartRefusals(t *testing.T) {
 }
 
 // A malformed script is refused when the session is reported, with a code and reason of its
-// own, and nothing is stored; before, it surfaced only as forkThroughTurn: false.
+// own, and nothing is stored; before, it surfaced only as forkThroughTurn: false. A script whose
+// reconcile would find a child of a fork it refuses contradicts itself, and is refused too.
 func TestMalformedScriptIsRefusedWhenReported(t *testing.T) {
 	h := newHarness(t, "")
-	for _, script := range []string{`{"fork":"bogus"}`, `{"reconcile":"later"}`, `{"latencyMs":-5}`, `[1]`} {
+	for _, script := range []string{`{"fork":"bogus"}`, `{"reconcile":"later"}`, `{"latencyMs":-5}`, `[1]`,
+		`{"fork":"rejected","reconcile":"found"}`, `{"fork":"not_started","reconcile":"found"}`} {
 		_, err := h.engine.ReportSession(context.Background(), forkengine.SessionReport{WorkspaceID: "ws", ID: "bad",
 			Provider: "simulated", Settings: json.RawMessage(`{"simulated":` + script + `}`)})
 		if !errors.Is(err, &forkengine.Error{Code: forkengine.CodeInvalid, Reason: simulated.ReasonInvalidScript}) {

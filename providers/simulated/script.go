@@ -21,7 +21,8 @@ type Script struct {
 	// BindingMode is the state binding mode Describe reports and Fork answers with.
 	BindingMode forkengine.BindingMode
 	// Reconcile is what Reconcile answers for an unknown delivery: found (default: the child
-	// the fork would have made), absent or unknown.
+	// the fork would have made), absent or unknown. A script whose fork is rejected or
+	// not_started always reconciles absent (found would contradict it, and is refused).
 	Reconcile forkengine.ReconcileAnswer
 	// ReconcileAfter makes the first ReconcileAfter attempts answer unknown before Reconcile.
 	ReconcileAfter int
@@ -117,8 +118,16 @@ func (s *Script) apply(in scriptJSON) error {
 		}
 		s.ReconcileAfter = *in.ReconcileAfter
 	}
+	if s.refusesFork() && s.Reconcile == forkengine.ReconcileFound && in.Reconcile != "" {
+		return fmt.Errorf("reconcile %q contradicts fork %q: a provider that refused a fork has no child to find", in.Reconcile, s.Fork)
+	}
 	s.Error = in.Error
 	return nil
+}
+
+// refusesFork reports whether the script's fork outcome says no child is ever made.
+func (s Script) refusesFork() bool {
+	return s.Fork == forkengine.DispositionRejected || s.Fork == forkengine.DispositionNotStarted
 }
 
 // errorText is the error a non-accepted outcome reports.
