@@ -23,6 +23,7 @@ func presentError(logger *slog.Logger, requestID func(context.Context) string) g
 		presented := graphql.DefaultErrorPresenter(ctx, err)
 		var domain *forkengine.Error
 		if errors.As(err, &domain) && domain.Code != forkengine.CodeInternal {
+			logCause(ctx, logger, requestID, presented, domain, err)
 			return withDomainError(presented, domain)
 		}
 		var gqlErr *gqlerror.Error
@@ -35,6 +36,18 @@ func presentError(logger *slog.Logger, requestID func(context.Context) string) g
 			}
 		}
 		return internalError(ctx, logger, requestID, presented, err)
+	}
+}
+
+// logCause logs the cause a domain error keeps from its client: why the provider could not be
+// reached or described (the driver's error names the adapter's address, which no client reads).
+func logCause(ctx context.Context, logger *slog.Logger, requestID func(context.Context) string, presented *gqlerror.Error,
+	domain *forkengine.Error, err error) {
+	switch {
+	case domain.Err == nil:
+	case domain.Code == forkengine.CodeProviderUnavailable, domain.Code == forkengine.CodeForkUnsupported:
+		logger.WarnContext(ctx, "provider error", "requestId", requestID(ctx), "code", string(domain.Code),
+			"path", presented.Path.String(), "err", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -173,11 +174,40 @@ func (r reply) availability(err error) error {
 
 // statusError describes a non-2xx answer, with the adapter's error text when it sent one.
 func (r reply) statusError(path string) error {
+	return fmt.Errorf("POST %s: %s", path, r.statusText())
+}
+
+// statusText is a non-2xx answer as a user may read it: the status and the adapter's own
+// explanation, when its body has one.
+func (r reply) statusText() string {
 	var body errorBody
 	if json.Unmarshal(r.body, &body) == nil && body.Error != "" {
-		return fmt.Errorf("POST %s: adapter answered HTTP %d: %s", path, r.status, body.Error)
+		return fmt.Sprintf("the provider adapter answered HTTP %d: %s", r.status, body.Error)
 	}
-	return fmt.Errorf("POST %s: adapter answered HTTP %d", path, r.status)
+	return fmt.Sprintf("the provider adapter answered HTTP %d", r.status)
+}
+
+// clientText says what went wrong with an exchange, as a user may read it in an operation's
+// error: never where. The Go error names the adapter's URL, with the user name, host, port and
+// path it holds (net/http masks only the password), so it goes to the server log, which the
+// engine writes with the operation id, and this fixed text to the operation.
+func (r reply) clientText(err error) string {
+	var netErr net.Error
+	switch {
+	case errors.Is(err, errResponseTooLarge):
+		return "the provider adapter's answer is larger than forkgraph accepts"
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		return "the provider adapter did not answer in time"
+	case r.transport && !r.sent:
+		return "the provider adapter could not be reached"
+	case r.transport && r.status == 0:
+		return "the connection to the provider adapter failed"
+	case r.transport:
+		return "the provider adapter's answer could not be read"
+	case r.status != 0 && !r.ok():
+		return r.statusText()
+	}
+	return "the request to the provider adapter could not be made"
 }
 
 // Describe asks the adapter what it can do for s. Any transport failure, non-2xx status or

@@ -17,8 +17,10 @@ import (
 //   - other 4xx with an "error" text in the body: rejected (the adapter refused it);
 //   - any other non-2xx (5xx, 3xx, 4xx without an error body): unknown.
 //
-// The returned error is non-nil only for unknown outcomes caused by the transport or the body,
-// and wraps the cause; a decided not_started or rejected carries its text in ForkResult.Error.
+// ForkResult.Error is what users read on the operation: the adapter's explanation, or a fixed
+// text saying what went wrong, never where (reply.clientText). The returned error is non-nil when
+// the transport or the body failed, and wraps the cause, adapter URL included, for the server
+// log; beside not_started it only explains, the disposition stands.
 // The request carries the operation id in a Forkgraph-Operation-Id header, so an adapter can
 // recognise a repeated delivery. It is deliberately not called Idempotency-Key: Go's HTTP client
 // treats a POST with that header as replayable and silently resends it when a reused connection
@@ -27,9 +29,10 @@ func (d *Driver) Fork(ctx context.Context, req forkengine.ForkRequest) (forkengi
 	r, err := d.post(ctx, "/fork", toWireFork(req), map[string]string{operationHeader: req.OperationID})
 	switch {
 	case err != nil && !r.sent:
-		return failed(forkengine.DispositionNotStarted, "fork request was not sent: "+err.Error()), nil
+		return failed(forkengine.DispositionNotStarted, "fork request was not sent: "+r.clientText(err)),
+			fmt.Errorf("webhook fork %s: %w", req.OperationID, err)
 	case err != nil:
-		return failed(forkengine.DispositionUnknown, "fork delivery is unknown: "+err.Error()),
+		return failed(forkengine.DispositionUnknown, "fork delivery is unknown: "+r.clientText(err)),
 			fmt.Errorf("webhook fork %s: %w", req.OperationID, err)
 	case r.ok():
 		return decodeAccepted(r, req.OperationID)

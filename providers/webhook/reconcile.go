@@ -30,13 +30,13 @@ func (d *Driver) Reconcile(ctx context.Context, req forkengine.ReconcileRequest)
 		err = r.statusError("/reconcile")
 	}
 	if err != nil {
-		err = fmt.Errorf("webhook reconcile %s: %w", req.OperationID, r.availability(err))
-		return unknownAnswer(err.Error()), err
+		text := r.clientText(err) // the answer's Error is shown; err, naming the adapter's URL, is logged
+		return unknownAnswer(text), fmt.Errorf("webhook reconcile %s: %w", req.OperationID, r.availability(err))
 	}
 	var out reconcileResponse
 	if err := json.Unmarshal(r.body, &out); err != nil {
-		err = fmt.Errorf("webhook reconcile %s: decode response: %w", req.OperationID, err)
-		return unknownAnswer(err.Error()), err
+		return unknownAnswer("the provider adapter's reconcile answer could not be decoded"),
+			fmt.Errorf("webhook reconcile %s: decode response: %w", req.OperationID, err)
 	}
 	switch forkengine.ReconcileAnswer(out.Answer) {
 	case forkengine.ReconcileFound:
@@ -50,7 +50,7 @@ func (d *Driver) Reconcile(ctx context.Context, req forkengine.ReconcileRequest)
 		return unknownAnswer(out.Error), nil
 	}
 	err = fmt.Errorf("webhook reconcile %s: response has no valid answer (%q)", req.OperationID, out.Answer)
-	return unknownAnswer(err.Error()), err
+	return unknownAnswer(fmt.Sprintf("the provider adapter's reconcile answer %q is not found, absent or unknown", out.Answer)), err
 }
 
 func found(out reconcileResponse) forkengine.ReconcileResult {

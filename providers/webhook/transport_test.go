@@ -25,11 +25,12 @@ func TestForkTransportFailures(t *testing.T) {
 		want    forkengine.Disposition
 		wantErr bool
 	}{
-		{name: "NotStartedOnClosedPort", driver: closedPort, want: forkengine.DispositionNotStarted},
-		{name: "NotStartedOnBadURL", driver: badURL, want: forkengine.DispositionNotStarted},
-		{name: "NotStartedOnDNSFailure", driver: dnsFailure, want: forkengine.DispositionNotStarted},
+		// The error beside not_started only explains (for the log); the disposition stands.
+		{name: "NotStartedOnClosedPort", driver: closedPort, want: forkengine.DispositionNotStarted, wantErr: true},
+		{name: "NotStartedOnBadURL", driver: badURL, want: forkengine.DispositionNotStarted, wantErr: true},
+		{name: "NotStartedOnDNSFailure", driver: dnsFailure, want: forkengine.DispositionNotStarted, wantErr: true},
 		{name: "NotStartedWhenContextEndedBeforeSending", driver: hangingAdapter, ctx: canceled,
-			want: forkengine.DispositionNotStarted},
+			want: forkengine.DispositionNotStarted, wantErr: true},
 		{name: "UnknownWhenAdapterHangsPastTimeout", driver: hangingAdapter,
 			want: forkengine.DispositionUnknown, wantErr: true},
 		{name: "UnknownWhenConnectionDropsAfterSending", driver: droppingAdapter,
@@ -54,6 +55,7 @@ func TestForkTransportFailures(t *testing.T) {
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Fork error = %v, want error %v", err, tt.wantErr)
 			}
+			requireNoAddress(t, res.Error)
 			if tt.want == forkengine.DispositionNotStarted && received() != 0 {
 				t.Fatalf("not_started, but the adapter received %d requests", received())
 			}
@@ -62,6 +64,46 @@ func TestForkTransportFailures(t *testing.T) {
 }
 
 func none() int64 { return 0 }
+
+// requireNoAddress fails when text, which users read on an operation, names where the adapter
+// is: a URL, an address, a host name of the tests' adapters, or a port.
+func requireNoAddress(t *testing.T, text string) {
+	t.Helper()
+	for _, leak := range []string{"://", "127.0.0.1", "adapter.invalid", "bad host", "admin", "dial", "lookup", "/fork", "/reconcile"} {
+		if strings.Contains(text, leak) {
+			t.Fatalf("the text users read names the adapter (%q): %q", leak, text)
+		}
+	}
+}
+
+// TestTransportFailuresNameNoAddress: with the adapter down, the text of a fork and of a
+// reconcile says what happened and never where: not the user name or password of its URL, its
+// host, its port or its path. The Go error, for the server log, still says it all.
+func TestTransportFailuresNameNoAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	d := webhook.New(webhook.Options{BaseURL: "http://admin:s3cret@" + addr + "/internal/adapter"})
+	res, err := d.Fork(context.Background(), forkRequest())
+	if res.Disposition != forkengine.DispositionNotStarted || err == nil || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("Fork = (%s, %q), %v: want not_started, and an error naming %s for the log", res.Disposition, res.Error, err, addr)
+	}
+	requireNoAddress(t, res.Error)
+	if strings.Contains(res.Error, "s3cret") || strings.Contains(res.Error, "internal") {
+		t.Fatalf("fork error text %q names the URL", res.Error)
+	}
+	rec, err := d.Reconcile(context.Background(), reconcileRequest())
+	if rec.Answer != forkengine.ReconcileUnknown || err == nil || !errors.Is(err, forkengine.ErrProviderUnavailable) {
+		t.Fatalf("Reconcile = (%s, %q), %v: want unknown and an unavailable error", rec.Answer, rec.Error, err)
+	}
+	requireNoAddress(t, rec.Error)
+	if rec.Error != "the provider adapter could not be reached" {
+		t.Fatalf("reconcile text %q, want the fixed text of an unreachable adapter", rec.Error)
+	}
+}
 
 func canceled() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
