@@ -31,7 +31,8 @@ test('the same session id in two workspaces is two records in Apollo InMemoryCac
   const shared = unique('shared');
   const [wsA, wsB] = [unique('ws-a'), unique('ws-b')];
   for (const ws of [wsA, wsB]) {
-    await mustGQL(REPORT_SESSION, { ws, id: shared, providerSession: `p-${shared}`, title: `title in ${ws}` });
+    // A provider session belongs to one workspace: each reports its own.
+    await mustGQL(REPORT_SESSION, { ws, id: shared, providerSession: `p-${ws}-${shared}`, title: `title in ${ws}` });
   }
   const apollo = newApollo();
   const a = await apollo.query({ query: SESSION, variables: { ws: wsA, id: shared } });

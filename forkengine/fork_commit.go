@@ -45,8 +45,9 @@ var errOperationMoved = errors.New("fork operation moved during its commit")
 // says op's snapshot was read from the store, so its hash is checked before anything is copied;
 // the engine's own private copy of what it froze needs no such proof. from is the status the
 // stored row must have: op's own, or dispatching when the acceptance in op was never written
-// (see acceptAndCommit). The compare-and-swap runs first, so a lost one (errOperationMoved) has
-// written nothing.
+// (see acceptAndCommit); then the acceptance is recorded in this transaction, and the child's
+// provider session is claimed for the workspace here (errChildOwned when another owns it). The
+// compare-and-swap runs first, so a lost one (errOperationMoved) has written nothing.
 func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, stored bool, from OperationStatus) (ForkOperation, error) {
 	if err := verifySnapshot(op, stored); err != nil {
 		return op, err
@@ -68,6 +69,11 @@ func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, store
 		return op, fmt.Errorf("move fork operation %s to %s: %w", op.ID, StatusCommitted, err)
 	case !changed:
 		return op, errOperationMoved
+	}
+	if from != StatusProviderAccepted { // the acceptance is recorded here, so its child is claimed here
+		if err := claimChild(ctx, tx, op, at); err != nil {
+			return op, err
+		}
 	}
 	if err := writeTarget(ctx, tx, c, op, ids, lineage); err != nil {
 		return op, err

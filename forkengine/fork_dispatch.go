@@ -75,19 +75,38 @@ func (e *Engine) dispatch(ctx context.Context, op ForkOperation, own bool) (Fork
 	// provider made could be forgotten.
 	checkpoint, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
 	defer cancel()
-	if verdict.status == StatusProviderAccepted {
-		committed, err := e.acceptAndCommit(checkpoint, marked, verdict, own)
+	return e.recordDelivery(checkpoint, marked, verdict, own)
+}
+
+// recordDelivery records the verdict of marked's Fork call. An acceptance is committed in the same
+// transaction when it can be; when that fails, nothing of it was written, and the acceptance is
+// recorded alone, so the child is never forgotten (its commit is retried from provider_accepted).
+// A child another workspace owns makes the answer invalid (unknown). Whatever cannot be recorded
+// as it was is recorded with a fixed text (recordUnrecordable).
+func (e *Engine) recordDelivery(ctx context.Context, marked ForkOperation, v verdict, own bool) (ForkOperation, error) {
+	if v.status == StatusProviderAccepted {
+		committed, err := e.acceptAndCommit(ctx, marked, v, own)
 		if err == nil {
 			return committed, nil
 		}
-		// Nothing of that transaction was written. The acceptance alone is recorded below, so the
-		// child is never forgotten; its commit is retried from provider_accepted.
-		e.log.Warn("fork commit with the acceptance failed; recording the acceptance alone",
-			"workspace", marked.WorkspaceID, "operation", marked.ID, "error", err)
+		if !errors.Is(err, errChildOwned) {
+			e.log.Warn("fork commit with the acceptance failed; recording the acceptance alone",
+				"workspace", marked.WorkspaceID, "operation", marked.ID, "error", err)
+			accepted, err := e.recordAcceptance(ctx, marked, v)
+			if err == nil {
+				return accepted, nil
+			}
+			if !errors.Is(err, errChildOwned) {
+				return e.recordUnrecordable(ctx, marked, v, err)
+			}
+		}
+		e.log.Warn("the provider answered with a child another workspace owns", "workspace", marked.WorkspaceID,
+			"operation", marked.ID)
+		v = childOwnedVerdict()
 	}
-	recorded, _, err := e.transition(checkpoint, marked, verdict.status, verdict.record)
+	recorded, _, err := e.transition(ctx, marked, v.status, v.record)
 	if err != nil {
-		return e.recordUnrecordable(checkpoint, marked, verdict, err)
+		return e.recordUnrecordable(ctx, marked, v, err)
 	}
 	return recorded, nil
 }

@@ -15,6 +15,7 @@ import (
 // unknown, or committed but unacknowledged gets that operation back instead of a new fork.
 //
 // Errors: BAD_USER_INPUT (ids, source equals target), NOT_FOUND (source missing or deleted),
+// FORBIDDEN reason provider_session_owned (another workspace owns the source's provider session),
 // FORK_CONFLICT with a reason (request_conflict, source_not_root, provider_session_missing,
 // turn_not_found, turn_not_settled, provider_turn_missing, provider_turn_unforkable,
 // provider_turn_boundary_mismatch, target_reserved), FORK_IN_PROGRESS (barrier off, an active
@@ -67,6 +68,9 @@ func (e *Engine) startFork(ctx context.Context, in ForkInput) (ForkOperation, bo
 	}
 	source, err := forkSource(ctx, e.store, in.WorkspaceID, in.SourceSessionID)
 	if err != nil {
+		return ForkOperation{}, false, err
+	}
+	if err := checkOwnedSource(ctx, e.store, source); err != nil {
 		return ForkOperation{}, false, err
 	}
 	if op, found, err := e.blockingOperation(ctx, e.store, in); found || err != nil {

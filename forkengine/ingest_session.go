@@ -10,8 +10,11 @@ import (
 // ReportSession upserts a session as an agent runtime sees it. Nil pointer fields keep the stored
 // value (a new session gets empty strings, visible=true and settings {}). Reporting a soft-deleted
 // session restores it. A report identical to the stored state writes nothing and emits no event.
-// Errors: BAD_USER_INPUT (ids, provider, kind, settings), CONFLICT reason target_reserved (the id is
-// reserved as the target of a fork that has not committed).
+// A provider session belongs to the first workspace that reports it (or that a fork made it for):
+// reporting one another workspace owns is refused. Errors: BAD_USER_INPUT (ids, provider, kind,
+// settings; reason invalid_text or invalid_id for text no store could keep), FORBIDDEN reason
+// provider_session_owned, CONFLICT reason target_reserved (the id is reserved as the target of a
+// fork that has not committed).
 func (e *Engine) ReportSession(ctx context.Context, in SessionReport) (Session, error) {
 	if err := cleanSessionReport(&in); err != nil {
 		return Session{}, err
@@ -37,6 +40,9 @@ func (e *Engine) ReportSession(ctx context.Context, in SessionReport) (Session, 
 		if found && sameSession(stored, next) {
 			out = stored
 			return nil
+		}
+		if err := claimReported(ctx, tx, stored, found, next, c.at); err != nil {
+			return err
 		}
 		if err := tx.UpsertSession(ctx, next); err != nil {
 			return fmt.Errorf("upsert session %s: %w", next.ID, err)

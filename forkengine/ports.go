@@ -118,6 +118,10 @@ type Reader interface {
 	LogEventsAfter(ctx context.Context, after int64, limit int) ([]Event, error)
 	// LogHead returns the highest cursor of the whole log (0 if empty): where a Feed starts.
 	LogHead(ctx context.Context) (int64, error)
+
+	// ProviderSessionOwner returns the workspace that owns the provider session id of provider
+	// (the first to report it, ClaimProviderSession), or ErrNotFound when none does.
+	ProviderSessionOwner(ctx context.Context, provider, providerSessionID string) (string, error)
 }
 
 // Tx is one store transaction: reads see its own writes; nothing is visible to others until the
@@ -161,6 +165,11 @@ type Tx interface {
 	ReplaceSnapshot(ctx context.Context, op ForkOperation) error
 	// InsertLineage writes one lineage (one per target; ErrDuplicate otherwise).
 	InsertLineage(ctx context.Context, l Lineage) error
+	// ClaimProviderSession makes c.WorkspaceID the owner of the provider session c names unless
+	// a workspace already is, and returns the owner: c.WorkspaceID when the claim holds. The
+	// owner never changes. Of two transactions claiming one provider session for two workspaces
+	// at once, one owns it and the other is answered with that owner (a unique key decides).
+	ClaimProviderSession(ctx context.Context, c ProviderSessionClaim) (string, error)
 
 	// AppendEvents appends to the durable log and returns the events with Cursor assigned. The
 	// cursors are handed out under a lock the transaction holds until it ends, so cursor order is
@@ -199,6 +208,16 @@ type Store interface {
 	// operations among ops and returns the ones it renewed; a lease another instance took over is
 	// not renewed.
 	RenewLeases(ctx context.Context, owner string, ops []OperationKey, until time.Time) ([]OperationKey, error)
+}
+
+// ProviderSessionClaim says that workspace WorkspaceID reported, at At, the provider session
+// ProviderSessionID of provider Provider (a driver name): a provider session belongs to the first
+// workspace that reports it, so no other can fork it (or copy its conversation into itself).
+type ProviderSessionClaim struct {
+	Provider          string
+	ProviderSessionID string
+	WorkspaceID       string
+	At                time.Time
 }
 
 // Descriptor is what a driver says it can do for one session.

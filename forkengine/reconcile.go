@@ -2,6 +2,7 @@ package forkengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -169,7 +170,10 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 			Error: res.Error}, nil, false) // an error makes it unverifiable, as on an accepted fork
 		if v.status == StatusProviderAccepted {
 			recorded, err = e.acceptReconciled(checkpoint, op, v, tried)
-			return e.reconcileRecorded(checkpoint, op, recorded, err, tried)
+			if !errors.Is(err, errChildOwned) {
+				return e.reconcileRecorded(checkpoint, op, recorded, err, tried)
+			}
+			v, err = childOwnedVerdict(), nil
 		}
 		why = "the provider found a child that does not verify: " + v.text
 		e.log.Warn("reconcile found a child that does not verify; asking again later", "operation", op.ID, "problem", v.text)
@@ -238,11 +242,11 @@ func (e *Engine) acceptReconciled(ctx context.Context, op ForkOperation, v verdi
 		tried(next, at)
 	}
 	committed, err := e.acceptAndCommit(ctx, op, v, false)
-	if err == nil {
-		return committed, nil
+	if err == nil || errors.Is(err, errChildOwned) {
+		return committed, err
 	}
 	e.log.Warn("commit of a reconciled fork failed; recording the acceptance alone", "operation", op.ID, "error", err)
-	accepted, _, err := e.transition(ctx, op, StatusProviderAccepted, v.record)
+	accepted, err := e.recordAcceptance(ctx, op, v)
 	if err != nil {
 		return accepted, err
 	}

@@ -16,7 +16,7 @@ import (
 func (a *testAPI) seedSession(ws, id string, n int, settings string) {
 	a.t.Helper()
 	ctx := context.Background()
-	psid, title := "p-"+id, "Title of "+id
+	psid, title := fixtureProviderSession(ws, id), "Title of "+id
 	report := forkengine.SessionReport{WorkspaceID: ws, ID: id, Provider: "simulated", ProviderSessionID: &psid, Title: &title}
 	if settings != "" {
 		report.Settings = json.RawMessage(settings)
@@ -26,6 +26,16 @@ func (a *testAPI) seedSession(ws, id string, n int, settings string) {
 	for i := 1; i <= n; i++ {
 		a.seedTurn(ws, id, fmt.Sprintf("%s-t%d", id, i), forkengine.PhaseSettled)
 	}
+}
+
+// fixtureProviderSession is the provider session of fixture session id: "p-<id>" in workspace
+// "w", "p-<ws>-<id>" in any other, since a provider session belongs to one workspace (the first
+// to report it) and tests report the same session id in several.
+func fixtureProviderSession(ws, id string) string {
+	if ws == "w" {
+		return "p-" + id
+	}
+	return "p-" + ws + "-" + id
 }
 
 // seedTurn reports a bound turn in the given phase, with two messages.

@@ -25,6 +25,8 @@ type memState struct {
 	events     []forkengine.Event
 	positions  map[string]int64 // last message position handed out, per workspace
 	lastCursor int64
+	// owners holds the workspace that owns each provider session (ClaimProviderSession).
+	owners map[providerSessionKey]string
 }
 
 func newMemState() *memState {
@@ -35,6 +37,7 @@ func newMemState() *memState {
 		operations: map[rowKey]forkengine.ForkOperation{},
 		lineages:   map[rowKey]forkengine.Lineage{},
 		positions:  map[string]int64{},
+		owners:     map[providerSessionKey]string{},
 	}
 }
 
@@ -50,6 +53,7 @@ func (s *memState) clone() *memState {
 		events:     slices.Clip(s.events), // a transaction's append must not write into the committed array
 		positions:  maps.Clone(s.positions),
 		lastCursor: s.lastCursor,
+		owners:     maps.Clone(s.owners),
 	}
 }
 

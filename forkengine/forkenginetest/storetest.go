@@ -39,6 +39,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Isolation", isolationTests()},
 		{"HostileText", hostileTextTests()},
 		{"ProviderAnswers", providerAnswerTests()},
+		{"ProviderSessions", providerSessionTests()},
 		{"BackwardPages", backwardTests()},
 	}
 	for _, g := range groups {
