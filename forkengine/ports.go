@@ -260,9 +260,12 @@ const (
 	DispositionUnknown     Disposition = "unknown" // sent, outcome unknown: a child may exist
 )
 
-// ForkRequest is what the engine asks a driver to do.
+// ForkRequest is what the engine asks a driver to do. WorkspaceID is the tenant the fork is for:
+// a driver must fork only a provider session that belongs to it (docs/providers.md, "Tenancy").
 type ForkRequest struct {
-	WorkspaceID     string
+	WorkspaceID string
+	// RequestedBy is the subject who asked for the fork; empty until identities exist.
+	RequestedBy     string
 	OperationID     string
 	RequestID       string
 	Source          Session

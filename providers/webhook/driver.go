@@ -215,7 +215,7 @@ func (r reply) clientText(err error) string {
 // 5xx wraps forkengine.ErrProviderUnavailable, which makes a fork requested now the retryable
 // PROVIDER_UNAVAILABLE instead.
 func (d *Driver) Describe(ctx context.Context, s forkengine.Session) (forkengine.Descriptor, error) {
-	r, err := d.post(ctx, "/describe", describeRequest{Session: toWireSession(s)}, nil)
+	r, err := d.post(ctx, "/describe", describeRequest{WorkspaceID: s.WorkspaceID, Session: toWireSession(s)}, nil)
 	if err != nil {
 		return forkengine.Descriptor{}, r.availability(err)
 	}

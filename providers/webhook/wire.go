@@ -42,12 +42,11 @@ type wireDescriptor struct {
 	Reconcile        bool   `json:"reconcile"`
 }
 
+// describeRequest names its workspace beside the session, as every request of the protocol does,
+// so an adapter checks whose provider session it is asked about without reading into it.
 type describeRequest struct {
-	Session wireSession `json:"session"`
-}
-
-type probeRequest struct {
-	Probes []wireProbe `json:"probes"`
+	WorkspaceID string      `json:"workspaceId"`
+	Session     wireSession `json:"session"`
 }
 
 type wireProbe struct {
@@ -60,7 +59,9 @@ type probeResponse struct {
 }
 
 type forkRequest struct {
-	WorkspaceID     string         `json:"workspaceId"`
+	WorkspaceID string `json:"workspaceId"`
+	// RequestedBy is the subject who asked for the fork; empty until identities exist.
+	RequestedBy     string         `json:"requestedBy"`
 	OperationID     string         `json:"operationId"`
 	RequestID       string         `json:"requestId"`
 	Source          wireSession    `json:"source"`
@@ -126,7 +127,7 @@ func toWireTurn(t forkengine.Turn) wireTurn {
 
 func toWireFork(req forkengine.ForkRequest) forkRequest {
 	return forkRequest{
-		WorkspaceID: req.WorkspaceID, OperationID: req.OperationID, RequestID: req.RequestID,
+		WorkspaceID: req.WorkspaceID, RequestedBy: req.RequestedBy, OperationID: req.OperationID, RequestID: req.RequestID,
 		Source: toWireSession(req.Source), ThroughTurn: toWireTurn(req.ThroughTurn),
 		Turns: toWireTurns(req.Turns), TargetSessionID: req.TargetSessionID,
 		TargetTitle: req.TargetTitle, Descriptor: toWireDescriptor(req.Descriptor),
