@@ -41,6 +41,17 @@ type refusal string
 
 func (r refusal) Error() string { return string(r) }
 
+// forbidden is a refusal because the provider session belongs to another workspace: answered 403,
+// naming neither that workspace nor anything of it.
+type forbidden string
+
+func (f forbidden) Error() string { return string(f) }
+
+// notYours is the forbidden of a provider session another workspace owns.
+func notYours(providerSessionID, workspaceID string) forbidden {
+	return forbidden(fmt.Sprintf("provider session %q does not belong to workspace %q", providerSessionID, workspaceID))
+}
+
 func (a *adapter) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /describe", a.describe)
@@ -69,7 +80,8 @@ func (a *adapter) describe(w http.ResponseWriter, r *http.Request) {
 }
 
 // probe answers a whole batch in order: a turn can be forked when it is settled and bound to a
-// provider turn of a provider session.
+// provider turn of a provider session that no other workspace than the request's owns (it is
+// false for one that another does, so a workspace learns nothing of another's sessions).
 func (a *adapter) probe(w http.ResponseWriter, r *http.Request) {
 	var req probeRequest
 	if err := decode(w, r, &req, maxReadRequestBytes); err != nil {
@@ -77,10 +89,18 @@ func (a *adapter) probe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := probeResponse{Forkable: make([]bool, len(req.Probes))}
-	for i, p := range req.Probes {
-		out.Forkable[i] = p.Session.ProviderSessionID != "" && p.Turn.Phase == "settled" &&
-			p.Turn.ProviderTurnID != "" && isObject(p.Turn.ProviderTurnBinding)
-	}
+	a.state.read(func(s *state) {
+		for i, p := range req.Probes {
+			ws := req.WorkspaceID
+			if ws == "" {
+				ws = p.Session.WorkspaceID
+			}
+			owner := s.owner(p.Session.ProviderSessionID)
+			out.Forkable[i] = p.Session.ProviderSessionID != "" && (owner == "" || owner == ws) &&
+				p.Session.WorkspaceID == ws && p.Turn.Phase == "settled" && p.Turn.ProviderTurnID != "" &&
+				isObject(p.Turn.ProviderTurnBinding)
+		}
+	})
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -100,7 +120,12 @@ func (a *adapter) fork(w http.ResponseWriter, r *http.Request) {
 	}
 	child, deliveries, err := a.recordFork(req)
 	var refused refusal
+	var notOwned forbidden
 	switch {
+	case errors.As(err, &notOwned):
+		a.log.Printf("fork %s/%s (%s): forbidden: %s", req.WorkspaceID, req.RequestID, req.OperationID, notOwned)
+		writeJSON(w, http.StatusForbidden, forkResponse{Disposition: dispositionRejected, Error: string(notOwned)})
+		return
 	case errors.As(err, &refused):
 		a.log.Printf("fork %s/%s (%s): refused: %s", req.WorkspaceID, req.RequestID, req.OperationID, refused)
 		writeJSON(w, http.StatusConflict, forkResponse{Disposition: dispositionRejected, Error: string(refused)})
@@ -122,8 +147,18 @@ func (a *adapter) fork(w http.ResponseWriter, r *http.Request) {
 }
 
 // recordFork makes and records the child of req, or counts one more delivery of a known request.
+// The source must be the workspace's: a child this adapter made for it, or a root that no other
+// workspace forked first (which the workspace adopts, durably, before anything is made).
 func (a *adapter) recordFork(req forkRequest) (child string, deliveries int, err error) {
 	err = a.state.update(func(s *state) error {
+		src := req.Source.ProviderSessionID
+		switch owner := s.owner(src); owner {
+		case req.WorkspaceID:
+		case "":
+			s.Roots[src] = req.WorkspaceID
+		default:
+			return notYours(src, req.WorkspaceID)
+		}
 		rec, seen := s.request(req.WorkspaceID, req.RequestID)
 		switch {
 		case seen && rec.Outcome == outcomeAbsent:

@@ -20,6 +20,11 @@
 //     tombstone, so a /fork for that request id arriving later is refused (rejected), and absent
 //     stays true.
 //
+// A provider session belongs to one workspace: the children it made are the workspace's they were
+// made for, and a root session (one the agent runtime started) is the first workspace's that forks
+// it. /fork (403, rejected), /probe (false) and /reconcile (403, unknown) of another workspace's
+// provider session are refused, so no workspace can copy another's conversation.
+//
 // It describes every session as host_copy: forkgraph copies the transcript from its frozen
 // snapshot and the child keeps the source's turn bindings, so the adapter has only one thing to
 // make and remember per fork, the child's provider session id. provider_owned would also have it

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 )
@@ -21,6 +22,9 @@ func (a *adapter) reconcile(w http.ResponseWriter, r *http.Request) {
 	}
 	var out reconcileResponse
 	err := a.state.update(func(s *state) error {
+		if owner := s.owner(req.Source.ProviderSessionID); owner != "" && owner != req.WorkspaceID {
+			return notYours(req.Source.ProviderSessionID, req.WorkspaceID)
+		}
 		rec, seen := s.request(req.WorkspaceID, req.RequestID)
 		switch {
 		case !seen:
@@ -39,7 +43,15 @@ func (a *adapter) reconcile(w http.ResponseWriter, r *http.Request) {
 		s.setRequest(req.WorkspaceID, req.RequestID, rec)
 		return nil
 	})
-	if err != nil {
+	var notOwned forbidden
+	switch {
+	case errors.As(err, &notOwned):
+		// Nothing is told of the other workspace's session, and nothing is written for it: not even
+		// a tombstone, which would be a fact about that session.
+		a.log.Printf("reconcile %s/%s (%s): forbidden: %s", req.WorkspaceID, req.RequestID, req.OperationID, notOwned)
+		writeJSON(w, http.StatusForbidden, reconcileResponse{Answer: "unknown", Error: string(notOwned)})
+		return
+	case err != nil:
 		a.log.Printf("reconcile %s/%s (%s): %v", req.WorkspaceID, req.RequestID, req.OperationID, err)
 		writeJSON(w, http.StatusServiceUnavailable, reconcileResponse{Answer: "unknown", Error: err.Error()})
 		return
@@ -58,6 +70,8 @@ func invalidFork(req forkRequest, header string) string {
 		return "workspaceId, requestId and operationId are required"
 	case header != "" && header != req.OperationID:
 		return fmt.Sprintf("%s %q does not match operationId %q", operationHeader, header, req.OperationID)
+	case req.Source.WorkspaceID != "" && req.Source.WorkspaceID != req.WorkspaceID:
+		return fmt.Sprintf("the source is a session of workspace %q, not of %q", req.Source.WorkspaceID, req.WorkspaceID)
 	case req.Source.ProviderSessionID == "":
 		return "the source has no provider session"
 	case req.ThroughTurn.ProviderTurnID == "" || !isObject(req.ThroughTurn.ProviderTurnBinding):

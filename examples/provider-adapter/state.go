@@ -15,10 +15,23 @@ import (
 // it would make an answer a lie: a forgotten child makes /reconcile say absent about a fork that
 // happened; a forgotten tombstone lets a late /fork make a child after absent was said.
 type state struct {
-	// Sessions are the provider sessions this adapter made, by provider session id.
+	// Sessions are the provider sessions this adapter made, by provider session id; each belongs to
+	// the workspace it was made for.
 	Sessions map[string]providerSession `json:"sessions"`
+	// Roots are the provider sessions this adapter did not make (the conversations the agent
+	// runtime started), each owned by the first workspace that forked it: provider session id →
+	// workspace id. A real provider knows whose every session is; this one learns it on first use.
+	Roots map[string]string `json:"roots"`
 	// Requests holds, per workspace and fork request id, what the adapter answered for it.
 	Requests map[string]map[string]requestRecord `json:"requests"`
+}
+
+// owner is the workspace a provider session belongs to, or "" when no workspace has used it yet.
+func (s state) owner(providerSessionID string) string {
+	if made, ok := s.Sessions[providerSessionID]; ok {
+		return made.WorkspaceID
+	}
+	return s.Roots[providerSessionID]
 }
 
 // providerSession is a child the adapter made by forking a provider session through a turn.
@@ -76,7 +89,8 @@ type stateFile struct {
 // openState loads the state at path; a missing file is an empty state. An unreadable or corrupt
 // file is an error: starting empty over it would forget children and tombstones.
 func openState(path string) (*stateFile, error) {
-	f := &stateFile{path: path, st: state{Sessions: map[string]providerSession{}, Requests: map[string]map[string]requestRecord{}}}
+	f := &stateFile{path: path, st: state{Sessions: map[string]providerSession{}, Roots: map[string]string{},
+		Requests: map[string]map[string]requestRecord{}}}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
@@ -92,6 +106,9 @@ func openState(path string) (*stateFile, error) {
 	}
 	if f.st.Requests == nil {
 		f.st.Requests = map[string]map[string]requestRecord{}
+	}
+	if f.st.Roots == nil { // a state file from before roots had owners
+		f.st.Roots = map[string]string{}
 	}
 	return f, nil
 }

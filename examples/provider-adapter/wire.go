@@ -38,11 +38,14 @@ type descriptor struct {
 }
 
 type describeRequest struct {
-	Session wireSession `json:"session"`
+	WorkspaceID string      `json:"workspaceId"`
+	Session     wireSession `json:"session"`
 }
 
+// probeRequest is one workspace's probes: forkgraph sends one request per workspace.
 type probeRequest struct {
-	Probes []struct {
+	WorkspaceID string `json:"workspaceId"`
+	Probes      []struct {
 		Session wireSession `json:"session"`
 		Turn    wireTurn    `json:"turn"`
 	} `json:"probes"`
