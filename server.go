@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	gql := resolvers.NewServer(resolvers.Config{
 		Engine: engine, Broker: broker, Authorize: cfg.tokens.Authorize, RequestID: access.RequestID, Logger: logger,
 		StreamError: transports.AddSubscriptionError, StreamReady: transports.SetStreamReadiness, Persisted: cfg.edge.persisted,
-		Extensions: obs.extensions(), Batch: obs.tel.Batch, NarrowReads: db,
+		Extensions: obs.extensions(), Batch: obs.tel.Batch, NarrowReads: db, Unavailable: store.IsUnavailable,
 	})
 	for _, t := range obs.observeTransports(graphqlTransports(cfg)) {
 		gql.AddTransport(t)

@@ -24,6 +24,7 @@ const (
 	CodeRateLimited         Code = "RATE_LIMITED"
 	CodeProviderUnavailable Code = "PROVIDER_UNAVAILABLE" // the provider could not be reached; retryable
 	CodeReconcileConflict   Code = "RECONCILE_CONFLICT"   // reconcile or abandon of an operation that is not unknown
+	CodeUnavailable         Code = "UNAVAILABLE"          // the database could not be reached; retryable
 )
 
 // Boundary and conflict reason codes (stable; reference §3.12 without its prefix).
@@ -115,6 +116,15 @@ func ErrorReason(err error) string {
 		return e.Reason
 	}
 	return ""
+}
+
+// Unavailable is the retryable UNAVAILABLE error of a request that failed because the database
+// could not be reached (a PostgreSQL restart, a lost connection, SQLite disk errors): nothing the
+// client sent is wrong, and the same request may well work in a moment. The cause is kept for
+// the log, never shown.
+func Unavailable(cause error) *Error {
+	return &Error{Code: CodeUnavailable, Retryable: true, Err: cause,
+		Message: "the database is unavailable; try again"}
 }
 
 // Sentinels the stores return; the engine maps them to client errors.

@@ -17,12 +17,18 @@ import (
 // retryable); errors of the GraphQL layer keep their own code (GRAPHQL_PARSE_FAILED,
 // GRAPHQL_VALIDATION_FAILED, COMPLEXITY_LIMIT_EXCEEDED); an input gqlgen rejected while coercing
 // it is BAD_USER_INPUT; anything else is logged with the request id and shown as
-// INTERNAL_SERVER_ERROR without its details.
-func presentError(logger *slog.Logger, requestID func(context.Context) string) graphql.ErrorPresenterFunc {
+// INTERNAL_SERVER_ERROR without its details, unless unavailable says it means the database could
+// not be reached: then it is the retryable UNAVAILABLE.
+func presentError(logger *slog.Logger, requestID func(context.Context) string, unavailable func(error) bool) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		presented := graphql.DefaultErrorPresenter(ctx, err)
 		var domain *forkengine.Error
 		if errors.As(err, &domain) && domain.Code != forkengine.CodeInternal {
+			logCause(ctx, logger, requestID, presented, domain, err)
+			return withDomainError(presented, domain)
+		}
+		if unavailable != nil && unavailable(err) && !abandoned(ctx, err) {
+			domain = forkengine.Unavailable(err)
 			logCause(ctx, logger, requestID, presented, domain, err)
 			return withDomainError(presented, domain)
 		}
@@ -40,7 +46,8 @@ func presentError(logger *slog.Logger, requestID func(context.Context) string) g
 }
 
 // logCause logs the cause a domain error keeps from its client: why the provider could not be
-// reached or described (the driver's error names the adapter's address, which no client reads).
+// reached or described (the driver's error names the adapter's address, which no client reads),
+// or the database.
 func logCause(ctx context.Context, logger *slog.Logger, requestID func(context.Context) string, presented *gqlerror.Error,
 	domain *forkengine.Error, err error) {
 	switch {
@@ -48,6 +55,8 @@ func logCause(ctx context.Context, logger *slog.Logger, requestID func(context.C
 	case domain.Code == forkengine.CodeProviderUnavailable, domain.Code == forkengine.CodeForkUnsupported:
 		logger.WarnContext(ctx, "provider error", "requestId", requestID(ctx), "code", string(domain.Code),
 			"path", presented.Path.String(), "err", err)
+	case domain.Code == forkengine.CodeUnavailable:
+		logger.WarnContext(ctx, "database unavailable", "requestId", requestID(ctx), "path", presented.Path.String(), "err", err)
 	}
 }
 

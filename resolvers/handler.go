@@ -48,6 +48,10 @@ type Config struct {
 	Extensions []graphql.HandlerExtension
 	// Batch, when set, is told about every loader batch read (see BatchObserver).
 	Batch BatchObserver
+	// Unavailable, when set, reports whether an error means the database could not be reached
+	// (store.IsUnavailable): such an error is UNAVAILABLE with retryable: true, not
+	// INTERNAL_SERVER_ERROR, and its cause is logged with the request id.
+	Unavailable func(error) bool
 	// NarrowReads, when set, are the narrower reads of a response that shows only some fields of
 	// messages or lineages (see NarrowReads); nil: the Engine's Reader when it offers them (the
 	// server's store wrapped for telemetry does not, so the server passes the store), else rows
@@ -100,7 +104,7 @@ func NewServer(cfg Config) *handler.Server {
 	srv.AroundResponses(withLoaders(sources))
 	srv.Use(mutationFieldLoaders{})
 	srv.Use(fieldPolicy{authorize: cfg.Authorize, ids: idArguments{schema: schema.Schema()}})
-	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID))
+	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID, cfg.Unavailable))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))
 	return srv
 }

@@ -21,6 +21,9 @@ const (
 	CodeTooManyReservations  = "TOO_MANY_RESERVATIONS"  // 429, graphql-sse reservations over a bound
 	CodeInternal             = "INTERNAL_SERVER_ERROR"  // 500
 	CodeOperationRefused     = "OPERATION_REFUSED"      // an OperationLimiter's error without a code
+	// CodeUnavailable is not raised here but read: a response whose errors all carry it (the
+	// database could not be reached, forkengine.CodeUnavailable) is answered 503.
+	CodeUnavailable = "UNAVAILABLE"
 )
 
 // ReasonSubscriptionNeedsStream is the reason of the BAD_REQUEST answered to a subscription sent

@@ -31,7 +31,9 @@ import (
 //     its parts streamed (http_multipart.go); @defer in a mutation or subscription is 400
 //     INCREMENTAL_DELIVERY_NOT_SUPPORTED;
 //   - 413: a body larger than MaxBodyBytes; 415: a POST body that is not application/json;
-//   - 500: the server failed.
+//   - 500: the server failed;
+//   - 503 (with Retry-After): every error of the response is UNAVAILABLE, the database could not
+//     be reached; the same request may work in a moment.
 type HTTP struct {
 	// MaxBodyBytes limits a POST body (413 beyond). Default 1 MiB.
 	MaxBodyBytes int64
@@ -132,7 +134,23 @@ func (t HTTP) execute(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		// No data entry: the request was refused before execution (an interceptor's error).
 		status = requestErrorStatus(media, resp.Errors)
 	}
+	if allUnavailable(resp.Errors) {
+		// Nothing the client sent is wrong; proxies, load balancers and clients' retry policies
+		// read "try again" from 503 and Retry-After, not from a 200's body.
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "1")
+	}
 	writeResult(w, media, status, &result{Errors: resp.Errors, Data: resp.Data, Extensions: resp.Extensions})
+}
+
+// allUnavailable reports whether a response has errors and all are UNAVAILABLE.
+func allUnavailable(errs gqlerror.List) bool {
+	for _, err := range errs {
+		if err.Extensions["code"] != CodeUnavailable {
+			return false
+		}
+	}
+	return len(errs) > 0
 }
 
 // refuseByAccept is the 406 of an operation Accept does not let forkgraph answer: a query with

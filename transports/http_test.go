@@ -1,6 +1,7 @@
 package transports
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql/handler/testserver"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 func newHTTPServer(t *testing.T) string {
@@ -167,5 +169,27 @@ func TestNegotiateMedia(t *testing.T) {
 		if got != want || ok != (want != "") {
 			t.Errorf("negotiateMedia(%q) = %q %v, want %q", accept, got, ok, want)
 		}
+	}
+}
+
+// A response whose errors are all UNAVAILABLE (the database could not be reached) is 503 with
+// Retry-After under either media type, so proxies and clients' retry policies see "try again";
+// a response with any other error keeps its usual status.
+func TestHTTP_UnavailableIs503(t *testing.T) {
+	for code, status := range map[string]int{"UNAVAILABLE": 503, "INTERNAL_SERVER_ERROR": 200} {
+		t.Run(code, func(t *testing.T) {
+			ts := testserver.NewError() // its one field fails
+			ts.SetErrorPresenter(func(_ context.Context, err error) *gqlerror.Error {
+				return &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": code}}
+			})
+			ts.AddTransport(HTTP{})
+			hs := httptest.NewServer(ts)
+			t.Cleanup(hs.Close)
+			retryAfter := map[int]string{503: "1", 200: ""}[status]
+			for _, accept := range []string{appJSON, gqlResp} {
+				httpCase{method: "POST", contentType: appJSON, accept: accept, body: `{"query":"{ name }"}`, status: status,
+					wantBody: `"code":"` + code + `"`, header: [2]string{"Retry-After", retryAfter}}.run(t, hs.URL)
+			}
+		})
 	}
 }
