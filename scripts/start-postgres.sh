@@ -5,6 +5,8 @@
 #   eval "$(scripts/start-postgres.sh)"
 #   go test -race ./store/...
 #   scripts/start-postgres.sh stop          # stops the cluster named by $FORKGRAPH_PG_DIR, deletes it
+#   scripts/start-postgres.sh pause DIR     # stops the server of cluster DIR, keeping its data (an outage)
+#   scripts/start-postgres.sh resume DIR    # starts it again, on the same port
 #
 # It uses the PostgreSQL server binaries on PATH, in /usr/local/bin or /usr/lib/postgresql/*/bin,
 # and installs Debian's postgresql package when there are none. initdb refuses to run as root,
@@ -52,9 +54,18 @@ stop_cluster() {
 		log "no cluster to stop (pass its directory or set FORKGRAPH_PG_DIR)"
 		exit 1
 	fi
-	as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >&2
+	if as_owner "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then # a paused one is stopped already
+		as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >&2
+	fi
 	rm -rf "$dir"
 	log "stopped and removed $dir"
+}
+
+# start_server starts the server of cluster $1 on port $2 and waits until it accepts connections.
+start_server() {
+	as_owner "$bindir/pg_ctl" -D "$1/data" -l "$1/server.log" -w -t 30 start -o \
+		"-c listen_addresses=127.0.0.1 -p $2 -k $1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >&2 ||
+		{ cat "$1/server.log" >&2; exit 1; }
 }
 
 if ! bindir="$(find_bindir)"; then
@@ -74,6 +85,20 @@ if [ "${1:-}" = "stop" ]; then
 	exit 0
 fi
 
+if [ "${1:-}" = "pause" ] || [ "${1:-}" = "resume" ]; then
+	dir="${2:-}"
+	if [ -z "$dir" ] || [ ! -f "$dir/port" ]; then
+		log "no cluster at '$dir' (pass the directory the start printed as FORKGRAPH_PG_DIR)"
+		exit 1
+	fi
+	if [ "$1" = "pause" ]; then
+		as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >&2
+	else
+		start_server "$dir" "$(cat "$dir/port")"
+	fi
+	exit 0
+fi
+
 dir="$(mktemp -d /tmp/forkgraph-pg.XXXXXX)"
 chmod 700 "$dir"
 [ "$(id -u)" -eq 0 ] && chown "$os_user" "$dir"
@@ -81,9 +106,8 @@ port="$(free_port)"
 
 as_owner "$bindir/initdb" -D "$dir/data" -U forkgraph --auth=trust --encoding=UTF8 --no-locale >"$dir/initdb.log" 2>&1 ||
 	{ cat "$dir/initdb.log" >&2; exit 1; }
-as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start -o \
-	"-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >&2 ||
-	{ cat "$dir/server.log" >&2; exit 1; }
+echo "$port" >"$dir/port"
+start_server "$dir" "$port"
 
 log "PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') running on 127.0.0.1:$port, data in $dir"
 log "stop it with: scripts/start-postgres.sh stop $dir"
