@@ -33,15 +33,22 @@ func claimReported(ctx context.Context, tx Tx, stored Session, found bool, next 
 	if next.ProviderSessionID == "" || (found && stored.Provider == next.Provider && stored.ProviderSessionID == next.ProviderSessionID) {
 		return nil
 	}
-	owner, err := tx.ClaimProviderSession(ctx, ProviderSessionClaim{Provider: next.Provider,
-		ProviderSessionID: next.ProviderSessionID, WorkspaceID: next.WorkspaceID, At: at})
-	switch {
-	case err != nil:
-		return fmt.Errorf("claim provider session %s: %w", next.ProviderSessionID, err)
-	case owner != next.WorkspaceID:
-		return ownedElsewhere(next.Provider, next.ProviderSessionID)
+	owned, err := claim(ctx, tx, ProviderSessionClaim{Provider: next.Provider, ProviderSessionID: next.ProviderSessionID,
+		WorkspaceID: next.WorkspaceID, At: at})
+	if err == nil && !owned {
+		err = ownedElsewhere(next.Provider, next.ProviderSessionID)
 	}
-	return nil
+	return err
+}
+
+// claim runs ClaimProviderSession and reports whether the claim holds: the claiming workspace
+// owns the provider session.
+func claim(ctx context.Context, tx Tx, c ProviderSessionClaim) (bool, error) {
+	owner, err := tx.ClaimProviderSession(ctx, c)
+	if err != nil {
+		return false, fmt.Errorf("claim provider session %s: %w", c.ProviderSessionID, err)
+	}
+	return owner == c.WorkspaceID, nil
 }
 
 // checkOwnedSource refuses to fork a source whose provider session another workspace owns: the
@@ -64,15 +71,12 @@ func checkOwnedSource(ctx context.Context, r Reader, source Session) error {
 // claimChild makes the fork's workspace the owner of the child the provider made, in the
 // transaction that records the acceptance. errChildOwned when another workspace owns it.
 func claimChild(ctx context.Context, tx Tx, op ForkOperation, at time.Time) error {
-	owner, err := tx.ClaimProviderSession(ctx, ProviderSessionClaim{Provider: op.Provider,
-		ProviderSessionID: op.TargetProviderSessionID, WorkspaceID: op.WorkspaceID, At: at})
-	switch {
-	case err != nil:
-		return fmt.Errorf("claim child provider session %s: %w", op.TargetProviderSessionID, err)
-	case owner != op.WorkspaceID:
-		return errChildOwned
+	owned, err := claim(ctx, tx, ProviderSessionClaim{Provider: op.Provider, ProviderSessionID: op.TargetProviderSessionID,
+		WorkspaceID: op.WorkspaceID, At: at})
+	if err == nil && !owned {
+		err = errChildOwned
 	}
-	return nil
+	return err
 }
 
 // childOwnedVerdict is the verdict of an acceptance whose child another workspace owns: an

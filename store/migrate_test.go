@@ -142,6 +142,23 @@ func mustCompactJSON(t *testing.T, s forkengine.Snapshot) string {
 	return text
 }
 
+// openBefore opens cfg's database migrated up to, not including, version, as a forkgraph of
+// that time left it, and returns it with the number of migrations it holds. Tests that call it
+// must not run in parallel: it swaps the package's migrations while it opens.
+func openBefore(t *testing.T, cfg Config, version int) (*DB, int) {
+	t.Helper()
+	full := migrations
+	before := 0
+	for before < len(full) && full[before].version < version {
+		before++
+	}
+	migrations = full[:before]
+	old, err := Open(context.Background(), cfg)
+	migrations = full
+	require.NoError(t, err)
+	return old, before
+}
+
 // insertVersion12Operation writes op and its stored snapshot text as a forkgraph of schema
 // version 11 or 12 did: without the derived columns of migration 13.
 func insertVersion12Operation(t *testing.T, db *DB, op forkengine.ForkOperation, snapshot string) {
@@ -158,15 +175,7 @@ func insertVersion12Operation(t *testing.T, db *DB, op forkengine.ForkOperation,
 // operations, the reservation of a target, the one active operation per boundary.
 func testOperationClassesMigration(t *testing.T, cfg Config) {
 	ctx := context.Background()
-	full := migrations
-	before := 0
-	for before < len(full) && full[before].version < 13 {
-		before++
-	}
-	migrations = full[:before]
-	old, err := Open(ctx, cfg)
-	migrations = full
-	require.NoError(t, err)
+	old, before := openBefore(t, cfg, 13)
 	s := storedSnapshot()
 	statuses := []forkengine.OperationStatus{forkengine.StatusPrepared, forkengine.StatusDispatching,
 		forkengine.StatusProviderAccepted, forkengine.StatusUnknown, forkengine.StatusCommitted, forkengine.StatusFailed}

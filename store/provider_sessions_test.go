@@ -55,15 +55,7 @@ func TestProviderSessionReportedByTwoWorkspacesAtOnceHasOneOwner(t *testing.T) {
 // and report unchanged, but cannot fork through that provider session, nor report it anew.
 func testProviderSessionsMigration(t *testing.T, cfg Config) {
 	ctx := context.Background()
-	full := migrations
-	before := 0
-	for before < len(full) && full[before].version < 14 {
-		before++
-	}
-	migrations = full[:before]
-	old, err := Open(ctx, cfg)
-	migrations = full
-	require.NoError(t, err)
+	old, before := openBefore(t, cfg, 14)
 	legacy := []forkengine.Session{
 		legacySession("wb", "shared-late", "thread-shared", 2),
 		legacySession("wa", "shared-early", "thread-shared", 1),
@@ -71,14 +63,15 @@ func testProviderSessionsMigration(t *testing.T, cfg Config) {
 		legacySession("wa", "tie-a", "thread-tie", 5),
 		legacySession("wc", "none", "", 3),
 	}
-	require.NoError(t, old.Update(ctx, func(tx forkengine.Tx) error {
+	err := old.Update(ctx, func(tx forkengine.Tx) error {
 		for _, s := range legacy {
 			if err := tx.UpsertSession(ctx, s); err != nil {
 				return err
 			}
 		}
 		return tx.UpsertTurn(ctx, settledTurn("wb", "shared-late", "shared-late-t1"))
-	}))
+	})
+	require.NoError(t, err)
 	require.NoError(t, old.Close())
 
 	db := openTest(t, cfg)
