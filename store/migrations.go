@@ -255,17 +255,13 @@ var migrations = []migration{
 		`CREATE INDEX fork_operations_unfinished_by_source ON fork_operations (workspace_id, source_session_id)
 			WHERE ` + isUnfinishedSQL,
 	}},
-	{version: 14, name: "provider sessions owned by a workspace", statements: []string{
+	{version: 14, name: "provider sessions owned by a workspace", perDialect: map[string][]string{
 		// A provider session id belongs to the first workspace that reports it: the key makes two
 		// workspaces claiming one at once (two instances on PostgreSQL) one owner and one refusal.
-		`CREATE TABLE provider_sessions (
-			provider            TEXT   NOT NULL,
-			provider_session_id TEXT   NOT NULL,
-			workspace_id        TEXT   NOT NULL,
-			claimed_at_us       BIGINT NOT NULL,
-			PRIMARY KEY (provider, provider_session_id)
-		)`,
-		providerSessionsBackfill,
+		// On SQLite the rows live in the key's b-tree (WITHOUT ROWID): a claim, one per committed
+		// fork, writes one page instead of a table page and an index page.
+		DriverSQLite:   {providerSessionsTable + " WITHOUT ROWID", providerSessionsBackfill},
+		DriverPostgres: {providerSessionsTable, providerSessionsBackfill},
 	}},
 }
 

@@ -47,6 +47,15 @@ func (q queries) ProviderSessionOwner(ctx context.Context, provider, providerSes
 	return owner, nil
 }
 
+// providerSessionsTable is the owner of every provider session claimed (migration 14).
+const providerSessionsTable = `CREATE TABLE provider_sessions (
+	provider            TEXT   NOT NULL,
+	provider_session_id TEXT   NOT NULL,
+	workspace_id        TEXT   NOT NULL,
+	claimed_at_us       BIGINT NOT NULL,
+	PRIMARY KEY (provider, provider_session_id)
+)`
+
 // providerSessionsBackfill gives every provider session already in sessions its owner: the
 // workspace of the earliest session (by creation, then workspace and id) that names it. A
 // database from before ownership may hold one provider session in several workspaces; the
