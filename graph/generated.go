@@ -1497,8 +1497,10 @@ Writes. Reports are idempotent upserts made by agent runtimes; forks are durable
 type Mutation {
   """
   Creates or updates a session. Omitted fields keep their stored value, except ` + "`" + `kind` + "`" + `, whose
-  default is ROOT: a CHILD session must say ` + "`" + `kind: CHILD` + "`" + ` in every report. Errors: BAD_USER_INPUT,
-  FORK_CONFLICT with reason target_reserved (the id is reserved by a fork that has not created it).
+  default is ROOT: a CHILD session must say ` + "`" + `kind: CHILD` + "`" + ` in every report. Errors: BAD_USER_INPUT
+  (reason invalid_text for text that is not valid UTF-8 or holds NUL), FORBIDDEN with reason
+  provider_session_owned (another workspace owns the providerSessionId), FORK_CONFLICT with reason
+  target_reserved (the id is reserved by a fork that has not created it).
   """
   reportSession(
     "The session as the runtime sees it now."
@@ -1536,8 +1538,10 @@ type Mutation {
   """
   Starts a fork of a session through one of its settled turns and returns at once (ACCEPTED,
   FROZEN); follow it with ` + "`" + `forkOperationUpdated` + "`" + `. Replaying the same ` + "`" + `requestId` + "`" + ` returns the same
-  operation. Errors: BAD_USER_INPUT, NOT_FOUND, FORK_CONFLICT (+ reason), FORK_IN_PROGRESS
-  (retryable), FORK_UNSUPPORTED. A failed or unknown outcome is data, not an error.
+  operation. Errors: BAD_USER_INPUT, NOT_FOUND, FORBIDDEN (reason provider_session_owned: another
+  workspace owns the source's provider session), FORK_CONFLICT (+ reason), FORK_IN_PROGRESS
+  (retryable), FORK_UNSUPPORTED, PROVIDER_UNAVAILABLE (retryable). A failed or unknown outcome is
+  data, not an error.
   """
   forkSession(
     "What to fork, through which turn, and the idempotency key."
