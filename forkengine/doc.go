@@ -43,6 +43,13 @@
 //     If that transaction fails, the acceptance is written alone and the commit is retried from
 //     provider_accepted (by the next ProcessOperation, a read, a replay or recovery), so an
 //     accepted child is never forgotten.
+//   - A provider's answer is data: its texts are cleaned and bounded (provider_text.go) and
+//     evidence no store could keep makes it invalid, before anything is written; an answer whose
+//     recording still fails is recorded with a fixed text, never left dispatching, so a refusal
+//     can never become unknown and then a commit.
+//   - A provider session belongs to one workspace: the first that reports it, or the one a fork
+//     made it for (provider_sessions.go). Another workspace cannot report it, fork it, or be
+//     handed it as a fork's child.
 //   - Every change appends its events to the durable log in the same transaction, last, under a
 //     lock held until commit, so cursor order is commit order. Subscribers get events only from a
 //     Feed that reads that log in cursor order, never from the goroutines that committed them:
