@@ -70,10 +70,11 @@ func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, store
 	case !changed:
 		return op, errOperationMoved
 	}
-	if from != StatusProviderAccepted { // the acceptance is recorded here, so its child is claimed here
-		if err := claimChild(ctx, tx, op, at); err != nil {
-			return op, err
-		}
+	// The child is claimed with the acceptance. One recorded before (provider_accepted) was
+	// claimed then, unless it was recorded before ownership existed: claimed now, and committed
+	// even if another workspace has it since, since an accepted child is never dropped.
+	if err := claimChild(ctx, tx, op, at); err != nil && (from != StatusProviderAccepted || !errors.Is(err, errChildOwned)) {
+		return op, err
 	}
 	if err := writeTarget(ctx, tx, c, op, ids, lineage); err != nil {
 		return op, err
