@@ -258,7 +258,7 @@ const APPEND = `mutation($input: AppendMessagesInput!) { appendMessages(input: $
  * with `turns` settled, provider-bound turns, and returns its ids.
  */
 export async function seedSession(url, { workspaceId, id = `s-${randomUUID().slice(0, 8)}`, title = 'A session', simulated = {}, turns = 2, headers = {} }) {
-  await gql(url, REPORT_SESSION, { input: { workspaceId, id, provider: 'simulated', providerSessionId: `p-${id}`, title, settings: { simulated } } }, headers);
+  await gql(url, REPORT_SESSION, { input: { workspaceId, id, provider: 'simulated', providerSessionId: `p-${workspaceId}-${id}`, title, settings: { simulated } } }, headers);
   const turnIds = [];
   for (let i = 1; i <= turns; i++) {
     const t = `${id}-t${i}`;

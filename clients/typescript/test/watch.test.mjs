@@ -22,7 +22,7 @@ after(async () => {
 
 const REPORT = `mutation($input: ReportSessionInput!) { reportSession(input: $input) { localId } }`;
 const report = (url, workspaceId, id, extra = {}, headers = {}) =>
-  gql(url, REPORT, { input: { workspaceId, id, provider: 'simulated', providerSessionId: `p-${id}`, ...extra } }, headers);
+  gql(url, REPORT, { input: { workspaceId, id, provider: 'simulated', providerSessionId: `p-${workspaceId}-${id}`, ...extra } }, headers);
 
 /** collect starts a watch and returns it with its events and a way to await them. */
 function collect(client, options) {
