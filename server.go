@@ -36,6 +36,10 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "forkgraph:", err)
+		if errors.As(err, new(usageError)) {
+			fmt.Fprintln(os.Stderr, "Run 'forkgraph -h' for the list of flags.")
+			os.Exit(2) // the flag package's status for a command line it refuses
+		}
 		os.Exit(1)
 	}
 }

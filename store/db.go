@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,27 @@ const (
 func IsPostgresURL(dsn string) bool {
 	lower := strings.ToLower(dsn)
 	return strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://")
+}
+
+// urlScheme matches the start of a URL ("mysql://", "sqlite://"): a DSN that has one is a URL,
+// never a file name.
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+
+// CheckDSN reports whether Open can tell what dsn names: a PostgreSQL database (a postgres:// or
+// postgresql:// URL), or a SQLite file (a path, or a file: URI). Any other URL is refused with
+// ErrConfig and the forms accepted, instead of being taken for a file name.
+func CheckDSN(dsn string) error {
+	switch {
+	case dsn == "":
+		return fmt.Errorf("%w: no database named; give a SQLite file path (./forkgraph.db) or a postgres:// URL", ErrConfig)
+	case IsPostgresURL(dsn):
+		return nil
+	case urlScheme.MatchString(dsn):
+		scheme, _, _ := strings.Cut(dsn, "://")
+		return fmt.Errorf("%w: unknown database URL scheme %q; give a SQLite file path (./forkgraph.db, or a file: URI) "+
+			"or a postgres:// (postgresql://) URL", ErrConfig, scheme)
+	}
+	return nil
 }
 
 // DB is a forkengine.Store backed by SQLite or PostgreSQL. It is safe for concurrent use.
@@ -265,6 +287,9 @@ func dialectFor(cfg Config) (dialect, error) {
 	case "", DriverSQLite:
 		if cfg.DSN == "" {
 			return dialect{}, fmt.Errorf("%w: sqlite needs a file path in DSN", ErrConfig)
+		}
+		if err := CheckDSN(cfg.DSN); err != nil {
+			return dialect{}, err
 		}
 		return sqliteDialect, nil
 	case DriverPostgres:
