@@ -134,14 +134,11 @@ func (o *observability) health(status string) map[string]string {
 	return map[string]string{"status": status, "version": o.build.Version, "commit": o.build.Commit, "go": o.build.GoVersion}
 }
 
-// serveMetrics serves /metrics on -metrics-addr, when set, and returns the function that stops it.
-func (o *observability) serveMetrics(logger *slog.Logger) (func(context.Context) error, error) {
-	if o.cfg.metricsAddr == "" {
-		return func(context.Context) error { return nil }, nil
-	}
-	ln, err := net.Listen("tcp", o.cfg.metricsAddr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on metrics address %s: %w", o.cfg.metricsAddr, err)
+// serveMetrics serves /metrics on ln, the -metrics-addr listener (nil without one), and returns
+// the function that stops it.
+func (o *observability) serveMetrics(ln net.Listener, logger *slog.Logger) func(context.Context) error {
+	if ln == nil {
+		return func(context.Context) error { return nil }
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.tel.MetricsHandler())
@@ -152,7 +149,7 @@ func (o *observability) serveMetrics(logger *slog.Logger) (func(context.Context)
 		}
 	}()
 	logger.Info("metrics listener", "url", "http://"+ln.Addr().String()+"/metrics")
-	return srv.Shutdown, nil
+	return srv.Shutdown
 }
 
 // close flushes and stops the tracer provider and waits for pending fork-duration reads.

@@ -105,10 +105,13 @@ func TestReadinessDrainsWithShutdown(t *testing.T) {
 		close(started)
 		<-release
 	})
+	cfg := config{addr: "127.0.0.1:0"}
+	lns, err := listen(cfg)
+	require.NoError(t, err)
 	stdout, lines := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- serve(ctx, config{addr: "127.0.0.1:0"}, mux, engine, obs, lines, quiet)
+		served <- serve(ctx, cfg, lns, mux, engine, obs, lines, quiet)
 		_ = lines.Close()
 	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')

@@ -64,6 +64,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("-log-format, -log-level: %w", err)
 	}
 	defer heapfloor.Start(uint64(cfg.gcHeapFloor))()
+	lns, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	defer lns.close()
 	db, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -114,7 +119,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_, err := db.CountSessions(ctx, "", forkengine.SessionFilter{})
 		return err
 	}
-	return serve(ctx, cfg, routes(cfg, gql, healthy, obs), engine, obs, stdout, logger)
+	return serve(ctx, cfg, lns, routes(cfg, gql, healthy, obs), engine, obs, stdout, logger)
 }
 
 // prepare runs start-up recovery and seeds the demo workspace.
@@ -148,24 +153,15 @@ func drivers(cfg config, webhookClient *http.Client) map[string]forkengine.Drive
 	return ds
 }
 
-// serve listens on cfg.addr until ctx ends, then shuts everything down in order.
-func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.Engine, obs *observability, stdout io.Writer, logger *slog.Logger) error {
-	stopMetrics, err := obs.serveMetrics(logger)
-	if err != nil {
-		return err
-	}
+// serve serves on the listeners until ctx ends, then shuts everything down in order.
+func serve(ctx context.Context, cfg config, lns *listeners, h http.Handler, engine *forkengine.Engine, obs *observability, stdout io.Writer, logger *slog.Logger) error {
+	stopMetrics := obs.serveMetrics(lns.metrics, logger)
 	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
-	if cfg.debugAddr != "" {
-		stopDebug, err := serveDebug(cfg.debugAddr, logger)
-		if err != nil {
-			return err
-		}
+	if lns.debug != nil {
+		stopDebug := serveDebug(lns.debug, logger)
 		defer func() { _ = stopDebug(context.WithoutCancel(ctx)) }()
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
-	}
+	ln := lns.api
 	// Requests live in baseCtx, which shutdown leaves alone for the grace period so in-flight
 	// requests finish (SSE streams end with complete and websockets with 1001 through their
 	// transports' own shutdown hooks); it is cancelled only when the grace period runs out.

@@ -1,6 +1,7 @@
 package firstrun
 
 import (
+	"net"
 	"strings"
 	"testing"
 )
@@ -70,4 +71,35 @@ func TestHelpListsTheFlags(t *testing.T) {
 		t.Error("-h shows -webhook-url's placeholder as \"webhook\"")
 	}
 	requireEmptyDir(t, dir)
+}
+
+// Issue 27, item 2: a port already in use is found before the database is opened: one line, and
+// no database or lock file left behind (it was the last of 17 lines, after migrations, the seed
+// and recovery).
+func TestPortInUseFailsBeforeTheDatabase(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	r := runIn(t, dir, serverBin, "-addr", taken.Addr().String(), "-db", "port.db")
+	if r.code != 1 {
+		t.Errorf("exit status %d, want 1", r.code)
+	}
+	lines := r.lines()
+	if len(lines) != 1 || !strings.Contains(lines[0], "address already in use") || !strings.Contains(lines[0], taken.Addr().String()) {
+		t.Errorf("printed:\n%s\nwant one line naming the address in use", r.stderr)
+	}
+	requireEmptyDir(t, dir)
+
+	// The same for the metrics and profiling listeners.
+	for _, flag := range []string{"-metrics-addr", "-debug-addr"} {
+		dir := t.TempDir()
+		r := runIn(t, dir, serverBin, "-addr", "127.0.0.1:0", flag, taken.Addr().String(), "-db", "port.db")
+		if r.code != 1 || len(r.lines()) != 1 || !strings.Contains(r.stderr, "address already in use") {
+			t.Errorf("%s taken: exit status %d, printed:\n%s", flag, r.code, r.stderr)
+		}
+		requireEmptyDir(t, dir)
+	}
 }
