@@ -104,8 +104,8 @@ var _ forkengine.Store = (*DB)(nil)
 var ErrConfig = errors.New("invalid store config")
 
 // Open connects, configures the connection pool and applies pending migrations. It returns
-// ErrConfig for a bad Config and ErrSchemaTooNew when the database was migrated by a newer
-// forkgraph.
+// ErrConfig for a bad Config, ErrUnreachable when the database does not answer, and
+// ErrSchemaTooNew when the database was migrated by a newer forkgraph.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -127,6 +127,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	gdb, err := gorm.Open(d.dialector(dsn), &gorm.Config{
 		SkipDefaultTransaction: true, // every multi-row write already runs inside Update's transaction
+		DisableAutomaticPing:   true, // connect pings, and says in one line what went wrong
 		// gorm's own slog logger renders every statement's SQL even when it logs nothing; its
 		// classic logger only formats what it prints (slow queries, errors).
 		Logger: logger.New(slogWriter{cfg.Logger}, logger.Config{
@@ -156,6 +157,9 @@ func (db *DB) init(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("open %s store: %w", db.dialect.name, err)
 	}
 	db.dialect.configurePool(sqlDB, cfg)
+	if err := connect(ctx, sqlDB, db.dialect, cfg.DSN); err != nil {
+		return err
+	}
 	if err := db.dialect.verify(ctx, db.gorm); err != nil {
 		return err
 	}

@@ -103,3 +103,39 @@ func TestPortInUseFailsBeforeTheDatabase(t *testing.T) {
 		requireEmptyDir(t, dir)
 	}
 }
+
+// Issue 27, item 3: an unreachable PostgreSQL is reported once, on one line, naming the address
+// and the dial error once, without the password (it was a gorm warning naming a source file,
+// then the error, each repeating the dial error twice).
+func TestUnreachablePostgresIsOneLine(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := closed.Addr().String()
+	_ = closed.Close() // nothing listens there now: the dial is refused
+	dir := t.TempDir()
+	r := runIn(t, dir, serverBin, "-addr", "127.0.0.1:0", "-db", "postgres://app:s3cret@"+addr+"/forkgraph")
+	if r.code != 1 {
+		t.Errorf("exit status %d, want 1", r.code)
+	}
+	lines := r.lines()
+	if len(lines) != 1 {
+		t.Fatalf("printed %d lines, want one:\n%s", len(lines), r.stderr)
+	}
+	line := lines[0]
+	for _, want := range []string{"cannot connect to the database at " + addr, "connection refused"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("%q does not say %q", line, want)
+		}
+	}
+	if n := strings.Count(line, "connection refused"); n != 1 {
+		t.Errorf("%q gives the dial error %d times", line, n)
+	}
+	for _, never := range []string{"s3cret", ".go:", "WARN", "failed to initialize database"} {
+		if strings.Contains(line, never) {
+			t.Errorf("%q shows %q", line, never)
+		}
+	}
+	requireEmptyDir(t, dir)
+}
