@@ -115,11 +115,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for _, t := range obs.observeTransports(graphqlTransports(cfg)) {
 		gql.AddTransport(t)
 	}
-	healthy := func(ctx context.Context) error {
-		_, err := db.CountSessions(ctx, "", forkengine.SessionFilter{})
-		return err
-	}
-	return serve(ctx, cfg, lns, routes(cfg, gql, healthy, obs), engine, obs, stdout, logger)
+	return serve(ctx, cfg, lns, routes(cfg, gql, obs), engine, obs, stdout, logger)
 }
 
 // prepare runs start-up recovery and seeds the demo workspace.
