@@ -19,9 +19,10 @@ import (
 	"github.com/forkgraph/forkgraph/transports"
 )
 
-// version is the release this binary reports; set it with -ldflags "-X main.version=v1.2.3".
-// Empty: the module version from the build information.
-var version string
+// version and commit are the release and the commit this binary reports; a release build sets
+// them with -ldflags "-X main.version=v1.2.3 -X main.commit=<sha>" (`make build` does). Empty:
+// what the build recorded (module version, VCS stamp), see telemetry.ReadBuild.
+var version, commit string
 
 // newTracerProvider builds the tracer provider from the OTEL_* variables; tests replace it with
 // an in-memory one.
@@ -59,7 +60,7 @@ type observability struct {
 // newObservability sets up tracing from the OTEL_* variables and the metrics, and watches db's
 // connection pool and readiness.
 func newObservability(ctx context.Context, cfg observeConfig, getenv func(string) string, logger *slog.Logger, db *store.DB) (*observability, error) {
-	build := telemetry.ReadBuild(version)
+	build := telemetry.ReadBuild(version, commit)
 	tp, shutdown, err := newTracerProvider(ctx, getenv, build)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)

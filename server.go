@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	if cfg.observe.showVersion {
-		fmt.Fprintln(stdout, telemetry.ReadBuild(version))
+		fmt.Fprintln(stdout, telemetry.ReadBuild(version, commit))
 		return nil
 	}
 	logger, err := telemetry.NewLogger(stderr, cfg.observe.logFormat, cfg.observe.logLevel)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -38,15 +39,38 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// buildDeadline bounds one build of the server (the machine may be busy with other builds).
+const buildDeadline = 10 * time.Minute
+
 // goBuild builds the server into bin with extra `go build` arguments.
 func goBuild(bin string, extra ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), buildDeadline)
+	defer cancel()
 	args := append(append([]string{"build"}, extra...), "-o", bin, ".")
-	cmd := exec.Command("go", args...)
+	cmd := inGroup(exec.CommandContext(ctx, "go", args...))
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
+}
+
+// command is a tool run in dir for at most buildDeadline, in a process group of its own that is
+// killed whole when the deadline passes or the test ends (make and go start compilers and a C
+// compiler, which must not outlive the test).
+func command(t *testing.T, dir, name string, args ...string) *exec.Cmd {
+	ctx, cancel := context.WithTimeout(context.Background(), buildDeadline)
+	t.Cleanup(cancel)
+	cmd := inGroup(exec.CommandContext(ctx, name, args...))
+	cmd.Dir = dir
+	return cmd
+}
+
+// inGroup starts cmd in a process group of its own and makes its context's end kill the group.
+func inGroup(cmd *exec.Cmd) *exec.Cmd {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	return cmd
 }
 
 // result is what one run of the binary left: its exit status and its output.
