@@ -14,6 +14,7 @@ import (
 
 	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
 	"github.com/forkgraph/forkgraph/telemetry"
 	"github.com/forkgraph/forkgraph/transports"
@@ -66,6 +67,8 @@ func newObservability(ctx context.Context, cfg observeConfig, getenv func(string
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	tel := telemetry.New(telemetry.Options{Build: build, TracerProvider: tp, Logger: logger})
+	tel.SeedErrorCodes(errorCodes)
+	tel.SeedLoaders(resolvers.LoaderNames)
 	tel.Metrics.WatchPool(db.PoolStats)
 	if _, ok := db.CheckpointStats(); ok {
 		tel.Metrics.WatchSQLiteCheckpoints(func() telemetry.SQLiteCheckpoints {
