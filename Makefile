@@ -8,13 +8,22 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: test check generate-check lint-schema schema-changes test-go test-postgres test-e2e test-client test-browser generate run fuzz
+.PHONY: test check generate-check lint-schema schema-changes test-go test-go-client test-postgres test-e2e test-client test-browser generate run build fuzz
 
-test: check generate-check lint-schema schema-changes test-go test-postgres test-e2e test-client test-browser
+test: check generate-check lint-schema schema-changes test-go test-go-client test-postgres test-e2e test-client test-browser
 	@echo "make test: all suites passed"
 
 run:
 	$(GO) run .
+
+# A binary whose -version names its release and commit however it is built (go run records
+# neither, and Go stamps no VCS information in a git worktree or with -buildvcs=false):
+# `make build`, or `make build VERSION=v1.2.3` for a release. OUT names the file.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+OUT ?= forkgraph
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(OUT) .
 
 generate:
 	$(GO) generate ./...
@@ -41,6 +50,11 @@ schema-changes:
 # runs it with the cluster it starts.
 test-go:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/internal/multiinstance$$')
+
+# examples/go-client is a module of its own (genqlient and its tools stay out of the root go.mod):
+# vet it and run its test, which starts the real server and forks through the generated client.
+test-go-client:
+	cd examples/go-client && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 test-postgres:
 	@bash scripts/test-postgres.sh

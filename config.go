@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -45,10 +46,11 @@ type config struct {
 	observe        observeConfig
 }
 
-// parseConfig reads flags and FORKGRAPH_* variables. Errors name the bad flag or variable.
+// parseConfig reads flags and FORKGRAPH_* variables. Errors name the bad flag or variable; a
+// command line the flag package refuses is a usageError. -h prints the flags to stderr and
+// returns flag.ErrHelp.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("forkgraph", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	env := envReader{getenv: getenv}
 	var cfg config
 	var tokens string
@@ -64,7 +66,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&cfg.barrier, "barrier", env.boolean("FORKGRAPH_BARRIER", true),
 		"return the unacknowledged fork instead of forking a boundary again (FORKGRAPH_BARRIER)")
 	fs.StringVar(&cfg.webhookURL, "webhook-url", env.str("FORKGRAPH_WEBHOOK_URL", ""),
-		"base URL of a webhook provider adapter; registers the provider `webhook` (FORKGRAPH_WEBHOOK_URL)")
+		"base `URL` of a webhook provider adapter; registers the provider \"webhook\" (FORKGRAPH_WEBHOOK_URL)")
 	fs.DurationVar(&cfg.webhookTimeout, "webhook-timeout", env.duration("FORKGRAPH_WEBHOOK_TIMEOUT", 10*time.Second),
 		"timeout of one webhook call (FORKGRAPH_WEBHOOK_TIMEOUT)")
 	fs.StringVar(&tokens, "tokens", env.str("FORKGRAPH_TOKENS", ""),
@@ -88,13 +90,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"bytes the heap may grow between garbage collections however little is live; 0: GOGC alone decides (FORKGRAPH_GC_HEAP_FLOOR)")
 	cfg.edge.register(fs, &env)
 	observeFlags(fs, &env, &cfg.observe)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return config{}, err
 	}
 	if env.err != nil {
 		return config{}, env.err
 	}
-	var err error
+	err := store.CheckDSN(cfg.db)
+	if err != nil {
+		return config{}, fmt.Errorf("-db (FORKGRAPH_DB): %w", err)
+	}
 	if cfg.tokens, err = access.ParseTokens(tokens); err != nil {
 		return config{}, fmt.Errorf("-tokens: %w", err)
 	}
@@ -177,4 +182,70 @@ func parseEnv[T any](e *envReader, name string, def T, parse func(string) (T, er
 		return def
 	}
 	return v
+}
+
+// usageError is a command line the flag package refused: main prints it with a hint to -h
+// instead of the whole list of flags.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// parseFlags parses args without printing anything but -h's list of flags. The flag package
+// prints the whole usage after any mistake, burying the one line that matters, and says only
+// "parse error" for a value it cannot read; parsing with the output discarded and each value
+// explained (explainedValue) keeps the error to one line that names what the flag wants.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.VisitAll(func(f *flag.Flag) { f.Value = explainedValue{f.Value} })
+	err := fs.Parse(args)
+	// PrintDefaults names each flag's type from its Value, so -h sees the flag package's own.
+	fs.VisitAll(func(f *flag.Flag) { f.Value = f.Value.(explainedValue).Value })
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stderr)
+		fmt.Fprintln(stderr, "Usage of forkgraph (every flag but -version also reads the FORKGRAPH_* variable it names):")
+		fs.PrintDefaults()
+		return err
+	case err != nil:
+		return usageError{err}
+	}
+	return nil
+}
+
+// explainedValue wraps a flag's Value so that a value it cannot parse is refused with what the
+// flag takes instead of the flag package's "parse error".
+type explainedValue struct{ flag.Value }
+
+func (v explainedValue) Set(s string) error {
+	if err := v.Value.Set(s); err != nil {
+		return errors.New(expectedForm(v.Value))
+	}
+	return nil
+}
+
+// IsBoolFlag keeps `-barrier` (no value) working for the boolean flags it wraps.
+func (v explainedValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// expectedForm says what a flag of value's type takes.
+func expectedForm(value flag.Value) string {
+	getter, ok := value.(flag.Getter)
+	if !ok {
+		return "not a valid value"
+	}
+	switch getter.Get().(type) {
+	case time.Duration:
+		return "want a duration: a number with a unit, such as 400ms, 2s or 1m"
+	case bool:
+		return "want true or false"
+	case int, int64, uint, uint64:
+		return "want a whole number"
+	case float64:
+		return "want a number"
+	}
+	return "not a valid value"
 }

@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// serveDebug serves net/http/pprof on addr, which must be a loopback address: profiles and the
-// runtime's memory statistics (/debug/pprof/heap?debug=1) describe the process's internals and
-// are for the operator on this machine only. It returns a function that stops the listener.
-func serveDebug(addr string, logger *slog.Logger) (func(context.Context) error, error) {
+// listenDebug opens the profiling listener on addr, which must be a loopback address: profiles
+// and the runtime's memory statistics (/debug/pprof/heap?debug=1) describe the process's
+// internals and are for the operator on this machine only.
+func listenDebug(addr string) (net.Listener, error) {
 	if err := requireLoopback(addr); err != nil {
 		return nil, fmt.Errorf("-debug-addr: %w", err)
 	}
@@ -22,6 +22,12 @@ func serveDebug(addr string, logger *slog.Logger) (func(context.Context) error, 
 	if err != nil {
 		return nil, fmt.Errorf("listen on debug address %s: %w", addr, err)
 	}
+	return ln, nil
+}
+
+// serveDebug serves net/http/pprof on ln (from listenDebug). It returns a function that stops
+// the listener.
+func serveDebug(ln net.Listener, logger *slog.Logger) func(context.Context) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -35,7 +41,7 @@ func serveDebug(addr string, logger *slog.Logger) (func(context.Context) error, 
 		}
 	}()
 	logger.Info("profiling on loopback", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
-	return srv.Shutdown, nil
+	return srv.Shutdown
 }
 
 // requireLoopback accepts host:port whose host is a loopback IP or "localhost".

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 
 func TestDebugListenerIsLoopbackOnly(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0", "10.1.2.3:6060", "example.com:6060", "nonsense"} {
-		_, err := serveDebug(addr, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		_, err := listenDebug(addr)
 		require.Error(t, err, addr)
 	}
 	cfg, err := parseConfig(nil, func(k string) string { return map[string]string{"FORKGRAPH_DEBUG_ADDR": "127.0.0.1:0"}[k] }, io.Discard)
@@ -22,13 +21,10 @@ func TestDebugListenerIsLoopbackOnly(t *testing.T) {
 }
 
 func TestDebugListenerServesMemoryStatistics(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenDebug("127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-
-	stop, err := serveDebug(addr, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
+	stop := serveDebug(ln, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer func() { require.NoError(t, stop(context.Background())) }()
 	resp, err := http.Get("http://" + addr + "/debug/pprof/heap?debug=1")
 	require.NoError(t, err)

@@ -43,10 +43,13 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 	})
 	obs, err := newObservability(ctx, observeConfig{}, func(string) string { return "" }, quiet, db)
 	require.NoError(t, err)
+	cfg := config{addr: "127.0.0.1:0"}
+	lns, err := listen(cfg)
+	require.NoError(t, err)
 	stdout, lines := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- serve(ctx, config{addr: "127.0.0.1:0"}, h, engine, obs, lines, quiet)
+		served <- serve(ctx, cfg, lns, h, engine, obs, lines, quiet)
 		_ = lines.Close()
 	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')

@@ -14,14 +14,16 @@ import (
 
 	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
 	"github.com/forkgraph/forkgraph/telemetry"
 	"github.com/forkgraph/forkgraph/transports"
 )
 
-// version is the release this binary reports; set it with -ldflags "-X main.version=v1.2.3".
-// Empty: the module version from the build information.
-var version string
+// version and commit are the release and the commit this binary reports; a release build sets
+// them with -ldflags "-X main.version=v1.2.3 -X main.commit=<sha>" (`make build` does). Empty:
+// what the build recorded (module version, VCS stamp), see telemetry.ReadBuild.
+var version, commit string
 
 // newTracerProvider builds the tracer provider from the OTEL_* variables; tests replace it with
 // an in-memory one.
@@ -59,12 +61,14 @@ type observability struct {
 // newObservability sets up tracing from the OTEL_* variables and the metrics, and watches db's
 // connection pool and readiness.
 func newObservability(ctx context.Context, cfg observeConfig, getenv func(string) string, logger *slog.Logger, db *store.DB) (*observability, error) {
-	build := telemetry.ReadBuild(version)
+	build := telemetry.ReadBuild(version, commit)
 	tp, shutdown, err := newTracerProvider(ctx, getenv, build)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	tel := telemetry.New(telemetry.Options{Build: build, TracerProvider: tp, Logger: logger})
+	tel.SeedErrorCodes(errorCodes)
+	tel.SeedLoaders(resolvers.LoaderNames)
 	tel.Metrics.WatchPool(db.PoolStats)
 	if _, ok := db.CheckpointStats(); ok {
 		tel.Metrics.WatchSQLiteCheckpoints(func() telemetry.SQLiteCheckpoints {
@@ -134,14 +138,11 @@ func (o *observability) health(status string) map[string]string {
 	return map[string]string{"status": status, "version": o.build.Version, "commit": o.build.Commit, "go": o.build.GoVersion}
 }
 
-// serveMetrics serves /metrics on -metrics-addr, when set, and returns the function that stops it.
-func (o *observability) serveMetrics(logger *slog.Logger) (func(context.Context) error, error) {
-	if o.cfg.metricsAddr == "" {
-		return func(context.Context) error { return nil }, nil
-	}
-	ln, err := net.Listen("tcp", o.cfg.metricsAddr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on metrics address %s: %w", o.cfg.metricsAddr, err)
+// serveMetrics serves /metrics on ln, the -metrics-addr listener (nil without one), and returns
+// the function that stops it.
+func (o *observability) serveMetrics(ln net.Listener, logger *slog.Logger) func(context.Context) error {
+	if ln == nil {
+		return func(context.Context) error { return nil }
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.tel.MetricsHandler())
@@ -152,7 +153,7 @@ func (o *observability) serveMetrics(logger *slog.Logger) (func(context.Context)
 		}
 	}()
 	logger.Info("metrics listener", "url", "http://"+ln.Addr().String()+"/metrics")
-	return srv.Shutdown, nil
+	return srv.Shutdown
 }
 
 // close flushes and stops the tracer provider and waits for pending fork-duration reads.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -105,10 +106,13 @@ func TestReadinessDrainsWithShutdown(t *testing.T) {
 		close(started)
 		<-release
 	})
+	cfg := config{addr: "127.0.0.1:0"}
+	lns, err := listen(cfg)
+	require.NoError(t, err)
 	stdout, lines := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- serve(ctx, config{addr: "127.0.0.1:0"}, mux, engine, obs, lines, quiet)
+		served <- serve(ctx, cfg, lns, mux, engine, obs, lines, quiet)
 		_ = lines.Close()
 	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
@@ -142,4 +146,36 @@ func TestReadinessDrainsWithShutdown(t *testing.T) {
 	close(release)
 	<-done
 	require.NoError(t, <-served)
+}
+
+// /healthz is liveness only: with the database gone it still answers 200 (an orchestrator must
+// not restart a process for an outage it cannot fix), while /readyz says the database is away.
+func TestHealthzIsLivenessOnly(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "d.db"), Logger: quiet})
+	require.NoError(t, err)
+	obs, err := newObservability(ctx, observeConfig{}, func(string) string { return "" }, quiet, db)
+	require.NoError(t, err)
+	obs.ready.MarkRecovered()
+	require.NoError(t, db.Close()) // every read fails from here on
+	cfg, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
+	require.NoError(t, err)
+	srv := httptest.NewServer(routes(cfg, nil, obs))
+	defer srv.Close()
+
+	get := func(path string) (int, map[string]string) {
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]string
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		return resp.StatusCode, body
+	}
+	code, body := get("/readyz")
+	require.Equal(t, http.StatusServiceUnavailable, code, "readiness reads the database")
+	require.Equal(t, "database unavailable", body["reason"])
+	code, body = get("/healthz")
+	require.Equal(t, http.StatusOK, code, "liveness does not")
+	require.Equal(t, "ok", body["status"])
+	require.Equal(t, runtime.Version(), body["go"])
 }

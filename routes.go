@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 
@@ -13,19 +12,24 @@ import (
 // routes serves GraphQL at /graphql (POST, GET, websocket, SSE), liveness at /healthz, readiness
 // at /readyz, metrics at /metrics (unless -metrics-addr moves them) and the playground at /, each
 // to allowed hosts only.
-func routes(cfg config, gql *handler.Server, healthy func(context.Context) error, obs *observability) http.Handler {
+//
+// /healthz is liveness only: it answers while the process serves HTTP, and reads nothing. The
+// database is /readyz's business: an outage makes every instance unready at once, and a liveness
+// probe that failed with it would have an orchestrator restart healthy processes for nothing.
+//
+// /graphql checks the Host itself, inside its request log and metrics (graphqlEdge), so a 403
+// for a bad Host is logged and counted in forkgraph_http_responses_total like every other
+// /graphql response; the other routes are checked before their mux.
+func routes(cfg config, gql *handler.Server, obs *observability) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", graphqlEdge(cfg, gql, obs.graphqlHandler))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		if err := healthy(r.Context()); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_ = json.NewEncoder(w).Encode(obs.health("unavailable"))
-			return
-		}
 		_ = json.NewEncoder(w).Encode(obs.health("ok"))
 	})
 	obs.register(mux)
 	mux.Handle("/", playground.Handler("/graphql"))
-	return obs.tel.DebugLog(cfg.edge.hosts.Middleware(mux), "/graphql")
+	root := http.NewServeMux()
+	root.Handle("/graphql", graphqlEdge(cfg, gql, obs.graphqlHandler))
+	root.Handle("/", cfg.edge.hosts.Middleware(mux))
+	return obs.tel.DebugLog(root, "/graphql")
 }

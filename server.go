@@ -36,6 +36,10 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "forkgraph:", err)
+		if errors.As(err, new(usageError)) {
+			fmt.Fprintln(os.Stderr, "Run 'forkgraph -h' for the list of flags.")
+			os.Exit(2) // the flag package's status for a command line it refuses
+		}
 		os.Exit(1)
 	}
 }
@@ -52,7 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	if cfg.observe.showVersion {
-		fmt.Fprintln(stdout, telemetry.ReadBuild(version))
+		fmt.Fprintln(stdout, telemetry.ReadBuild(version, commit))
 		return nil
 	}
 	logger, err := telemetry.NewLogger(stderr, cfg.observe.logFormat, cfg.observe.logLevel)
@@ -60,6 +64,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("-log-format, -log-level: %w", err)
 	}
 	defer heapfloor.Start(uint64(cfg.gcHeapFloor))()
+	lns, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	defer lns.close()
 	db, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -106,11 +115,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for _, t := range obs.observeTransports(graphqlTransports(cfg)) {
 		gql.AddTransport(t)
 	}
-	healthy := func(ctx context.Context) error {
-		_, err := db.CountSessions(ctx, "", forkengine.SessionFilter{})
-		return err
-	}
-	return serve(ctx, cfg, routes(cfg, gql, healthy, obs), engine, obs, stdout, logger)
+	return serve(ctx, cfg, lns, routes(cfg, gql, obs), engine, obs, stdout, logger)
 }
 
 // prepare runs start-up recovery and seeds the demo workspace.
@@ -144,24 +149,15 @@ func drivers(cfg config, webhookClient *http.Client) map[string]forkengine.Drive
 	return ds
 }
 
-// serve listens on cfg.addr until ctx ends, then shuts everything down in order.
-func serve(ctx context.Context, cfg config, h http.Handler, engine *forkengine.Engine, obs *observability, stdout io.Writer, logger *slog.Logger) error {
-	stopMetrics, err := obs.serveMetrics(logger)
-	if err != nil {
-		return err
-	}
+// serve serves on the listeners until ctx ends, then shuts everything down in order.
+func serve(ctx context.Context, cfg config, lns *listeners, h http.Handler, engine *forkengine.Engine, obs *observability, stdout io.Writer, logger *slog.Logger) error {
+	stopMetrics := obs.serveMetrics(lns.metrics, logger)
 	defer func() { _ = stopMetrics(context.WithoutCancel(ctx)) }()
-	if cfg.debugAddr != "" {
-		stopDebug, err := serveDebug(cfg.debugAddr, logger)
-		if err != nil {
-			return err
-		}
+	if lns.debug != nil {
+		stopDebug := serveDebug(lns.debug, logger)
 		defer func() { _ = stopDebug(context.WithoutCancel(ctx)) }()
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
-	}
+	ln := lns.api
 	// Requests live in baseCtx, which shutdown leaves alone for the grace period so in-flight
 	// requests finish (SSE streams end with complete and websockets with 1001 through their
 	// transports' own shutdown hooks); it is cancelled only when the grace period runs out.

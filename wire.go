@@ -6,6 +6,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/forkgraph/forkgraph/access"
+	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/transports"
 )
 
@@ -15,13 +16,15 @@ import (
 // server-sent events in both of graphql-sse's modes (single-connection reservations live in this
 // process, so behind a load balancer they need sticky routing; each client's are bounded, the
 // client named as the rate limit names it: its valid token, else its address), then GraphQL over HTTP (GET and POST), which answers an oversized body
-// with 413.
+// with 413. Each leaves the deferred fields out of a @defer query's first payload (Deferral).
 func graphqlTransports(cfg config) []graphql.Transport {
+	deferral := transports.Deferral{Schema: resolvers.Schema(), Later: resolvers.ResolvedLater}
 	return []graphql.Transport{
 		transports.Websocket{InitFunc: websocketInit(cfg.tokens), OperationLimiter: access.LimitWebsocketOperation,
-			CheckOrigin: cfg.edge.origins.Allows},
-		transports.SSE{MaxBodyBytes: cfg.maxBody, Single: &transports.Reservations{ClientKey: cfg.edge.proxies.ClientKey}},
-		transports.HTTP{MaxBodyBytes: cfg.maxBody},
+			CheckOrigin: cfg.edge.origins.Allows, Deferral: deferral},
+		transports.SSE{MaxBodyBytes: cfg.maxBody, Single: &transports.Reservations{ClientKey: cfg.edge.proxies.ClientKey},
+			Deferral: deferral},
+		transports.HTTP{MaxBodyBytes: cfg.maxBody, Deferral: deferral},
 	}
 }
 

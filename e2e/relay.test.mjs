@@ -20,6 +20,8 @@ before(async () => {
     'SessionDetailQuery',
     'SessionDetailLatestQuery',
     'SessionDetail_session',
+    'SessionCapabilitiesQuery',
+    'SessionCapabilities_session',
   ]) {
     artifacts[name] = (await import(`./relay/__generated__/${name}.graphql.js`)).default;
   }
@@ -252,5 +254,25 @@ test('relay: one local session id in two workspaces stays two records in the sto
     .map((id) => source.get(id))
     .filter((r) => r.__typename === 'Session' && r.localId === 'shared');
   assert.equal(sessions.length, 2, 'the store holds one record per workspace');
+  assertNoRelayWarnings();
+});
+
+// Issue 27: Relay reads a deferred fragment through the incremental network layer of
+// relay/incremental.mjs, which hands it forkgraph's incremental delivery one fragment at a time in
+// the shape Relay 21 reads ({data, label, path, extensions.is_final}).
+test('relay: a deferred fragment arrives after the first payload through the incremental network layer', async () => {
+  const ws = unique('ws-relay');
+  await sessionWithTurns(ws, 'deferred', 'deferred capabilities', 3);
+  const env = app.createIncrementalEnvironment(httpURL);
+  const { SessionCapabilitiesQuery: query, SessionCapabilities_session: fragment } = artifacts;
+  const seen = [];
+  const data = await app.streamQuery(env, query, { workspaceId: ws, id: 'deferred' }, (d) => {
+    seen.push({ title: d.session?.title, missing: app.isMissing(env, fragment, d.session) });
+  });
+  assert.deepEqual(seen[0], { title: 'deferred capabilities', missing: true }, 'the first payload leaves the fragment for later');
+  assert.deepEqual(seen.at(-1), { title: 'deferred capabilities', missing: false });
+  const caps = app.readFragment(env, fragment, data.session);
+  assert.deepEqual(caps.lifecycleCapabilities, { fork: false, forkThroughTurn: true });
+  assert.equal(caps.turns.totalCount, 3);
   assertNoRelayWarnings();
 });

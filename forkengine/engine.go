@@ -117,7 +117,8 @@ type RecoveryReport struct {
 	Failed    int // prepared ones whose re-check or provider refused
 	Resumed   int // StartRecovery and TakeOver: prepared and provider_accepted ones handed to background work
 	// Reconciled counts reconcile attempts on unknown deliveries that were due (their outcome is
-	// counted in Unknown, Committed or Failed like the others').
+	// counted in Unknown, Committed or Failed like the others'). StartRecovery and TakeOver count
+	// the ones they claimed for an attempt, which runs in the background (so also in Resumed).
 	Reconciled int
 	Errors     []error
 }

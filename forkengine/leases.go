@@ -120,9 +120,14 @@ func (e *Engine) MaintainLeases(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			e.log.Error("take over expired fork leases", "err", err)
 		}
-		if report.Scanned > 0 {
-			e.log.Info("took over forks whose lease expired", "scanned", report.Scanned, "unknown", report.Unknown,
-				"resumed", report.Resumed, "errors", len(report.Errors))
+		// An unknown delivery whose reconcile attempt is due is claimed here too; that is the
+		// normal course of a lost answer, not a takeover, so it is logged at debug level.
+		if taken := report.Scanned - report.Reconciled; taken > 0 {
+			e.log.Info("took over forks whose lease expired", "taken", taken, "unknown", report.Unknown,
+				"resumed", report.Resumed-report.Reconciled, "errors", len(report.Errors))
+		}
+		if report.Reconciled > 0 {
+			e.log.Debug("reconciling unknown deliveries that are due", "operations", report.Reconciled)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package forkengine_test
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -247,4 +249,26 @@ func TestPendingOperations(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, op.ID, again.ID, "a new request on %s gets the pending operation back", turn)
 	}
+}
+
+// A sweep that finds only an unknown delivery due for its reconcile attempt counts an attempt,
+// not a takeover, and logs nothing at info level: that is the normal course of a lost answer,
+// and a single server logged it as if it had taken forks over from a dead instance (issue 27).
+func TestADueReconcileAttemptIsNotATakeover(t *testing.T) {
+	h := newHarness(t)
+	h.seed(1)
+	op := h.unknownFork("request-1")
+	h.advance(op.NextReconcileAt.Sub(h.now) + time.Millisecond)
+	var logs bytes.Buffer // written by the background attempt, read after Close waited for it
+	e := h.peer(func(c *forkengine.Config) {
+		c.InstanceID = h.engine.InstanceID()
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	report, err := e.TakeOver(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, report.Scanned)
+	require.Equal(t, 1, report.Reconciled, "the claimed operation is a reconcile attempt")
+	require.NoError(t, e.Close(h.ctx))
+	require.Equal(t, 1, h.driver.ReconcileCalls())
+	require.Empty(t, logs.String(), "an attempt that leaves it unknown is not news")
 }

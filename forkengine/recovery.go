@@ -78,6 +78,9 @@ func (e *Engine) startTakeover(ctx context.Context, c LeaseClaim) (RecoveryRepor
 			return // still being driven here; the claim only renewed its lease
 		}
 		report.Scanned++
+		if op.Status == StatusUnknown {
+			report.Reconciled++ // due for a reconcile attempt, made in the background below
+		}
 		if op.Status == StatusDispatching {
 			e.leases.hold(op.Key())
 			defer e.leases.release(op.Key())
@@ -114,6 +117,12 @@ func (e *Engine) resumeRecovered(ctx context.Context, ops []ForkOperation) {
 	}
 	for _, err := range report.Errors {
 		e.cfg.Logger.Error("fork recovery", "err", err)
+	}
+	if report.Reconciled == len(ops) && len(report.Errors) == 0 {
+		// Only reconcile attempts on unknown deliveries: the normal course of a lost answer.
+		e.cfg.Logger.Debug("reconcile attempts finished", "committed", report.Committed,
+			"failed", report.Failed, "still unknown", report.Unknown)
+		return
 	}
 	e.cfg.Logger.Info("fork recovery finished in the background", "committed", report.Committed,
 		"failed", report.Failed, "unknown", report.Unknown, "errors", len(report.Errors))

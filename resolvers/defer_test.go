@@ -7,6 +7,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,9 +87,10 @@ func multipartPayloads(t *testing.T, resp *http.Response) []incrementalPayload {
 func requireDeferredLatest(t *testing.T, payloads []incrementalPayload) {
 	t.Helper()
 	require.Len(t, payloads, 2)
-	var initial struct{ Session struct{ Title string } }
+	var initial struct{ Session map[string]any }
 	require.NoError(t, json.Unmarshal(payloads[0].Data, &initial))
-	require.Equal(t, "Title of s", initial.Session.Title)
+	require.Equal(t, map[string]any{"title": "Title of s"}, initial.Session,
+		"the first payload leaves the deferred field out (gqlgen wrote latestTurn: null)")
 	require.NotNil(t, payloads[0].HasNext)
 	require.True(t, *payloads[0].HasNext)
 	require.Empty(t, payloads[0].Errors)
@@ -301,4 +303,55 @@ func TestDeferOfAnInlineFieldArrivesInTheFirstPayload(t *testing.T) {
 	require.Len(t, payloads, 1)
 	require.False(t, *payloads[0].HasNext)
 	require.JSONEq(t, `{"session":{"latestTurn":{"sequence":3,"messages":[{"content":"question s-t3"},{"content":"answer s-t3"}]}}}`, string(payloads[0].Data))
+}
+
+// Issue 27: the first payload leaves out every field whose value a later payload brings, in
+// lists, under fragments on an interface and nested in deferred fragments, and keeps a deferred
+// field gqlgen resolves with its object (it has no later payload), a null one included.
+func TestFirstPayloadLeavesDeferredFieldsOut(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 3, "")
+	api.seedSession("w", "t", 2, "")
+	api.seedSession("x", "e", 0, "")
+	resp := api.postGraphQL(`{
+		sessions(workspaceId: "w") { edges { node { id ... @defer(label: "caps") {
+			title forkedFrom { sourceSessionId } lifecycleCapabilities { forkThroughTurn } turns { totalCount } } } } }
+		node(id: "Session:w:s") { id ... on Session { latestTurn { sequence ... @defer(label: "state") { providerForkBindingState } } } }
+		session(workspaceId: "w", id: "t") { ... @defer(label: "outer") { latestTurn { sequence ... @defer(label: "inner") { session { id } } } } }
+		empty: session(workspaceId: "x", id: "e") { ... @defer(label: "none") { latestTurn { id } } }
+	}`, nil, apolloAccept)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	payloads := multipartPayloads(t, resp)
+	require.JSONEq(t, `{
+		"sessions": {"edges": [
+			{"node": {"id": "Session:w:s", "title": "Title of s", "forkedFrom": null}},
+			{"node": {"id": "Session:w:t", "title": "Title of t", "forkedFrom": null}}]},
+		"node": {"id": "Session:w:s", "latestTurn": {"sequence": 3}},
+		"session": {},
+		"empty": {}
+	}`, string(payloads[0].Data))
+	// Every field left out arrives later, each in its label's payload.
+	items := map[string][]json.RawMessage{}
+	got := map[string][]string{}
+	for _, p := range payloads[1:] {
+		for _, item := range p.Incremental {
+			items[item.Label] = append(items[item.Label], item.Data)
+			var fields map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(item.Data, &fields))
+			for name := range fields {
+				got[item.Label] = append(got[item.Label], name)
+			}
+			slices.Sort(got[item.Label])
+		}
+	}
+	require.Equal(t, map[string][]string{
+		"caps":  {"lifecycleCapabilities", "lifecycleCapabilities", "turns", "turns"},
+		"state": {"providerForkBindingState"},
+		"outer": {"latestTurn"},
+		"inner": {"session"},
+		"none":  {"latestTurn"},
+	}, got)
+	require.JSONEq(t, `{"latestTurn": {"sequence": 2}}`, string(items["outer"][0]),
+		"a later payload leaves out what is deferred inside it too")
+	require.JSONEq(t, `{"latestTurn": null}`, string(items["none"][0]), "and keeps its own fields, null ones too")
 }

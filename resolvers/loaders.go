@@ -141,6 +141,11 @@ func (mutationFieldLoaders) MutateOperationContext(_ context.Context, oc *graphq
 	return nil
 }
 
+// LoaderNames are the names newLoaders gives its relations, the loader label of the batches
+// Config.Batch observes (telemetry exports forkgraph_dataloader_batch_size for each from the start).
+var LoaderNames = []string{"sessions", "turns", "latestTurn", "activeTurn", "turnPages", "turnCounts", "turnMessages",
+	"messages", "transcripts", "forkedFrom", "forks", "operations", "committed", "forkability", "pending", "capabilities"}
+
 func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	engine, batch, rd := with.engine, with.batch, with.engine.Reader()
 	l := &loaders{engine: engine, probeTurns: map[key]forkengine.Turn{}, pageSessions: map[string][]string{},

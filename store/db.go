@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,27 @@ func IsPostgresURL(dsn string) bool {
 	return strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://")
 }
 
+// urlScheme matches the start of a URL ("mysql://", "sqlite://"): a DSN that has one is a URL,
+// never a file name.
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+
+// CheckDSN reports whether Open can tell what dsn names: a PostgreSQL database (a postgres:// or
+// postgresql:// URL), or a SQLite file (a path, or a file: URI). Any other URL is refused with
+// ErrConfig and the forms accepted, instead of being taken for a file name.
+func CheckDSN(dsn string) error {
+	switch {
+	case dsn == "":
+		return fmt.Errorf("%w: no database named; give a SQLite file path (./forkgraph.db) or a postgres:// URL", ErrConfig)
+	case IsPostgresURL(dsn):
+		return nil
+	case urlScheme.MatchString(dsn):
+		scheme, _, _ := strings.Cut(dsn, "://")
+		return fmt.Errorf("%w: unknown database URL scheme %q; give a SQLite file path (./forkgraph.db, or a file: URI) "+
+			"or a postgres:// (postgresql://) URL", ErrConfig, scheme)
+	}
+	return nil
+}
+
 // DB is a forkengine.Store backed by SQLite or PostgreSQL. It is safe for concurrent use.
 type DB struct {
 	queries
@@ -82,8 +104,8 @@ var _ forkengine.Store = (*DB)(nil)
 var ErrConfig = errors.New("invalid store config")
 
 // Open connects, configures the connection pool and applies pending migrations. It returns
-// ErrConfig for a bad Config and ErrSchemaTooNew when the database was migrated by a newer
-// forkgraph.
+// ErrConfig for a bad Config, ErrUnreachable when the database does not answer, and
+// ErrSchemaTooNew when the database was migrated by a newer forkgraph.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -105,6 +127,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	gdb, err := gorm.Open(d.dialector(dsn), &gorm.Config{
 		SkipDefaultTransaction: true, // every multi-row write already runs inside Update's transaction
+		DisableAutomaticPing:   true, // connect pings, and says in one line what went wrong
 		// gorm's own slog logger renders every statement's SQL even when it logs nothing; its
 		// classic logger only formats what it prints (slow queries, errors).
 		Logger: logger.New(slogWriter{cfg.Logger}, logger.Config{
@@ -134,6 +157,9 @@ func (db *DB) init(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("open %s store: %w", db.dialect.name, err)
 	}
 	db.dialect.configurePool(sqlDB, cfg)
+	if err := connect(ctx, sqlDB, db.dialect, cfg.DSN); err != nil {
+		return err
+	}
 	if err := db.dialect.verify(ctx, db.gorm); err != nil {
 		return err
 	}
@@ -265,6 +291,9 @@ func dialectFor(cfg Config) (dialect, error) {
 	case "", DriverSQLite:
 		if cfg.DSN == "" {
 			return dialect{}, fmt.Errorf("%w: sqlite needs a file path in DSN", ErrConfig)
+		}
+		if err := CheckDSN(cfg.DSN); err != nil {
+			return dialect{}, err
 		}
 		return sqliteDialect, nil
 	case DriverPostgres:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 )
 
 // ErrSchemaTooNew is returned by Open when the database holds a migration this binary does not
@@ -75,8 +76,8 @@ func migrateLocked(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger
 	}
 	var applied int
 	err := db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
-		if err := conn.Exec("SELECT pg_advisory_lock(?, hashtext(current_schema()))", migrationLockClass).Error; err != nil {
-			return fmt.Errorf("take the migration lock: %w", err)
+		if err := takeMigrationLock(conn, log); err != nil {
+			return err
 		}
 		defer conn.Exec("SELECT pg_advisory_unlock(?, hashtext(current_schema()))", migrationLockClass)
 		var err error
@@ -84,6 +85,27 @@ func migrateLocked(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger
 		return err
 	})
 	return applied, err
+}
+
+// takeMigrationLock takes the migration lock on conn. An instance starting beside another waits
+// here while the other migrates, which is expected: it says so at info level, and waits on a
+// session that does not report the wait as a slow statement (gorm's slow-query warning).
+func takeMigrationLock(conn *gorm.DB, log *slog.Logger) error {
+	var taken bool
+	if err := conn.Raw("SELECT pg_try_advisory_lock(?, hashtext(current_schema()))", migrationLockClass).Scan(&taken).Error; err != nil {
+		return fmt.Errorf("take the migration lock: %w", err)
+	}
+	if taken {
+		return nil
+	}
+	log.Info("store: another instance is migrating the schema; waiting for it to finish")
+	began := time.Now()
+	quiet := conn.Session(&gorm.Session{Logger: logger.Discard})
+	if err := quiet.Exec("SELECT pg_advisory_lock(?, hashtext(current_schema()))", migrationLockClass).Error; err != nil {
+		return fmt.Errorf("take the migration lock: %w", err)
+	}
+	log.Info("store: the other instance finished migrating", "waited", time.Since(began).Round(time.Millisecond))
+	return nil
 }
 
 // applyMigration runs one step unless another process applied it first.

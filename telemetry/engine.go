@@ -20,12 +20,15 @@ func (t *Telemetry) Drivers(ds map[string]forkengine.Driver) map[string]forkengi
 	return out
 }
 
+// The driver families of each provider wrapped are exported at 0 from the start (seed.go).
+
 // Driver wraps d so that each call is counted (forkgraph_driver_calls_total), timed and traced
 // (a client span per call), and each probe's batch size is observed. The wrapper is a
 // forkengine.Reconciler exactly when d is one, so the engine still finds reconciliation, and
 // passes session validation (forkengine.SessionValidator) through.
 func (t *Telemetry) Driver(provider string, d forkengine.Driver) forkengine.Driver {
 	w := driver{t: t, provider: provider, next: d}
+	t.Metrics.seedProvider(provider)
 	if r, ok := d.(forkengine.Reconciler); ok {
 		return reconcilingDriver{driver: w, reconciler: r}
 	}

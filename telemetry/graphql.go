@@ -36,8 +36,12 @@ var (
 // ExtensionName names the extension to gqlgen.
 func (graphqlExtension) ExtensionName() string { return "forkgraph telemetry" }
 
-// Validate accepts every schema.
-func (graphqlExtension) Validate(graphql.ExecutableSchema) error { return nil }
+// Validate accepts every schema; gqlgen calls it once, when the extension is installed, so the
+// series of the schema's root fields are exported at 0 here (seed.go).
+func (e graphqlExtension) Validate(schema graphql.ExecutableSchema) error {
+	e.t.seedOperations(schema.Schema())
+	return nil
+}
 
 // operationState is one running operation, shared by its responses.
 type operationState struct {

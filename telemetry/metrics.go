@@ -46,7 +46,8 @@ type Metrics struct {
 }
 
 // NewMetrics builds the collectors and registers them, with the Go and process collectors and
-// forkgraph_build_info{version,commit,goversion} = 1.
+// forkgraph_build_info{version,commit,goversion} = 1, and exports the label combinations of the
+// fixed label sets at 0 (seed.go).
 func NewMetrics(build Build) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{Registry: reg}
@@ -116,6 +117,7 @@ func NewMetrics(build Build) *Metrics {
 		"version", "commit", "goversion")
 	buildInfo.WithLabelValues(build.Version, build.Commit, build.GoVersion).Set(1)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.seedFixed()
 	return m
 }
 

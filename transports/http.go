@@ -37,6 +37,8 @@ import (
 type HTTP struct {
 	// MaxBodyBytes limits a POST body (413 beyond). Default 1 MiB.
 	MaxBodyBytes int64
+	// Deferral leaves the deferred fields out of a query's first payload (see Deferral).
+	Deferral Deferral
 }
 
 var _ graphql.Transport = HTTP{}

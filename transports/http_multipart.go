@@ -41,7 +41,7 @@ func (t HTTP) streamIncremental(w http.ResponseWriter, ctx context.Context, exec
 			gqlerror.List{codedf(CodeInternal, "streaming is not supported by this server")}, nil)
 		return
 	}
-	rs := dispatch(ctx, exec, opCtx)
+	rs := dispatch(ctx, exec, opCtx, t.Deferral)
 	defer rs.close()
 	first, _ := rs.next().(*initialPayload)
 	if first == nil || first.Data == nil {

@@ -168,6 +168,8 @@ type incrementalItem struct {
 type responses struct {
 	pull        graphql.ResponseHandler
 	ctx         context.Context // what DispatchOperation returned: subscriptionErrors read it
+	opCtx       *graphql.OperationContext
+	deferral    Deferral
 	incremental bool
 	pulled      int
 	client      context.Context // the transport's: its end stops the operation
@@ -179,9 +181,11 @@ type responses struct {
 var errStopped = fmt.Errorf("the operation was stopped: its client has left: %w", context.Canceled)
 
 // dispatch starts opCtx under ctx (which must carry opCtx, as graphql.WithOperationContext
-// leaves it) and returns its responses. The caller ends with close.
-func dispatch(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) *responses {
-	r := &responses{incremental: opCtx.Operation.Operation == ast.Query && usesDefer(opCtx), client: ctx}
+// leaves it) and returns its responses; d leaves the deferred fields out of a query's first
+// payload. The caller ends with close.
+func dispatch(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext, d Deferral) *responses {
+	r := &responses{incremental: opCtx.Operation.Operation == ast.Query && usesDefer(opCtx), client: ctx,
+		opCtx: opCtx, deferral: d}
 	if r.incremental {
 		ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 		inner := opCtx.ResolverMiddleware
@@ -218,7 +222,11 @@ func (r *responses) next() any {
 		return nil
 	}
 	r.pulled++
-	return shape(resp, r.pulled == 1)
+	if r.pulled == 1 {
+		return &initialPayload{Errors: resp.Errors, Data: r.deferral.firstPayload(r.opCtx, resp.Data),
+			HasNext: resp.HasNext != nil && *resp.HasNext, Extensions: resp.Extensions}
+	}
+	return r.subsequent(resp)
 }
 
 // stop ends the operation (a write to the client failed): no further resolver runs, and next
@@ -233,18 +241,17 @@ func (r *responses) close() {
 	}
 }
 
-// shape turns one of gqlgen's responses to a query with @defer into its incremental payload.
-func shape(resp *graphql.Response, first bool) any {
+// subsequent turns one of gqlgen's later responses to a query with @defer into its incremental
+// payload: one deferred fragment.
+func (r *responses) subsequent(resp *graphql.Response) any {
 	hasNext := resp.HasNext != nil && *resp.HasNext
-	if first {
-		return &initialPayload{Errors: resp.Errors, Data: resp.Data, HasNext: hasNext, Extensions: resp.Extensions}
-	}
 	path := resp.Path
 	if path == nil {
 		path = ast.Path{} // a fragment on the root: the path is [], never null
 	}
+	data := r.deferral.laterPayload(r.opCtx, path, resp.Data)
 	return &subsequentPayload{
-		Incremental: []incrementalItem{{Errors: resp.Errors, Data: resp.Data, Path: path, Label: resp.Label}},
+		Incremental: []incrementalItem{{Errors: resp.Errors, Data: data, Path: path, Label: resp.Label}},
 		HasNext:     hasNext,
 		Extensions:  resp.Extensions,
 	}

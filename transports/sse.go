@@ -42,6 +42,8 @@ type SSE struct {
 	// Single, when set, also serves graphql-sse's "single connection mode" (PUT reserves a
 	// stream; requests carrying its token use it), holding the reservations; see Reservations.
 	Single *Reservations
+	// Deferral leaves the deferred fields out of a query's first payload (see Deferral).
+	Deferral Deferral
 }
 
 var _ graphql.Transport = SSE{}
@@ -77,7 +79,7 @@ func (t SSE) openStream(w http.ResponseWriter, r *http.Request, flusher http.Flu
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive, rc: http.NewResponseController(w),
-		writeTimeout: t.WriteTimeout, shutdown: shutdown}
+		writeTimeout: t.WriteTimeout, shutdown: shutdown, deferral: t.Deferral}
 	if stream.writeTimeout <= 0 {
 		stream.writeTimeout = DefaultWriteTimeout
 	}
@@ -137,6 +139,7 @@ type sseStream struct {
 	rc           *http.ResponseController
 	writeTimeout time.Duration
 	shutdown     <-chan struct{}
+	deferral     Deferral
 	failed       bool
 }
 
@@ -145,7 +148,7 @@ type sseStream struct {
 func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) {
 	results := make(chan []byte)
 	done := make(chan gqlerror.List, 1)
-	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, results, done)
+	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, s.deferral, results, done)
 	// A subscription never ends by itself, so shutdown cancels it; a query (one with @defer
 	// streams its fragments) does, and finishes within the grace period like any request.
 	shutdown := s.shutdown
@@ -196,7 +199,7 @@ func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec gra
 // produce pulls the operation's responses and hands them, encoded, to the writer: generated
 // subscription code reuses one buffer for every response, so a response is only valid until the
 // next is pulled. done receives the errors that ended the stream (AddSubscriptionError), or nil.
-func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext,
+func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext, d Deferral,
 	results chan<- []byte, done chan<- gqlerror.List) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -204,7 +207,7 @@ func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.Ope
 			done <- gqlerror.List{{Message: "internal server error", Extensions: map[string]any{"code": "INTERNAL_SERVER_ERROR"}}}
 		}
 	}()
-	rs := dispatch(ctx, exec, opCtx)
+	rs := dispatch(ctx, exec, opCtx, d)
 	defer rs.close()
 	for {
 		payload := rs.next()

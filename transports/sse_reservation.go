@@ -233,7 +233,7 @@ func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		defer res.running.Done()
 		defer stopAfter()
 		defer cancel()
-		op.delivered = res.run(ctx, id, exec, opCtx)
+		op.delivered = res.run(ctx, id, exec, opCtx, t.Deferral)
 		res.mu.Lock()
 		if res.ops[id] == op {
 			delete(res.ops, id)
@@ -246,7 +246,7 @@ func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 // run executes one operation and hands its events to the stream; it reports whether its
 // `complete` was handed over.
 func (res *reservation) run(ctx context.Context, id string, exec graphql.GraphExecutor,
-	opCtx *graphql.OperationContext) bool {
+	opCtx *graphql.OperationContext, d Deferral) bool {
 	idJSON, _ := json.Marshal(id)
 	send := func(name string, payload []byte) bool {
 		data := append([]byte(`{"id":`), idJSON...)
@@ -264,7 +264,7 @@ func (res *reservation) run(ctx context.Context, id string, exec graphql.GraphEx
 	}
 	results := make(chan []byte)
 	done := make(chan gqlerror.List, 1)
-	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, results, done)
+	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, d, results, done)
 	for {
 		select {
 		case data := <-results:

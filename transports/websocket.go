@@ -89,6 +89,8 @@ type Websocket struct {
 	// CheckOrigin, when set, decides the Origin of an upgrade for the default upgrader (it
 	// replaces the same-origin check), e.g. access.Origins.Allows.
 	CheckOrigin func(r *http.Request) bool
+	// Deferral leaves the deferred fields out of a query's first payload (see Deferral).
+	Deferral Deferral
 }
 
 var _ graphql.Transport = Websocket{}

@@ -109,7 +109,7 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 	ctx, readiness := withStreamReadiness(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)))
 	run := &streamRun{c: c, op: op, ctx: ended, readiness: readiness}
 	run.wakeFunc = run.wake
-	run.rs = dispatch(ctx, c.exec, opCtx)
+	run.rs = dispatch(ctx, c.exec, opCtx, c.cfg.Deferral)
 	context.AfterFunc(ended, run.wakeFunc) // a parked operation that is stopped must still end
 	streaming = true
 	c.stream(run)

@@ -4,6 +4,7 @@
 // fragment from the store, load the next or previous page of a fragment's @connection, and refetch
 // a @refetchable fragment. It imports the artifacts relay-compiler wrote from src/ (compile.mjs).
 import relay from 'relay-runtime';
+import { incrementalFetch } from './incremental.mjs';
 
 const {
   Environment,
@@ -40,6 +41,36 @@ export function createEnvironment(graphqlURL, requests = []) {
     return body;
   });
   return new Environment({ network, store: new Store(new RecordSource()) });
+}
+
+/**
+ * createIncrementalEnvironment returns a Relay Environment whose network reads @defer's
+ * incremental delivery (incremental.mjs), as a Relay app that defers fragments needs.
+ */
+export function createIncrementalEnvironment(graphqlURL) {
+  return new Environment({ network: Network.create(incrementalFetch(graphqlURL)), store: new Store(new RecordSource()) });
+}
+
+/**
+ * streamQuery fetches a query with deferred fragments, keeps it retained, and calls onNext with
+ * the query's data as the store holds it after each payload Relay committed; it resolves once the
+ * response is complete.
+ */
+export function streamQuery(environment, query, variables, onNext) {
+  const operation = createOperationDescriptor(getRequest(query), variables);
+  environment.retain(operation);
+  return new Promise((resolve, reject) => {
+    fetchQuery(environment, query, variables, { fetchPolicy: 'network-only' }).subscribe({
+      next: () => onNext(environment.lookup(operation.fragment).data),
+      error: reject,
+      complete: () => resolve(environment.lookup(operation.fragment).data),
+    });
+  });
+}
+
+/** isMissing reports whether the store lacks fragment's data at fragmentRef (a deferred one not yet here). */
+export function isMissing(environment, fragment, fragmentRef) {
+  return environment.lookup(getSelector(fragment, fragmentRef)).isMissingData;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { Fragment, useEffect, useState } from 'react';
 import { kindText, sessionLabel } from './ForestGraph.jsx';
 import { isPending } from './queries.js';
 import { newerOperation } from './state.js';
@@ -76,18 +76,43 @@ export function SessionPanel({ detail, selectedId, error, sessions, operations, 
       ) : (
         <ol className="turns">
           {detail.turns.map((turn) => (
-            <Turn
-              key={turn.id}
-              turn={turn}
-              pending={pendingOperationOf(turn, operations)}
-              sessions={sessions}
-              actions={actions}
-              startError={startError && startError.turnId === turn.id ? startError.message : null}
-            />
+            <Fragment key={turn.id}>
+              <Turn
+                turn={turn}
+                pending={pendingOperationOf(turn, operations)}
+                sessions={sessions}
+                actions={actions}
+                startError={startError && startError.turnId === turn.id ? startError.message : null}
+              />
+              {lineage && lineage.targetTurnId === turn.id && <ContinuedFrom lineage={lineage} onSelect={onSelect} />}
+            </Fragment>
           ))}
         </ol>
       )}
     </section>
+  );
+}
+
+/**
+ * ContinuedFrom divides a fork's transcript after the turn the fork went through
+ * (forkedFrom.targetTurnId): the turns above it were inherited, the ones below are the fork's own.
+ * It links to the source conversation, or says it is gone (Lineage.sourceSession is null once the
+ * source is deleted).
+ */
+function ContinuedFrom({ lineage, onSelect }) {
+  const source = lineage.sourceSession;
+  return (
+    <li className="continued-from" role="separator" aria-label="Continued from the source conversation" data-continued-from={lineage.sourceSessionId}>
+      {source ? (
+        <>
+          Continued from{' '}
+          <button type="button" className="link" onClick={() => onSelect(lineage.sourceSessionId)}>{source.title || source.id}</button>
+          {lineage.sourceTurn ? ` after turn ${lineage.sourceTurn.sequence}` : ''}
+        </>
+      ) : (
+        <>Continued from <code>{lineage.sourceSessionId}</code>: source conversation not found</>
+      )}
+    </li>
   );
 }
 

@@ -49,6 +49,7 @@ export const SESSION_NODE_QUERY = `query ExplorerSessionNode($workspaceId: ID!, 
 export const SESSION_DETAIL = `query ExplorerSession($workspaceId: ID!, $id: ID!, $after: String) {
   session(workspaceId: $workspaceId, id: $id) {
     ${SESSION_NODE}
+    forkedFrom { targetTurnId sourceSession { id: localId title } }
     provider
     model
     lifecycleCapabilities { forkThroughTurn }

@@ -27,10 +27,14 @@ function fetcher(params, options = {}) {
   return transportFetcher(params, withAuth);
 }
 
+// What the results pane says before anything ran (it was empty): how to get the example's result.
+export const PRESS_RUN = `// Press Run (the ▶ button, or Ctrl-Enter) to send the
+// operation on the left; its result appears here.`;
+
 export default function Playground() {
   return (
     <div className="playground">
-      <GraphiQL fetcher={fetcher} defaultTabs={exampleTabs} defaultEditorToolsVisibility="variables" />
+      <GraphiQL fetcher={fetcher} defaultTabs={exampleTabs} defaultEditorToolsVisibility="variables" response={PRESS_RUN} />
     </div>
   );
 }

@@ -3,45 +3,34 @@
 // acknowledge, plus the workspace's live event stream.
 import { DEMO_FORK } from './demo.js';
 
-const listSessions = `# Sessions of the demo workspace, with forkability of every turn.
-# A turn can be forked through when providerForkBindingAvailable is true.
-# id is the global id (node(id:) takes it); localId is the id the agent runtime reported.
-# Arguments take either.
-# Press the run button (or Ctrl-Enter).
+// Each example fits GraphiQL's editor at a desktop width (1440 x 900): short lines and, for
+// the first tab, few enough lines (test/first-hour.test.mjs checks it in Chromium).
+
+const listSessions = `# The demo sessions; a turn can be forked when
+# providerForkBindingAvailable is true. id is global,
+# localId the runtime's own. Run: ▶ or Ctrl-Enter.
 query ListSessions {
   sessions(workspaceId: "demo", first: 20) {
     totalCount
-    edges {
-      node {
-        id
+    edges { node {
+      id
+      localId
+      title
+      forkedFrom { sourceSessionId sourceTurnId }
+      turns(first: 20) { edges { node {
         localId
-        title
-        kind
-        provider
-        lifecycleCapabilities { forkThroughTurn }
-        forkedFrom { sourceSessionId sourceTurnId sourceTurn { sequence } }
-        turns(first: 20) {
-          edges {
-            node {
-              id
-              localId
-              sequence
-              phase
-              outcome
-              providerForkBindingAvailable
-              providerForkBindingState
-              messages { role content }
-            }
-          }
-        }
-      }
-    }
+        phase
+        providerForkBindingAvailable
+        messages { role content }
+      } } }
+    } }
   }
 }
 `;
 
-const forkSession = `# Fork a session through one of its settled turns. Running it again with the same
-# requestId replays the same operation; change requestId for a new fork.
+const forkSession = `# Fork a session through one of its settled
+# turns. The same requestId replays the same
+# operation; change it for a new fork.
 mutation ForkThroughTurn($input: ForkSessionInput!) {
   forkSession(input: $input) {
     id
@@ -57,9 +46,11 @@ mutation ForkThroughTurn($input: ForkSessionInput!) {
 }
 `;
 
-const followOperation = `# Follow a fork operation live: the current state first, then every transition
-# (FROZEN -> DISPATCHING -> MATERIALIZING -> COMMITTED); completes after a terminal status.
-# Paste the id (or localId) returned by ForkThroughTurn into the variables.
+const followOperation = `# Follow a fork live: its state now, then each
+# change (FROZEN, DISPATCHING, MATERIALIZING,
+# COMMITTED); it completes after a terminal one.
+# Put the id ForkThroughTurn returned (or its
+# localId) into the variables.
 subscription FollowFork($workspaceId: ID!, $id: ID!) {
   forkOperationUpdated(workspaceId: $workspaceId, id: $id) {
     id
@@ -68,13 +59,17 @@ subscription FollowFork($workspaceId: ID!, $id: ID!) {
     error
     targetSessionId
     session { id title }
-    lineage { sourceTurn { sequence } targetTurn { sequence } }
+    lineage {
+      sourceTurn { sequence }
+      targetTurn { sequence }
+    }
   }
 }
 `;
 
-const acknowledge = `# Tell the server the client has seen the new session; this releases the fork
-# barrier on that turn. Only committed operations can be acknowledged.
+const acknowledge = `# Say the client has seen the new session: this
+# releases the fork barrier on that turn. Only
+# committed operations can be acknowledged.
 mutation Acknowledge($workspaceId: ID!, $id: ID!) {
   acknowledgeForkOperation(workspaceId: $workspaceId, id: $id) {
     id
@@ -84,8 +79,9 @@ mutation Acknowledge($workspaceId: ID!, $id: ID!) {
 }
 `;
 
-const workspaceEvents = `# Every change of the workspace, each with a cursor. Pass a cursor as "after" to
-# replay what you missed, then keep following live.
+const workspaceEvents = `# Every change of the workspace, with a cursor.
+# Pass a cursor as "after" to replay what you
+# missed, then keep following live.
 subscription WorkspaceEvents($workspaceId: ID!, $after: String) {
   workspaceEvents(workspaceId: $workspaceId, after: $after) {
     cursor

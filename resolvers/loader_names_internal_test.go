@@ -1,0 +1,33 @@
+package resolvers
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
+)
+
+// LoaderNames lists exactly the relations newLoaders makes, so the batch-size metric's series
+// exported from the start are the loaders there are.
+func TestLoaderNamesAreTheLoaders(t *testing.T) {
+	engine, err := forkengine.New(forkengine.Config{Store: forkenginetest.NewMemStore(), Drivers: map[string]forkengine.Driver{}})
+	require.NoError(t, err)
+	l := reflect.ValueOf(newLoaders(context.Background(), loaderSources{engine: engine})).Elem()
+	var names []string
+	for i := range l.NumField() {
+		f := l.Field(i)
+		if f.Kind() != reflect.Pointer || f.IsNil() || !strings.HasPrefix(f.Type().Elem().Name(), "relation[") {
+			continue
+		}
+		names = append(names, f.Elem().FieldByName("name").String())
+	}
+	require.NotEmpty(t, names)
+	require.ElementsMatch(t, LoaderNames, names)
+	require.Equal(t, len(names), len(slices.Compact(slices.Sorted(slices.Values(names)))), "each name once")
+}
