@@ -189,8 +189,10 @@ func (v *ForkSessionForkSessionForkOperation) GetPhase() ForkOperationPhase { re
 type ForkSessionResponse struct {
 	// Starts a fork of a session through one of its settled turns and returns at once (ACCEPTED,
 	// FROZEN); follow it with `forkOperationUpdated`. Replaying the same `requestId` returns the same
-	// operation. Errors: BAD_USER_INPUT, NOT_FOUND, FORK_CONFLICT (+ reason), FORK_IN_PROGRESS
-	// (retryable), FORK_UNSUPPORTED. A failed or unknown outcome is data, not an error.
+	// operation. Errors: BAD_USER_INPUT, NOT_FOUND, FORBIDDEN (reason provider_session_owned: another
+	// workspace owns the source's provider session), FORK_CONFLICT (+ reason), FORK_IN_PROGRESS
+	// (retryable), FORK_UNSUPPORTED, PROVIDER_UNAVAILABLE (retryable). A failed or unknown outcome is
+	// data, not an error.
 	ForkSession *ForkSessionForkSessionForkOperation `json:"forkSession"`
 }
 
