@@ -19,7 +19,7 @@ var errorCodes = []string{
 	string(forkengine.CodeNotFound), string(forkengine.CodeForkConflict), string(forkengine.CodeForkInProgress),
 	string(forkengine.CodeForkUnsupported), string(forkengine.CodeAcknowledgeConflict), string(forkengine.CodeInternal),
 	string(forkengine.CodeResumeRequired), string(forkengine.CodeRateLimited), string(forkengine.CodeProviderUnavailable),
-	string(forkengine.CodeReconcileConflict),
+	string(forkengine.CodeReconcileConflict), string(forkengine.CodeUnavailable),
 	errcode.ParseFailed, errcode.ValidationFailed,
 	resolvers.CodeComplexityLimit, resolvers.CodeTokenLimit, resolvers.CodeAliasLimit, resolvers.CodeDirectiveLimit,
 	resolvers.CodeRootFieldLimit,
