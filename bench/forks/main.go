@@ -37,18 +37,25 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup", 5, "forks per client before the measured loop")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database file and server logs (printed)")
 	flag.StringVar(&o.wait, "wait", "poll", "how a client learns its fork committed: poll (forkOperation every 2 ms) or events (its workspaceEvents subscription)")
+	flag.StringVar(&o.sizes, "sizes", "", "the transcript-size axis instead of the loop: content sizes to fork, e.g. 1MB,10MB,100MB,1GB (sizes.go)")
+	flag.IntVar(&o.sizeForks, "size-forks", 5, "with -sizes: measured forks per size")
+	flag.StringVar(&o.postgres, "postgres", "", "with -sizes: a PostgreSQL URL to measure on (a schema per size) instead of SQLite")
 	flag.Parse()
-	if err := run(context.Background(), o); err != nil {
+	runner := run
+	if o.sizes != "" {
+		runner = runSizes
+	}
+	if err := runner(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "forks:", err)
 		os.Exit(1)
 	}
 }
 
 type options struct {
-	repo, bin, wait                  string
-	clients, turns, messages, warmup int
-	duration                         time.Duration
-	keep                             bool
+	repo, bin, wait, sizes, postgres            string
+	clients, turns, messages, warmup, sizeForks int
+	duration                                    time.Duration
+	keep                                        bool
 }
 
 func run(ctx context.Context, o options) error {
@@ -138,3 +145,5 @@ func loadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+func numCPU() int { return runtime.NumCPU() }
