@@ -14,11 +14,24 @@
 // SQLite file the write-ahead log is copied back into the database by a checkpointer of its own,
 // beside the writers, never inside a commit (sqlite_checkpoint.go).
 //
-// The statements a fork runs on every start and commit are fixed SQL executed and scanned through
-// database/sql directly (statements.go, fixed_reads.go), not built by gorm: on a fork's small
-// indexed reads and writes gorm's builder and reflective scanner cost more than SQLite itself.
-// Everything else goes through gorm. An operation's snapshot lives in a table of its own, written
-// once at insert and never by a status change, and decoded snapshots are cached per operation.
+// # Each table described once
+//
+// A table is one description (table.go, rows.go): its name, its key and, per column, the SQL
+// name, the field of the domain value it holds (forkengine.Session, Turn, Message, Lineage, Event)
+// and its encoding (text, integer, boolean, microseconds, optional microseconds, raw JSON, a JSON
+// object). Column lists, insert and upsert statements, bound values and scan targets are all
+// derived from it, and rows are scanned straight into domain values: a column is spelled once in
+// Go, beside its migration. Reads and writes of these tables are fixed SQL run through
+// database/sql (statements.go, fixed_reads.go), never gorm's builder: one way to read, and on a
+// fork's small indexed statements gorm's builder and reflective scanner cost more than SQLite
+// itself. gorm keeps the connection pool, transactions and migrations. (The operations table still
+// has a row struct of its own, operation_row.go; it is next.)
+//
+// An operation's snapshot lives in a table of its own, written once at insert and never by a
+// status change, and decoded snapshots are cached per operation. New snapshots are stored in one
+// encoding per dialect (binary on SQLite, compact JSON on PostgreSQL); the version-1 JSON decoder
+// stays for rows written before (snapshot_encoding.go). docs/design/shared-history.md describes
+// what replaces the copied transcript (issue 24).
 //
 // Times are stored as microseconds since the Unix epoch (BIGINT), which round-trips exactly at
 // the engine's precision, in UTC, and sorts the same way on every dialect.

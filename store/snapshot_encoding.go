@@ -9,13 +9,14 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// A snapshot is stored in one of two encodings. Version 1 is encoding/json of
+// A snapshot is stored in one of three encodings: version 1 and the compact encoding below (JSON,
+// both), and the binary encoding of snapshot_binary.go (SQLite). Version 1 is encoding/json of
 // forkengine.Snapshot: every turn and message repeats its workspace and session id under long Go
 // field names, and every time is an RFC 3339 string, so a 20-turn, 100-message snapshot took about
 // 40 KB (ten overflow pages per fork) and most of its encoding CPU. The compact encoding writes
 // short keys, times as Unix microseconds (the store's own precision) and each turn's and
 // message's workspace and session only through the snapshot's session. It is used only when it
-// decodes to exactly the snapshot given; otherwise version 1 is written. Both decode. The
+// decodes to exactly the snapshot given; otherwise version 1 is written. All three decode. The
 // snapshot hash is the engine's, over its own canonical encoding, so it does not depend on how
 // the store keeps the bytes.
 
