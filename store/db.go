@@ -44,6 +44,9 @@ type Config struct {
 
 	// checkpoints replaces defaultCheckpointPolicy (tests).
 	checkpoints *checkpointPolicy
+	// schemaVersion, when set (tests), makes Open behave as a forkgraph that knows the
+	// migrations up to this version only: it migrates that far, and refuses a newer database.
+	schemaVersion int
 }
 
 // Defaults of Config.
@@ -166,7 +169,7 @@ func (db *DB) init(ctx context.Context, cfg Config) error {
 	if cfg.ReadOnly {
 		return nil
 	}
-	applied, err := migrateLocked(ctx, db.gorm, db.dialect, db.log)
+	applied, err := migrateLocked(ctx, db.gorm, db.dialect, db.log, knownMigrations(cfg.schemaVersion))
 	if err != nil {
 		return err
 	}

@@ -12,11 +12,7 @@ import (
 func TestFamilyCountMigrationCountsExistingForks(t *testing.T) {
 	cfg := sqliteConfig(t)
 	ctx := context.Background()
-	full := migrations
-	migrations = full[:5] // the schema of a binary from before version 6
-	old, err := Open(ctx, cfg)
-	migrations = full
-	require.NoError(t, err)
+	old := openAtVersion(t, cfg, 5) // the schema of a binary from before version 6
 	for _, f := range []struct{ ws, id, source, target, status string }{
 		{"ws", "to-a", "root", "a", "committed"}, {"ws", "to-b", "a", "b", "committed"},
 		{"ws", "to-p", "root", "p", "failed"}, {"ws", "to-q", "b", "q", "prepared"},

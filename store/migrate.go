@@ -21,10 +21,23 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
 	applied_at_us BIGINT NOT NULL
 )`
 
-// migrate applies the pending migrations in order, each in its own transaction, and returns how
-// many it applied. Concurrent openers are safe: each step re-checks its version under the
-// writer lock before running.
-func migrate(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger) (int, error) {
+// knownMigrations are the steps a store opened with cfg knows: all of them, or with
+// Config.schemaVersion set (tests), those up to that version, as a binary from then knew them.
+func knownMigrations(upTo int) []migration {
+	if upTo <= 0 {
+		return migrations
+	}
+	n := 0
+	for n < len(migrations) && migrations[n].version <= upTo {
+		n++
+	}
+	return migrations[:n]
+}
+
+// migrate applies the pending migrations of steps in order, each in its own transaction, and
+// returns how many it applied. Concurrent openers are safe: each step re-checks its version under
+// the writer lock before running.
+func migrate(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger, steps []migration) (int, error) {
 	db = db.WithContext(ctx)
 	if err := db.Exec(createMigrationsTable).Error; err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
@@ -33,12 +46,12 @@ func migrate(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger) (int
 	if err != nil {
 		return 0, err
 	}
-	latest := migrations[len(migrations)-1].version
+	latest := steps[len(steps)-1].version
 	if current > latest {
 		return 0, fmt.Errorf("%w: database is at version %d, this binary knows up to %d", ErrSchemaTooNew, current, latest)
 	}
 	applied := 0
-	for _, m := range migrations {
+	for _, m := range steps {
 		if m.version <= current {
 			continue
 		}
@@ -70,9 +83,9 @@ const migrationLockClass = 0x666f726b // "fork"
 // migrateLocked runs migrate so that processes opening one database at the same moment migrate
 // it once: on PostgreSQL under a session advisory lock held on one pinned connection (even
 // `CREATE TABLE IF NOT EXISTS` races between sessions there); SQLite files have one process.
-func migrateLocked(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger) (int, error) {
+func migrateLocked(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger, steps []migration) (int, error) {
 	if d.name != DriverPostgres {
-		return migrate(ctx, db, d, log)
+		return migrate(ctx, db, d, log, steps)
 	}
 	var applied int
 	err := db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
@@ -81,7 +94,7 @@ func migrateLocked(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger
 		}
 		defer conn.Exec("SELECT pg_advisory_unlock(?, hashtext(current_schema()))", migrationLockClass)
 		var err error
-		applied, err = migrate(ctx, conn, d, log)
+		applied, err = migrate(ctx, conn, d, log, steps)
 		return err
 	})
 	return applied, err

@@ -65,11 +65,7 @@ func TestMigrationVersionsIncrease(t *testing.T) {
 func TestSnapshotMigrationCarriesExistingSnapshots(t *testing.T) {
 	cfg := sqliteConfig(t)
 	ctx := context.Background()
-	full := migrations
-	migrations = full[:3] // the schema of a binary from before version 4
-	old, err := Open(ctx, cfg)
-	migrations = full
-	require.NoError(t, err)
+	old := openAtVersion(t, cfg, 3) // the schema of a binary from before version 4
 	require.NoError(t, old.gorm.Exec(`INSERT INTO fork_operations (workspace_id, id, request_id, request_hash,
 		source_session_id, target_session_id, through_turn_id, target_turn_id, source_provider_session_id,
 		source_provider_turn_id, provider, driver_kind, driver_version, status, error, target_title,
@@ -93,11 +89,7 @@ func TestSnapshotMigrationCarriesExistingSnapshots(t *testing.T) {
 func TestBinarySnapshotMigration(t *testing.T) {
 	cfg := sqliteConfig(t)
 	ctx := context.Background()
-	full := migrations
-	migrations = full[:11]
-	old, err := Open(ctx, cfg)
-	migrations = full
-	require.NoError(t, err)
+	old := openAtVersion(t, cfg, 11)
 	s := storedSnapshot()
 	operation := func(id string) forkengine.ForkOperation {
 		return forkengine.ForkOperation{WorkspaceID: "ws", ID: id, RequestID: "req-" + id, SourceSessionID: "s1",
@@ -128,9 +120,8 @@ func TestBinarySnapshotMigration(t *testing.T) {
 		require.Equal(t, canonical(t, s), canonical(t, op.Snapshot), id)
 	}
 
-	migrations = full[:11]
+	cfg.schemaVersion = 11
 	_, err = Open(ctx, cfg)
-	migrations = full
 	require.ErrorIs(t, err, ErrSchemaTooNew)
 }
 
@@ -143,20 +134,11 @@ func mustCompactJSON(t *testing.T, s forkengine.Snapshot) string {
 }
 
 // openBefore opens cfg's database migrated up to, not including, version, as a forkgraph of
-// that time left it, and returns it with the number of migrations it holds. Tests that call it
-// must not run in parallel: it swaps the package's migrations while it opens.
+// that time left it (openAtVersion), and returns it with the number of migrations it holds.
 func openBefore(t *testing.T, cfg Config, version int) (*DB, int) {
 	t.Helper()
-	full := migrations
-	before := 0
-	for before < len(full) && full[before].version < version {
-		before++
-	}
-	migrations = full[:before]
-	old, err := Open(context.Background(), cfg)
-	migrations = full
-	require.NoError(t, err)
-	return old, before
+	old := openAtVersion(t, cfg, version-1)
+	return old, old.migrated
 }
 
 // insertVersion12Operation writes op and its stored snapshot text as a forkgraph of schema
@@ -175,7 +157,7 @@ func insertVersion12Operation(t *testing.T, db *DB, op forkengine.ForkOperation,
 // operations, the reservation of a target, the one active operation per boundary.
 func testOperationClassesMigration(t *testing.T, cfg Config) {
 	ctx := context.Background()
-	old, before := openBefore(t, cfg, 13)
+	old, _ := openBefore(t, cfg, 13)
 	s := storedSnapshot()
 	statuses := []forkengine.OperationStatus{forkengine.StatusPrepared, forkengine.StatusDispatching,
 		forkengine.StatusProviderAccepted, forkengine.StatusUnknown, forkengine.StatusCommitted, forkengine.StatusFailed}
@@ -191,7 +173,7 @@ func testOperationClassesMigration(t *testing.T, cfg Config) {
 	require.NoError(t, old.Close())
 
 	db := openTest(t, cfg)
-	require.Equal(t, len(migrations)-before, db.migrated)
+	require.Equal(t, len(migrations)-old.migrated, db.migrated)
 	for _, status := range statuses {
 		var got struct {
 			Activity    int64

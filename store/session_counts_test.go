@@ -16,15 +16,7 @@ import (
 // agree with its rows, for every filter shape the counts answer.
 func testSessionCountsBackfill(t *testing.T, cfg Config) {
 	ctx := context.Background()
-	full := migrations
-	before := 0
-	for before < len(full) && full[before].version < 10 {
-		before++
-	}
-	migrations = full[:before] // the schema of a binary from before version 10
-	old, err := Open(ctx, cfg)
-	migrations = full
-	require.NoError(t, err)
+	old := openAtVersion(t, cfg, 9) // the schema of a binary from before version 10
 	hidden := forkengine.Session{WorkspaceID: "ws", ID: "hidden", CreatedAt: at(3)}
 	deleted := forkengine.Session{WorkspaceID: "ws", ID: "deleted", Visible: true, CreatedAt: at(4), DeletedAt: new(at(5))}
 	require.NoError(t, old.Update(ctx, func(tx forkengine.Tx) error {
@@ -43,7 +35,7 @@ func testSessionCountsBackfill(t *testing.T, cfg Config) {
 	require.NoError(t, old.Close())
 
 	db := openTest(t, cfg)
-	require.Equal(t, len(migrations)-before, db.migrated)
+	require.Equal(t, len(migrations)-old.migrated, db.migrated)
 	yes, no := true, false
 	for _, f := range []forkengine.SessionFilter{
 		{}, {RootsOnly: true}, {IncludeDeleted: true}, {IncludeDeleted: true, RootsOnly: true},

@@ -35,6 +35,17 @@ func openTest(t *testing.T, cfg Config) *DB {
 	return db
 }
 
+// openAtVersion opens cfg's database as a forkgraph that knew the migrations up to version only
+// (Config.schemaVersion): the schema of an older binary, to write rows as it did before
+// reopening with every migration. The caller closes it.
+func openAtVersion(t *testing.T, cfg Config, version int) *DB {
+	t.Helper()
+	cfg.schemaVersion = version
+	db, err := Open(context.Background(), cfg)
+	require.NoError(t, err)
+	return db
+}
+
 func TestSQLiteContract(t *testing.T) {
 	forkenginetest.RunStoreTests(t, func(t *testing.T) forkengine.Store { return openTest(t, sqliteConfig(t)) })
 }

@@ -14,15 +14,7 @@ import (
 // with its rows, and the counts follow writes after the upgrade.
 func testTurnCountsBackfill(t *testing.T, cfg Config) {
 	ctx := context.Background()
-	full := migrations
-	before := 0
-	for before < len(full) && full[before].version < 11 {
-		before++
-	}
-	migrations = full[:before] // the schema of a binary from before version 11
-	old, err := Open(ctx, cfg)
-	migrations = full
-	require.NoError(t, err)
+	old := openAtVersion(t, cfg, 10) // the schema of a binary from before version 11
 	require.NoError(t, old.Update(ctx, func(tx forkengine.Tx) error {
 		for ws, sessions := range map[string]map[string]int{"ws": {"long": 7, "short": 1, "empty": 0}, "other": {"long": 2}} {
 			for id, n := range sessions {
@@ -42,7 +34,7 @@ func testTurnCountsBackfill(t *testing.T, cfg Config) {
 	require.NoError(t, old.Close())
 
 	db := openTest(t, cfg)
-	require.Equal(t, len(migrations)-before, db.migrated)
+	require.Equal(t, len(migrations)-old.migrated, db.migrated)
 	ids := []string{"long", "short", "empty", "missing"}
 	got, err := db.CountTurnsBySessionIDs(ctx, "ws", ids)
 	require.NoError(t, err)
