@@ -42,13 +42,48 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"ProviderSessions", providerSessionTests()},
 		{"BackwardPages", backwardTests()},
 	}
+	// Every subtest has a store of its own, so they all run in parallel (River's driver suite is
+	// the model): the suite takes as long as its slowest test, not the sum of them.
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
 			for _, name := range slices.Sorted(maps.Keys(g.tests)) {
-				t.Run(name, func(t *testing.T) { g.tests[name](t, newStore(t)) })
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					g.tests[name](t, newStore(t))
+				})
 			}
 		})
 	}
+}
+
+// pages reads a keyset list page by page, up to 10 pages of at most size rows: read returns the
+// page after (or before) a cursor, next is the cursor a page's last row continues from. It
+// fails the test on a read error or a page longer than size.
+func pages[T any](t *testing.T, size int, read func(cursor forkengine.PageCursor, size int) ([]T, error), next func(T) forkengine.PageCursor) [][]T {
+	t.Helper()
+	var out [][]T
+	var cursor forkengine.PageCursor
+	for range 10 {
+		page, err := read(cursor, size)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(page), size)
+		if len(page) == 0 {
+			break
+		}
+		out = append(out, page)
+		cursor = next(page[len(page)-1])
+	}
+	return out
+}
+
+// sessionCursor and operationCursor are the keyset positions of a listed row.
+func sessionCursor(s forkengine.Session) forkengine.PageCursor {
+	return forkengine.PageCursor{Time: s.CreatedAt, ID: s.ID}
+}
+
+func operationCursor(o forkengine.ForkOperation) forkengine.PageCursor {
+	return forkengine.PageCursor{Time: o.CreatedAt, ID: o.ID}
 }
 
 // storeTest is one contract test against a fresh store.

@@ -50,19 +50,13 @@ func testSessionsBefore(t *testing.T, s forkengine.Store) {
 		}
 		return nil
 	})
-	var pages [][]string
-	var before forkengine.PageCursor
-	for range 10 {
-		page, err := s.ListSessionsBefore(ctx, wsA, forkengine.SessionFilter{}, before, 2)
-		require.NoError(t, err)
-		if len(page) == 0 {
-			break
-		}
-		pages = append(pages, ids(page, sessionID))
-		last := page[len(page)-1]
-		before = forkengine.PageCursor{Time: last.CreatedAt, ID: last.ID}
+	var seen [][]string
+	for _, page := range pages(t, 2, func(before forkengine.PageCursor, n int) ([]forkengine.Session, error) {
+		return s.ListSessionsBefore(ctx, wsA, forkengine.SessionFilter{}, before, n)
+	}, sessionCursor) {
+		seen = append(seen, ids(page, sessionID))
 	}
-	require.Equal(t, [][]string{{"e", "a"}, {"d", "c"}, {"b"}}, pages, "a tie on CreatedAt is crossed by id")
+	require.Equal(t, [][]string{{"e", "a"}, {"d", "c"}, {"b"}}, seen, "a tie on CreatedAt is crossed by id")
 	all, err := s.ListSessionsBefore(ctx, wsA, forkengine.SessionFilter{}, forkengine.PageCursor{}, 0)
 	require.NoError(t, err)
 	require.Equal(t, []string{"e", "a", "d", "c", "b"}, ids(all, sessionID), "limit <= 0 returns every row")
@@ -91,16 +85,10 @@ func testOperationsBefore(t *testing.T, s forkengine.Store) {
 	for _, c := range cases {
 		name := fmt.Sprintf("%+v", c.filter)
 		var seen []string
-		var before forkengine.PageCursor
-		for range 10 {
-			page, err := s.ListOperationsBefore(ctx, wsA, c.filter, before, 1)
-			require.NoError(t, err, name)
-			if len(page) == 0 {
-				break
-			}
-			require.Len(t, page, 1, name)
+		for _, page := range pages(t, 1, func(before forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
+			return s.ListOperationsBefore(ctx, wsA, c.filter, before, n)
+		}, operationCursor) {
 			seen = append(seen, page[0].ID)
-			before = forkengine.PageCursor{Time: page[0].CreatedAt, ID: page[0].ID}
 		}
 		slices.Reverse(seen)
 		require.Equal(t, c.want, seen, name)

@@ -130,16 +130,10 @@ func testListOperations(t *testing.T, s forkengine.Store) {
 	for _, c := range cases {
 		name := fmt.Sprintf("%+v", c.filter)
 		var seen []string
-		var after forkengine.PageCursor
-		for range 10 {
-			page, err := s.ListOperations(ctx, wsA, c.filter, after, 1)
-			require.NoError(t, err, name)
-			if len(page) == 0 {
-				break
-			}
-			require.Len(t, page, 1, name)
+		for _, page := range pages(t, 1, func(after forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
+			return s.ListOperations(ctx, wsA, c.filter, after, n)
+		}, operationCursor) {
 			seen = append(seen, page[0].ID)
-			after = forkengine.PageCursor{Time: page[0].CreatedAt, ID: page[0].ID}
 		}
 		require.Equal(t, c.want, seen, name)
 		n, err := s.CountOperations(ctx, wsA, c.filter)

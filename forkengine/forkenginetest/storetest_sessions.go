@@ -68,17 +68,10 @@ func sessionTests() map[string]storeTest {
 				return nil
 			})
 			var seen []string
-			var after forkengine.PageCursor
-			for {
-				page, err := s.ListSessions(ctx, wsA, forkengine.SessionFilter{}, after, 2)
-				require.NoError(t, err)
-				require.LessOrEqual(t, len(page), 2)
-				if len(page) == 0 {
-					break
-				}
+			for _, page := range pages(t, 2, func(after forkengine.PageCursor, n int) ([]forkengine.Session, error) {
+				return s.ListSessions(ctx, wsA, forkengine.SessionFilter{}, after, n)
+			}, sessionCursor) {
 				seen = append(seen, ids(page, sessionID)...)
-				last := page[len(page)-1]
-				after = forkengine.PageCursor{Time: last.CreatedAt, ID: last.ID}
 			}
 			require.Equal(t, []string{"b", "c", "d", "a", "e"}, seen)
 			all, err := s.ListSessions(ctx, wsA, forkengine.SessionFilter{}, forkengine.PageCursor{}, 0)
