@@ -156,9 +156,3 @@ func (q queries) CountFamilyForks(ctx context.Context, ws, rootID string) (int, 
 	}
 	return int(n), nil
 }
-
-// values are the row's values in the order of lineageColumns.
-func (r lineageRow) values() []any {
-	return []any{r.WorkspaceID, r.TargetSessionID, r.OperationID, r.SourceSessionID, r.SourceTurnID,
-		r.TargetTurnID, r.ForkedAtUs}
-}

@@ -12,37 +12,16 @@ import (
 // did for these small indexed reads. Each scan target list is in the order of its column list.
 
 var (
-	lineageColumns = []string{"workspace_id", "target_session_id", "operation_id", "source_session_id",
-		"source_turn_id", "target_turn_id", "forked_at_us"}
-	sessionSelectList   = strings.Join(sessionColumns, ", ")
+	sessionSelectList   = sessionsTable.list("")
 	operationSelectList = strings.Join(operationColumns, ", ")
 
-	// The select lists of eachRowOfWorkspace.
-	sessionColumnsOfWorkspace    = columnsAfterWorkspace("", sessionColumns)
-	turnColumnsOfWorkspace       = columnsAfterWorkspace("", turnColumns)
-	qualifiedTurnsOfWorkspace    = columnsAfterWorkspace("t.", turnColumns)
-	qualifiedMessagesOfWorkspace = columnsAfterWorkspace("m.", messageColumns)
-	lineageColumnsOfWorkspace    = columnsAfterWorkspace("", lineageColumns)
+	// The select lists of eachOfWorkspace.
+	sessionColumnsOfWorkspace    = sessionsTable.listAfterWorkspace("")
+	turnColumnsOfWorkspace       = turnsTable.listAfterWorkspace("")
+	qualifiedTurnsOfWorkspace    = turnsTable.listAfterWorkspace("t.")
+	qualifiedMessagesOfWorkspace = messagesTable.listAfterWorkspace("m.")
+	lineageColumnsOfWorkspace    = lineagesTable.listAfterWorkspace("")
 )
-
-func (r *sessionRow) targets() []any {
-	return []any{&r.WorkspaceID, &r.ID, &r.Kind, &r.Provider, &r.ProviderSessionID, &r.Title, &r.RailSectionKey,
-		&r.Cwd, &r.Model, &r.Settings, &r.Visible, &r.CreatedAtUs, &r.UpdatedAtUs, &r.DeletedAtUs}
-}
-
-func (r *turnRow) targets() []any {
-	return []any{&r.WorkspaceID, &r.ID, &r.SessionID, &r.Sequence, &r.Phase, &r.Outcome, &r.Origin,
-		&r.StartedAtUs, &r.SettledAtUs, &r.UpdatedAtUs, &r.ProviderTurnID, &r.ProviderTurnBinding}
-}
-
-func (r *messageRow) targets() []any {
-	return []any{&r.WorkspaceID, &r.ID, &r.SessionID, &r.TurnID, &r.Position, &r.Role, &r.Content, &r.CreatedAtUs}
-}
-
-func (r *lineageRow) targets() []any {
-	return []any{&r.WorkspaceID, &r.TargetSessionID, &r.OperationID, &r.SourceSessionID, &r.SourceTurnID,
-		&r.TargetTurnID, &r.ForkedAtUs}
-}
 
 func (r *operationRow) targets() []any {
 	return []any{&r.WorkspaceID, &r.ID, &r.SnapshotHash, &r.RequestID, &r.RequestHash, &r.SourceSessionID,
@@ -78,27 +57,35 @@ func eachRow[R any, P scannable[R]](ctx context.Context, q queries, query string
 	return scanEach(ctx, q, query, args, P(&r).targets(), func() { fn(&r) })
 }
 
-// eachRowOfWorkspace is eachRow for a read whose WHERE fixes workspace_id = ws. Its query selects
-// every column but workspace_id, the first of each column list (columnsAfterWorkspace), and every
-// row gets ws instead: one string per row the driver does not copy out of SQLite and box.
-func eachRowOfWorkspace[R any, P scannable[R]](ctx context.Context, q queries, ws, query string, args []any, fn func(*R)) error {
-	var r R
-	targets := P(&r).targets()
-	workspace, ok := targets[0].(*string)
-	if !ok {
-		panic("store: the first scan target of a row is not its workspace id")
-	}
-	*workspace = ws
-	return scanEach(ctx, q, query, args, targets[1:], func() { fn(&r) })
+// queryAll runs a fixed SELECT of every column of t (? placeholders) and returns its rows as
+// domain values. It is counted as a statement.
+func queryAll[D any](ctx context.Context, q queries, t table[D], query string, args ...any) ([]D, error) {
+	var out []D
+	err := eachOf(ctx, q, t, query, args, func(d *D) { out = append(out, *d) })
+	return out, err
 }
 
-// columnsAfterWorkspace is the select list of columns without its first, workspace_id, for
-// eachRowOfWorkspace; prefix qualifies each column ("t.").
-func columnsAfterWorkspace(prefix string, columns []string) string {
-	if columns[0] != "workspace_id" {
-		panic("store: a column list does not start with workspace_id")
+// eachOf runs a fixed SELECT of every column of t and calls fn with each row as it is read,
+// scanned into one domain value it reuses (fn copies what it keeps): no slice of rows grows
+// beside the caller's, nor a scan target list per row. Reuse is safe: every column's scan
+// assigns its field on every row, fresh strings, slices and pointers included.
+func eachOf[D any](ctx context.Context, q queries, t table[D], query string, args []any, fn func(*D)) error {
+	var d D
+	return scanEach(ctx, q, query, args, t.targets(&d), func() { fn(&d) })
+}
+
+// eachOfWorkspace is eachOf for a read whose WHERE fixes workspace_id = ws. Its query selects
+// every column but workspace_id, the first of every table (listAfterWorkspace), and every row
+// gets ws instead: one string per row the driver does not copy out of SQLite and box.
+func eachOfWorkspace[D any](ctx context.Context, q queries, t table[D], ws, query string, args []any, fn func(*D)) error {
+	var d D
+	targets := t.targets(&d)
+	workspace, ok := targets[0].(*string)
+	if !ok {
+		panic("store: the first scan target of table " + t.name + " is not a string")
 	}
-	return prefix + strings.Join(columns[1:], ", "+prefix)
+	*workspace = ws
+	return scanEach(ctx, q, query, args, targets[1:], func() { fn(&d) })
 }
 
 func scanEach(ctx context.Context, q queries, query string, args, targets []any, each func()) error {

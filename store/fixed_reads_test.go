@@ -10,20 +10,22 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// eachRowOfWorkspace fills the first scan target with the workspace instead of selecting it: for
-// every row type it reads, that target must be the row's WorkspaceID, and the column lists must
-// start with workspace_id (columnsAfterWorkspace panics otherwise, at package init).
+// eachOfWorkspace fills the first scan target with the workspace instead of selecting it: for
+// every table it reads, that target must be the WorkspaceID of the domain value, and every table
+// must start with workspace_id (newTable panics otherwise, at package init).
 func TestScanTargetsStartWithWorkspace(t *testing.T) {
-	var s sessionRow
-	var tr turnRow
-	var m messageRow
-	var l lineageRow
+	var s forkengine.Session
+	var tr forkengine.Turn
+	var m forkengine.Message
+	var l forkengine.Lineage
+	var e forkengine.Event
 	for name, c := range map[string]struct {
 		first any
 		ws    *string
 	}{
-		"sessions": {s.targets()[0], &s.WorkspaceID}, "turns": {tr.targets()[0], &tr.WorkspaceID},
-		"messages": {m.targets()[0], &m.WorkspaceID}, "lineages": {l.targets()[0], &l.WorkspaceID},
+		"sessions": {sessionsTable.targets(&s)[0], &s.WorkspaceID}, "turns": {turnsTable.targets(&tr)[0], &tr.WorkspaceID},
+		"messages": {messagesTable.targets(&m)[0], &m.WorkspaceID}, "lineages": {lineagesTable.targets(&l)[0], &l.WorkspaceID},
+		"events": {eventLogTable.targets(&e)[0], &e.WorkspaceID},
 	} {
 		if p, ok := c.first.(*string); !ok || p != c.ws {
 			t.Errorf("%s: the first scan target is not WorkspaceID", name)

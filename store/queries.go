@@ -65,6 +65,14 @@ func keyset(db *gorm.DB, after forkengine.PageCursor) *gorm.DB {
 	return db.Where("(created_at_us, id) > (?, ?)", micros(after.Time), after.ID)
 }
 
+// limitSQL is " LIMIT n" for n > 0, "" (every row) otherwise.
+func limitSQL(n int) string {
+	if n > 0 {
+		return " LIMIT " + strconv.Itoa(n)
+	}
+	return ""
+}
+
 func limit(db *gorm.DB, n int) *gorm.DB {
 	if n > 0 {
 		return db.Limit(n)
@@ -87,14 +95,14 @@ var getSessionSQL = "SELECT " + sessionSelectList + " FROM sessions WHERE worksp
 
 // GetSession returns one session, or ErrNotFound.
 func (q queries) GetSession(ctx context.Context, ws, id string) (forkengine.Session, error) {
-	rows, err := queryRows[sessionRow](ctx, q, getSessionSQL, ws, id)
+	rows, err := queryAll(ctx, q, sessionsTable, getSessionSQL, ws, id)
 	if err != nil {
 		return forkengine.Session{}, classify(err, "get session %s", id)
 	}
 	if len(rows) == 0 {
 		return forkengine.Session{}, notFound("session", ws, id)
 	}
-	return rows[0].domain(), nil
+	return rows[0], nil
 }
 
 // SessionsByIDs returns the existing sessions among ids, keyed by id.
@@ -102,18 +110,11 @@ func (q queries) SessionsByIDs(ctx context.Context, ws string, ids []string) (ma
 	out := make(map[string]forkengine.Session, len(ids))
 	err := q.inChunks(ids, func(chunk []string) error {
 		in, args := q.inList(chunk, ws)
-		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+sessionColumnsOfWorkspace+" FROM sessions WHERE workspace_id = ? AND id IN "+in, args,
-			func(r *sessionRow) { out[r.ID] = r.domain() })
+		err := eachOfWorkspace(ctx, q, sessionsTable, ws, "SELECT "+sessionColumnsOfWorkspace+" FROM sessions WHERE workspace_id = ? AND id IN "+in, args,
+			func(s *forkengine.Session) { out[s.ID] = *s })
 		return classify(err, "sessions by ids")
 	})
 	return out, err
-}
-
-// filterSessions is sessionFilterSQL on a gorm query: the backward page and the row count use
-// the same conditions as ListSessions' fixed SQL.
-func filterSessions(db *gorm.DB, ws string, f forkengine.SessionFilter) *gorm.DB {
-	where, args := sessionFilterSQL(ws, f)
-	return db.Where(where, args...)
 }
 
 // ListSessions returns up to limit (<= 0: all) sessions matching f after the cursor, in
@@ -130,7 +131,7 @@ func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.Sessi
 	if n > 0 {
 		query += " LIMIT " + strconv.Itoa(n)
 	}
-	err := eachRowOfWorkspace(ctx, q, ws, query, args, func(r *sessionRow) { out = append(out, r.domain()) })
+	err := eachOfWorkspace(ctx, q, sessionsTable, ws, query, args, func(s *forkengine.Session) { out = append(out, *s) })
 	if err != nil {
 		return nil, classify(err, "list sessions")
 	}
@@ -138,7 +139,7 @@ func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.Sessi
 }
 
 // sessionFilterSQL is the one session filter: its conditions and their arguments, for the list
-// query's fixed SQL and, through filterSessions, for gorm.
+// query's pages (forward and backward) and the row count.
 func sessionFilterSQL(ws string, f forkengine.SessionFilter) (string, []any) {
 	conds, args := []string{"workspace_id = ?"}, []any{ws}
 	if f.Kind != "" {
@@ -163,8 +164,9 @@ func sessionFilterSQL(ws string, f forkengine.SessionFilter) (string, []any) {
 // countSessionRows counts the sessions matching f row by row: what CountSessions falls back to
 // for a filter session_counts does not keep.
 func (q queries) countSessionRows(ctx context.Context, ws string, f forkengine.SessionFilter) (int, error) {
-	var n int64
-	if err := filterSessions(q.with(ctx).Model(&sessionRow{}), ws, f).Count(&n).Error; err != nil {
+	where, args := sessionFilterSQL(ws, f)
+	n, err := q.queryInt(ctx, "SELECT COUNT(*) FROM sessions WHERE "+where, args...)
+	if err != nil {
 		return 0, classify(err, "count sessions")
 	}
 	return int(n), nil

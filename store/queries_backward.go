@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"math"
+	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
@@ -28,14 +29,19 @@ const newestFirst = "created_at_us DESC, id DESC"
 // ListSessionsBefore returns up to limit (<= 0: all) sessions matching f strictly before the
 // cursor, newest first.
 func (q queries) ListSessionsBefore(ctx context.Context, ws string, f forkengine.SessionFilter, before forkengine.PageCursor, n int) ([]forkengine.Session, error) {
-	var rows []sessionRow
-	db := keysetBefore(filterSessions(q.with(ctx), ws, f), before).Order(newestFirst)
-	if err := limit(db, n).Find(&rows).Error; err != nil {
-		return nil, classify(err, "list sessions before")
+	where, args := sessionFilterSQL(ws, f)
+	if !before.IsZero() {
+		where += " AND (created_at_us, id) < (?, ?)" // see keysetBefore
+		args = append(args, micros(before.Time), before.ID)
 	}
-	out := make([]forkengine.Session, len(rows))
-	for i, r := range rows {
-		out[i] = r.domain()
+	query := "SELECT " + sessionColumnsOfWorkspace + " FROM sessions WHERE " + where + " ORDER BY " + newestFirst
+	if n > 0 {
+		query += " LIMIT " + strconv.Itoa(n)
+	}
+	out := []forkengine.Session{}
+	err := eachOfWorkspace(ctx, q, sessionsTable, ws, query, args, func(s *forkengine.Session) { out = append(out, *s) })
+	if err != nil {
+		return nil, classify(err, "list sessions before")
 	}
 	return out, nil
 }
@@ -57,7 +63,7 @@ func (q queries) ListOperationsBefore(ctx context.Context, ws string, f forkengi
 // workspace, before, workspace, before, n-1, math.MinInt64.
 func pagedTurnsBeforeSQL(ids int) string {
 	values := "(CAST(? AS TEXT))" + strings.Repeat(", (?)", ids-1)
-	return "WITH page_ids (id) AS (VALUES " + values + ") SELECT t." + strings.Join(turnColumns, ", t.") + `
+	return "WITH page_ids (id) AS (VALUES " + values + ") SELECT " + qualifiedTurnSelectList + `
 	FROM page_ids CROSS JOIN turns t
 	WHERE t.workspace_id = ? AND t.session_id = page_ids.id AND t.sequence < ? AND t.sequence >= COALESCE((
 		SELECT m.sequence FROM turns m WHERE m.workspace_id = ? AND m.session_id = page_ids.id AND m.sequence < ?
@@ -73,26 +79,24 @@ func (q queries) TurnsBySessionIDsBefore(ctx context.Context, ws string, session
 	}
 	out := map[string][]forkengine.Turn{}
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		var rows []turnRow
-		db := q.with(ctx)
+		var query string
+		var args []any
 		if n > 0 {
-			args := make([]any, 0, len(chunk)+6)
+			args = make([]any, 0, len(chunk)+6)
 			for _, id := range chunk {
 				args = append(args, id)
 			}
 			args = append(args, ws, beforeSequence, ws, beforeSequence, n-1, int64(math.MinInt64))
-			db = db.Raw(pagedTurnsBeforeSQL(len(chunk)), args...)
+			query = pagedTurnsBeforeSQL(len(chunk))
 		} else {
-			db = db.Where("workspace_id = ? AND session_id IN ? AND sequence < ?", ws, chunk, beforeSequence).
-				Order("session_id, sequence DESC")
+			var in string
+			in, args = q.inList(chunk, ws)
+			query = "SELECT " + turnSelectList + " FROM turns WHERE workspace_id = ? AND session_id IN " + in +
+				" AND sequence < ? ORDER BY session_id, sequence DESC"
+			args = append(args, beforeSequence)
 		}
-		if err := db.Find(&rows).Error; err != nil {
-			return classify(err, "turns by sessions before")
-		}
-		for _, r := range rows {
-			out[r.SessionID] = append(out[r.SessionID], r.domain())
-		}
-		return nil
+		err := eachOf(ctx, q, turnsTable, query, args, func(t *forkengine.Turn) { out[t.SessionID] = append(out[t.SessionID], *t) })
+		return classify(err, "turns by sessions before")
 	})
 	return out, err
 }

@@ -11,9 +11,9 @@ func (q queries) LineagesByTargetIDs(ctx context.Context, ws string, targetIDs [
 	out := make(map[string]forkengine.Lineage, len(targetIDs))
 	err := q.inChunks(targetIDs, func(chunk []string) error {
 		in, args := q.inList(chunk, ws)
-		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+lineageColumnsOfWorkspace+
+		err := eachOfWorkspace(ctx, q, lineagesTable, ws, "SELECT "+lineageColumnsOfWorkspace+
 			" FROM lineages WHERE workspace_id = ? AND target_session_id IN "+in, args,
-			func(r *lineageRow) { out[r.TargetSessionID] = r.domain() })
+			func(l *forkengine.Lineage) { out[l.TargetSessionID] = *l })
 		return classify(err, "lineages by targets")
 	})
 	return out, err
@@ -42,16 +42,12 @@ func (q queries) LineageEndsByTargetIDs(ctx context.Context, ws string, targetID
 func (q queries) LineagesBySourceIDs(ctx context.Context, ws string, sourceIDs []string) (map[string][]forkengine.Lineage, error) {
 	out := map[string][]forkengine.Lineage{}
 	err := q.inChunks(sourceIDs, func(chunk []string) error {
-		var rows []lineageRow
-		err := q.with(ctx).Where("workspace_id = ? AND source_session_id IN ?", ws, chunk).
-			Order("source_session_id, forked_at_us, target_session_id").Find(&rows).Error
-		if err != nil {
-			return classify(err, "lineages by sources")
-		}
-		for _, r := range rows {
-			out[r.SourceSessionID] = append(out[r.SourceSessionID], r.domain())
-		}
-		return nil
+		in, args := q.inList(chunk, ws)
+		err := eachOfWorkspace(ctx, q, lineagesTable, ws, "SELECT "+lineageColumnsOfWorkspace+
+			" FROM lineages WHERE workspace_id = ? AND source_session_id IN "+in+
+			" ORDER BY source_session_id, forked_at_us, target_session_id", args,
+			func(l *forkengine.Lineage) { out[l.SourceSessionID] = append(out[l.SourceSessionID], *l) })
+		return classify(err, "lineages by sources")
 	})
 	return out, err
 }
@@ -84,14 +80,12 @@ const countFamilyForksSQL = `WITH RECURSIVE branching (id) AS (
 // EventsAfter returns up to limit (<= 0: all) events of the workspace with Cursor > after, in
 // cursor order.
 func (q queries) EventsAfter(ctx context.Context, ws string, after int64, n int) ([]forkengine.Event, error) {
-	var rows []eventRow
-	db := q.with(ctx).Where("workspace_id = ? AND cursor > ?", ws, after).Order("cursor")
-	if err := limit(db, n).Find(&rows).Error; err != nil {
+	out := []forkengine.Event{}
+	err := eachOfWorkspace(ctx, q, eventLogTable, ws, "SELECT "+eventLogTable.listAfterWorkspace("")+
+		" FROM events WHERE workspace_id = ? AND cursor > ? ORDER BY cursor"+limitSQL(n), []any{ws, after},
+		func(e *forkengine.Event) { out = append(out, *e) })
+	if err != nil {
 		return nil, classify(err, "events after %d", after)
-	}
-	out := make([]forkengine.Event, len(rows))
-	for i, r := range rows {
-		out[i] = r.domain()
 	}
 	return out, nil
 }
@@ -99,43 +93,30 @@ func (q queries) EventsAfter(ctx context.Context, ws string, after int64, n int)
 // LogEventsAfter returns up to limit (<= 0: all) events of every workspace with Cursor > after,
 // in cursor order, from the primary key.
 func (q queries) LogEventsAfter(ctx context.Context, after int64, n int) ([]forkengine.Event, error) {
-	var rows []eventRow
-	if err := limit(q.with(ctx).Where("cursor > ?", after).Order("cursor"), n).Find(&rows).Error; err != nil {
+	out := []forkengine.Event{}
+	err := eachOf(ctx, q, eventLogTable, "SELECT "+eventLogTable.list("")+" FROM events WHERE cursor > ? ORDER BY cursor"+limitSQL(n),
+		[]any{after}, func(e *forkengine.Event) { out = append(out, *e) })
+	if err != nil {
 		return nil, classify(err, "log events after %d", after)
-	}
-	out := make([]forkengine.Event, len(rows))
-	for i, r := range rows {
-		out[i] = r.domain()
 	}
 	return out, nil
 }
 
 // LogHead returns the highest cursor of the log, or 0 when it is empty.
 func (q queries) LogHead(ctx context.Context) (int64, error) {
-	var head int64
-	if err := q.with(ctx).Raw("SELECT COALESCE(MAX(cursor), 0) FROM events").Scan(&head).Error; err != nil {
-		return 0, classify(err, "log head")
-	}
-	return head, nil
+	head, err := q.queryInt(ctx, "SELECT COALESCE(MAX(cursor), 0) FROM events")
+	return head, classify(err, "log head")
 }
 
 // OldestEventCursor returns the smallest cursor kept for the workspace, or 0 when it has none.
 func (q queries) OldestEventCursor(ctx context.Context, ws string) (int64, error) {
-	var oldest int64
-	err := q.with(ctx).Raw("SELECT COALESCE(MIN(cursor), 0) FROM events WHERE workspace_id = ?", ws).Scan(&oldest).Error
-	if err != nil {
-		return 0, classify(err, "oldest event cursor")
-	}
-	return oldest, nil
+	oldest, err := q.queryInt(ctx, "SELECT COALESCE(MIN(cursor), 0) FROM events WHERE workspace_id = ?", ws)
+	return oldest, classify(err, "oldest event cursor")
 }
 
 // LatestEventCursor returns the highest cursor of the workspace's events, or 0 when it has none;
 // one statement, answered from the (workspace_id, cursor) index.
 func (q queries) LatestEventCursor(ctx context.Context, ws string) (int64, error) {
-	var latest int64
-	err := q.with(ctx).Raw("SELECT COALESCE(MAX(cursor), 0) FROM events WHERE workspace_id = ?", ws).Scan(&latest).Error
-	if err != nil {
-		return 0, classify(err, "latest event cursor")
-	}
-	return latest, nil
+	latest, err := q.queryInt(ctx, "SELECT COALESCE(MAX(cursor), 0) FROM events WHERE workspace_id = ?", ws)
+	return latest, classify(err, "latest event cursor")
 }

@@ -20,7 +20,7 @@ import (
 //     index seek per id, reading at most the page.
 
 // qualifiedTurnSelectList is turnSelectList with every column of the turns table aliased t.
-var qualifiedTurnSelectList = "t." + strings.Join(turnColumns, ", t.")
+var qualifiedTurnSelectList = turnsTable.list("t.")
 
 // idsCTE is "WITH ids (id) AS (VALUES (?), ...)" for n ids. The first value is cast so that
 // PostgreSQL types the column as TEXT rather than guessing from untyped parameters. On SQLite
@@ -53,7 +53,7 @@ func idArgs(d dialect, ids []string, rest ...any) []any {
 // lastTurnSQL selects, per id, the turn whose sequence is the highest among the session's turns
 // the extra condition (on alias m for SQLite, t for PostgreSQL; see unsettled) keeps: a seek
 // backwards from the end of the index. It selects every column but workspace_id
-// (eachRowOfWorkspace). Arguments: the ids, then lastTurnArgs. On SQLite the seek's index entry
+// (eachOfWorkspace). Arguments: the ids, then lastTurnArgs. On SQLite the seek's index entry
 // carries the turn's rowid, and the row is read by it: one b-tree search by integer per turn
 // instead of a second search of the index by (workspace, session, sequence): a sixth less CPU
 // for the read (BenchmarkListQueryReads/LatestTurns).

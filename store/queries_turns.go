@@ -14,14 +14,14 @@ var (
 
 // GetTurn returns one turn, or ErrNotFound.
 func (q queries) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, error) {
-	rows, err := queryRows[turnRow](ctx, q, getTurnSQL, ws, id)
+	rows, err := queryAll(ctx, q, turnsTable, getTurnSQL, ws, id)
 	if err != nil {
 		return forkengine.Turn{}, classify(err, "get turn %s", id)
 	}
 	if len(rows) == 0 {
 		return forkengine.Turn{}, notFound("turn", ws, id)
 	}
-	return rows[0].domain(), nil
+	return rows[0], nil
 }
 
 // TurnsByIDs returns the existing turns among ids, keyed by id.
@@ -29,8 +29,8 @@ func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[s
 	out := make(map[string]forkengine.Turn, len(ids))
 	err := q.inChunks(ids, func(chunk []string) error {
 		in, args := q.inList(chunk, ws)
-		err := eachRowOfWorkspace(ctx, q, ws, "SELECT "+turnColumnsOfWorkspace+" FROM turns WHERE workspace_id = ? AND id IN "+in, args,
-			func(r *turnRow) { out[r.ID] = r.domain() })
+		err := eachOfWorkspace(ctx, q, turnsTable, ws, "SELECT "+turnColumnsOfWorkspace+" FROM turns WHERE workspace_id = ? AND id IN "+in, args,
+			func(t *forkengine.Turn) { out[t.ID] = *t })
 		return classify(err, "turns by ids")
 	})
 	return out, err
@@ -41,20 +41,19 @@ func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[s
 func (q queries) TurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string, afterSequence int64, n int) (map[string][]forkengine.Turn, error) {
 	out := map[string][]forkengine.Turn{}
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		var rows []turnRow
-		db := q.with(ctx)
+		var query string
+		var args []any
 		if n > 0 {
-			db = db.Raw(pagedTurnsSQL(q.dialect, len(chunk)), pagedTurnsArgs(q.dialect, chunk, ws, afterSequence, n)...)
+			query, args = pagedTurnsSQL(q.dialect, len(chunk)), pagedTurnsArgs(q.dialect, chunk, ws, afterSequence, n)
 		} else {
-			db = db.Where("workspace_id = ? AND session_id IN ? AND sequence > ?", ws, chunk, afterSequence).Order("session_id, sequence")
+			var in string
+			in, args = q.inList(chunk, ws)
+			query = "SELECT " + turnSelectList + " FROM turns WHERE workspace_id = ? AND session_id IN " + in +
+				" AND sequence > ? ORDER BY session_id, sequence"
+			args = append(args, afterSequence)
 		}
-		if err := db.Find(&rows).Error; err != nil {
-			return classify(err, "turns by sessions")
-		}
-		for _, r := range rows {
-			out[r.SessionID] = append(out[r.SessionID], r.domain())
-		}
-		return nil
+		err := eachOf(ctx, q, turnsTable, query, args, func(t *forkengine.Turn) { out[t.SessionID] = append(out[t.SessionID], *t) })
+		return classify(err, "turns by sessions")
 	})
 	return out, err
 }
@@ -73,8 +72,8 @@ func (q queries) ActiveTurnsBySessionIDs(ctx context.Context, ws string, session
 func (q queries) turnPerSession(ctx context.Context, extra turnCondition, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
 	out := make(map[string]forkengine.Turn, len(sessionIDs))
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		err := eachRowOfWorkspace(ctx, q, ws, lastTurnSQL(q.dialect, len(chunk), extra), lastTurnArgs(q.dialect, chunk, ws),
-			func(r *turnRow) { out[r.SessionID] = r.domain() })
+		err := eachOfWorkspace(ctx, q, turnsTable, ws, lastTurnSQL(q.dialect, len(chunk), extra), lastTurnArgs(q.dialect, chunk, ws),
+			func(t *forkengine.Turn) { out[t.SessionID] = *t })
 		return classify(err, "turn per session")
 	})
 	return out, err
@@ -82,22 +81,21 @@ func (q queries) turnPerSession(ctx context.Context, extra turnCondition, ws str
 
 // TurnsThrough returns the session's turns with Sequence <= maxSequence in sequence order.
 func (q queries) TurnsThrough(ctx context.Context, ws, sessionID string, maxSequence int64) ([]forkengine.Turn, error) {
-	rows, err := queryRows[turnRow](ctx, q, turnsThroughSQL, ws, sessionID, maxSequence)
+	rows, err := queryAll(ctx, q, turnsTable, turnsThroughSQL, ws, sessionID, maxSequence)
 	if err != nil {
 		return nil, classify(err, "turns of session %s through %d", sessionID, maxSequence)
 	}
-	out := make([]forkengine.Turn, len(rows))
-	for i, r := range rows {
-		out[i] = r.domain()
+	if rows == nil {
+		rows = []forkengine.Turn{}
 	}
-	return out, nil
+	return rows, nil
 }
 
 // MessagesByTurnIDs returns each turn's messages in Position order.
 func (q queries) MessagesByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
-	return q.messagesByTurns(ctx, ws, turnIDs, qualifiedMessagesOfWorkspace, func(r *messageRow) []any {
-		return r.targets()[1:] // eachRowOfWorkspace's list: every column but workspace_id
-	}, messageRow.domain)
+	return q.messagesByTurns(ctx, ws, turnIDs, qualifiedMessagesOfWorkspace, func(m *forkengine.Message) []any {
+		return messagesTable.targets(m)[1:] // listAfterWorkspace: every column but workspace_id
+	})
 }
 
 // messageTextColumns are what MessageTextsByTurnIDs reads of a message: its turn and its text.
@@ -109,18 +107,16 @@ const messageTextColumns = "m.turn_id, m.role, m.content"
 // returns, so a transcript read without the four columns nobody shows costs less; the
 // statement, its index seek and its order are MessagesByTurnIDs'.
 func (q queries) MessageTextsByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
-	return q.messagesByTurns(ctx, ws, turnIDs, messageTextColumns, func(r *messageRow) []any {
-		return []any{&r.TurnID, &r.Role, &r.Content}
-	}, func(r messageRow) forkengine.Message {
-		return forkengine.Message{WorkspaceID: r.WorkspaceID, TurnID: r.TurnID, Role: forkengine.MessageRole(r.Role), Content: r.Content}
+	return q.messagesByTurns(ctx, ws, turnIDs, messageTextColumns, func(m *forkengine.Message) []any {
+		return []any{&m.TurnID, textScan[forkengine.MessageRole]{&m.Role}, &m.Content}
 	})
 }
 
 // messagesByTurns reads the messages of turnIDs, selecting columns (of workspace ws, aliased m)
-// into the targets of one row, makes each row a message, and groups them by turn in Position
-// order: one seek of messages_by_turn per id.
+// into the targets of one message, and groups them by turn in Position order: one seek of
+// messages_by_turn per id.
 func (q queries) messagesByTurns(ctx context.Context, ws string, turnIDs []string, columns string,
-	targets func(*messageRow) []any, message func(messageRow) forkengine.Message,
+	targets func(*forkengine.Message) []any,
 ) (map[string][]forkengine.Message, error) {
 	out := make(map[string][]forkengine.Message, len(turnIDs))
 	err := q.inChunks(turnIDs, func(chunk []string) error {
@@ -129,8 +125,8 @@ func (q queries) messagesByTurns(ctx context.Context, ws string, turnIDs []strin
 			" ORDER BY m.turn_id, m.position"
 		// In turn order, each turn's messages one run of it; sized for a question and an answer each.
 		all := make([]forkengine.Message, 0, 2*len(chunk))
-		r := messageRow{WorkspaceID: ws}
-		err := scanEach(ctx, q, query, args, targets(&r), func() { all = append(all, message(r)) })
+		m := forkengine.Message{WorkspaceID: ws}
+		err := scanEach(ctx, q, query, args, targets(&m), func() { all = append(all, m) })
 		if err != nil {
 			return classify(err, "messages by turns")
 		}
@@ -147,16 +143,13 @@ func (q queries) messagesByTurns(ctx context.Context, ws string, turnIDs []strin
 
 // MessagesByIDs returns the existing messages among ids, keyed by id.
 func (q queries) MessagesByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Message, error) {
-	out := map[string]forkengine.Message{}
+	out := make(map[string]forkengine.Message, len(ids))
 	err := q.inChunks(ids, func(chunk []string) error {
-		var rows []messageRow
-		if err := q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, chunk).Find(&rows).Error; err != nil {
-			return classify(err, "messages by ids")
-		}
-		for _, r := range rows {
-			out[r.ID] = r.domain()
-		}
-		return nil
+		in, args := q.inList(chunk, ws)
+		err := eachOfWorkspace(ctx, q, messagesTable, ws, "SELECT "+messagesTable.listAfterWorkspace("")+
+			" FROM messages WHERE workspace_id = ? AND id IN "+in, args,
+			func(m *forkengine.Message) { out[m.ID] = *m })
+		return classify(err, "messages by ids")
 	})
 	return out, err
 }

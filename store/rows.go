@@ -8,84 +8,79 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// Row structs mirror the tables exactly; the domain types never reach gorm. Times are *Us fields
-// (microseconds since the epoch) on purpose: gorm would stamp fields named CreatedAt/UpdatedAt.
+// The tables of sessions, turns, messages, lineages and events, each described once (table.go):
+// every column list, insert, upsert and scan of these tables is derived from these descriptions,
+// and a row is read straight into its domain value. Times are microseconds since the epoch.
 
-type sessionRow struct {
-	WorkspaceID       string `gorm:"column:workspace_id;primaryKey"`
-	ID                string `gorm:"column:id;primaryKey"`
-	Kind              string `gorm:"column:kind"`
-	Provider          string `gorm:"column:provider"`
-	ProviderSessionID string `gorm:"column:provider_session_id"`
-	Title             string `gorm:"column:title"`
-	RailSectionKey    string `gorm:"column:rail_section_key"`
-	Cwd               string `gorm:"column:cwd"`
-	Model             string `gorm:"column:model"`
-	Settings          string `gorm:"column:settings"`
-	Visible           bool   `gorm:"column:visible"`
-	CreatedAtUs       int64  `gorm:"column:created_at_us"`
-	UpdatedAtUs       int64  `gorm:"column:updated_at_us"`
-	DeletedAtUs       *int64 `gorm:"column:deleted_at_us"`
-}
+var sessionsTable = newTable("sessions", []string{"workspace_id", "id"},
+	textColumn("workspace_id", func(s *forkengine.Session) *string { return &s.WorkspaceID }),
+	textColumn("id", func(s *forkengine.Session) *string { return &s.ID }),
+	textColumn("kind", func(s *forkengine.Session) *forkengine.SessionKind { return &s.Kind }),
+	textColumn("provider", func(s *forkengine.Session) *string { return &s.Provider }),
+	textColumn("provider_session_id", func(s *forkengine.Session) *string { return &s.ProviderSessionID }),
+	textColumn("title", func(s *forkengine.Session) *string { return &s.Title }),
+	textColumn("rail_section_key", func(s *forkengine.Session) *string { return &s.RailSectionKey }),
+	textColumn("cwd", func(s *forkengine.Session) *string { return &s.Cwd }),
+	textColumn("model", func(s *forkengine.Session) *string { return &s.Model }),
+	objectColumn("settings", func(s *forkengine.Session) *json.RawMessage { return &s.Settings }),
+	booleanColumn("visible", func(s *forkengine.Session) *bool { return &s.Visible }),
+	microsColumn("created_at_us", func(s *forkengine.Session) *time.Time { return &s.CreatedAt }),
+	microsColumn("updated_at_us", func(s *forkengine.Session) *time.Time { return &s.UpdatedAt }),
+	optionalMicrosColumn("deleted_at_us", func(s *forkengine.Session) **time.Time { return &s.DeletedAt }),
+)
 
-func (sessionRow) TableName() string { return "sessions" }
+var turnsTable = newTable("turns", []string{"workspace_id", "id"},
+	textColumn("workspace_id", func(t *forkengine.Turn) *string { return &t.WorkspaceID }),
+	textColumn("id", func(t *forkengine.Turn) *string { return &t.ID }),
+	textColumn("session_id", func(t *forkengine.Turn) *string { return &t.SessionID }),
+	integerColumn("sequence", func(t *forkengine.Turn) *int64 { return &t.Sequence }),
+	textColumn("phase", func(t *forkengine.Turn) *forkengine.TurnPhase { return &t.Phase }),
+	textColumn("outcome", func(t *forkengine.Turn) *forkengine.TurnOutcome { return &t.Outcome }),
+	textColumn("origin", func(t *forkengine.Turn) *string { return &t.Origin }),
+	microsColumn("started_at_us", func(t *forkengine.Turn) *time.Time { return &t.StartedAt }),
+	optionalMicrosColumn("settled_at_us", func(t *forkengine.Turn) **time.Time { return &t.SettledAt }),
+	microsColumn("updated_at_us", func(t *forkengine.Turn) *time.Time { return &t.UpdatedAt }),
+	textColumn("provider_turn_id", func(t *forkengine.Turn) *string { return &t.ProviderTurnID }),
+	rawJSONColumn("provider_turn_binding", func(t *forkengine.Turn) *json.RawMessage { return &t.ProviderTurnBinding }),
+)
 
-type turnRow struct {
-	WorkspaceID         string  `gorm:"column:workspace_id;primaryKey"`
-	ID                  string  `gorm:"column:id;primaryKey"`
-	SessionID           string  `gorm:"column:session_id"`
-	Sequence            int64   `gorm:"column:sequence"`
-	Phase               string  `gorm:"column:phase"`
-	Outcome             string  `gorm:"column:outcome"`
-	Origin              string  `gorm:"column:origin"`
-	StartedAtUs         int64   `gorm:"column:started_at_us"`
-	SettledAtUs         *int64  `gorm:"column:settled_at_us"`
-	UpdatedAtUs         int64   `gorm:"column:updated_at_us"`
-	ProviderTurnID      string  `gorm:"column:provider_turn_id"`
-	ProviderTurnBinding *string `gorm:"column:provider_turn_binding"`
-}
+var messagesTable = newTable("messages", []string{"workspace_id", "id"},
+	textColumn("workspace_id", func(m *forkengine.Message) *string { return &m.WorkspaceID }),
+	textColumn("id", func(m *forkengine.Message) *string { return &m.ID }),
+	textColumn("session_id", func(m *forkengine.Message) *string { return &m.SessionID }),
+	textColumn("turn_id", func(m *forkengine.Message) *string { return &m.TurnID }),
+	integerColumn("position", func(m *forkengine.Message) *int64 { return &m.Position }),
+	textColumn("role", func(m *forkengine.Message) *forkengine.MessageRole { return &m.Role }),
+	textColumn("content", func(m *forkengine.Message) *string { return &m.Content }),
+	microsColumn("created_at_us", func(m *forkengine.Message) *time.Time { return &m.CreatedAt }),
+)
 
-func (turnRow) TableName() string { return "turns" }
+var lineagesTable = newTable("lineages", []string{"workspace_id", "target_session_id"},
+	textColumn("workspace_id", func(l *forkengine.Lineage) *string { return &l.WorkspaceID }),
+	textColumn("target_session_id", func(l *forkengine.Lineage) *string { return &l.TargetSessionID }),
+	textColumn("operation_id", func(l *forkengine.Lineage) *string { return &l.OperationID }),
+	textColumn("source_session_id", func(l *forkengine.Lineage) *string { return &l.SourceSessionID }),
+	textColumn("source_turn_id", func(l *forkengine.Lineage) *string { return &l.SourceTurnID }),
+	textColumn("target_turn_id", func(l *forkengine.Lineage) *string { return &l.TargetTurnID }),
+	microsColumn("forked_at_us", func(l *forkengine.Lineage) *time.Time { return &l.ForkedAt }),
+)
 
-type messageRow struct {
-	WorkspaceID string `gorm:"column:workspace_id;primaryKey"`
-	ID          string `gorm:"column:id;primaryKey"`
-	SessionID   string `gorm:"column:session_id"`
-	TurnID      string `gorm:"column:turn_id"`
-	Position    int64  `gorm:"column:position"`
-	Role        string `gorm:"column:role"`
-	Content     string `gorm:"column:content"`
-	CreatedAtUs int64  `gorm:"column:created_at_us"`
-}
-
-func (messageRow) TableName() string { return "messages" }
-
-type lineageRow struct {
-	WorkspaceID     string `gorm:"column:workspace_id;primaryKey"`
-	TargetSessionID string `gorm:"column:target_session_id;primaryKey"`
-	OperationID     string `gorm:"column:operation_id"`
-	SourceSessionID string `gorm:"column:source_session_id"`
-	SourceTurnID    string `gorm:"column:source_turn_id"`
-	TargetTurnID    string `gorm:"column:target_turn_id"`
-	ForkedAtUs      int64  `gorm:"column:forked_at_us"`
-}
-
-func (lineageRow) TableName() string { return "lineages" }
-
-type eventRow struct {
-	Cursor       int64  `gorm:"column:cursor;primaryKey;autoIncrement:false"`
-	WorkspaceID  string `gorm:"column:workspace_id"`
-	Kind         string `gorm:"column:kind"`
-	SessionID    string `gorm:"column:session_id"`
-	TurnID       string `gorm:"column:turn_id"`
-	OperationID  string `gorm:"column:operation_id"`
-	Status       string `gorm:"column:status"`
-	OccurredAtUs int64  `gorm:"column:occurred_at_us"`
-}
-
-func (eventRow) TableName() string { return "events" }
+// eventLogTable's key is the cursor alone; its workspace comes first like every other table's.
+var eventLogTable = newTable("events", []string{"cursor"},
+	textColumn("workspace_id", func(e *forkengine.Event) *string { return &e.WorkspaceID }),
+	integerColumn("cursor", func(e *forkengine.Event) *int64 { return &e.Cursor }),
+	textColumn("kind", func(e *forkengine.Event) *forkengine.EventKind { return &e.Kind }),
+	textColumn("session_id", func(e *forkengine.Event) *string { return &e.SessionID }),
+	textColumn("turn_id", func(e *forkengine.Event) *string { return &e.TurnID }),
+	textColumn("operation_id", func(e *forkengine.Event) *string { return &e.OperationID }),
+	textColumn("status", func(e *forkengine.Event) *forkengine.OperationStatus { return &e.Status }),
+	microsColumn("occurred_at_us", func(e *forkengine.Event) *time.Time { return &e.OccurredAt }),
+)
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// storedTime is t as a read of its column returns it: UTC, at microsecond precision.
+func storedTime(t time.Time) time.Time { return fromMicros(micros(t)) }
 
 func microsPtr(t *time.Time) *int64 {
 	if t == nil {
@@ -133,89 +128,4 @@ func fromRawPtr(s *string) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(*s)
-}
-
-func toSessionRow(s forkengine.Session) sessionRow {
-	settings := string(s.Settings)
-	if settings == "" {
-		settings = "{}"
-	}
-	return sessionRow{
-		WorkspaceID: s.WorkspaceID, ID: s.ID, Kind: string(s.Kind), Provider: s.Provider,
-		ProviderSessionID: s.ProviderSessionID, Title: s.Title, RailSectionKey: s.RailSectionKey,
-		Cwd: s.Cwd, Model: s.Model, Settings: settings, Visible: s.Visible,
-		CreatedAtUs: micros(s.CreatedAt), UpdatedAtUs: micros(s.UpdatedAt), DeletedAtUs: microsPtr(s.DeletedAt),
-	}
-}
-
-func (r sessionRow) domain() forkengine.Session {
-	return forkengine.Session{
-		WorkspaceID: r.WorkspaceID, ID: r.ID, Kind: forkengine.SessionKind(r.Kind), Provider: r.Provider,
-		ProviderSessionID: r.ProviderSessionID, Title: r.Title, RailSectionKey: r.RailSectionKey,
-		Cwd: r.Cwd, Model: r.Model, Settings: json.RawMessage(r.Settings), Visible: r.Visible,
-		CreatedAt: fromMicros(r.CreatedAtUs), UpdatedAt: fromMicros(r.UpdatedAtUs), DeletedAt: fromMicrosPtr(r.DeletedAtUs),
-	}
-}
-
-func toTurnRow(t forkengine.Turn) turnRow {
-	return turnRow{
-		WorkspaceID: t.WorkspaceID, ID: t.ID, SessionID: t.SessionID, Sequence: t.Sequence,
-		Phase: string(t.Phase), Outcome: string(t.Outcome), Origin: t.Origin,
-		StartedAtUs: micros(t.StartedAt), SettledAtUs: microsPtr(t.SettledAt), UpdatedAtUs: micros(t.UpdatedAt),
-		ProviderTurnID: t.ProviderTurnID, ProviderTurnBinding: rawPtr(t.ProviderTurnBinding),
-	}
-}
-
-func (r turnRow) domain() forkengine.Turn {
-	return forkengine.Turn{
-		WorkspaceID: r.WorkspaceID, ID: r.ID, SessionID: r.SessionID, Sequence: r.Sequence,
-		Phase: forkengine.TurnPhase(r.Phase), Outcome: forkengine.TurnOutcome(r.Outcome), Origin: r.Origin,
-		StartedAt: fromMicros(r.StartedAtUs), SettledAt: fromMicrosPtr(r.SettledAtUs), UpdatedAt: fromMicros(r.UpdatedAtUs),
-		ProviderTurnID: r.ProviderTurnID, ProviderTurnBinding: fromRawPtr(r.ProviderTurnBinding),
-	}
-}
-
-func toMessageRow(m forkengine.Message) messageRow {
-	return messageRow{
-		WorkspaceID: m.WorkspaceID, ID: m.ID, SessionID: m.SessionID, TurnID: m.TurnID, Position: m.Position,
-		Role: string(m.Role), Content: m.Content, CreatedAtUs: micros(m.CreatedAt),
-	}
-}
-
-func (r messageRow) domain() forkengine.Message {
-	return forkengine.Message{
-		WorkspaceID: r.WorkspaceID, ID: r.ID, SessionID: r.SessionID, TurnID: r.TurnID, Position: r.Position,
-		Role: forkengine.MessageRole(r.Role), Content: r.Content, CreatedAt: fromMicros(r.CreatedAtUs),
-	}
-}
-
-func toLineageRow(l forkengine.Lineage) lineageRow {
-	return lineageRow{
-		WorkspaceID: l.WorkspaceID, TargetSessionID: l.TargetSessionID, OperationID: l.OperationID,
-		SourceSessionID: l.SourceSessionID, SourceTurnID: l.SourceTurnID, TargetTurnID: l.TargetTurnID,
-		ForkedAtUs: micros(l.ForkedAt),
-	}
-}
-
-func (r lineageRow) domain() forkengine.Lineage {
-	return forkengine.Lineage{
-		WorkspaceID: r.WorkspaceID, TargetSessionID: r.TargetSessionID, OperationID: r.OperationID,
-		SourceSessionID: r.SourceSessionID, SourceTurnID: r.SourceTurnID, TargetTurnID: r.TargetTurnID,
-		ForkedAt: fromMicros(r.ForkedAtUs),
-	}
-}
-
-func toEventRow(e forkengine.Event) eventRow {
-	return eventRow{
-		Cursor: e.Cursor, WorkspaceID: e.WorkspaceID, Kind: string(e.Kind), SessionID: e.SessionID,
-		TurnID: e.TurnID, OperationID: e.OperationID, Status: string(e.Status), OccurredAtUs: micros(e.OccurredAt),
-	}
-}
-
-func (r eventRow) domain() forkengine.Event {
-	return forkengine.Event{
-		Cursor: r.Cursor, WorkspaceID: r.WorkspaceID, Kind: forkengine.EventKind(r.Kind), SessionID: r.SessionID,
-		TurnID: r.TurnID, OperationID: r.OperationID, Status: forkengine.OperationStatus(r.Status),
-		OccurredAt: fromMicros(r.OccurredAtUs),
-	}
 }

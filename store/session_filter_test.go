@@ -47,13 +47,7 @@ func TestSessionFilterSQLMatchesGorm(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/after%q", name, after.ID), func(t *testing.T) {
 				got, err := db.ListSessions(ctx, "ws", f, after, 0)
 				require.NoError(t, err)
-				var rows []sessionRow
-				require.NoError(t, keyset(filterSessions(db.gorm.WithContext(ctx), "ws", f), after).
-					Order("created_at_us, id").Find(&rows).Error)
-				want := make([]forkengine.Session, len(rows))
-				for i, r := range rows {
-					want[i] = r.domain()
-				}
+				want := filteredInGo(t, db, f, after)
 				require.Equal(t, want, got)
 				if len(want) > 2 {
 					page, err := db.ListSessions(ctx, "ws", f, after, 2)
@@ -63,4 +57,33 @@ func TestSessionFilterSQLMatchesGorm(t *testing.T) {
 			})
 		}
 	}
+}
+
+// filteredInGo is what ListSessions must return, computed from every session of "ws" with the
+// filter's rules applied in Go.
+func filteredInGo(t *testing.T, db *DB, f forkengine.SessionFilter, after forkengine.PageCursor) []forkengine.Session {
+	t.Helper()
+	ctx := context.Background()
+	all, err := queryAll(ctx, db.queries, sessionsTable, "SELECT "+sessionSelectList+
+		" FROM sessions WHERE workspace_id = 'ws' ORDER BY created_at_us, id")
+	require.NoError(t, err)
+	ids := make([]string, len(all))
+	for i, s := range all {
+		ids[i] = s.ID
+	}
+	forked, err := db.LineagesByTargetIDs(ctx, "ws", ids)
+	require.NoError(t, err)
+	want := []forkengine.Session{}
+	for _, s := range all {
+		_, isFork := forked[s.ID]
+		switch {
+		case f.Kind != "" && s.Kind != f.Kind, f.Provider != "" && s.Provider != f.Provider,
+			f.Visible != nil && s.Visible != *f.Visible, !f.IncludeDeleted && s.Deleted(), f.RootsOnly && isFork:
+			continue
+		case !after.IsZero() && (s.CreatedAt.Before(after.Time) || s.CreatedAt.Equal(after.Time) && s.ID <= after.ID):
+			continue
+		}
+		want = append(want, s)
+	}
+	return want
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func TestSharedKeyColumnsAreWorkspaceAndSession(t *testing.T) {
-	for _, cols := range [][]string{turnColumns, messageColumns} {
+	for _, cols := range [][]string{turnsTable.names, messagesTable.names} {
 		require.Equal(t, "workspace_id", cols[sharedKeyColumns[0]])
 		require.Equal(t, "session_id", cols[sharedKeyColumns[1]])
 	}

@@ -51,7 +51,7 @@ func (tx *txn) execWith(db *gorm.DB) func(sql string, args ...any) error {
 // UpsertSession inserts s or replaces every field of the stored row.
 func (tx *txn) UpsertSession(ctx context.Context, s forkengine.Session) error {
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		_, err := tx.execFixed(db, upsertSessionSQL, toSessionRow(s).values()...)
+		_, err := tx.execFixed(db, upsertSessionSQL, sessionsTable.values(&s)...)
 		return classify(err, "upsert session %s", s.ID)
 	})
 }
@@ -61,7 +61,7 @@ func (tx *txn) UpsertSession(ctx context.Context, s forkengine.Session) error {
 // when the id is a turn of another session (the row is left as it is).
 func (tx *txn) UpsertTurn(ctx context.Context, t forkengine.Turn) error {
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		res, err := tx.execFixed(db, upsertTurnSQL, toTurnRow(t).values()...)
+		res, err := tx.execFixed(db, upsertTurnSQL, turnsTable.values(&t)...)
 		if err != nil {
 			return classify(err, "upsert turn %s", t.ID)
 		}
@@ -83,12 +83,8 @@ func (tx *txn) InsertTurns(ctx context.Context, turns []forkengine.Turn) error {
 	if len(turns) == 0 {
 		return nil
 	}
-	rows := make([]turnRow, len(turns))
-	for i, t := range turns {
-		rows[i] = toTurnRow(t)
-	}
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(insertRows(tx.execWith(db), "turns", turnColumns, rows, !tx.dialect.numbered), "insert %d turns", len(rows))
+		return classify(insertRows(tx.execWith(db), turnsTable, turns, !tx.dialect.numbered), "insert %d turns", len(turns))
 	})
 }
 
@@ -108,13 +104,11 @@ func (tx *txn) InsertMessages(ctx context.Context, msgs []forkengine.Message) ([
 			out[j].Position = first + int64(i)
 		}
 	}
-	rows := make([]messageRow, len(out))
-	for i, m := range out {
-		rows[i] = toMessageRow(m)
-		out[i].CreatedAt = fromMicros(rows[i].CreatedAtUs)
+	for i := range out {
+		out[i].CreatedAt = storedTime(out[i].CreatedAt)
 	}
 	err := tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(insertRows(tx.execWith(db), "messages", messageColumns, rows, !tx.dialect.numbered), "insert %d messages", len(rows))
+		return classify(insertRows(tx.execWith(db), messagesTable, out, !tx.dialect.numbered), "insert %d messages", len(out))
 	})
 	if err != nil {
 		return nil, err
@@ -144,14 +138,15 @@ func (tx *txn) reserve(ctx context.Context, scope, name string, n int64) (int64,
 	return last - n + 1, nil
 }
 
+const softDeleteSQL = "UPDATE sessions SET deleted_at_us = ? WHERE workspace_id = ? AND id = ?"
+
 // SoftDeleteSession stamps DeletedAt. ErrNotFound when the session does not exist.
 func (tx *txn) SoftDeleteSession(ctx context.Context, ws, id string, at time.Time) error {
-	res := tx.with(ctx).Model(&sessionRow{}).Where("workspace_id = ? AND id = ?", ws, id).
-		Update("deleted_at_us", micros(at))
-	if res.Error != nil {
-		return classify(res.Error, "soft-delete session %s", id)
+	changed, err := tx.updateRows(tx.with(ctx), softDeleteSQL, micros(at), ws, id)
+	if err != nil {
+		return classify(err, "soft-delete session %s", id)
 	}
-	if res.RowsAffected == 0 {
+	if !changed {
 		return notFound("session", ws, id)
 	}
 	return nil

@@ -89,7 +89,7 @@ var keyOperationColumns = []string{"request_id", "source_session_id", "target_se
 
 var (
 	insertOperationSQL = insertSQL("fork_operations", append(slices.Clone(operationColumns), classColumns...), 1)
-	insertLineageSQL   = insertSQL("lineages", lineageColumns, 1)
+	insertLineageSQL   = insertSQL("lineages", lineagesTable.names, 1)
 	insertSnapshotSQL  = "INSERT INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
 	updateOperationSQL = "UPDATE fork_operations SET " + strings.Join(append(slices.Clone(mutableOperationColumns), classColumns...), " = ?, ") +
 		" = ? WHERE workspace_id = ? AND id = ? AND status = ? AND lease_owner = ?"
@@ -205,9 +205,8 @@ func (tx *txn) updateRows(db *gorm.DB, query string, args ...any) (bool, error) 
 
 // InsertLineage writes one lineage. ErrDuplicate when the target or the operation already has one.
 func (tx *txn) InsertLineage(ctx context.Context, l forkengine.Lineage) error {
-	row := toLineageRow(l)
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		if _, err := tx.execFixed(db, insertLineageSQL, row.values()...); err != nil {
+		if _, err := tx.execFixed(db, insertLineageSQL, lineagesTable.values(&l)...); err != nil {
 			return classify(err, "insert lineage of %s", l.TargetSessionID)
 		}
 		return tx.moveFamilyUnder(ctx, l.WorkspaceID, l.SourceSessionID, l.TargetSessionID)
@@ -224,14 +223,12 @@ func (tx *txn) AppendEvents(ctx context.Context, events []forkengine.Event) ([]f
 		return nil, err
 	}
 	out := make([]forkengine.Event, len(events))
-	rows := make([]eventRow, len(events))
 	for i, e := range events {
-		e.Cursor = first + int64(i)
-		rows[i] = toEventRow(e)
-		out[i] = rows[i].domain()
+		e.Cursor, e.OccurredAt = first+int64(i), storedTime(e.OccurredAt)
+		out[i] = e
 	}
-	if err := insertRows(tx.execWith(tx.with(ctx)), "events", eventColumns, rows, false); err != nil {
-		return nil, classify(err, "append %d events", len(rows))
+	if err := insertRows(tx.execWith(tx.with(ctx)), eventLogTable, out, false); err != nil {
+		return nil, classify(err, "append %d events", len(out))
 	}
 	return out, nil
 }

@@ -1,0 +1,213 @@
+package store
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A table is described once: its name, its key and, per column, the SQL name, the field of the
+// domain value it holds and how that field is stored (the column's encoding). Every statement
+// that names the columns (select lists, insert and upsert statements, scan targets, bound values)
+// is derived from the description, so a column is spelled in one place in Go and a domain value
+// is read and written without a row struct beside it.
+type table[D any] struct {
+	name    string
+	key     []string // the primary key's columns
+	columns []column[D]
+	names   []string // the columns' names, in order
+}
+
+// column is one column of a table of D: scan returns where a read of the column goes in d,
+// value the stored form of d's field.
+type column[D any] struct {
+	name  string
+	scan  func(d *D) any
+	value func(d *D) any
+}
+
+func newTable[D any](name string, key []string, columns ...column[D]) table[D] {
+	t := table[D]{name: name, key: key, columns: columns}
+	for _, c := range columns {
+		t.names = append(t.names, c.name)
+	}
+	if t.names[0] != "workspace_id" {
+		panic("store: table " + name + " does not start with workspace_id") // eachOfWorkspace relies on it
+	}
+	return t
+}
+
+// list is the column list, each name prefixed (an alias such as "t.", or "").
+func (t table[D]) list(prefix string) string {
+	return prefix + strings.Join(t.names, ", "+prefix)
+}
+
+// listAfterWorkspace is list without workspace_id, the first column (eachOfWorkspace).
+func (t table[D]) listAfterWorkspace(prefix string) string {
+	return prefix + strings.Join(t.names[1:], ", "+prefix)
+}
+
+// targets are the scan destinations of every column of d, in column order.
+func (t table[D]) targets(d *D) []any {
+	out := make([]any, len(t.columns))
+	for i, c := range t.columns {
+		out[i] = c.scan(d)
+	}
+	return out
+}
+
+// appendValues appends the stored values of every column of d, in column order.
+func (t table[D]) appendValues(dst []any, d *D) []any {
+	for _, c := range t.columns {
+		dst = append(dst, c.value(d))
+	}
+	return dst
+}
+
+// values are appendValues into a new slice.
+func (t table[D]) values(d *D) []any { return t.appendValues(make([]any, 0, len(t.columns)), d) }
+
+// upsertSQL inserts one row or, when its key exists, overwrites every other column.
+func (t table[D]) upsertSQL() string { return upsertSQL(t.name, t.names, t.key...) }
+
+// The encodings. Each constructor takes the column's name and the field it stores.
+
+// textColumn stores a string (or a string type: kinds, phases, roles) as TEXT.
+func textColumn[D any, T ~string](name string, field func(*D) *T) column[D] {
+	return column[D]{name: name,
+		scan: func(d *D) any {
+			if p, ok := any(field(d)).(*string); ok {
+				return p // a plain string: the driver assigns it directly
+			}
+			return textScan[T]{field(d)}
+		},
+		value: func(d *D) any { return string(*field(d)) }}
+}
+
+// integerColumn stores an int64 as BIGINT.
+func integerColumn[D any](name string, field func(*D) *int64) column[D] {
+	return column[D]{name: name, scan: func(d *D) any { return field(d) }, value: func(d *D) any { return *field(d) }}
+}
+
+// intColumn stores an int as BIGINT.
+func intColumn[D any](name string, field func(*D) *int) column[D] {
+	return column[D]{name: name, scan: func(d *D) any { return intScan{field(d)} }, value: func(d *D) any { return int64(*field(d)) }}
+}
+
+// booleanColumn stores a bool as BOOLEAN.
+func booleanColumn[D any](name string, field func(*D) *bool) column[D] {
+	return column[D]{name: name, scan: func(d *D) any { return field(d) }, value: func(d *D) any { return *field(d) }}
+}
+
+// microsColumn stores a time as microseconds since the epoch (BIGINT NOT NULL); it reads back
+// in UTC.
+func microsColumn[D any](name string, field func(*D) *time.Time) column[D] {
+	return column[D]{name: name, scan: func(d *D) any { return microsScan{field(d)} },
+		value: func(d *D) any { return micros(*field(d)) }}
+}
+
+// optionalMicrosColumn stores an optional time as microseconds, NULL for nil.
+func optionalMicrosColumn[D any](name string, field func(*D) **time.Time) column[D] {
+	return column[D]{name: name, scan: func(d *D) any { return optionalMicrosScan{field(d)} },
+		value: func(d *D) any { return microsPtr(*field(d)) }}
+}
+
+// rawJSONColumn stores a JSON value as its bytes (TEXT), NULL when it is empty.
+func rawJSONColumn[D any](name string, field func(*D) *json.RawMessage) column[D] {
+	return column[D]{name: name, scan: func(d *D) any { return rawScan{field(d)} },
+		value: func(d *D) any { return rawPtr(*field(d)) }}
+}
+
+// objectColumn stores a JSON object as its bytes (TEXT NOT NULL), "{}" when it is empty.
+func objectColumn[D any](name string, field func(*D) *json.RawMessage) column[D] {
+	return column[D]{name: name, scan: func(d *D) any { return rawScan{field(d)} },
+		value: func(d *D) any {
+			if raw := *field(d); len(raw) > 0 {
+				return string(raw)
+			}
+			return "{}"
+		}}
+}
+
+// The scan destinations of the encodings that are not a Go type database/sql assigns itself.
+
+type textScan[T ~string] struct{ p *T }
+
+func (s textScan[T]) Scan(src any) error {
+	switch v := src.(type) {
+	case string:
+		*s.p = T(v)
+	case []byte:
+		*s.p = T(v)
+	case nil:
+		*s.p = ""
+	default:
+		return fmt.Errorf("store: text column holds %T", src)
+	}
+	return nil
+}
+
+type intScan struct{ p *int }
+
+func (s intScan) Scan(src any) error {
+	v, ok := src.(int64)
+	if !ok {
+		return fmt.Errorf("store: integer column holds %T", src)
+	}
+	*s.p = int(v)
+	return nil
+}
+
+type microsScan struct{ p *time.Time }
+
+func (s microsScan) Scan(src any) error {
+	v, ok := src.(int64)
+	if !ok {
+		return fmt.Errorf("store: time column holds %T", src)
+	}
+	*s.p = fromMicros(v)
+	return nil
+}
+
+type optionalMicrosScan struct{ p **time.Time }
+
+func (s optionalMicrosScan) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*s.p = nil
+	case int64:
+		t := fromMicros(v)
+		*s.p = &t
+	default:
+		return fmt.Errorf("store: time column holds %T", src)
+	}
+	return nil
+}
+
+// rawScan reads a JSON column: NULL as nil, anything else as a copy of its bytes (a driver may
+// reuse the buffer it hands over).
+type rawScan struct{ p *json.RawMessage }
+
+func (s rawScan) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*s.p = nil
+	case string:
+		*s.p = json.RawMessage(v)
+	case []byte:
+		*s.p = append(json.RawMessage(nil), v...)
+	default:
+		return fmt.Errorf("store: JSON column holds %T", src)
+	}
+	return nil
+}
+
+var (
+	_ sql.Scanner = textScan[string]{}
+	_ sql.Scanner = intScan{}
+	_ sql.Scanner = microsScan{}
+	_ sql.Scanner = optionalMicrosScan{}
+	_ sql.Scanner = rawScan{}
+)
