@@ -130,8 +130,8 @@ func TestCommitProviderOwnedForkOfFork(t *testing.T) {
 	h.driver.SetDescriptor(forkengine.Descriptor{Kind: "owned", Version: "v1",
 		StateBindingMode: forkengine.BindingProviderOwned, ThroughTurn: true}, nil)
 	h.seed(2)
-	h.turn(source, "turn-3", forkengine.PhaseSettled) // a bound turn without a binding would be skipped
-	reportTurn(t, h, "turn-3", ptr(""), "")           // ... so clear turn-3's provider turn id
+	h.turn(source, "turn-3", forkengine.PhaseRunning) // settled below without a provider turn:
+	reportTurn(t, h, "turn-3", ptr(""), "")           // a turn no binding is returned for
 	h.turn(source, "turn-4", forkengine.PhaseSettled)
 	first := h.forkAndProcess("request-1", "turn-4")
 	require.Equal(t, forkengine.StatusCommitted, first.Status, first.Error)

@@ -2,6 +2,7 @@ package forkengine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -185,7 +186,12 @@ func TestDispatchVerification(t *testing.T) {
 			h.session(source, "provider-session-2", "123")
 		}, "source provider session changed since the fork was prepared"},
 		{"FailedBoundaryProviderTurnChanged", func(h *harness) {
-			reportTurn(h.t, h, "turn-7", ptr("provider-turn-7b"), `{"schemaVersion":2}`)
+			// reportTurn refuses this change of a settled turn (turn_settled); the re-check still
+			// guards against a store changed behind the engine.
+			turn, err := h.store.GetTurn(h.ctx, ws, "turn-7")
+			require.NoError(h.t, err)
+			turn.ProviderTurnID, turn.ProviderTurnBinding = "provider-turn-7b", json.RawMessage(`{"schemaVersion":2}`)
+			require.NoError(h.t, h.store.Update(h.ctx, func(tx forkengine.Tx) error { return tx.UpsertTurn(h.ctx, turn) }))
 		}, "boundary provider turn changed since the fork was prepared"},
 	}
 	for _, tc := range tests {

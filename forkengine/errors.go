@@ -49,6 +49,7 @@ const (
 	ReasonReconciledAbsent       = "reconciled_absent" // ForkOperation.ErrorReason
 	ReasonAbandoned              = "abandoned"         // ForkOperation.ErrorReason
 	ReasonNotUnknown             = "not_unknown"       // with CodeReconcileConflict
+	ReasonTurnSettled            = "turn_settled"      // a report would change a settled turn
 )
 
 // Error is the one domain error type. Code is stable; Reason is an optional stable sub-code;

@@ -141,15 +141,45 @@ func TestReportTurn(t *testing.T) {
 		require.Equal(t, stored, again)
 		require.Equal(t, events, h.eventCount())
 	})
-	t.Run("OKSamePhaseNewBinding", func(t *testing.T) {
+	// Forks share settled turns (docs/design/shared-history.md §3): once settled, a turn's origin,
+	// provider turn and binding stay, and a report that would change them writes nothing.
+	t.Run("ErrSettledTurnKeepsItsBinding", func(t *testing.T) {
 		h := newHarness(t)
 		h.seed(1)
+		before := h.eventCount()
+		for name, change := range map[string]func(*forkengine.TurnReport){
+			"binding":      func(in *forkengine.TurnReport) { in.ProviderTurnBinding = json.RawMessage(`{"schemaVersion":2}`) },
+			"providerTurn": func(in *forkengine.TurnReport) { in.ProviderTurnID = ptr("provider-turn-1b") },
+			"origin":       func(in *forkengine.TurnReport) { in.Origin = ptr("automation") },
+		} {
+			in := settled("turn-1", forkengine.OutcomeCompleted)
+			change(&in)
+			_, err := h.engine.ReportTurn(h.ctx, in)
+			require.Equal(t, forkengine.CodeInvalid, forkengine.ErrorCode(err), name)
+			require.Equal(t, forkengine.ReasonTurnSettled, forkengine.ErrorReason(err), name)
+		}
+		turn, err := h.store.GetTurn(h.ctx, ws, "turn-1")
+		require.NoError(t, err)
+		require.JSONEq(t, `{"schemaVersion":1}`, string(turn.ProviderTurnBinding), "nothing written")
+		require.Equal(t, "provider-turn-1", turn.ProviderTurnID)
+		require.Equal(t, before, h.eventCount())
+		same, err := h.engine.ReportTurn(h.ctx, settled("turn-1", forkengine.OutcomeCompleted))
+		require.NoError(t, err, "an identical report stays idempotent")
+		require.Equal(t, turn, same)
+	})
+	t.Run("OKFirstBindingOfAnUnboundSettledTurn", func(t *testing.T) {
+		h := newHarness(t)
+		h.session(source, "provider-session-1", "123")
+		_, err := h.engine.ReportTurn(h.ctx, settled("turn-1", forkengine.OutcomeCompleted))
+		require.NoError(t, err)
 		in := settled("turn-1", forkengine.OutcomeCompleted)
-		in.ProviderTurnBinding = json.RawMessage(`{"schemaVersion":2}`)
+		in.ProviderTurnID, in.ProviderTurnBinding = ptr("provider-turn-1"), json.RawMessage(`{"schemaVersion":1}`)
 		turn, err := h.engine.ReportTurn(h.ctx, in)
 		require.NoError(t, err)
-		require.JSONEq(t, `{"schemaVersion":2}`, string(turn.ProviderTurnBinding))
-		require.Equal(t, "provider-turn-1", turn.ProviderTurnID)
+		require.True(t, turn.HasProviderBinding())
+		in.ProviderTurnBinding = json.RawMessage(`{"schemaVersion":2}`)
+		_, err = h.engine.ReportTurn(h.ctx, in)
+		require.Equal(t, forkengine.ReasonTurnSettled, forkengine.ErrorReason(err), "a binding once set is not replaced")
 	})
 	tests := []struct {
 		name   string

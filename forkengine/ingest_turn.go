@@ -9,9 +9,11 @@ import (
 
 // ReportTurn upserts a turn. A new id appends a turn with the next sequence of its session; a known
 // id moves it forward. The phase never goes backwards, an outcome is given exactly when the phase
-// is settled, and a settled turn's outcome never changes. A report identical to the stored state
-// writes nothing. Errors: BAD_USER_INPUT (ids, phase, outcome, binding, a turn of another session;
-// reasons turn_phase_backwards, turn_outcome_changed), NOT_FOUND (session missing or deleted).
+// is settled, and a settled turn never changes (its first provider binding aside, see
+// checkSettledUnchanged). A report identical to the stored state writes nothing. Errors:
+// BAD_USER_INPUT (ids, phase, outcome, binding, a turn of another session; reasons
+// turn_phase_backwards, turn_outcome_changed, turn_settled), NOT_FOUND (session missing or
+// deleted).
 func (e *Engine) ReportTurn(ctx context.Context, in TurnReport) (Turn, error) {
 	if err := cleanTurnReport(&in); err != nil {
 		return Turn{}, err
@@ -128,6 +130,9 @@ func applyTurnReport(t Turn, in TurnReport, now time.Time) (Turn, error) {
 		return Turn{}, ReasonErrorf(CodeInvalid, ReasonTurnOutcomeChanged,
 			"settled turn %q keeps its outcome %s", t.ID, t.Outcome)
 	}
+	if err := checkSettledUnchanged(t, in); err != nil {
+		return Turn{}, err
+	}
 	if t.StartedAt.IsZero() {
 		t.StartedAt = now
 	}
@@ -143,6 +148,27 @@ func applyTurnReport(t Turn, in TurnReport, now time.Time) (Turn, error) {
 	}
 	t.UpdatedAt = now
 	return t, nil
+}
+
+// checkSettledUnchanged refuses a report that would change a settled turn: forks share settled
+// turns instead of copying them, so one frozen before the change would show it. The first
+// provider binding of a settled turn that has none may still be written (both its provider turn
+// id and its binding); a fork frozen before holds its own unbound row of the turn, so it never
+// sees the binding. Errors: BAD_USER_INPUT reason turn_settled.
+func checkSettledUnchanged(t Turn, in TurnReport) error {
+	if !t.Settled() {
+		return nil
+	}
+	changed := func(stored string, reported *string) bool { return reported != nil && *reported != stored }
+	bindingChanged := in.ProviderTurnBinding != nil && !sameJSON(t.ProviderTurnBinding, in.ProviderTurnBinding)
+	firstBinding := !t.HasProviderBinding() && t.ProviderTurnID == "" && len(t.ProviderTurnBinding) == 0
+	switch {
+	case changed(t.Origin, in.Origin):
+		return ReasonErrorf(CodeInvalid, ReasonTurnSettled, "settled turn %q keeps its origin", t.ID)
+	case (changed(t.ProviderTurnID, in.ProviderTurnID) || bindingChanged) && !firstBinding:
+		return ReasonErrorf(CodeInvalid, ReasonTurnSettled, "settled turn %q keeps its provider binding", t.ID)
+	}
+	return nil
 }
 
 // sameTurn compares everything a report can change.
