@@ -14,8 +14,8 @@ func TestBackgroundCommitIgnoresChangesToTheReturnedOperation(t *testing.T) {
 	h := newHarness(t, withBackground)
 	h.seed(2)
 	op := h.mustFork("request-1", "turn-2")
-	op.Snapshot.Messages[0].Content = "changed by the caller"
-	op.Snapshot.Turns[0].ProviderTurnBinding[0] = ' '
+	op.Snapshot.Segments[0].Watermark = 0 // would hide every message
+	op.Snapshot.Boundary.ProviderTurnBinding[0] = ' '
 	require.NoError(t, h.engine.Close(h.ctx)) // waits for the background work
 
 	committed := h.stored(op.ID)

@@ -13,7 +13,8 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
 )
 
-// Scenario 43: the commit copies the frozen history inclusively under deterministic ids.
+// Scenario 43: the target presents the frozen history inclusively under deterministic ids, read
+// through its History rather than copied.
 func TestCommitMaterializesTheTarget(t *testing.T) {
 	h := newHarness(t)
 	h.seed(7)
@@ -41,11 +42,14 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	turns, err := h.store.TurnsThrough(h.ctx, ws, op.TargetSessionID, 100)
 	require.NoError(t, err)
 	require.Len(t, turns, 7)
+	sourceTurns, err := h.store.TurnsThrough(h.ctx, ws, source, 7)
+	require.NoError(t, err)
 	for i, turn := range turns {
 		require.Equal(t, int64(i+1), turn.Sequence)
-		require.Regexp(t, `^f[0-9A-Za-z_-]{11}t[0-9A-Za-z_-]{11}$`, turn.ID)
-		require.Equal(t, turns[0].ID[:12], turn.ID[:12], "one prefix per fork")
-		require.Equal(t, prepared.Snapshot.Turns[i].ProviderTurnID, turn.ProviderTurnID, "host_copy keeps source bindings")
+		require.Regexp(t, `^h[0-9A-Za-z_-]{11}-t[0-9a-z]+$`, turn.ID)
+		require.Equal(t, turns[0].ID[:12], turn.ID[:12], "one key per fork")
+		require.Equal(t, op.TargetSessionID, turn.SessionID)
+		require.Equal(t, sourceTurns[i].ProviderTurnID, turn.ProviderTurnID, "host_copy keeps source bindings")
 	}
 	require.Equal(t, turns[6].ID, op.TargetTurnID)
 
@@ -53,8 +57,8 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, byTurn[turns[6].ID], 2)
 	require.Equal(t, "prompt of turn-7", byTurn[turns[6].ID][0].Content)
-	require.Regexp(t, `^f[0-9A-Za-z_-]{11}m[0-9A-Za-z_-]{11}$`, byTurn[turns[6].ID][0].ID)
-	require.True(t, strings.HasPrefix(byTurn[turns[6].ID][0].ID, turns[0].ID[:12]), "one prefix per fork")
+	require.Regexp(t, `^h[0-9A-Za-z_-]{11}-m[0-9a-z]+\.[0-9a-z]+$`, byTurn[turns[6].ID][0].ID)
+	require.True(t, strings.HasPrefix(byTurn[turns[6].ID][0].ID, turns[0].ID[:12]), "one key per fork")
 
 	lineages, err := h.store.LineagesByTargetIDs(h.ctx, ws, []string{op.TargetSessionID})
 	require.NoError(t, err)
@@ -74,7 +78,11 @@ func TestCommitKeepsMessageOrder(t *testing.T) {
 	prepared := h.mustFork("request-1", "turn-2")
 	op := h.process(prepared)
 	var sourceOrder, targetOrder []string
-	for _, m := range prepared.Snapshot.Messages {
+	sourceMessages, err := h.store.MessagesByTurnIDs(h.ctx, ws, []string{"turn-1", "turn-2"})
+	require.NoError(t, err)
+	frozen := append(sourceMessages["turn-1"], sourceMessages["turn-2"]...)
+	sortByPosition(frozen)
+	for _, m := range frozen {
 		sourceOrder = append(sourceOrder, m.Content)
 	}
 	turns, err := h.store.TurnsThrough(h.ctx, ws, op.TargetSessionID, 100)
@@ -140,9 +148,9 @@ func TestCommitProviderOwnedForkOfFork(t *testing.T) {
 
 	child, err := h.store.TurnsThrough(h.ctx, ws, first.TargetSessionID, 100)
 	require.NoError(t, err)
-	require.Equal(t, "child-provider-turn-1", child[0].ProviderTurnID)
+	require.Equal(t, "child-"+first.ID+"-1", child[0].ProviderTurnID, "the provider's binding for the first bound turn")
 	require.Equal(t, "", child[2].ProviderTurnID, "an unbound source turn stays unbound")
-	require.Equal(t, "child-provider-turn-4", child[3].ProviderTurnID)
+	require.Equal(t, "child-"+first.ID+"-3", child[3].ProviderTurnID)
 	require.True(t, child[3].HasProviderBinding())
 
 	target, err := h.store.GetSession(h.ctx, ws, first.TargetSessionID)
@@ -157,7 +165,7 @@ func TestCommitProviderOwnedForkOfFork(t *testing.T) {
 	require.Equal(t, "123 (3)", second.TargetTitle)
 	grandchild, err := h.store.TurnsThrough(h.ctx, ws, second.TargetSessionID, 100)
 	require.NoError(t, err)
-	require.Equal(t, "child-child-provider-turn-4", grandchild[3].ProviderTurnID)
+	require.Equal(t, "child-"+second.ID+"-3", grandchild[3].ProviderTurnID)
 	require.Equal(t, 2, h.driver.ForkCalls())
 }
 
@@ -282,8 +290,8 @@ func (s *tamperingStore) Update(ctx context.Context, fn func(tx forkengine.Tx) e
 }
 
 func (s *tamperingStore) tamper(op forkengine.ForkOperation) forkengine.ForkOperation {
-	if s.active.Load() && len(op.Snapshot.Messages) > 0 {
-		op.Snapshot.Messages[0].Content = "rewritten history"
+	if s.active.Load() && len(op.Snapshot.Segments) > 0 {
+		op.Snapshot.Segments[0].Watermark++ // another history than was frozen
 	}
 	return op
 }
@@ -298,20 +306,20 @@ func (tx tamperingTx) GetOperation(ctx context.Context, workspaceID, id string) 
 	return tx.store.tamper(op), err
 }
 
-// A committed operation keeps of its frozen snapshot only the source session (its committed
-// projection presents the target from it): the transcript lives in the target's copied rows, so
-// it is not stored twice. The hash still names what was frozen, and the projection still answers
-// after the target is deleted.
-func TestCommitKeepsOnlyTheSnapshotSession(t *testing.T) {
+// A committed operation keeps its frozen snapshot, a reference of a few hundred bytes whatever
+// the transcript (the source session, the boundary, the segments): no transcript is stored in
+// it. The projection still answers after the target is deleted.
+func TestCommitKeepsTheReferenceSnapshot(t *testing.T) {
 	h := newHarness(t)
 	h.seed(3)
 	prepared := h.mustFork("request-1", "turn-3")
-	require.Len(t, prepared.Snapshot.Turns, 3)
-	require.NotEmpty(t, prepared.Snapshot.Messages)
+	require.Nil(t, prepared.Snapshot.Turns)
+	require.Nil(t, prepared.Snapshot.Messages)
+	require.Equal(t, 3, prepared.Snapshot.PrefixTurns)
 	op := h.process(prepared)
 	require.Equal(t, forkengine.StatusCommitted, op.Status)
 	for _, got := range []forkengine.ForkOperation{op, h.stored(op.ID)} {
-		require.Equal(t, forkengine.Snapshot{Version: prepared.Snapshot.Version, Session: prepared.Snapshot.Session}, got.Snapshot)
+		require.Equal(t, prepared.Snapshot, got.Snapshot)
 		require.Equal(t, prepared.SnapshotHash, got.SnapshotHash)
 	}
 

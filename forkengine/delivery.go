@@ -135,12 +135,7 @@ func checkBindingEvidence(op ForkOperation, mode BindingMode, res ForkResult) st
 	if problem := providerIDProblem("receipt", res.Receipt); problem != "" {
 		return "the receipt: " + problem // it is stored as it came, so it follows the free-text rule
 	}
-	bound := 0
-	for _, t := range op.Snapshot.Turns {
-		if t.HasProviderBinding() {
-			bound++
-		}
-	}
+	_, bound := prefixCounts(op.Snapshot)
 	if len(res.TurnBindings) != bound {
 		return fmt.Sprintf("%d turn bindings returned for %d provider-bound turns", len(res.TurnBindings), bound)
 	}

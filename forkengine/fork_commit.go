@@ -59,7 +59,11 @@ func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, store
 		return op, fmt.Errorf("fork operation %s: illegal transition %s -> %s", op.ID, op.Status, StatusCommitted)
 	}
 	ids := newForkIDs(op)
-	lineage := targetLineage(op, ids.turn(op.ThroughTurnID), c.at)
+	targetTurn := ids.turn(op.ThroughTurnID)
+	if op.Snapshot.Shared() {
+		targetTurn = PresentedTurnID(ids.historyKey(), op.Snapshot.Boundary.Sequence)
+	}
+	lineage := targetLineage(op, targetTurn, c.at)
 	committed := op
 	at := c.at
 	committed.Status, committed.UpdatedAt, committed.CompletedAt = StatusCommitted, at, &at
@@ -76,6 +80,13 @@ func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, store
 	if err := claimChild(ctx, tx, op, at); err != nil && (from != StatusProviderAccepted || !errors.Is(err, errChildOwned)) {
 		return op, err
 	}
+	if op.Snapshot.Shared() {
+		if err := writeSharedTarget(ctx, tx, c, op, ids, lineage); err != nil {
+			return op, err
+		}
+		c.operation(committed)
+		return committed, nil
+	}
 	if err := writeTarget(ctx, tx, c, op, ids, lineage); err != nil {
 		return op, err
 	}
@@ -85,6 +96,79 @@ func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, store
 	}
 	c.operation(committed)
 	return committed, nil
+}
+
+// writeSharedTarget creates the target of a version 2 snapshot: its session, its History (the
+// frozen segments), the rows it holds of its own for the overridden prefix turns, and its
+// lineage. Nothing of the transcript is copied: the commit writes the same few rows for a
+// session of ten messages as for one of a million.
+func writeSharedTarget(ctx context.Context, tx Tx, c *changes, op ForkOperation, ids *forkIDs, lineage Lineage) error {
+	session := targetSession(op, c.at)
+	if err := tx.UpsertSession(ctx, session); err != nil {
+		return fmt.Errorf("create target session %s: %w", session.ID, err)
+	}
+	c.session(EventSessionUpserted, session) // as writeTarget: the target is new, one event says so
+	h := History{WorkspaceID: op.WorkspaceID, SessionID: op.TargetSessionID, Key: ids.historyKey(),
+		Boundary: op.Snapshot.Boundary.Sequence, Segments: op.Snapshot.Segments}
+	overrides, err := sharedOverrides(ctx, tx, op, h, c.at)
+	if err != nil {
+		return err
+	}
+	h.InheritedTurns = op.Snapshot.PrefixTurns - len(overrides)
+	if err := tx.InsertHistory(ctx, h); err != nil {
+		return fmt.Errorf("write the history of %s: %w", session.ID, err)
+	}
+	if err := tx.InsertTurns(ctx, overrides); err != nil {
+		return fmt.Errorf("write %d overridden turns: %w", len(overrides), err)
+	}
+	if err := tx.InsertLineage(ctx, lineage); err != nil {
+		return fmt.Errorf("write lineage of %s: %w", session.ID, err)
+	}
+	return nil
+}
+
+// sharedOverrides are the turn rows a shared target holds of its own, under their presented ids:
+// the frozen overrides (a turn not settled then is settled as interrupted, a turn unbound then
+// stays unbound), and in provider_owned mode every bound prefix turn with the binding the
+// provider returned for the child, in order (so a fork of the fork works); unbound ones lose
+// theirs. host_copy keeps the source bindings, read through the segments.
+func sharedOverrides(ctx context.Context, r Reader, op ForkOperation, h History, at time.Time) ([]Turn, error) {
+	frozen := op.Snapshot.Overrides
+	if op.StateBindingMode == BindingProviderOwned {
+		var err error
+		if frozen, err = r.TurnsThrough(ctx, op.WorkspaceID, op.SourceSessionID, h.Boundary); err != nil {
+			return nil, fmt.Errorf("read the prefix of %s: %w", op.SourceSessionID, err)
+		}
+		byID := map[string]Turn{}
+		for _, t := range op.Snapshot.Overrides {
+			byID[t.ID] = t
+		}
+		for i, t := range frozen {
+			if o, ok := byID[t.ID]; ok {
+				frozen[i] = o // as frozen, not as it may have become
+			}
+		}
+	}
+	out := make([]Turn, 0, len(frozen))
+	next := 0
+	for _, src := range frozen {
+		t := PresentTurn(h, src)
+		t.UpdatedAt = at
+		if !t.Settled() {
+			settledAt := at
+			t.Phase, t.Outcome, t.SettledAt = PhaseSettled, OutcomeInterrupted, &settledAt
+		}
+		if op.StateBindingMode == BindingProviderOwned {
+			t.ProviderTurnID, t.ProviderTurnBinding = "", nil
+			if src.HasProviderBinding() && next < len(op.TargetTurnBindings) {
+				b := op.TargetTurnBindings[next]
+				t.ProviderTurnID, t.ProviderTurnBinding = b.ProviderTurnID, b.Binding
+				next++
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // committedSnapshot is what a committed operation keeps of its frozen snapshot: the source
@@ -123,7 +207,7 @@ func writeTarget(ctx context.Context, tx Tx, c *changes, op ForkOperation, ids *
 // verifySnapshot proves the snapshot ends at the boundary and, when rehash is set, that it is
 // the one frozen at prepare.
 func verifySnapshot(op ForkOperation, rehash bool) error {
-	if len(op.Snapshot.Turns) == 0 || op.Snapshot.Turns[len(op.Snapshot.Turns)-1].ID != op.ThroughTurnID {
+	if through, ok := op.Snapshot.through(); !ok || through.ID != op.ThroughTurnID {
 		return fmt.Errorf("fork operation %s: frozen snapshot does not end with turn %s", op.ID, op.ThroughTurnID)
 	}
 	if !rehash {

@@ -171,7 +171,7 @@ func (e *Engine) acceptAndCommit(ctx context.Context, marked ForkOperation, v ve
 // broken promise comes back as problem (the operation fails without a driver call); err is for
 // failures to read, which leave the operation prepared for a later attempt.
 func (e *Engine) verifyBeforeDispatch(ctx context.Context, op ForkOperation) (Descriptor, Driver, string, error) {
-	if n := len(op.Snapshot.Turns); n == 0 || op.Snapshot.Turns[n-1].ID != op.ThroughTurnID {
+	if through, ok := op.Snapshot.through(); !ok || through.ID != op.ThroughTurnID {
 		return Descriptor{}, nil, "frozen snapshot does not end with the boundary turn", nil
 	}
 	source, found, err := findSession(ctx, e.store, op.WorkspaceID, op.SourceSessionID)
@@ -225,16 +225,28 @@ func (e *Engine) callFork(ctx context.Context, driver Driver, op ForkOperation, 
 	return v
 }
 
-// forkRequest is what the driver is told of op's fork: the frozen snapshot, the target.
+// forkRequest is what the driver is told of op's fork: the source, the boundary and the prefix's
+// counts as frozen, the target.
 func forkRequest(op ForkOperation, desc Descriptor) ForkRequest {
-	turns := op.Snapshot.Turns
-	var through Turn
-	if len(turns) > 0 {
-		through = turns[len(turns)-1]
-	}
+	through, _ := op.Snapshot.through()
+	prefix, bound := prefixCounts(op.Snapshot)
 	return ForkRequest{
 		WorkspaceID: op.WorkspaceID, OperationID: op.ID, RequestID: op.RequestID,
-		Source: op.Snapshot.Session, ThroughTurn: through, Turns: turns,
+		Source: op.Snapshot.Session, ThroughTurn: through, PrefixTurns: prefix, BoundTurns: bound,
 		TargetSessionID: op.TargetSessionID, TargetTitle: op.TargetTitle, Descriptor: desc,
 	}
+}
+
+// prefixCounts are the frozen prefix's turns and provider-bound turns: counted at the freeze
+// (version 2), or from the copied prefix (version 1).
+func prefixCounts(s Snapshot) (turns, bound int) {
+	if s.Shared() {
+		return s.PrefixTurns, s.BoundTurns
+	}
+	for _, t := range s.Turns {
+		if t.HasProviderBinding() {
+			bound++
+		}
+	}
+	return len(s.Turns), bound
 }

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// snapshotVersion is the version of the Snapshot encoding this engine writes.
-const snapshotVersion = 1
+// snapshotVersion is the version of the Snapshot this engine writes: 2, a reference to the shared
+// history (version 1 snapshots, holding the whole prefix, still commit as copies).
+const snapshotVersion = 2
 
 // prepare is the one transaction of a fork start: it repeats the checks a concurrent start could
 // have changed, freezes the snapshot, reserves the target and inserts the prepared operation.
@@ -103,9 +104,47 @@ func checkTargetFree(ctx context.Context, r Reader, workspaceID, targetID string
 		"session id %q is reserved by fork operation %s", targetID, op.ID)
 }
 
-// freezeSnapshot copies the source's turns through the boundary (sequence order) and their
-// messages (transcript order). Later changes to the source never reach a frozen snapshot.
+// freezeSnapshot freezes the reference a fork commits: the boundary, the child's segments (the
+// source's own cut at the boundary, then the source's rows at the history clock's value now),
+// the prefix's turn counts, and the prefix turns the child will hold rows of its own for. The
+// caller holds the source's session lock, so no write of the source interleaves: every message
+// of the prefix has a position at or below the watermark, and every later one above it. It reads
+// the prefix's turns (small rows, one statement), never its messages.
 func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn) (Snapshot, error) {
+	ws := source.WorkspaceID
+	turns, err := r.TurnsThrough(ctx, ws, source.ID, boundary.Sequence)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("read turns of %s through %d: %w", source.ID, boundary.Sequence, err)
+	}
+	if len(turns) == 0 || turns[len(turns)-1].ID != boundary.ID {
+		return Snapshot{}, ReasonErrorf(CodeForkConflict, ReasonBoundaryMismatch,
+			"the history of session %q does not end with turn %q", source.ID, boundary.ID)
+	}
+	history, _, err := r.HistoryOf(ctx, ws, source.ID)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("read the history of %s: %w", source.ID, err)
+	}
+	watermark, err := r.HistoryClock(ctx, ws)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("read the history clock of %s: %w", ws, err)
+	}
+	snap := Snapshot{Version: snapshotVersion, Session: source, Boundary: &boundary, PrefixTurns: len(turns),
+		Segments: childSegments(history, ws, source.ID, boundary.Sequence, watermark)}
+	for _, t := range turns {
+		if t.HasProviderBinding() {
+			snap.BoundTurns++
+		}
+		if !t.Settled() || !t.HasProviderBinding() {
+			snap.Overrides = append(snap.Overrides, t)
+		}
+	}
+	return snap, nil
+}
+
+// freezeCopy is the version 1 snapshot: the source's turns through the boundary (sequence order)
+// and their messages (transcript order), copied. Only tests make one now, to prove operations
+// prepared before shared history still commit.
+func freezeCopy(ctx context.Context, r Reader, source Session, boundary Turn) (Snapshot, error) {
 	turns, err := r.TurnsThrough(ctx, source.WorkspaceID, source.ID, boundary.Sequence)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("read turns of %s through %d: %w", source.ID, boundary.Sequence, err)
@@ -134,5 +173,5 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 		messages = append(messages, byTurn[id]...)
 	}
 	slices.SortStableFunc(messages, func(a, b Message) int { return cmp.Compare(a.Position, b.Position) })
-	return Snapshot{Version: snapshotVersion, Session: source, Turns: turns, Messages: messages}, nil
+	return Snapshot{Version: 1, Session: source, Turns: turns, Messages: messages}, nil
 }

@@ -209,7 +209,7 @@ func (e *Engine) processInBackground(ctx context.Context, op ForkOperation) {
 	// is copied first, so nothing the caller does with the returned op can reach the background
 	// work, which then can trust it without rehashing.
 	private := op
-	private.Snapshot = op.Snapshot.clone()
+	private.Snapshot = op.Snapshot.Clone()
 	e.leases.hold(op.Key())
 	started := e.goBackground(func() {
 		defer e.leases.release(op.Key())

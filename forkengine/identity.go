@@ -107,6 +107,11 @@ func (f *forkIDs) turn(sourceID string) string {
 // message is the copy's id of source message sourceID.
 func (f *forkIDs) message(sourceID string) string { return f.id("message", sourceID) }
 
+// historyKey is the target's History.Key: the operation's prefix without its "f", 64 bits that
+// depend on the operation alone, so a repeated commit derives the same key and the same
+// presented ids.
+func (f *forkIDs) historyKey() string { return f.prefix[1:] }
+
 // requestBody is the canonical body of a fork request. The request id is deliberately not part of
 // it: the hash answers "is this the same request?" for two calls that share a request id.
 type requestBody struct {

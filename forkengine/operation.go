@@ -186,32 +186,104 @@ func (op ForkOperation) State() OperationState {
 	return OperationState{ID: op.ID, Status: op.Status, AcknowledgedAt: op.AcknowledgedAt}
 }
 
-// Snapshot is the source history frozen when a fork is prepared. Later changes to the source never
-// change it; the commit copies exactly this.
+// Snapshot is what a fork froze of its source when it was prepared. Later changes to the source
+// never change what the fork commits.
+//
+// Version 1 (operations prepared before shared history) holds the whole prefix in Turns and
+// Messages, and the commit copies it. Version 2 is a reference: the boundary turn, the child's
+// segments (History.Segments of the source cut at the boundary, then the source's own rows at
+// the watermark) and the prefix turns the child holds rows of its own for; its size does not
+// depend on the transcript.
 type Snapshot struct {
 	Version  int       `json:"version"`
 	Session  Session   `json:"session"`
-	Turns    []Turn    `json:"turns"`    // sequence order, ending with the boundary turn
-	Messages []Message `json:"messages"` // transcript order
+	Turns    []Turn    `json:"turns"`    // version 1: sequence order, ending with the boundary turn
+	Messages []Message `json:"messages"` // version 1: transcript order
+
+	Boundary    *Turn            `json:"boundary,omitempty"` // version 2: the boundary turn as frozen
+	Segments    []HistorySegment `json:"segments,omitempty"`
+	PrefixTurns int              `json:"prefixTurns,omitempty"`
+	BoundTurns  int              `json:"boundTurns,omitempty"`
+	// Overrides are the prefix turns, as frozen, that the child stores rows of its own for: those
+	// not settled then (the child settles them as interrupted) and those without a provider
+	// binding then (so a binding written later never reaches the child).
+	Overrides []Turn `json:"overrides,omitempty"`
 }
 
-// clone returns a deep copy of s: no slice, binding or time pointer is shared with it.
-func (s Snapshot) clone() Snapshot {
-	s.Session.Settings = cloneJSON(s.Session.Settings)
-	s.Session.DeletedAt = clonePtr(s.Session.DeletedAt)
-	if s.Turns != nil {
-		turns := make([]Turn, len(s.Turns))
-		for i, t := range s.Turns {
-			t.SettledAt = clonePtr(t.SettledAt)
-			t.ProviderTurnBinding = cloneJSON(t.ProviderTurnBinding)
-			turns[i] = t
-		}
-		s.Turns = turns
+// Shared reports whether s is a version 2 reference snapshot.
+func (s Snapshot) Shared() bool { return s.Boundary != nil }
+
+// through is the boundary turn the snapshot ends with, and whether it has one.
+func (s Snapshot) through() (Turn, bool) {
+	switch {
+	case s.Boundary != nil:
+		return *s.Boundary, true
+	case len(s.Turns) > 0:
+		return s.Turns[len(s.Turns)-1], true
 	}
+	return Turn{}, false
+}
+
+// Clone returns a deep copy of s: no slice, binding or time pointer is shared with it. Stores
+// hand out clones, so what a caller does with a value read never reaches another reader.
+func (s Snapshot) Clone() Snapshot {
+	s.Session = s.Session.Clone()
+	s.Turns = cloneTurns(s.Turns)
 	if s.Messages != nil {
 		s.Messages = append([]Message(nil), s.Messages...)
 	}
+	if s.Boundary != nil {
+		b := s.Boundary.Clone()
+		s.Boundary = &b
+	}
+	if s.Segments != nil {
+		s.Segments = append([]HistorySegment(nil), s.Segments...)
+	}
+	s.Overrides = cloneTurns(s.Overrides)
 	return s
+}
+
+// Clone returns a deep copy of s.
+func (s Session) Clone() Session {
+	s.Settings = cloneJSON(s.Settings)
+	s.DeletedAt = clonePtr(s.DeletedAt)
+	return s
+}
+
+// Clone returns a deep copy of t.
+func (t Turn) Clone() Turn {
+	t.SettledAt = clonePtr(t.SettledAt)
+	t.ProviderTurnBinding = cloneJSON(t.ProviderTurnBinding)
+	return t
+}
+
+func cloneTurns(turns []Turn) []Turn {
+	if turns == nil {
+		return nil
+	}
+	out := make([]Turn, len(turns))
+	for i, t := range turns {
+		out[i] = t.Clone()
+	}
+	return out
+}
+
+// Clone returns a deep copy of op, its snapshot included.
+func (op ForkOperation) Clone() ForkOperation {
+	op.SourceProviderTurnBinding = cloneJSON(op.SourceProviderTurnBinding)
+	if op.TargetTurnBindings != nil {
+		bindings := make([]TurnBinding, len(op.TargetTurnBindings))
+		for i, b := range op.TargetTurnBindings {
+			bindings[i] = TurnBinding{ProviderTurnID: b.ProviderTurnID, Binding: cloneJSON(b.Binding)}
+		}
+		op.TargetTurnBindings = bindings
+	}
+	op.Snapshot = op.Snapshot.Clone()
+	for _, p := range []**time.Time{&op.DispatchedAt, &op.AcceptedAt, &op.CompletedAt, &op.AcknowledgedAt,
+		&op.LeaseExpiresAt, &op.LastReconciledAt, &op.NextReconcileAt} {
+		*p = clonePtr(*p)
+	}
+	return op
 }
 
 func cloneJSON(raw json.RawMessage) json.RawMessage {

@@ -64,6 +64,17 @@ type Reader interface {
 	// TurnsThrough returns a session's turns with Sequence <= maxSequence, in sequence order.
 	TurnsThrough(ctx context.Context, workspaceID, sessionID string, maxSequence int64) ([]Turn, error)
 
+	// Every turn and message read returns a committed fork's inherited rows as the child's own:
+	// under its session and presented ids (PresentedTurnID, PresentedMessageID), merged with the
+	// rows the child stores itself, as its History says. By-id reads accept presented ids.
+
+	// HistoryOf returns the session's History; found is false for a session that has none (a
+	// root, or a fork committed before shared history, whose rows are copies).
+	HistoryOf(ctx context.Context, workspaceID, sessionID string) (h History, found bool, err error)
+	// HistoryClock returns the workspace's history clock: the position of the last message
+	// appended to it, which is the watermark a fork frozen now gets.
+	HistoryClock(ctx context.Context, workspaceID string) (int64, error)
+
 	// MessagesByTurnIDs returns each turn's messages in Position order.
 	MessagesByTurnIDs(ctx context.Context, workspaceID string, turnIDs []string) (map[string][]Message, error)
 	MessagesByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]Message, error)
@@ -141,12 +152,15 @@ type Tx interface {
 	// session does not exist. On error nothing of the batch is inserted.
 	InsertTurns(ctx context.Context, turns []Turn) error
 	// InsertMessages inserts new messages (ErrDuplicate on an existing id) and returns them with
-	// Position assigned in slice order.
+	// Position assigned in slice order. A message appended to an inherited turn (a presented
+	// turn id) first gives the child a row of its own for that turn, holding what it presents.
 	InsertMessages(ctx context.Context, msgs []Message) ([]Message, error)
 	// SoftDeleteSession stamps DeletedAt; the row and its operations stay.
 	SoftDeleteSession(ctx context.Context, workspaceID, id string, at time.Time) error
 	// PurgeSession removes the session, its turns and messages, every operation where it is source
-	// or target, and every lineage where it is source or target.
+	// or target, and every lineage where it is source or target. Rows that a History of another
+	// session reads are kept (moved where no session can name them) until the last such history
+	// is purged too.
 	PurgeSession(ctx context.Context, workspaceID, id string) error
 
 	// InsertOperation inserts a new operation. ErrDuplicate when the request id is taken in the
@@ -170,6 +184,9 @@ type Tx interface {
 	// owner never changes. Of two transactions claiming one provider session for two workspaces
 	// at once, one owns it and the other is answered with that owner (a unique key decides).
 	ClaimProviderSession(ctx context.Context, c ProviderSessionClaim) (string, error)
+	// InsertHistory stores a committed fork's History (ErrDuplicate when the session or its key
+	// has one already).
+	InsertHistory(ctx context.Context, h History) error
 
 	// AppendEvents appends to the durable log and returns the events with Cursor assigned. The
 	// cursors are handed out under a lock the transaction holds until it ends, so cursor order is
@@ -265,12 +282,16 @@ const (
 type ForkRequest struct {
 	WorkspaceID string
 	// RequestedBy is the subject who asked for the fork; empty until identities exist.
-	RequestedBy     string
-	OperationID     string
-	RequestID       string
-	Source          Session
-	ThroughTurn     Turn
-	Turns           []Turn // the frozen prefix, ending with ThroughTurn
+	RequestedBy string
+	OperationID string
+	RequestID   string
+	Source      Session
+	ThroughTurn Turn
+	// PrefixTurns counts the turns of the frozen prefix (ThroughTurn is the last), BoundTurns
+	// those of them with a provider binding: a provider_owned result returns one binding for
+	// each. The prefix itself is not sent: the request has the same size for any transcript.
+	PrefixTurns     int
+	BoundTurns      int
 	TargetSessionID string
 	TargetTitle     string
 	Descriptor      Descriptor

@@ -44,6 +44,9 @@ func hashSnapshot(s Snapshot, rawJSON func([]byte) []byte) (string, error) {
 		w.str(string(m.Role), m.Content)
 		w.time(m.CreatedAt)
 	}
+	if s.Version >= 2 { // the reference; version 1 hashes stay what they were
+		w.reference(s)
+	}
 	if w.err != nil {
 		return "", fmt.Errorf("hash snapshot: %w", w.err)
 	}
@@ -116,6 +119,27 @@ func (w *snapshotHasher) session(s Session) {
 	w.time(s.CreatedAt)
 	w.time(s.UpdatedAt)
 	w.timePtr(s.DeletedAt)
+}
+
+// reference hashes the fields of a version 2 snapshot.
+func (w *snapshotHasher) reference(s Snapshot) {
+	w.bool(s.Boundary != nil)
+	if s.Boundary != nil {
+		w.turn(*s.Boundary)
+	}
+	w.int(int64(len(s.Segments)))
+	for _, g := range s.Segments {
+		w.str(g.OwnerWorkspaceID, g.OwnerSessionID)
+		w.int(g.From)
+		w.int(g.To)
+		w.int(g.Watermark)
+	}
+	w.int(int64(s.PrefixTurns))
+	w.int(int64(s.BoundTurns))
+	w.int(int64(len(s.Overrides)))
+	for _, t := range s.Overrides {
+		w.turn(t)
+	}
 }
 
 func (w *snapshotHasher) turn(t Turn) {
@@ -207,6 +231,14 @@ func countHTMLEscapes(s Snapshot) int {
 	count(s.Session.Settings)
 	for _, t := range s.Turns {
 		count(t.ProviderTurnBinding)
+	}
+	if s.Version >= 2 { // in the order reference hashes them
+		if s.Boundary != nil {
+			count(s.Boundary.ProviderTurnBinding)
+		}
+		for _, t := range s.Overrides {
+			count(t.ProviderTurnBinding)
+		}
 	}
 	return n
 }

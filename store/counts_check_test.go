@@ -54,11 +54,22 @@ func requireTurnCountsMatchRows(t *testing.T, db *DB, ws, step string) {
 		N         int64
 	}
 	require.NoError(t, db.gorm.Raw("SELECT session_id, COUNT(*) AS n FROM turns WHERE workspace_id = ? GROUP BY session_id", ws).Scan(&turnRows).Error)
+	// A fork's count is its own rows and the turns its History inherits.
+	var inherited []struct {
+		SessionID string
+		N         int64
+	}
+	require.NoError(t, db.gorm.Raw("SELECT session_id, inherited_turns AS n FROM histories WHERE workspace_id = ?", ws).Scan(&inherited).Error)
 	want := map[string]int{}
 	var ids []string
-	for _, r := range turnRows {
-		want[r.SessionID] = int(r.N)
+	for _, r := range append(turnRows, inherited...) {
+		want[r.SessionID] += int(r.N)
 		ids = append(ids, r.SessionID)
+	}
+	for id, n := range want {
+		if n == 0 {
+			delete(want, id)
+		}
 	}
 	var sids []string
 	require.NoError(t, db.gorm.Raw("SELECT id FROM sessions WHERE workspace_id = ?", ws).Scan(&sids).Error)

@@ -263,6 +263,9 @@ var migrations = []migration{
 		DriverSQLite:   {providerSessionsTable + " WITHOUT ROWID", providerSessionsBackfill},
 		DriverPostgres: {providerSessionsTable, providerSessionsBackfill},
 	}},
+	// A committed fork reads its inherited history through segments instead of holding a copy
+	// (history.go, docs/design/shared-history.md). Forks committed before keep their copies.
+	{version: 15, name: "shared history", statements: historyMigration},
 }
 
 func eventsTable(cursorType string) string {

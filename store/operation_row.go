@@ -151,4 +151,10 @@ func dropSnapshotNulls(s *forkengine.Snapshot) {
 	for i := range s.Turns {
 		s.Turns[i].ProviderTurnBinding = nullToNil(s.Turns[i].ProviderTurnBinding)
 	}
+	if s.Boundary != nil {
+		s.Boundary.ProviderTurnBinding = nullToNil(s.Boundary.ProviderTurnBinding)
+	}
+	for i := range s.Overrides {
+		s.Overrides[i].ProviderTurnBinding = nullToNil(s.Overrides[i].ProviderTurnBinding)
+	}
 }

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"math"
 	"strconv"
-	"strings"
 
 	"gorm.io/gorm"
 
@@ -53,50 +51,17 @@ func (q queries) ListOperationsBefore(ctx context.Context, ws string, f forkengi
 	return q.findOperations(limit(db, n), "list operations before")
 }
 
-// pagedTurnsBeforeSQL selects, per session id, up to n turns with sequence < before, and costs
-// the same for a session of four turns as for one of a hundred thousand: the ids are a small
-// table (a CTE of VALUES) outside the join, the correlated subquery walks n entries of the unique
-// index (workspace_id, session_id, sequence) backwards from the cursor to the page's first
-// sequence (none when fewer precede: then the page runs to the start), and the outer seek reads
-// that range. ROW_NUMBER() over each session would number every turn before the cursor. The
-// first value is cast so that PostgreSQL types the column as TEXT. Arguments: the ids, then
-// workspace, before, workspace, before, n-1, math.MinInt64.
-func pagedTurnsBeforeSQL(ids int) string {
-	values := "(CAST(? AS TEXT))" + strings.Repeat(", (?)", ids-1)
-	return "WITH page_ids (id) AS (VALUES " + values + ") SELECT " + qualifiedTurnSelectList + `
-	FROM page_ids CROSS JOIN turns t
-	WHERE t.workspace_id = ? AND t.session_id = page_ids.id AND t.sequence < ? AND t.sequence >= COALESCE((
-		SELECT m.sequence FROM turns m WHERE m.workspace_id = ? AND m.session_id = page_ids.id AND m.sequence < ?
-		ORDER BY m.sequence DESC LIMIT 1 OFFSET ?), ?)
-	ORDER BY t.session_id, t.sequence DESC`
-}
-
 // TurnsBySessionIDsBefore returns, per session, up to limit (<= 0: all) turns with Sequence <
-// beforeSequence (<= 0: no bound), highest sequence first. Sessions without such turns are absent.
+// beforeSequence (<= 0: no bound), highest sequence first, inherited ones included. Sessions
+// without such turns are absent. One statement per chunk of sessions, at any fork depth.
 func (q queries) TurnsBySessionIDsBefore(ctx context.Context, ws string, sessionIDs []string, beforeSequence int64, n int) (map[string][]forkengine.Turn, error) {
-	if beforeSequence <= 0 {
-		beforeSequence = math.MaxInt64
+	upTo := maxSequence
+	if beforeSequence > 0 {
+		upTo = beforeSequence - 1
 	}
 	out := map[string][]forkengine.Turn{}
-	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		var query string
-		var args []any
-		if n > 0 {
-			args = make([]any, 0, len(chunk)+6)
-			for _, id := range chunk {
-				args = append(args, id)
-			}
-			args = append(args, ws, beforeSequence, ws, beforeSequence, n-1, int64(math.MinInt64))
-			query = pagedTurnsBeforeSQL(len(chunk))
-		} else {
-			var in string
-			in, args = q.inList(chunk, ws)
-			query = "SELECT " + turnSelectList + " FROM turns WHERE workspace_id = ? AND session_id IN " + in +
-				" AND sequence < ? ORDER BY session_id, sequence DESC"
-			args = append(args, beforeSequence)
-		}
-		err := eachOf(ctx, q, turnsTable, query, args, func(t *forkengine.Turn) { out[t.SessionID] = append(out[t.SessionID], *t) })
-		return classify(err, "turns by sessions before")
-	})
+	err := q.spanTurns(ctx, ws, sessionIDs, n, func(chunk []string) (string, []any) {
+		return spanTurnsBeforeSQL(q.dialect, len(chunk), n), spansArgs(q.dialect, chunk, ws, spanTurnsBeforeArgs(q.dialect, upTo, n)...)
+	}, out)
 	return out, err
 }

@@ -91,32 +91,5 @@ func (c turnCondition) on(alias string) string {
 	return strings.ReplaceAll(string(c), "%s", alias)
 }
 
-// pagedTurnsSQL selects, per id, up to n turns with sequence > after. SQLite: the correlated
-// subquery walks n entries of the index to the page's last sequence (none when the session has
-// fewer: then the page runs to the end), and the outer seek reads the range. PostgreSQL: a
-// LATERAL seek per id reads the range in order and stops after n. Arguments: the ids, then
-// pagedTurnsArgs.
-func pagedTurnsSQL(d dialect, ids int) string {
-	if d.lateralJoins {
-		return idsCTE(d, ids) + "SELECT " + qualifiedTurnSelectList + ` FROM ids CROSS JOIN LATERAL (
-	SELECT * FROM turns t WHERE t.workspace_id = ? AND t.session_id = ids.id AND t.sequence > ?
-	ORDER BY t.sequence LIMIT ?) t
-	ORDER BY t.session_id, t.sequence`
-	}
-	return idsCTE(d, ids) + "SELECT " + qualifiedTurnSelectList + ` FROM ids CROSS JOIN turns t
-	WHERE t.workspace_id = ? AND t.session_id = ids.id AND t.sequence > ? AND t.sequence <= COALESCE((
-		SELECT m.sequence FROM turns m WHERE m.workspace_id = ? AND m.session_id = ids.id AND m.sequence > ?
-		ORDER BY m.sequence LIMIT 1 OFFSET ?), ?)
-	ORDER BY t.session_id, t.sequence`
-}
-
-// pagedTurnsArgs are pagedTurnsSQL's arguments.
-func pagedTurnsArgs(d dialect, ids []string, ws string, after int64, n int) []any {
-	if d.lateralJoins {
-		return idArgs(d, ids, ws, after, n)
-	}
-	return idArgs(d, ids, ws, after, ws, after, n-1, maxSequence)
-}
-
 // maxSequence bounds a page that runs to the end of its session.
 const maxSequence = int64(1<<63 - 1)

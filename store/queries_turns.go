@@ -2,15 +2,12 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-var (
-	getTurnSQL      = "SELECT " + turnSelectList + " FROM turns WHERE workspace_id = ? AND id = ?"
-	turnsThroughSQL = "SELECT " + turnSelectList +
-		" FROM turns WHERE workspace_id = ? AND session_id = ? AND sequence <= ? ORDER BY sequence"
-)
+var getTurnSQL = "SELECT " + turnSelectList + " FROM turns WHERE workspace_id = ? AND id = ?"
 
 // GetTurn returns one turn, or ErrNotFound.
 func (q queries) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, error) {
@@ -18,52 +15,56 @@ func (q queries) GetTurn(ctx context.Context, ws, id string) (forkengine.Turn, e
 	if err != nil {
 		return forkengine.Turn{}, classify(err, "get turn %s", id)
 	}
-	if len(rows) == 0 {
-		return forkengine.Turn{}, notFound("turn", ws, id)
+	if len(rows) > 0 {
+		return rows[0], nil
 	}
-	return rows[0], nil
+	presented := map[string]forkengine.Turn{}
+	if err := q.presentedTurns(ctx, ws, []string{id}, presented); err != nil {
+		return forkengine.Turn{}, err
+	}
+	if t, ok := presented[id]; ok {
+		return t, nil
+	}
+	return forkengine.Turn{}, notFound("turn", ws, id)
 }
 
-// TurnsByIDs returns the existing turns among ids, keyed by id.
+// TurnsByIDs returns the existing turns among ids, keyed by id: stored rows, and the inherited
+// turns presented ids name (a second statement, only when some id is presented and not stored).
 func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Turn, error) {
 	out := make(map[string]forkengine.Turn, len(ids))
-	err := q.inChunks(ids, func(chunk []string) error {
-		in, args := q.inList(chunk, ws)
-		err := eachOfWorkspace(ctx, q, turnsTable, ws, "SELECT "+turnColumnsOfWorkspace+" FROM turns WHERE workspace_id = ? AND id IN "+in, args,
-			func(t *forkengine.Turn) { out[t.ID] = *t })
-		return classify(err, "turns by ids")
-	})
-	return out, err
+	if err := q.physicalTurns(ctx, ws, ids, out); err != nil {
+		return nil, err
+	}
+	return out, q.presentedTurns(ctx, ws, ids, out)
 }
 
 // TurnsBySessionIDs returns, per session, up to limit (<= 0: all) turns with Sequence >
-// afterSequence in sequence order. Sessions without such turns are absent.
+// afterSequence in sequence order, inherited ones included. Sessions without such turns are
+// absent. One statement per chunk of sessions, at any fork depth.
 func (q queries) TurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string, afterSequence int64, n int) (map[string][]forkengine.Turn, error) {
 	out := map[string][]forkengine.Turn{}
-	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		var query string
-		var args []any
-		if n > 0 {
-			query, args = pagedTurnsSQL(q.dialect, len(chunk)), pagedTurnsArgs(q.dialect, chunk, ws, afterSequence, n)
-		} else {
-			var in string
-			in, args = q.inList(chunk, ws)
-			query = "SELECT " + turnSelectList + " FROM turns WHERE workspace_id = ? AND session_id IN " + in +
-				" AND sequence > ? ORDER BY session_id, sequence"
-			args = append(args, afterSequence)
-		}
-		err := eachOf(ctx, q, turnsTable, query, args, func(t *forkengine.Turn) { out[t.SessionID] = append(out[t.SessionID], *t) })
-		return classify(err, "turns by sessions")
-	})
+	err := q.spanTurns(ctx, ws, sessionIDs, n, func(chunk []string) (string, []any) {
+		return spanTurnsAfterSQL(q.dialect, len(chunk), n), spansArgs(q.dialect, chunk, ws, spanTurnsAfterArgs(q.dialect, afterSequence, n)...)
+	}, out)
 	return out, err
 }
 
-// LatestTurnsBySessionIDs returns each session's highest-sequence turn.
+// LatestTurnsBySessionIDs returns each session's highest-sequence turn, inherited or its own.
 func (q queries) LatestTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
-	return q.turnPerSession(ctx, noExtra, ws, sessionIDs)
+	pages := map[string][]forkengine.Turn{}
+	err := q.spanTurns(ctx, ws, sessionIDs, 1, func(chunk []string) (string, []any) {
+		return spanTurnsBeforeSQL(q.dialect, len(chunk), 1), spansArgs(q.dialect, chunk, ws, spanTurnsBeforeArgs(q.dialect, maxSequence, 1)...)
+	}, pages)
+	out := make(map[string]forkengine.Turn, len(pages))
+	for sid, turns := range pages {
+		out[sid] = turns[0]
+	}
+	return out, err
 }
 
-// ActiveTurnsBySessionIDs returns each session's highest-sequence turn that is not settled.
+// ActiveTurnsBySessionIDs returns each session's highest-sequence turn that is not settled. Only
+// a session's own rows can be: every inherited turn was settled when its fork was frozen (a
+// prefix turn that was not is a row of the child's own, settled as interrupted).
 func (q queries) ActiveTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
 	return q.turnPerSession(ctx, unsettled, ws, sessionIDs)
 }
@@ -81,21 +82,24 @@ func (q queries) turnPerSession(ctx context.Context, extra turnCondition, ws str
 
 // TurnsThrough returns the session's turns with Sequence <= maxSequence in sequence order.
 func (q queries) TurnsThrough(ctx context.Context, ws, sessionID string, maxSequence int64) ([]forkengine.Turn, error) {
-	rows, err := queryAll(ctx, q, turnsTable, turnsThroughSQL, ws, sessionID, maxSequence)
+	all, err := q.TurnsBySessionIDs(ctx, ws, []string{sessionID}, 0, 0)
 	if err != nil {
-		return nil, classify(err, "turns of session %s through %d", sessionID, maxSequence)
+		return nil, fmt.Errorf("turns of session %s through %d: %w", sessionID, maxSequence, err)
 	}
-	if rows == nil {
-		rows = []forkengine.Turn{}
+	out := []forkengine.Turn{}
+	for _, t := range all[sessionID] {
+		if t.Sequence <= maxSequence {
+			out = append(out, t)
+		}
 	}
-	return rows, nil
+	return out, nil
 }
 
 // MessagesByTurnIDs returns each turn's messages in Position order.
 func (q queries) MessagesByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
-	return q.messagesByTurns(ctx, ws, turnIDs, qualifiedMessagesOfWorkspace, func(m *forkengine.Message) []any {
+	return q.messagesOfTurns(ctx, ws, turnIDs, qualifiedMessagesOfWorkspace, func(m *forkengine.Message) []any {
 		return messagesTable.targets(m)[1:] // listAfterWorkspace: every column but workspace_id
-	})
+	}, true)
 }
 
 // messageTextColumns are what MessageTextsByTurnIDs reads of a message: its turn and its text.
@@ -107,38 +111,9 @@ const messageTextColumns = "m.turn_id, m.role, m.content"
 // returns, so a transcript read without the four columns nobody shows costs less; the
 // statement, its index seek and its order are MessagesByTurnIDs'.
 func (q queries) MessageTextsByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
-	return q.messagesByTurns(ctx, ws, turnIDs, messageTextColumns, func(m *forkengine.Message) []any {
+	return q.messagesOfTurns(ctx, ws, turnIDs, messageTextColumns, func(m *forkengine.Message) []any {
 		return []any{&m.TurnID, textScan[forkengine.MessageRole]{&m.Role}, &m.Content}
-	})
-}
-
-// messagesByTurns reads the messages of turnIDs, selecting columns (of workspace ws, aliased m)
-// into the targets of one message, and groups them by turn in Position order: one seek of
-// messages_by_turn per id.
-func (q queries) messagesByTurns(ctx context.Context, ws string, turnIDs []string, columns string,
-	targets func(*forkengine.Message) []any,
-) (map[string][]forkengine.Message, error) {
-	out := make(map[string][]forkengine.Message, len(turnIDs))
-	err := q.inChunks(turnIDs, func(chunk []string) error {
-		in, args := q.inList(chunk, ws)
-		query := "SELECT " + columns + " FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in +
-			" ORDER BY m.turn_id, m.position"
-		// In turn order, each turn's messages one run of it; sized for a question and an answer each.
-		all := make([]forkengine.Message, 0, 2*len(chunk))
-		m := forkengine.Message{WorkspaceID: ws}
-		err := scanEach(ctx, q, query, args, targets(&m), func() { all = append(all, m) })
-		if err != nil {
-			return classify(err, "messages by turns")
-		}
-		for start, i := 0, 1; i <= len(all); i++ {
-			if i == len(all) || all[i].TurnID != all[start].TurnID {
-				out[all[start].TurnID] = all[start:i:i] // capped: an append by the caller copies
-				start = i
-			}
-		}
-		return nil
-	})
-	return out, err
+	}, false)
 }
 
 // MessagesByIDs returns the existing messages among ids, keyed by id.
@@ -151,5 +126,8 @@ func (q queries) MessagesByIDs(ctx context.Context, ws string, ids []string) (ma
 			func(m *forkengine.Message) { out[m.ID] = *m })
 		return classify(err, "messages by ids")
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, q.presentedMessages(ctx, ws, ids, out)
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -74,35 +73,4 @@ func (c *snapshotCache) put(entries ...cachedSnapshot) {
 }
 
 // copySnapshot deep-copies s, so callers may change what they get.
-func copySnapshot(s forkengine.Snapshot) forkengine.Snapshot {
-	s.Session.Settings = cloneRaw(s.Session.Settings)
-	s.Session.DeletedAt = cloneTime(s.Session.DeletedAt)
-	if s.Turns != nil {
-		turns := make([]forkengine.Turn, len(s.Turns))
-		for i, t := range s.Turns {
-			t.SettledAt = cloneTime(t.SettledAt)
-			t.ProviderTurnBinding = cloneRaw(t.ProviderTurnBinding)
-			turns[i] = t
-		}
-		s.Turns = turns
-	}
-	if s.Messages != nil {
-		s.Messages = append([]forkengine.Message(nil), s.Messages...)
-	}
-	return s
-}
-
-func cloneRaw(raw json.RawMessage) json.RawMessage {
-	if raw == nil {
-		return nil
-	}
-	return append(json.RawMessage{}, raw...)
-}
-
-func cloneTime[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
-}
+func copySnapshot(s forkengine.Snapshot) forkengine.Snapshot { return s.Clone() }

@@ -144,10 +144,13 @@ func decodeSnapshot(text string) (forkengine.Snapshot, error) {
 	return s, nil
 }
 
-// compactable reports whether the compact encodings hold s exactly: every time a whole UTC
-// microsecond, every turn and message of the snapshot's session, and turns and messages either
-// both nil (a session-only snapshot) or both present.
+// compactable reports whether the compact encodings hold s exactly: a version 1 snapshot, every
+// time a whole UTC microsecond, every turn and message of the snapshot's session, and turns and
+// messages either both nil (a session-only snapshot) or both present.
 func compactable(s forkengine.Snapshot) bool {
+	if s.Shared() || s.Segments != nil || s.Overrides != nil || s.PrefixTurns != 0 || s.BoundTurns != 0 {
+		return false // a reference (version 2): a few hundred bytes of JSON, which keeps every field
+	}
 	ss := s.Session
 	if !exactMicros(ss.CreatedAt) || !exactMicros(ss.UpdatedAt) || !exactMicrosPtr(ss.DeletedAt) {
 		return false

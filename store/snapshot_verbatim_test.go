@@ -46,7 +46,7 @@ func testSnapshotKeepsJSONVerbatim(t *testing.T, db *DB) {
 	stored, err := db.GetOperation(ctx, "w", op.ID)
 	require.NoError(t, err)
 	require.Equal(t, htmlSettings, string(stored.Snapshot.Session.Settings))
-	require.Equal(t, `{"handle":"x&y"}`, string(stored.Snapshot.Turns[0].ProviderTurnBinding))
+	require.Equal(t, `{"handle":"x&y"}`, string(stored.Snapshot.Boundary.ProviderTurnBinding))
 
 	got, err := e.ProcessOperation(ctx, "w", op.ID) // verifies the snapshot as the store returns it
 	require.NoError(t, err)

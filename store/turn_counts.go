@@ -75,12 +75,13 @@ var postgresTurnCountTriggers = []string{
 		WHEN (` + turnMovedSQL + `) EXECUTE FUNCTION forkgraph_move_turn_count()`,
 }
 
-// CountTurnsBySessionIDs returns each session's number of turns from turn_counts: one primary-key
-// probe per session, however long its history. Sessions without turns are absent.
+// CountTurnsBySessionIDs returns each session's number of turns from turn_counts and its History:
+// two primary-key probes per session, however long its history. Sessions without turns are
+// absent.
 func (q queries) CountTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]int, error) {
 	out := map[string]int{}
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		rows, err := queryRows[turnCountRow](ctx, q, countTurnsSQL(q.dialect, len(chunk)), idArgs(q.dialect, chunk, ws)...)
+		rows, err := queryRows[turnCountRow](ctx, q, countTurnsSQL(q.dialect, len(chunk)), idArgs(q.dialect, chunk, ws, ws)...)
 		if err != nil {
 			return classify(err, "count turns by sessions")
 		}
@@ -94,11 +95,13 @@ func (q queries) CountTurnsBySessionIDs(ctx context.Context, ws string, sessionI
 	return out, err
 }
 
-// countTurnsSQL reads the counts of n sessions, a probe of the primary key per id (a join with
-// the ids rather than an IN list, which PostgreSQL may answer by walking the workspace's range).
-// Arguments: the ids, then the workspace.
+// countTurnsSQL reads the counts of n sessions: its own rows' count plus the turns its History
+// inherits, two primary-key probes per id (a join with the ids rather than an IN list, which
+// PostgreSQL may answer by walking the workspace's range). Arguments: the ids, then the
+// workspace twice.
 func countTurnsSQL(d dialect, n int) string {
-	return idsCTE(d, n) + "SELECT c.session_id, c.n FROM ids CROSS JOIN turn_counts c WHERE c.workspace_id = ? AND c.session_id = ids.id"
+	return idsCTE(d, n) + `SELECT ids.id, COALESCE((SELECT c.n FROM turn_counts c WHERE c.workspace_id = ? AND c.session_id = ids.id), 0)
+	+ COALESCE((SELECT h.inherited_turns FROM histories h WHERE h.workspace_id = ? AND h.session_id = ids.id), 0) FROM ids`
 }
 
 // purgeTurnCountSQL removes a purged session's count row (its turns are gone, the row says 0).

@@ -107,6 +107,15 @@ func (tx *txn) InsertMessages(ctx context.Context, msgs []forkengine.Message) ([
 	for i := range out {
 		out[i].CreatedAt = storedTime(out[i].CreatedAt)
 	}
+	for ws, idx := range groupByWorkspace(out) {
+		turnIDs := make([]string, len(idx))
+		for i, j := range idx {
+			turnIDs[i] = out[j].TurnID
+		}
+		if err := tx.adoptInheritedTurns(ctx, ws, turnIDs); err != nil {
+			return nil, err
+		}
+	}
 	err := tx.guarded(ctx, func(db *gorm.DB) error {
 		return classify(insertRows(tx.execWith(db), messagesTable, out, !tx.dialect.numbered), "insert %d messages", len(out))
 	})
@@ -166,6 +175,9 @@ func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
 	}
 	args := map[string]any{"ws": ws, "id": id}
 	if err := tx.lockForkedSessions(ctx, args); err != nil {
+		return err
+	}
+	if err := tx.purgeHistory(ctx, ws, id); err != nil {
 		return err
 	}
 	// Read before the rows that lead to them go.

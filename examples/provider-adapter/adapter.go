@@ -15,14 +15,13 @@ import (
 // turn (texts 4,096 bytes, JSON objects 64 KiB: under 1 MiB each even with every character
 // JSON-escaped), and its webhook driver splits a /probe batch into bodies of at most 4 MiB
 // (webhook.DefaultMaxProbeRequestBytes), so /describe and /probe fit in maxReadRequestBytes with
-// room to spare. A /fork (and its /reconcile) carries every turn of the frozen prefix, and forkgraph
-// does not bound how many a session has, so no limit admits every fork: maxForkRequestBytes admits
-// about 1,000 turns at the largest binding forkgraph accepts (typical bindings are a few hundred
-// bytes, so far longer prefixes fit). A larger /fork is refused with 413 and "rejected": the fork
-// fails with that explanation and nothing is made. Raise it if your provider forks longer sessions.
+// room to spare. A /fork (and its /reconcile) carries the source session and the boundary turn
+// and only counts the rest of the prefix (forkgraph shares the history instead of sending it),
+// so it fits the same limit for any transcript. A larger body is refused with 413 and "rejected":
+// the fork fails with that explanation and nothing is made.
 const (
 	maxReadRequestBytes = 8 << 20
-	maxForkRequestBytes = 64 << 20
+	maxForkRequestBytes = maxReadRequestBytes
 )
 
 // adapter serves the webhook protocol for a provider whose sessions live in its state file.
@@ -183,14 +182,8 @@ func (a *adapter) recordFork(req forkRequest) (child string, deliveries int, err
 }
 
 func (a *adapter) childSession(id string, req forkRequest) providerSession {
-	turns := make([]string, 0, len(req.Turns))
-	for _, t := range req.Turns {
-		if t.ProviderTurnID != "" {
-			turns = append(turns, t.ProviderTurnID)
-		}
-	}
 	return providerSession{ID: id, ParentID: req.Source.ProviderSessionID,
-		ThroughProviderTurnID: req.ThroughTurn.ProviderTurnID, ProviderTurnIDs: turns, Title: req.TargetTitle,
+		ThroughProviderTurnID: req.ThroughTurn.ProviderTurnID, PrefixTurns: req.PrefixTurns, Title: req.TargetTitle,
 		WorkspaceID: req.WorkspaceID, RequestID: req.RequestID, OperationID: req.OperationID, CreatedAt: a.now()}
 }
 

@@ -77,7 +77,7 @@ func TestForkIsIdempotentOnRequestID(t *testing.T) {
 		t.Fatalf("state has %d children and record %+v, want 1 child and 2 deliveries", childrenOf(st, "r1"), rec)
 	}
 	child := st.Sessions[first.ProviderSessionID]
-	if child.ParentID != "thread-1" || child.ThroughProviderTurnID != "pt-t2" || len(child.ProviderTurnIDs) != 2 {
+	if child.ParentID != "thread-1" || child.ThroughProviderTurnID != "pt-t2" || child.PrefixTurns != 2 {
 		t.Fatalf("child session %+v", child)
 	}
 	if _, other := ta.fork(t, forkOf("r2")); other.ProviderSessionID == first.ProviderSessionID {
@@ -97,7 +97,8 @@ func TestForkRefusals(t *testing.T) {
 		{name: "RejectedWithUnboundBoundary", change: func(r *forkRequest) {
 			r.ThroughTurn.ProviderTurnBinding = json.RawMessage(`null`)
 		}, status: 400},
-		{name: "RejectedWhenTurnsDoNotEndAtBoundary", change: func(r *forkRequest) { r.Turns = r.Turns[:1] }, status: 400},
+		{name: "RejectedWithoutAPrefix", change: func(r *forkRequest) { r.PrefixTurns = 0 }, status: 400},
+		{name: "RejectedWithMoreBoundThanPrefixTurns", change: func(r *forkRequest) { r.BoundTurns = r.PrefixTurns + 1 }, status: 400},
 		{name: "RejectedForProviderOwned", change: func(r *forkRequest) { r.Descriptor.StateBindingMode = "provider_owned" }, status: 400},
 		{name: "RejectedWhenRequestIDBelongsToAnotherOperation", change: func(r *forkRequest) {
 			r.RequestID = "taken"

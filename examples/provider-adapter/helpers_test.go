@@ -98,7 +98,7 @@ func forkOf(rid string) forkRequest {
 	return forkRequest{
 		WorkspaceID: "ws", OperationID: "op-" + rid, RequestID: rid,
 		Source:      wireSession{WorkspaceID: "ws", ID: "src", Provider: "webhook", ProviderSessionID: "thread-1"},
-		ThroughTurn: turns[1], Turns: turns, TargetSessionID: "src-fork", TargetTitle: "Plan (2)",
+		ThroughTurn: turns[1], PrefixTurns: len(turns), BoundTurns: len(turns), TargetSessionID: "src-fork", TargetTitle: "Plan (2)",
 		Descriptor: descriptor{Kind: "reference-adapter", Version: "1", StateBindingMode: hostCopy, ThroughTurn: true, Reconcile: true},
 	}
 }

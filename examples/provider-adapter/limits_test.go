@@ -35,19 +35,16 @@ func TestProbeAcceptsTheLargestBodyTheDriverSends(t *testing.T) {
 	}
 }
 
-// A fork of 130 turns at forkgraph's largest binding (over 8 MiB) is within the adapter's limit.
+// A fork of any prefix is one session and one turn (the rest is counted, not sent): at the largest
+// session and binding forkgraph accepts, it is within the adapter's limit.
 func TestForkOfALongPrefixWithLargeBindingsIsAccepted(t *testing.T) {
 	ta := newTestAdapter(t, "", 0)
 	req := forkOf("r1")
-	req.Turns = nil
-	for i := 1; i <= 130; i++ {
-		turn := boundTurn(fmt.Sprintf("t%d", i), int64(i))
-		turn.ProviderTurnBinding = largestBinding()
-		req.Turns = append(req.Turns, turn)
-	}
-	req.ThroughTurn = req.Turns[len(req.Turns)-1]
+	req.PrefixTurns, req.BoundTurns = 1_000_000, 1_000_000
+	req.Source.Settings = json.RawMessage(`{"notes":"` + strings.Repeat("x", 64<<10-20) + `"}`)
+	req.ThroughTurn.ProviderTurnBinding = largestBinding()
 	if status, got := ta.fork(t, req); status != 200 || got.Disposition != dispositionAccepted {
-		t.Fatalf("fork of 130 large turns = %d %+v, want 200 accepted", status, got)
+		t.Fatalf("fork of a million-turn prefix = %d %+v, want 200 accepted", status, got)
 	}
 }
 
@@ -58,7 +55,6 @@ func TestForkLargerThanTheLimitIsRejected(t *testing.T) {
 	ta.maxForkBytes = 32 << 10
 	req := forkOf("r1")
 	req.ThroughTurn.ProviderTurnBinding = largestBinding()
-	req.Turns[1] = req.ThroughTurn
 	status, got := ta.fork(t, req)
 	if status != 413 || got.Disposition != dispositionRejected || !strings.Contains(got.Error, "larger than this adapter accepts") {
 		t.Fatalf("oversized fork = %d %+v, want 413 rejected with the reason", status, got)

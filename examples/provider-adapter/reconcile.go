@@ -76,8 +76,8 @@ func invalidFork(req forkRequest, header string) string {
 		return "the source has no provider session"
 	case req.ThroughTurn.ProviderTurnID == "" || !isObject(req.ThroughTurn.ProviderTurnBinding):
 		return "the boundary turn has no provider binding"
-	case len(req.Turns) == 0 || req.Turns[len(req.Turns)-1].ID != req.ThroughTurn.ID:
-		return "turns must be the frozen prefix ending with throughTurn"
+	case req.PrefixTurns < 1 || req.BoundTurns < 0 || req.BoundTurns > req.PrefixTurns:
+		return "prefixTurns must count the frozen prefix (at least throughTurn) and boundTurns at most as many"
 	case req.Descriptor.StateBindingMode != "" && req.Descriptor.StateBindingMode != hostCopy:
 		return fmt.Sprintf("this provider only forks host_copy, not %q", req.Descriptor.StateBindingMode)
 	}

@@ -39,7 +39,7 @@ type providerSession struct {
 	ID                    string    `json:"id"`
 	ParentID              string    `json:"parentId"`
 	ThroughProviderTurnID string    `json:"throughProviderTurnId"`
-	ProviderTurnIDs       []string  `json:"providerTurnIds"`
+	PrefixTurns           int       `json:"prefixTurns"`
 	Title                 string    `json:"title"`
 	WorkspaceID           string    `json:"workspaceId"`
 	RequestID             string    `json:"requestId"`

@@ -62,7 +62,8 @@ type forkRequest struct {
 	RequestID       string      `json:"requestId"`
 	Source          wireSession `json:"source"`
 	ThroughTurn     wireTurn    `json:"throughTurn"`
-	Turns           []wireTurn  `json:"turns"`
+	PrefixTurns     int         `json:"prefixTurns"`
+	BoundTurns      int         `json:"boundTurns"`
 	TargetSessionID string      `json:"targetSessionId"`
 	TargetTitle     string      `json:"targetTitle"`
 	Descriptor      descriptor  `json:"descriptor"`

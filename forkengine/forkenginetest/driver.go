@@ -202,8 +202,8 @@ func (d *ScriptedDriver) Fork(ctx context.Context, req forkengine.ForkRequest) (
 }
 
 // AcceptedResult is the valid acceptance of req for its descriptor's binding mode: child session
-// "child-<operation id>"; in provider_owned mode one binding per provider-bound turn (provider turn
-// "child-<source provider turn>") and a receipt.
+// "child-<operation id>"; in provider_owned mode one binding per provider-bound prefix turn
+// (provider turn "child-<operation id>-<i>", i counting them from 1) and a receipt.
 func AcceptedResult(req forkengine.ForkRequest) forkengine.ForkResult {
 	res := forkengine.ForkResult{
 		Disposition:       forkengine.DispositionAccepted,
@@ -214,13 +214,10 @@ func AcceptedResult(req forkengine.ForkRequest) forkengine.ForkResult {
 		return res
 	}
 	res.Receipt = "receipt-" + req.OperationID
-	for _, t := range req.Turns {
-		if !t.HasProviderBinding() {
-			continue
-		}
-		binding, _ := json.Marshal(map[string]string{"childOf": t.ProviderTurnID, "operation": req.OperationID})
+	for i := 1; i <= req.BoundTurns; i++ {
+		binding, _ := json.Marshal(map[string]any{"childTurn": i, "operation": req.OperationID})
 		res.TurnBindings = append(res.TurnBindings, forkengine.TurnBinding{
-			ProviderTurnID: fmt.Sprintf("child-%s", t.ProviderTurnID), Binding: binding,
+			ProviderTurnID: fmt.Sprintf("child-%s-%d", req.OperationID, i), Binding: binding,
 		})
 	}
 	return res

@@ -22,6 +22,8 @@ type memState struct {
 	messages   map[rowKey]forkengine.Message
 	operations map[rowKey]forkengine.ForkOperation
 	lineages   map[rowKey]forkengine.Lineage // keyed by target session id
+	histories  map[rowKey]forkengine.History // keyed by session id
+	tombstones int                           // tombstone workspaces made by purges
 	events     []forkengine.Event
 	positions  map[string]int64 // last message position handed out, per workspace
 	lastCursor int64
@@ -36,6 +38,7 @@ func newMemState() *memState {
 		messages:   map[rowKey]forkengine.Message{},
 		operations: map[rowKey]forkengine.ForkOperation{},
 		lineages:   map[rowKey]forkengine.Lineage{},
+		histories:  map[rowKey]forkengine.History{},
 		positions:  map[string]int64{},
 		owners:     map[providerSessionKey]string{},
 	}
@@ -50,6 +53,8 @@ func (s *memState) clone() *memState {
 		messages:   maps.Clone(s.messages),
 		operations: maps.Clone(s.operations),
 		lineages:   maps.Clone(s.lineages),
+		histories:  maps.Clone(s.histories),
+		tombstones: s.tombstones,
 		events:     slices.Clip(s.events), // a transaction's append must not write into the committed array
 		positions:  maps.Clone(s.positions),
 		lastCursor: s.lastCursor,

@@ -24,7 +24,7 @@ func (v memView) ListSessionsBefore(_ context.Context, ws string, f forkengine.S
 	var out []forkengine.Session
 	for _, s := range v.filteredSessions(ws, f) {
 		if beforeKey(before, s.CreatedAt, s.ID) {
-			out = append(out, copySession(s))
+			out = append(out, s.Clone())
 		}
 	}
 	slices.SortFunc(out, func(a, b forkengine.Session) int { return compareKey(b.CreatedAt, b.ID, a.CreatedAt, a.ID) })
@@ -49,7 +49,7 @@ func (v memView) TurnsBySessionIDsBefore(_ context.Context, ws string, sessionID
 		var page []forkengine.Turn
 		for _, t := range slices.Backward(turns) {
 			if beforeSequence <= 0 || t.Sequence < beforeSequence {
-				page = append(page, copyTurn(t))
+				page = append(page, t.Clone())
 			}
 		}
 		if len(page) > 0 {

@@ -47,23 +47,11 @@ func storedSession(s forkengine.Session) forkengine.Session {
 	return s
 }
 
-func copySession(s forkengine.Session) forkengine.Session {
-	s.Settings = cloneRaw(s.Settings)
-	s.DeletedAt = clonePtr(s.DeletedAt)
-	return s
-}
-
 func storedTurn(t forkengine.Turn) forkengine.Turn {
 	t.ProviderTurnBinding = cloneRaw(t.ProviderTurnBinding)
 	t.StartedAt = storedTime(t.StartedAt)
 	t.UpdatedAt = storedTime(t.UpdatedAt)
 	t.SettledAt = storedTimePtr(t.SettledAt)
-	return t
-}
-
-func copyTurn(t forkengine.Turn) forkengine.Turn {
-	t.ProviderTurnBinding = cloneRaw(t.ProviderTurnBinding)
-	t.SettledAt = clonePtr(t.SettledAt)
 	return t
 }
 
@@ -107,41 +95,12 @@ func dropJSONNulls(op *forkengine.ForkOperation) {
 	for i := range op.Snapshot.Turns {
 		op.Snapshot.Turns[i].ProviderTurnBinding = orNil(op.Snapshot.Turns[i].ProviderTurnBinding)
 	}
-}
-
-func copyOperation(op forkengine.ForkOperation) forkengine.ForkOperation {
-	op.SourceProviderTurnBinding = cloneRaw(op.SourceProviderTurnBinding)
-	if op.TargetTurnBindings != nil {
-		bindings := make([]forkengine.TurnBinding, len(op.TargetTurnBindings))
-		for i, b := range op.TargetTurnBindings {
-			bindings[i] = forkengine.TurnBinding{ProviderTurnID: b.ProviderTurnID, Binding: cloneRaw(b.Binding)}
-		}
-		op.TargetTurnBindings = bindings
+	if op.Snapshot.Boundary != nil {
+		op.Snapshot.Boundary.ProviderTurnBinding = orNil(op.Snapshot.Boundary.ProviderTurnBinding)
 	}
-	op.Snapshot = copySnapshot(op.Snapshot)
-	op.DispatchedAt = clonePtr(op.DispatchedAt)
-	op.AcceptedAt = clonePtr(op.AcceptedAt)
-	op.CompletedAt = clonePtr(op.CompletedAt)
-	op.AcknowledgedAt = clonePtr(op.AcknowledgedAt)
-	op.LeaseExpiresAt = clonePtr(op.LeaseExpiresAt)
-	op.LastReconciledAt = clonePtr(op.LastReconciledAt)
-	op.NextReconcileAt = clonePtr(op.NextReconcileAt)
-	return op
-}
-
-func copySnapshot(s forkengine.Snapshot) forkengine.Snapshot {
-	s.Session = copySession(s.Session)
-	if s.Turns != nil {
-		turns := make([]forkengine.Turn, len(s.Turns))
-		for i, t := range s.Turns {
-			turns[i] = copyTurn(t)
-		}
-		s.Turns = turns
+	for i := range op.Snapshot.Overrides {
+		op.Snapshot.Overrides[i].ProviderTurnBinding = orNil(op.Snapshot.Overrides[i].ProviderTurnBinding)
 	}
-	if s.Messages != nil {
-		s.Messages = append([]forkengine.Message(nil), s.Messages...)
-	}
-	return s
 }
 
 func roundTripJSON[T any](v T) (T, error) {

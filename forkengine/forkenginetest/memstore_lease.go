@@ -42,7 +42,7 @@ func (s *MemStore) ClaimOperation(ctx context.Context, key forkengine.OperationK
 		if !found {
 			return notFound("fork operation", key.WorkspaceID, key.ID)
 		}
-		claimed, ok = copyOperation(stored), c.Takes(stored)
+		claimed, ok = stored.Clone(), c.Takes(stored)
 		if !ok {
 			return nil
 		}

@@ -59,7 +59,7 @@ func (v memView) GetSession(_ context.Context, ws, id string) (forkengine.Sessio
 	if !ok {
 		return forkengine.Session{}, notFound("session", ws, id)
 	}
-	return copySession(s), nil
+	return s.Clone(), nil
 }
 
 // SessionsByIDs returns the sessions that exist among ids.
@@ -68,7 +68,7 @@ func (v memView) SessionsByIDs(_ context.Context, ws string, ids []string) (map[
 	out := map[string]forkengine.Session{}
 	for _, id := range ids {
 		if s, ok := st.sessions[rowKey{ws, id}]; ok {
-			out[id] = copySession(s)
+			out[id] = s.Clone()
 		}
 	}
 	return out, nil
@@ -97,7 +97,7 @@ func (v memView) ListSessions(_ context.Context, ws string, f forkengine.Session
 	var out []forkengine.Session
 	for _, s := range v.filteredSessions(ws, f) {
 		if afterKey(after, s.CreatedAt, s.ID) {
-			out = append(out, copySession(s))
+			out = append(out, s.Clone())
 		}
 	}
 	slices.SortFunc(out, func(a, b forkengine.Session) int { return compareKey(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
@@ -111,11 +111,11 @@ func (v memView) CountSessions(_ context.Context, ws string, f forkengine.Sessio
 
 // GetTurn returns one turn or ErrNotFound.
 func (v memView) GetTurn(_ context.Context, ws, id string) (forkengine.Turn, error) {
-	t, ok := v.load().turns[rowKey{ws, id}]
+	t, ok := v.load().turnByID(ws, id)
 	if !ok {
 		return forkengine.Turn{}, notFound("turn", ws, id)
 	}
-	return copyTurn(t), nil
+	return t.Clone(), nil
 }
 
 // TurnsByIDs returns the turns that exist among ids.
@@ -123,8 +123,8 @@ func (v memView) TurnsByIDs(_ context.Context, ws string, ids []string) (map[str
 	st := v.load()
 	out := map[string]forkengine.Turn{}
 	for _, id := range ids {
-		if t, ok := st.turns[rowKey{ws, id}]; ok {
-			out[id] = copyTurn(t)
+		if t, ok := st.turnByID(ws, id); ok {
+			out[id] = t.Clone()
 		}
 	}
 	return out, nil
@@ -132,15 +132,12 @@ func (v memView) TurnsByIDs(_ context.Context, ws string, ids []string) (map[str
 
 // turnsBySession groups the workspace's turns of the given sessions in sequence order.
 func (v memView) turnsBySession(ws string, sessionIDs []string) map[string][]forkengine.Turn {
-	want := idSet(sessionIDs)
+	st := v.load()
 	out := map[string][]forkengine.Turn{}
-	for k, t := range v.load().turns {
-		if k.ws == ws && want[t.SessionID] {
-			out[t.SessionID] = append(out[t.SessionID], t)
+	for id := range idSet(sessionIDs) {
+		if turns := st.sessionTurns(ws, id); len(turns) > 0 {
+			out[id] = turns
 		}
-	}
-	for _, turns := range out {
-		slices.SortFunc(turns, func(a, b forkengine.Turn) int { return cmp.Compare(a.Sequence, b.Sequence) })
 	}
 	return out
 }
@@ -152,7 +149,7 @@ func (v memView) TurnsBySessionIDs(_ context.Context, ws string, sessionIDs []st
 		var page []forkengine.Turn
 		for _, t := range turns {
 			if t.Sequence > afterSequence {
-				page = append(page, copyTurn(t))
+				page = append(page, t.Clone())
 			}
 		}
 		if len(page) > 0 {
@@ -186,7 +183,7 @@ func (v memView) lastTurnWhere(ws string, sessionIDs []string, keep func(forkeng
 	for sid, turns := range v.turnsBySession(ws, sessionIDs) {
 		for i := len(turns) - 1; i >= 0; i-- {
 			if keep(turns[i]) {
-				out[sid] = copyTurn(turns[i])
+				out[sid] = turns[i].Clone()
 				break
 			}
 		}
@@ -199,7 +196,7 @@ func (v memView) TurnsThrough(_ context.Context, ws, sessionID string, maxSequen
 	var out []forkengine.Turn
 	for _, t := range v.turnsBySession(ws, []string{sessionID})[sessionID] {
 		if t.Sequence <= maxSequence {
-			out = append(out, copyTurn(t))
+			out = append(out, t.Clone())
 		}
 	}
 	return out, nil

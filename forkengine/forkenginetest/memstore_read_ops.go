@@ -1,7 +1,6 @@
 package forkenginetest
 
 import (
-	"cmp"
 	"context"
 	"slices"
 
@@ -10,15 +9,16 @@ import (
 
 // MessagesByTurnIDs returns each turn's messages in Position order.
 func (v memView) MessagesByTurnIDs(_ context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
-	want := idSet(turnIDs)
+	st := v.load()
 	out := map[string][]forkengine.Message{}
-	for k, m := range v.load().messages {
-		if k.ws == ws && want[m.TurnID] {
-			out[m.TurnID] = append(out[m.TurnID], m)
+	for id := range idSet(turnIDs) {
+		t, ok := st.turnByID(ws, id)
+		if !ok {
+			t = forkengine.Turn{WorkspaceID: ws, ID: id} // messages of a turn row that is gone
 		}
-	}
-	for _, msgs := range out {
-		slices.SortFunc(msgs, func(a, b forkengine.Message) int { return cmp.Compare(a.Position, b.Position) })
+		if msgs := st.turnMessages(t); len(msgs) > 0 {
+			out[id] = msgs
+		}
 	}
 	return out, nil
 }
@@ -29,6 +29,8 @@ func (v memView) MessagesByIDs(_ context.Context, ws string, ids []string) (map[
 	out := map[string]forkengine.Message{}
 	for _, id := range ids {
 		if m, ok := st.messages[rowKey{ws, id}]; ok {
+			out[id] = m
+		} else if m, ok := st.presentedMessage(ws, id); ok {
 			out[id] = m
 		}
 	}
@@ -70,7 +72,7 @@ func (v memView) GetOperation(_ context.Context, ws, id string) (forkengine.Fork
 	if !ok {
 		return forkengine.ForkOperation{}, notFound("operation", ws, id)
 	}
-	return copyOperation(op), nil
+	return op.Clone(), nil
 }
 
 // OperationsByIDs returns the operations that exist among ids.
@@ -79,7 +81,7 @@ func (v memView) OperationsByIDs(_ context.Context, ws string, ids []string) (ma
 	out := map[string]forkengine.ForkOperation{}
 	for _, id := range ids {
 		if op, ok := st.operations[rowKey{ws, id}]; ok {
-			out[id] = copyOperation(op)
+			out[id] = op.Clone()
 		}
 	}
 	return out, nil
@@ -91,7 +93,7 @@ func (v memView) operationsWhere(ws string, keep func(forkengine.ForkOperation) 
 	var out []forkengine.ForkOperation
 	for k, op := range v.load().operations {
 		if (ws == "" || k.ws == ws) && keep(op) {
-			out = append(out, copyOperation(op))
+			out = append(out, op.Clone())
 		}
 	}
 	slices.SortFunc(out, func(a, b forkengine.ForkOperation) int {

@@ -79,7 +79,7 @@ func (tx *memTx) InsertMessages(_ context.Context, msgs []forkengine.Message) ([
 		if _, taken := st.messages[k]; taken || seen[k] {
 			return nil, duplicate("message %s in workspace %s", m.ID, m.WorkspaceID)
 		}
-		if _, ok := st.turns[rowKey{m.WorkspaceID, m.TurnID}]; !ok {
+		if _, ok := st.turns[rowKey{m.WorkspaceID, m.TurnID}]; !ok && !st.adoptInheritedTurn(m.WorkspaceID, m.TurnID) {
 			return nil, notFound("turn of message "+m.ID+": turn", m.WorkspaceID, m.TurnID)
 		}
 		seen[k] = true
@@ -111,6 +111,7 @@ func (tx *memTx) SoftDeleteSession(_ context.Context, ws, id string, at time.Tim
 // lineages (a failed fork may have reserved a target that never existed).
 func (tx *memTx) PurgeSession(_ context.Context, ws, id string) error {
 	st := tx.current()
+	st.purgeHistory(ws, id)
 	delete(st.sessions, rowKey{ws, id})
 	purgedTurns := map[string]bool{}
 	for k, t := range st.turns {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -188,13 +189,11 @@ func accepted(req forkengine.ForkRequest, script Script) forkengine.ForkResult {
 	if script.BindingMode != forkengine.BindingProviderOwned {
 		return res
 	}
-	for _, t := range req.Turns {
-		if !t.HasProviderBinding() {
-			continue
-		}
+	for i := 1; i <= req.BoundTurns; i++ {
+		n := strconv.Itoa(i)
 		res.TurnBindings = append(res.TurnBindings, forkengine.TurnBinding{
-			ProviderTurnID: "simturn-" + digest(req.WorkspaceID, req.OperationID, t.ID),
-			Binding:        turnBinding(res.ProviderSessionID, t),
+			ProviderTurnID: "simturn-" + digest(req.WorkspaceID, req.OperationID, n),
+			Binding:        turnBinding(res.ProviderSessionID, n),
 		})
 	}
 	res.Receipt = "simreceipt-" + digest(req.WorkspaceID, req.OperationID, "receipt")
@@ -213,11 +212,11 @@ func childSessionID(req forkengine.ForkRequest) string {
 }
 
 // turnBinding is the opaque JSON object the simulated provider keeps for a child turn.
-func turnBinding(childSessionID string, source forkengine.Turn) json.RawMessage {
+func turnBinding(childSessionID, boundTurn string) json.RawMessage {
 	b, _ := json.Marshal(map[string]any{ // a map of strings always marshals
 		"simulated": map[string]string{
-			"providerSessionId":    childSessionID,
-			"sourceProviderTurnId": source.ProviderTurnID,
+			"providerSessionId": childSessionID,
+			"boundTurn":         boundTurn,
 		},
 	})
 	return b

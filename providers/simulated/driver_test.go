@@ -36,7 +36,7 @@ func forkRequest(script, operationID string) forkengine.ForkRequest {
 	turns := []forkengine.Turn{boundTurn("t1", 1), unbound, boundTurn("t3", 3)}
 	return forkengine.ForkRequest{
 		WorkspaceID: "ws", OperationID: operationID, RequestID: "req-" + operationID,
-		Source: session(script), ThroughTurn: turns[2], Turns: turns, TargetSessionID: "target",
+		Source: session(script), ThroughTurn: turns[2], PrefixTurns: 3, BoundTurns: 2, TargetSessionID: "target",
 	}
 }
 

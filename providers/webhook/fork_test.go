@@ -15,7 +15,7 @@ func forkRequest() forkengine.ForkRequest {
 	turns := []forkengine.Turn{boundTurn("t1", 1), boundTurn("t2", 2)}
 	return forkengine.ForkRequest{
 		WorkspaceID: "ws", OperationID: "op-1", RequestID: "req-1", Source: sourceSession(),
-		ThroughTurn: turns[1], Turns: turns, TargetSessionID: "target", TargetTitle: "Plan (2)",
+		ThroughTurn: turns[1], PrefixTurns: len(turns), BoundTurns: len(turns), TargetSessionID: "target", TargetTitle: "Plan (2)",
 		Descriptor: forkengine.Descriptor{Kind: "codex", Version: "1", StateBindingMode: forkengine.BindingHostCopy, ThroughTurn: true},
 	}
 }
@@ -104,8 +104,9 @@ func TestForkSendsTheRequest(t *testing.T) {
 	if got["operationId"] != "op-1" || got["targetSessionId"] != "target" || got["targetTitle"] != "Plan (2)" {
 		t.Fatalf("adapter received %v", got)
 	}
-	if turns, _ := got["turns"].([]any); len(turns) != 2 {
-		t.Fatalf("adapter received turns %v, want the 2-turn prefix", got["turns"])
+	if got["prefixTurns"] != float64(2) || got["boundTurns"] != float64(2) || got["turns"] != nil {
+		t.Fatalf("adapter received prefix %v/%v and turns %v, want the counts of the 2-turn prefix and no turns",
+			got["prefixTurns"], got["boundTurns"], got["turns"])
 	}
 	if res.ProviderSessionID != "child" || res.StateBindingMode != forkengine.BindingProviderOwned ||
 		res.Receipt != "r-1" || len(res.TurnBindings) != 2 || string(res.TurnBindings[1].Binding) != `{"a":2}` {

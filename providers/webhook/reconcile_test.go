@@ -142,9 +142,8 @@ func TestReconcileSendsTheForkRequest(t *testing.T) {
 		t.Fatalf("headers Forkgraph-Operation-Id=%q Authorization=%q", operationID, auth)
 	}
 	source, _ := got["source"].(map[string]any)
-	turns, _ := got["turns"].([]any)
 	if got["attempt"] != float64(3) || got["requestId"] != "req-1" || got["operationId"] != "op-1" ||
-		got["workspaceId"] != "ws" || got["targetSessionId"] != "target" || len(turns) != 2 ||
+		got["workspaceId"] != "ws" || got["targetSessionId"] != "target" || got["prefixTurns"] != float64(2) ||
 		source["providerSessionId"] != "prov-src" {
 		t.Fatalf("adapter received %v", got)
 	}

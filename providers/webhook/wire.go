@@ -66,7 +66,8 @@ type forkRequest struct {
 	RequestID       string         `json:"requestId"`
 	Source          wireSession    `json:"source"`
 	ThroughTurn     wireTurn       `json:"throughTurn"`
-	Turns           []wireTurn     `json:"turns"`
+	PrefixTurns     int            `json:"prefixTurns"`
+	BoundTurns      int            `json:"boundTurns"`
 	TargetSessionID string         `json:"targetSessionId"`
 	TargetTitle     string         `json:"targetTitle"`
 	Descriptor      wireDescriptor `json:"descriptor"`
@@ -129,17 +130,9 @@ func toWireFork(req forkengine.ForkRequest) forkRequest {
 	return forkRequest{
 		WorkspaceID: req.WorkspaceID, RequestedBy: req.RequestedBy, OperationID: req.OperationID, RequestID: req.RequestID,
 		Source: toWireSession(req.Source), ThroughTurn: toWireTurn(req.ThroughTurn),
-		Turns: toWireTurns(req.Turns), TargetSessionID: req.TargetSessionID,
+		PrefixTurns: req.PrefixTurns, BoundTurns: req.BoundTurns, TargetSessionID: req.TargetSessionID,
 		TargetTitle: req.TargetTitle, Descriptor: toWireDescriptor(req.Descriptor),
 	}
-}
-
-func toWireTurns(ts []forkengine.Turn) []wireTurn {
-	out := make([]wireTurn, len(ts))
-	for i, t := range ts {
-		out[i] = toWireTurn(t)
-	}
-	return out
 }
 
 func toWireDescriptor(d forkengine.Descriptor) wireDescriptor {

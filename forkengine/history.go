@@ -1,0 +1,144 @@
+package forkengine
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Shared history (docs/design/shared-history.md). A committed fork stores no copy of the history
+// it inherits: its History lists, in order, the segments of other sessions' rows it reads, each a
+// range of an owner's turn sequences and the message watermark that froze them. Reads merge the
+// segments with the child's own rows (which win at a shared sequence: they are the turns the
+// child holds a row of its own for, such as a prefix turn that had not settled when the fork
+// was frozen), and present every inherited row under the child's session and an id of the
+// child's own (PresentedTurnID). Sharing is correct because what a segment reads never changes:
+// messages are insert-only, a settled turn's fields never change, and a message appended later
+// takes a position above every watermark frozen before it.
+
+// History is a committed fork's inherited prefix.
+type History struct {
+	WorkspaceID string
+	SessionID   string
+	// Key is the child's short history key (HistoryKeyLength characters): its presented ids
+	// carry it, so node(id:) finds the child without a row per inherited entity.
+	Key string
+	// Boundary is the sequence of the last inherited turn.
+	Boundary int64
+	// InheritedTurns counts the turns the child reads through its segments (the prefix less the
+	// turns it holds rows of its own for).
+	InheritedTurns int
+	Segments       []HistorySegment
+}
+
+// HistorySegment is a range of one owner's turns a child reads: the owner's turns with From <
+// Sequence <= To, and of their messages those with Position <= Watermark. Segments later in a
+// History take precedence over earlier ones at a shared sequence.
+type HistorySegment struct {
+	// OwnerWorkspaceID is where the owner's rows are: the child's workspace, or after the owner
+	// was purged, the tombstone workspace its rows were moved to (never one a client can name).
+	OwnerWorkspaceID string
+	OwnerSessionID   string
+	From, To         int64
+	Watermark        int64
+}
+
+// HistoryKeyLength is the length of a History.Key.
+const HistoryKeyLength = 11
+
+// A presented id is "h" + the child's key + "-t" + the turn's sequence in base 36 (a turn), or
+// "-m" + the sequence and "." + the message's position in base 36 (a message): at most 40
+// characters, far under MaxIDLength, so a fork of a fork can name an inherited turn.
+const (
+	presentedPrefix  = "h"
+	presentedTurn    = "-t"
+	presentedMessage = "-m"
+)
+
+// PresentedTurnID is the id under which a child with history key key presents its inherited turn
+// of sequence seq.
+func PresentedTurnID(key string, seq int64) string {
+	return presentedPrefix + key + presentedTurn + strconv.FormatInt(seq, 36)
+}
+
+// PresentedMessageID is the id under which a child presents an inherited message: its turn's
+// sequence and its position.
+func PresentedMessageID(key string, seq, position int64) string {
+	return presentedPrefix + key + presentedMessage + strconv.FormatInt(seq, 36) + "." + strconv.FormatInt(position, 36)
+}
+
+// ParsePresentedTurnID decodes a PresentedTurnID; ok is false for any other id.
+func ParsePresentedTurnID(id string) (key string, seq int64, ok bool) {
+	key, rest, ok := cutPresented(id, presentedTurn)
+	if !ok {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseInt(rest, 36, 64)
+	if err != nil || seq <= 0 || strconv.FormatInt(seq, 36) != rest {
+		return "", 0, false
+	}
+	return key, seq, true
+}
+
+// ParsePresentedMessageID decodes a PresentedMessageID; ok is false for any other id.
+func ParsePresentedMessageID(id string) (key string, seq, position int64, ok bool) {
+	key, rest, ok := cutPresented(id, presentedMessage)
+	if !ok {
+		return "", 0, 0, false
+	}
+	s, p, found := strings.Cut(rest, ".")
+	seq, err1 := strconv.ParseInt(s, 36, 64)
+	position, err2 := strconv.ParseInt(p, 36, 64)
+	if !found || err1 != nil || err2 != nil || seq <= 0 || position <= 0 ||
+		strconv.FormatInt(seq, 36) != s || strconv.FormatInt(position, 36) != p {
+		return "", 0, 0, false
+	}
+	return key, seq, position, true
+}
+
+func cutPresented(id, kind string) (string, string, bool) {
+	n := len(presentedPrefix) + HistoryKeyLength
+	if len(id) <= n+len(kind) || !strings.HasPrefix(id, presentedPrefix) || id[n:n+len(kind)] != kind {
+		return "", "", false
+	}
+	return id[len(presentedPrefix):n], id[n+len(kind):], true
+}
+
+// PresentTurn is t, a row of a segment's owner, as the child with history h shows it. It is the
+// one place an inherited turn becomes the child's (issue 25 remaps ids inside content here).
+func PresentTurn(h History, t Turn) Turn {
+	t.WorkspaceID, t.SessionID, t.ID = h.WorkspaceID, h.SessionID, PresentedTurnID(h.Key, t.Sequence)
+	return t
+}
+
+// PresentMessage is m, a message of the owner's turn of sequence seq, as the child shows it.
+func PresentMessage(h History, seq int64, m Message) Message {
+	m.WorkspaceID, m.SessionID = h.WorkspaceID, h.SessionID
+	m.TurnID, m.ID = PresentedTurnID(h.Key, seq), PresentedMessageID(h.Key, seq, m.Position)
+	return m
+}
+
+// Covering returns the index of the segment that presents sequence seq (the last one whose
+// range holds it), or -1.
+func (h History) Covering(seq int64) int {
+	for i := len(h.Segments) - 1; i >= 0; i-- {
+		if s := h.Segments[i]; s.From < seq && seq <= s.To {
+			return i
+		}
+	}
+	return -1
+}
+
+// childSegments are the segments of a fork of source (whose own history is src, zero for a
+// root) through boundary sequence b frozen at watermark w: the source's segments cut at b, then
+// the source's own rows up to b.
+func childSegments(src History, sourceWS, sourceID string, b, w int64) []HistorySegment {
+	var out []HistorySegment
+	for _, s := range src.Segments {
+		if s.From >= b {
+			continue
+		}
+		s.To = min(s.To, b)
+		out = append(out, s)
+	}
+	return append(out, HistorySegment{OwnerWorkspaceID: sourceWS, OwnerSessionID: sourceID, From: 0, To: b, Watermark: w})
+}
