@@ -114,7 +114,7 @@ func writeSharedTarget(ctx context.Context, tx Tx, c *changes, op ForkOperation,
 	if err != nil {
 		return err
 	}
-	h.InheritedTurns = op.Snapshot.PrefixTurns - len(overrides)
+	h.PrefixTurns, h.InheritedTurns = op.Snapshot.PrefixTurns, op.Snapshot.PrefixTurns-len(overrides)
 	if err := tx.InsertHistory(ctx, h); err != nil {
 		return fmt.Errorf("write the history of %s: %w", session.ID, err)
 	}

@@ -129,7 +129,7 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 		return Snapshot{}, fmt.Errorf("read the history clock of %s: %w", ws, err)
 	}
 	snap := Snapshot{Version: snapshotVersion, Session: source, Boundary: &boundary, PrefixTurns: len(turns),
-		Segments: childSegments(history, ws, source.ID, boundary.Sequence, watermark)}
+		Segments: childSegments(history, history.Overrides(), ws, source.ID, boundary.Sequence, watermark)}
 	for _, t := range turns {
 		if t.HasProviderBinding() {
 			snap.BoundTurns++

@@ -24,8 +24,9 @@ type History struct {
 	Key string
 	// Boundary is the sequence of the last inherited turn.
 	Boundary int64
-	// InheritedTurns counts the turns the child reads through its segments (the prefix less the
-	// turns it holds rows of its own for).
+	// PrefixTurns counts the turns of the prefix, InheritedTurns those of them the child reads
+	// through its segments (the rest it holds rows of its own for).
+	PrefixTurns    int
 	InheritedTurns int
 	Segments       []HistorySegment
 }
@@ -117,6 +118,9 @@ func PresentMessage(h History, seq int64, m Message) Message {
 	return m
 }
 
+// Overrides reports whether the child holds rows of its own for some inherited sequences.
+func (h History) Overrides() bool { return h.InheritedTurns < h.PrefixTurns }
+
 // Covering returns the index of the segment that presents sequence seq (the last one whose
 // range holds it), or -1.
 func (h History) Covering(seq int64) int {
@@ -130,8 +134,11 @@ func (h History) Covering(seq int64) int {
 
 // childSegments are the segments of a fork of source (whose own history is src, zero for a
 // root) through boundary sequence b frozen at watermark w: the source's segments cut at b, then
-// the source's own rows up to b.
-func childSegments(src History, sourceWS, sourceID string, b, w int64) []HistorySegment {
+// the source's own rows up to b. A source that is itself a fork holds rows of its own below its
+// boundary only when it overrides inherited turns (overrides says whether it does); without any,
+// its segment starts above its boundary, so a page of the inherited prefix reads one segment per
+// owner it really spans, not one per ancestor.
+func childSegments(src History, overrides bool, sourceWS, sourceID string, b, w int64) []HistorySegment {
 	var out []HistorySegment
 	for _, s := range src.Segments {
 		if s.From >= b {
@@ -140,5 +147,12 @@ func childSegments(src History, sourceWS, sourceID string, b, w int64) []History
 		s.To = min(s.To, b)
 		out = append(out, s)
 	}
-	return append(out, HistorySegment{OwnerWorkspaceID: sourceWS, OwnerSessionID: sourceID, From: 0, To: b, Watermark: w})
+	own := HistorySegment{OwnerWorkspaceID: sourceWS, OwnerSessionID: sourceID, From: 0, To: b, Watermark: w}
+	if len(src.Segments) > 0 && !overrides {
+		own.From = min(src.Boundary, b)
+	}
+	if own.From < own.To {
+		out = append(out, own)
+	}
+	return out
 }

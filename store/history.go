@@ -25,6 +25,7 @@ var historiesTable = newTable("histories", []string{"workspace_id", "session_id"
 	textColumn("session_id", func(h *forkengine.History) *string { return &h.SessionID }),
 	textColumn("history_key", func(h *forkengine.History) *string { return &h.Key }),
 	integerColumn("boundary", func(h *forkengine.History) *int64 { return &h.Boundary }),
+	intColumn("prefix_turns", func(h *forkengine.History) *int { return &h.PrefixTurns }),
 	intColumn("inherited_turns", func(h *forkengine.History) *int { return &h.InheritedTurns }),
 )
 
@@ -54,6 +55,7 @@ var historyMigration = []string{
 		session_id      TEXT   NOT NULL,
 		history_key     TEXT   NOT NULL,
 		boundary        BIGINT NOT NULL,
+		prefix_turns    BIGINT NOT NULL,
 		inherited_turns BIGINT NOT NULL,
 		PRIMARY KEY (workspace_id, session_id)
 	)`,

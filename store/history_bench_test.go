@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
+)
+
+// chainFixture is a root of rootTurns settled turns (two messages each) and a chain of depth
+// forks of it, each through the previous one's last turn and adding one turn of its own, built
+// through the engine as clients would.
+type chainFixture struct {
+	root, deep string
+	deepTurns  int
+}
+
+func buildChain(t testing.TB, db *DB, rootTurns, depth int) chainFixture {
+	t.Helper()
+	ctx := context.Background()
+	e, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"scripted": forkenginetest.NewScriptedDriver()},
+		Logger: quietLog, NoBackground: true, InstanceID: "chain"})
+	require.NoError(t, err)
+	report := func(session string, from, to int) string {
+		last := ""
+		for i := from; i <= to; i++ {
+			last = fmt.Sprintf("%s-t%d", session, i)
+			ptid := "p-" + last
+			_, err := e.ReportTurn(ctx, forkengine.TurnReport{WorkspaceID: "ws", SessionID: session, ID: last,
+				Phase: forkengine.PhaseSettled, Outcome: forkengine.OutcomeCompleted, ProviderTurnID: &ptid,
+				ProviderTurnBinding: []byte(`{"t":1}`)})
+			require.NoError(t, err)
+			_, err = e.AppendMessages(ctx, forkengine.MessageAppend{WorkspaceID: "ws", SessionID: session, TurnID: last,
+				Messages: []forkengine.MessageInput{{Role: forkengine.RoleUser, Content: "prompt"}, {Role: forkengine.RoleAssistant, Content: "answer"}}})
+			require.NoError(t, err)
+		}
+		return last
+	}
+	psid := "p-root"
+	_, err = e.ReportSession(ctx, forkengine.SessionReport{WorkspaceID: "ws", ID: "root", Provider: "scripted", ProviderSessionID: &psid})
+	require.NoError(t, err)
+	through, source := report("root", 1, rootTurns), "root"
+	for i := 1; i <= depth; i++ {
+		target := fmt.Sprintf("c%d", i)
+		op, err := e.StartFork(ctx, forkengine.ForkInput{WorkspaceID: "ws", SourceSessionID: source, ThroughTurnID: through,
+			RequestID: "r-" + target, TargetSessionID: target})
+		require.NoError(t, err)
+		op, err = e.ProcessOperation(ctx, "ws", op.ID)
+		require.NoError(t, err)
+		require.Equal(t, forkengine.StatusCommitted, op.Status, op.Error)
+		through, source = report(target, rootTurns+i, rootTurns+i), target
+	}
+	return chainFixture{root: "root", deep: source, deepTurns: rootTurns + depth}
+}
+
+// A child fifty forks deep answers a page of turns, and the messages of the page, with the same
+// number of statements as a root session does: one each, whatever the depth.
+func TestDeepChainPagesTakeTheStatementsOfARoot(t *testing.T) {
+	db := openTest(t, sqliteConfig(t))
+	ctx := context.Background()
+	c := buildChain(t, db, 52, 50)
+	statements := func(session string) (int64, int64, []forkengine.Turn) {
+		before := db.Statements()
+		page, err := db.TurnsBySessionIDs(ctx, "ws", []string{session}, 10, 20)
+		require.NoError(t, err)
+		mid := db.Statements()
+		ids := make([]string, len(page[session]))
+		for i, turn := range page[session] {
+			ids[i] = turn.ID
+		}
+		msgs, err := db.MessagesByTurnIDs(ctx, "ws", ids)
+		require.NoError(t, err)
+		require.Len(t, msgs, len(ids), "every turn of the page has its messages")
+		return mid - before, db.Statements() - mid, page[session]
+	}
+	rootTurns, rootMessages, rootPage := statements(c.root)
+	deepTurns, deepMessages, deepPage := statements(c.deep)
+	require.Len(t, rootPage, 20)
+	require.Len(t, deepPage, 20)
+	require.Equal(t, int64(1), rootTurns)
+	require.Equal(t, rootTurns, deepTurns, "a page of turns")
+	require.Equal(t, rootMessages, deepMessages, "the messages of a page")
+	counts, err := db.CountTurnsBySessionIDs(ctx, "ws", []string{c.root, c.deep})
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{c.root: 52, c.deep: 102}, counts)
+}
+
+// BenchmarkTurnsPage reads a page of 20 turns and their messages, of a root and of a child 50
+// forks deep (aim: within 1.2× of the root's time).
+//
+//	go test ./store -run '^$' -bench BenchmarkTurnsPage -benchtime 2000x
+func BenchmarkTurnsPage(b *testing.B) {
+	db, err := Open(context.Background(), Config{DSN: b.TempDir() + "/bench.db", Logger: quietLog})
+	require.NoError(b, err)
+	defer db.Close()
+	c := buildChain(b, db, 52, 50)
+	ctx := context.Background()
+	for _, s := range []struct{ name, id string }{{"Root", c.root}, {"Depth50", c.deep}} {
+		b.Run(s.name, func(b *testing.B) {
+			for b.Loop() {
+				page, err := db.TurnsBySessionIDs(ctx, "ws", []string{s.id}, 10, 20)
+				if err != nil || len(page[s.id]) != 20 {
+					b.Fatalf("page: %v, %d turns", err, len(page[s.id]))
+				}
+				ids := make([]string, 0, 20)
+				for _, t := range page[s.id] {
+					ids = append(ids, t.ID)
+				}
+				if _, err := db.MessagesByTurnIDs(ctx, "ws", ids); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
