@@ -6,8 +6,8 @@
 // # The fork lifecycle
 //
 //	StartFork ─► prepared ───────► dispatching ───────► provider_accepted ───► committed ─ack─► acknowledged
-//	   │         snapshot frozen, │  persisted before  │  child and evidence    target, turns,
-//	   │         target reserved  │  the Fork call     │  checked               messages, lineage:
+//	   │         reference frozen,│  persisted before  │  child and evidence    target, history,
+//	   │         target reserved  │  the Fork call     │  checked               lineage:
 //	   │                          │                    │                        one transaction
 //	   │                          │                    ├─► failed   not_started, rejected, unsupported
 //	   │                          │                    └─► unknown  anything else (timeout, error, invalid
@@ -35,10 +35,14 @@
 //   - A request id names one request: the same body replays the same operation, another body is a
 //     FORK_CONFLICT (reason request_conflict). The target id derived for a request without one
 //     depends only on (workspace, request id), so replays agree.
-//   - Everything a fork copies is frozen into the operation's snapshot when it is prepared; later
-//     changes to the source never reach the fork. Commit copies exactly the snapshot, with ids
-//     derived from (operation, source id), in one transaction with the lineage, so a repeated
-//     commit is a no-op and never duplicates.
+//   - What a fork inherits is frozen into the operation's snapshot when it is prepared: a
+//     reference to the source's history (the boundary, the segments of rows it reads and the
+//     message watermark, history.go), not a copy. Sharing is sound because what a segment reads
+//     never changes: messages are insert-only, a settled turn never changes (turn_settled), and a
+//     later message takes a position above every watermark frozen before it. Commit writes the
+//     child's History, the few turn rows it keeps of its own, and the lineage in one transaction,
+//     with ids derived from the operation, so a repeated commit is a no-op and never duplicates.
+//     (Version 1 snapshots, from before, hold the prefix and commit as copies.)
 //   - When the provider accepts, the acceptance and the commit are written in one transaction.
 //     If that transaction fails, the acceptance is written alone and the commit is retried from
 //     provider_accepted (by the next ProcessOperation, a read, a replay or recovery), so an
