@@ -332,3 +332,42 @@ func TestCommitKeepsTheReferenceSnapshot(t *testing.T) {
 	require.Equal(t, target.Settings, session.Settings)
 	require.Equal(t, op.TargetTurnID, lineage.TargetTurnID)
 }
+
+// An operation prepared before shared history holds the whole prefix in its version 1 snapshot;
+// after an upgrade it still commits, as the copy it was prepared as: the child gets rows of its
+// own, under the copied ids of then.
+func TestVersion1SnapshotCommitsAsACopy(t *testing.T) {
+	h := newHarness(t)
+	h.seed(2)
+	turns, err := h.store.TurnsThrough(h.ctx, ws, source, 2)
+	require.NoError(t, err)
+	byTurn, err := h.store.MessagesByTurnIDs(h.ctx, ws, []string{"turn-1", "turn-2"})
+	require.NoError(t, err)
+	messages := append(byTurn["turn-1"], byTurn["turn-2"]...)
+	src, err := h.store.GetSession(h.ctx, ws, source)
+	require.NoError(t, err)
+	snap := forkengine.Snapshot{Version: 1, Session: src, Turns: turns, Messages: messages}
+	hash, err := forkengine.SnapshotHash(snap)
+	require.NoError(t, err)
+	lease := h.mustFork("request-new", "turn-1") // a fork of today, for this engine's lease
+	op := forkengine.ForkOperation{WorkspaceID: ws, ID: "old-op", RequestID: "old-request", RequestHash: "h",
+		SourceSessionID: source, TargetSessionID: "old-child", ThroughTurnID: "turn-2",
+		SourceProviderSessionID: "provider-session-1", SourceProviderTurnID: "provider-turn-2",
+		SourceProviderTurnBinding: turns[1].ProviderTurnBinding, Provider: provider, DriverKind: "scripted",
+		DriverVersion: "v1", Status: forkengine.StatusPrepared, TargetTitle: "123 (2)", Snapshot: snap,
+		SnapshotHash: hash, CreatedAt: lease.CreatedAt, UpdatedAt: lease.CreatedAt, LeaseOwner: lease.LeaseOwner,
+		LeaseExpiresAt: lease.LeaseExpiresAt}
+	require.NoError(t, h.store.Update(h.ctx, func(tx forkengine.Tx) error { return tx.InsertOperation(h.ctx, op) }))
+	op = h.process(op)
+	require.Equal(t, forkengine.StatusCommitted, op.Status, op.Error)
+	child, err := h.store.TurnsThrough(h.ctx, ws, "old-child", 10)
+	require.NoError(t, err)
+	require.Len(t, child, 2)
+	require.Regexp(t, `^f[0-9A-Za-z_-]{11}t[0-9A-Za-z_-]{11}$`, child[1].ID, "the copied ids of version 1")
+	_, found, err := h.store.HistoryOf(h.ctx, ws, "old-child")
+	require.NoError(t, err)
+	require.False(t, found, "a copy, not a shared history")
+	msgs, err := h.store.MessagesByTurnIDs(h.ctx, ws, []string{child[1].ID})
+	require.NoError(t, err)
+	require.Equal(t, []string{"prompt of turn-2", "answer of turn-2"}, []string{msgs[child[1].ID][0].Content, msgs[child[1].ID][1].Content})
+}

@@ -235,15 +235,18 @@ func checkTargetAbsent(ctx context.Context, r Reader, op ForkOperation) error {
 
 // targetSession is the fork target as created at time at: a root session of the same provider
 // holding the child the provider made, with the frozen title and the source's presentation.
+//
+// It starts from the source's fields and replaces the ones that name or date the target, so a
+// field added to Session reaches a fork without a line here.
 func targetSession(op ForkOperation, at time.Time) Session {
-	src := op.Snapshot.Session
-	return Session{
-		WorkspaceID: op.WorkspaceID, ID: op.TargetSessionID, Kind: SessionRoot,
-		Provider: src.Provider, ProviderSessionID: op.TargetProviderSessionID, Title: op.TargetTitle,
-		RailSectionKey: src.RailSectionKey, Cwd: src.Cwd, Model: src.Model,
-		Settings: append([]byte(nil), src.Settings...), Visible: src.Visible,
-		CreatedAt: at, UpdatedAt: at,
+	s := op.Snapshot.Session.Clone()
+	if len(s.Settings) == 0 {
+		s.Settings = nil // as the field-by-field copy it replaced made it
 	}
+	s.WorkspaceID, s.ID, s.Kind = op.WorkspaceID, op.TargetSessionID, SessionRoot
+	s.ProviderSessionID, s.Title = op.TargetProviderSessionID, op.TargetTitle
+	s.CreatedAt, s.UpdatedAt, s.DeletedAt = at, at, nil
+	return s
 }
 
 // targetTurns copies the snapshot turns under deterministic ids with their sequences. A turn that

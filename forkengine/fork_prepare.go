@@ -1,10 +1,8 @@
 package forkengine
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -139,39 +137,4 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 		}
 	}
 	return snap, nil
-}
-
-// freezeCopy is the version 1 snapshot: the source's turns through the boundary (sequence order)
-// and their messages (transcript order), copied. Only tests make one now, to prove operations
-// prepared before shared history still commit.
-func freezeCopy(ctx context.Context, r Reader, source Session, boundary Turn) (Snapshot, error) {
-	turns, err := r.TurnsThrough(ctx, source.WorkspaceID, source.ID, boundary.Sequence)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("read turns of %s through %d: %w", source.ID, boundary.Sequence, err)
-	}
-	if len(turns) == 0 || turns[len(turns)-1].ID != boundary.ID {
-		return Snapshot{}, ReasonErrorf(CodeForkConflict, ReasonBoundaryMismatch,
-			"the history of session %q does not end with turn %q", source.ID, boundary.ID)
-	}
-	ids := make([]string, len(turns))
-	for i, t := range turns {
-		ids[i] = t.ID
-	}
-	byTurn, err := r.MessagesByTurnIDs(ctx, source.WorkspaceID, ids)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("read messages of %s: %w", source.ID, err)
-	}
-	n := 0
-	for _, id := range ids {
-		n += len(byTurn[id])
-	}
-	var messages []Message // nil for none, as before: encodings tell nil from empty
-	if n > 0 {
-		messages = make([]Message, 0, n)
-	}
-	for _, id := range ids {
-		messages = append(messages, byTurn[id]...)
-	}
-	slices.SortStableFunc(messages, func(a, b Message) int { return cmp.Compare(a.Position, b.Position) })
-	return Snapshot{Version: 1, Session: source, Turns: turns, Messages: messages}, nil
 }

@@ -17,6 +17,10 @@ import (
 // jsonSnapshotHash's, from before; both verify.
 const snapshotHashVersion = "2:"
 
+// SnapshotHash is the hash an operation prepared with snapshot s stores, and commit verifies.
+// Tests that write operations as an earlier forkgraph did use it.
+func SnapshotHash(s Snapshot) (string, error) { return snapshotHash(s) }
+
 // snapshotHash is the versioned sha256 of a canonical field-by-field encoding of s: every
 // string length-prefixed, every time as its instant, every JSON value compacted. Commit
 // recomputes it to prove the frozen history it copies is the one prepared. It hashes what a
@@ -32,7 +36,17 @@ func hashSnapshot(s Snapshot, rawJSON func([]byte) []byte) (string, error) {
 	// The buffer is flushed at 4 KB; room for one long string beyond that saves regrowing it.
 	w := snapshotHasher{h: sha256.New(), buf: make([]byte, 0, 8<<10), rawJSON: rawJSON}
 	w.int(int64(s.Version))
-	w.session(s.Session)
+	if s.Version >= 2 {
+		// The session as encoding/json writes it: every field, so one added to Session is hashed
+		// without a line here (version 1 keeps its field list, which its hashes were made with).
+		raw, err := json.Marshal(s.Session)
+		if err != nil {
+			return "", fmt.Errorf("hash snapshot session: %w", err)
+		}
+		w.str(string(raw))
+	} else {
+		w.session(s.Session)
+	}
 	w.int(int64(len(s.Turns)))
 	for _, t := range s.Turns {
 		w.turn(t)
