@@ -126,7 +126,8 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("read the history clock of %s: %w", ws, err)
 	}
-	snap := Snapshot{Version: snapshotVersion, Session: source, Boundary: &boundary, PrefixTurns: len(turns),
+	frozen := boundary.Clone() // the operation's source binding is this turn's too: share no bytes
+	snap := Snapshot{Version: snapshotVersion, Session: source, Boundary: &frozen, PrefixTurns: len(turns),
 		Segments: childSegments(history, history.Overrides(), ws, source.ID, boundary.Sequence, watermark)}
 	for _, t := range turns {
 		if t.HasProviderBinding() {

@@ -206,10 +206,10 @@ func (e *Engine) processInBackground(ctx context.Context, op ForkOperation) {
 	}
 	// op is what prepare just committed, so it is not read back: a fork that something else moved
 	// meanwhile loses its first compare-and-swap and continues from the stored state. The snapshot
-	// is copied first, so nothing the caller does with the returned op can reach the background
+	// is copied first (the whole operation: its source binding and the snapshot's boundary are
+	// the same turn's), so nothing the caller does with the returned op can reach the background
 	// work, which then can trust it without rehashing.
-	private := op
-	private.Snapshot = op.Snapshot.Clone()
+	private := op.Clone()
 	e.leases.hold(op.Key())
 	started := e.goBackground(func() {
 		defer e.leases.release(op.Key())
