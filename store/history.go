@@ -48,7 +48,7 @@ var segmentsTable = newTable("history_segments", []string{"workspace_id", "sessi
 	integerColumn("watermark", func(s *segmentRow) *int64 { return &s.Watermark }),
 )
 
-// historyMigration creates the tables (migration 14).
+// historyMigration creates the tables (migration 15).
 var historyMigration = []string{
 	`CREATE TABLE histories (
 		workspace_id    TEXT   NOT NULL,
