@@ -40,7 +40,8 @@ type Config struct {
 	LeaseDuration time.Duration
 	// ExclusiveStore says no other process can use the store (SQLite): start-up recovery then
 	// takes over every unfinished operation whatever its lease, since each lease belongs to a
-	// dead process.
+	// dead process, and for the rest of the engine's life every lease of another owner is free
+	// (the reconcile leases of unknown operations a process killed after its start left behind).
 	ExclusiveStore bool
 	// DetachContext, when set, makes the context of the background work StartFork starts, in
 	// place of context.WithoutCancel(ctx): e.g. a new trace linked to the request's. end is

@@ -32,6 +32,12 @@ type LeaseClaim struct {
 	// TakeAll claims every unfinished operation whatever its lease: for a store that only this
 	// process can open (SQLite), where every lease at start-up belongs to a dead process.
 	TakeAll bool
+	// TakeOthers also claims operations leased to any owner but c.Owner, live or not: on a store
+	// only this process can open, every other owner is a process that died, whatever expiry it
+	// wrote. The sweeps of such a store use it for the process's whole life, so the reconcile
+	// lease of an unknown operation a dead process was holding is not waited out; this process's
+	// own leases still follow the ordinary rules (it may be driving them right now).
+	TakeOthers bool
 }
 
 // LeaseFree reports whether c may take op's lease.
@@ -41,6 +47,8 @@ func (c LeaseClaim) LeaseFree(op ForkOperation) bool {
 		return true
 	case c.TakeOwn && op.LeaseOwner == c.Owner:
 		return true
+	case c.TakeOthers && op.LeaseOwner != c.Owner:
+		return true
 	}
 	return !op.LeaseExpiresAt.After(c.Now)
 }
@@ -48,7 +56,7 @@ func (c LeaseClaim) LeaseFree(op ForkOperation) bool {
 // Claimable is the rule of Store.ClaimOperations: an unfinished operation whose lease c may
 // take, or an unknown one whose next reconcile attempt is due at c.Now and whose lease is free,
 // already c.Owner's (the instance that ended its dispatch reconciles it first), or, with
-// c.TakeAll, anyone's.
+// c.TakeAll or c.TakeOthers, anyone's.
 func (c LeaseClaim) Claimable(op ForkOperation) bool {
 	switch {
 	case op.Status.Active():
@@ -62,7 +70,8 @@ func (c LeaseClaim) Claimable(op ForkOperation) bool {
 }
 
 // Takes is the rule of Store.ClaimOperation: an unfinished or unknown operation whose lease is
-// free or c.Owner's, whatever its schedule (a person asked for it now).
+// free, c.Owner's or (c.TakeOthers) another owner's, whatever its schedule (a person asked for it
+// now).
 func (c LeaseClaim) Takes(op ForkOperation) bool {
 	if !op.Status.Active() && op.Status != StatusUnknown {
 		return false

@@ -93,14 +93,21 @@ func (e *Engine) RenewLeases(ctx context.Context) error {
 }
 
 // TakeOver claims the unfinished operations whose lease expired (their instance died or
-// stalled) and finishes them by the start-up recovery rules (SPEC §2.7): dispatching becomes
+// stalled; on an exclusive store, any other owner's) and finishes them by the start-up recovery rules (SPEC §2.7): dispatching becomes
 // unknown with no driver call; prepared and provider_accepted ones are driven in the background,
 // as by StartRecovery. The report counts what was settled here and what was handed on. It runs
 // beside live work on every instance: claims never overlap, and an operation this engine is
 // still driving (its renewal came late) is only re-leased, not touched.
 func (e *Engine) TakeOver(ctx context.Context) (RecoveryReport, error) {
-	return e.startTakeover(ctx, LeaseClaim{})
+	return e.startTakeover(ctx, e.sweepClaim())
 }
+
+// sweepClaim is what a running instance's sweep takes over: expired leases; on a store only this
+// process can open (Config.ExclusiveStore), also every lease another owner holds, expired or
+// not. There each restart may have a new instance id, and a process killed soon after it started
+// leaves live leases behind, among them those of the unknown operations it had just settled:
+// waiting them out would put their reconciliation a whole lease late.
+func (e *Engine) sweepClaim() LeaseClaim { return LeaseClaim{TakeOthers: e.cfg.ExclusiveStore} }
 
 // MaintainLeases renews this engine's leases and takes over expired ones every third of the
 // lease duration, until ctx ends. The server runs it for its whole life.

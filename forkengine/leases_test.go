@@ -185,6 +185,62 @@ func TestExclusiveStoreRecoversEveryLeaseAtStartUp(t *testing.T) {
 	require.Equal(t, forkengine.StatusUnknown, h.stored(op.ID).Status)
 }
 
+// On SQLite each restart may have a new instance id, and a process killed within seconds of its
+// start leaves live leases on the unknown operations its start-up settled, not yet due. The next
+// process must not wait those leases out: its sweep takes them as soon as the attempt is due, and
+// an attempt a person asks for takes them at once. A shared store still waits for the lease.
+func TestExclusiveStoreSweepTakesADeadProcessesReconcileLeases(t *testing.T) {
+	h := newHarness(t)
+	h.seed(2)
+	swept := h.unknownForkThrough("request-1", "turn-1") // leased to h.engine, the process that dies
+	asked := h.unknownForkThrough("request-2", "turn-2")
+	require.True(t, h.stored(swept.ID).LeaseExpiresAt.After(h.now.Add(10*time.Second)), "the dead process's lease is live")
+
+	next := h.peer(func(c *forkengine.Config) { c.ExclusiveStore = true; c.InstanceID = "instance-c" })
+	report, err := next.StartRecovery(h.ctx)
+	require.NoError(t, err)
+	require.Zero(t, report.Scanned, "neither is due at start-up")
+
+	h.advance(3 * time.Second) // both due; the dead process's leases still have about 12 s
+	h.driver.QueueReconcile(forkenginetest.ReconcileStep{Result: forkenginetest.FoundResult(
+		forkengine.ReconcileRequest{ForkRequest: h.driver.ForkRequests()[0]})})
+	report, err = h.peer().TakeOver(h.ctx)
+	require.NoError(t, err)
+	require.Zero(t, report.Scanned, "a shared store waits for the lease")
+
+	report, err = next.TakeOver(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, report.Scanned, "the exclusive store's sweep takes both dead leases once due")
+	require.NoError(t, next.Close(h.ctx))
+	got := h.stored(swept.ID)
+	require.Equal(t, forkengine.StatusCommitted, got.Status)
+	require.Equal(t, "instance-c", got.LeaseOwner)
+	require.Equal(t, 1, got.ReconcileAttempts)
+
+	// Leased to the dead process again, not due: a person's attempt takes it anyway.
+	putLease(t, h, asked.ID, h.engine.InstanceID(), h.now.Add(time.Minute), h.now.Add(time.Minute))
+	onDemand := h.peer(func(c *forkengine.Config) { c.ExclusiveStore = true; c.InstanceID = "instance-d" })
+	before := h.driver.ReconcileCalls()
+	op, err := onDemand.ReconcileForkOperation(h.ctx, ws, asked.ID)
+	require.NoError(t, err)
+	require.Equal(t, before+1, h.driver.ReconcileCalls(), "asked at once, not after the dead lease")
+	require.Equal(t, "instance-d", op.LeaseOwner)
+}
+
+// putLease rewrites an operation's lease and next reconcile attempt in the store.
+func putLease(t *testing.T, h *harness, id, owner string, until, next time.Time) {
+	t.Helper()
+	require.NoError(t, h.store.Update(h.ctx, func(tx forkengine.Tx) error {
+		op, err := tx.GetOperation(h.ctx, ws, id)
+		if err != nil {
+			return err
+		}
+		op.LeaseOwner, op.LeaseExpiresAt, op.NextReconcileAt = owner, &until, &next
+		_, err = tx.UpdateOperation(h.ctx, op, op.Status)
+		return err
+	}))
+}
+
 // hookedDriver runs onDescribe (once armed) inside Describe: a point between ProcessOperation's
 // read of the operation and its prepared -> dispatching compare-and-swap.
 type hookedDriver struct {

@@ -213,12 +213,12 @@ type Store interface {
 	// operations of every workspace to c.Owner until c.Until, in (CreatedAt, ID) order after
 	// c.After, and returns them as claimed (without their snapshots). It takes only operations
 	// whose lease is free: never leased, or expired at c.Now; with c.TakeOwn also those leased to
-	// c.Owner; with c.TakeAll every one. Concurrent claimers never get the same operation (on
-	// PostgreSQL, FOR UPDATE SKIP LOCKED).
+	// c.Owner; with c.TakeOthers also those leased to anyone else; with c.TakeAll every one.
+	// Concurrent claimers never get the same operation (on PostgreSQL, FOR UPDATE SKIP LOCKED).
 	// It also claims unknown operations whose next reconcile attempt is due (LeaseClaim.Claimable).
 	ClaimOperations(ctx context.Context, c LeaseClaim) ([]ForkOperation, error)
 	// ClaimOperation leases one unfinished or unknown operation to c.Owner until c.Until if its
-	// lease is free or already c.Owner's (LeaseClaim.Takes), and returns it as it is then (without
+	// lease is free, already c.Owner's or, with c.TakeOthers, anyone else's (LeaseClaim.Takes), and returns it as it is then (without
 	// its snapshot) and whether it was claimed. ErrNotFound when it does not exist.
 	ClaimOperation(ctx context.Context, key OperationKey, c LeaseClaim) (ForkOperation, bool, error)
 	// RenewLeases extends to until the leases that owner still holds on unfinished or unknown

@@ -41,8 +41,9 @@ func becomeUnknown(record func(*ForkOperation, time.Time)) func(*ForkOperation, 
 // the answer: found → provider_accepted → committed through the normal commit; absent → failed
 // (reason reconciled_absent), which releases the barrier; unknown → the next attempt is
 // scheduled. It never calls Fork. An operation that reconciliation already resolved is returned
-// as it is (so a repeated call is harmless); one whose lease another instance holds right now
-// (an attempt is under way there) is returned unchanged. Errors: BAD_USER_INPUT (ids), NOT_FOUND,
+// as it is (so a repeated call is harmless); one whose lease another live instance holds right
+// now (an attempt is under way there) is returned unchanged. On an exclusive store every other
+// owner is dead, so their leases never hold an attempt back. Errors: BAD_USER_INPUT (ids), NOT_FOUND,
 // RECONCILE_CONFLICT reason not_unknown (committed, failed or active by any other way).
 func (e *Engine) ReconcileForkOperation(ctx context.Context, workspaceID, id string) (ForkOperation, error) {
 	if err := cleanIDs(idField{"workspaceId", &workspaceID}, idField{"id", &id}); err != nil {
@@ -59,7 +60,9 @@ func (e *Engine) ReconcileForkOperation(ctx context.Context, workspaceID, id str
 		return ForkOperation{}, notUnknown(op)
 	}
 	now := e.now()
-	claimed, ok, err := e.store.ClaimOperation(ctx, op.Key(), LeaseClaim{Owner: e.cfg.InstanceID, Now: now, Until: now.Add(e.cfg.LeaseDuration)})
+	c := e.sweepClaim()
+	c.Owner, c.Now, c.Until = e.cfg.InstanceID, now, now.Add(e.cfg.LeaseDuration)
+	claimed, ok, err := e.store.ClaimOperation(ctx, op.Key(), c)
 	if err != nil {
 		return ForkOperation{}, readError(err, "fork operation", id)
 	}

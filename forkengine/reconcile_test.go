@@ -17,11 +17,17 @@ import (
 // delivery on turn-1: its fork call answers unknown.
 func (h *harness) unknownFork(requestID string) forkengine.ForkOperation {
 	h.t.Helper()
+	return h.unknownForkThrough(requestID, "turn-1")
+}
+
+// unknownForkThrough is unknownFork through another turn.
+func (h *harness) unknownForkThrough(requestID, turnID string) forkengine.ForkOperation {
+	h.t.Helper()
 	desc := forkenginetest.ScriptedDescriptor
 	desc.Reconcile = true
 	h.driver.SetDescriptor(desc, nil)
 	h.driver.QueueFork(forkenginetest.ForkStep{Result: forkengine.ForkResult{Disposition: forkengine.DispositionUnknown}})
-	op := h.process(h.mustFork(requestID, "turn-1"))
+	op := h.process(h.mustFork(requestID, turnID))
 	require.Equal(h.t, forkengine.StatusUnknown, op.Status)
 	require.NotNil(h.t, op.NextReconcileAt, "the first attempt is scheduled")
 	return op

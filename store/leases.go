@@ -52,14 +52,10 @@ func (db *DB) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim) ([]f
 // unfinished ones (index fork_operations_recoverable) and the unknown ones due for a reconcile
 // attempt (index fork_operations_reconcile_due), merged in creation order.
 func (q queries) freeOperationKeys(ctx context.Context, c forkengine.LeaseClaim) ([]forkengine.OperationKey, error) {
-	active := q.with(ctx).Where(isActiveSQL)
-	if !c.TakeAll {
-		active = leaseFree(active, c.Now, c.Owner, c.TakeOwn)
-	}
-	due := q.with(ctx).Where(isReconcileDueSQL, micros(c.Now))
-	if !c.TakeAll {
-		due = leaseFree(due, c.Now, c.Owner, true)
-	}
+	active := leaseFree(q.with(ctx).Where(isActiveSQL), c)
+	own := c
+	own.TakeOwn = true // an unknown operation's holder reconciles it first (LeaseClaim.Claimable)
+	due := leaseFree(q.with(ctx).Where(isReconcileDueSQL, micros(c.Now)), own)
 	var rows []claimKey
 	for _, db := range []*gorm.DB{active, due} {
 		db = limit(keyset(db.Table("fork_operations").Select("workspace_id, id, created_at_us"), c.After).Order("created_at_us, id"), c.Limit)
@@ -90,20 +86,28 @@ type claimKey struct {
 	CreatedAtUs     int64
 }
 
-// leaseFree narrows db to operations whose lease is free at now (never taken, or expired), or,
-// with own, already owner's.
-func leaseFree(db *gorm.DB, now time.Time, owner string, own bool) *gorm.DB {
+// leaseFree narrows db to the operations whose lease c may take (LeaseClaim.LeaseFree): free at
+// c.Now (never taken, or expired), or, with c.TakeOwn, already c.Owner's, or, with c.TakeOthers,
+// anyone else's; with c.TakeAll (or both) every one.
+func leaseFree(db *gorm.DB, c forkengine.LeaseClaim) *gorm.DB {
+	if c.TakeAll || c.TakeOwn && c.TakeOthers {
+		return db
+	}
 	free := "(lease_owner = '' OR lease_expires_at_us IS NULL OR lease_expires_at_us <= ?"
-	args := []any{micros(now)}
-	if own {
+	args := []any{micros(c.Now)}
+	switch {
+	case c.TakeOwn:
 		free += " OR lease_owner = ?"
-		args = append(args, owner)
+		args = append(args, c.Owner)
+	case c.TakeOthers:
+		free += " OR lease_owner <> ?"
+		args = append(args, c.Owner)
 	}
 	return db.Where(free+")", args...)
 }
 
-// ClaimOperation leases one unfinished or unknown operation to c.Owner if its lease is free or
-// already c.Owner's, in one transaction with the row locked.
+// ClaimOperation leases one unfinished or unknown operation to c.Owner if c may take it
+// (LeaseClaim.Takes), in one transaction with the row locked.
 func (db *DB) ClaimOperation(ctx context.Context, key forkengine.OperationKey, c forkengine.LeaseClaim) (forkengine.ForkOperation, bool, error) {
 	var op forkengine.ForkOperation
 	var claimed bool

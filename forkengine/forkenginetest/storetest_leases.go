@@ -65,6 +65,27 @@ func leaseTests() map[string]storeTest {
 			require.Equal(t, []string{"mine"}, claimIDs(t, s, forkengine.LeaseClaim{Owner: "b", Now: at(10), Until: at(40), Limit: 10, TakeOwn: true}))
 			require.Equal(t, []string{"mine", "theirs"}, claimIDs(t, s, forkengine.LeaseClaim{Owner: "c", Now: at(10), Until: at(40), Limit: 10, TakeAll: true}))
 		},
+		"TakeOthersLeavesOnlyTheClaimersOwnLiveLeases": func(t *testing.T, s forkengine.Store) {
+			mineDue := leasedOperation("mine-due", forkengine.StatusUnknown, "b", 20)
+			mineDue.NextReconcileAt = timePtr(at(9))
+			theirsDue := leasedOperation("theirs-due", forkengine.StatusUnknown, "a", 20)
+			theirsDue.NextReconcileAt = timePtr(at(9))
+			theirsLater := leasedOperation("theirs-later", forkengine.StatusUnknown, "a", 20)
+			theirsLater.NextReconcileAt = timePtr(at(11))
+			insertOperations(t, s, leasedOperation("mine", forkengine.StatusDispatching, "b", 20),
+				leasedOperation("theirs", forkengine.StatusPrepared, "a", 20),
+				leasedOperation("mine-expired", forkengine.StatusPrepared, "b", 5),
+				mineDue, theirsDue, theirsLater)
+			c := forkengine.LeaseClaim{Owner: "b", Now: at(10), Until: at(40), Limit: 10, TakeOthers: true}
+			require.ElementsMatch(t, []string{"theirs", "mine-expired", "mine-due", "theirs-due"}, claimIDs(t, s, c),
+				"every other owner's live lease, this owner's expired one and due unknowns; not this owner's live one")
+			for _, id := range []string{"mine", "theirs-later"} {
+				op, claimed, err := s.ClaimOperation(context.Background(), forkengine.OperationKey{WorkspaceID: wsA, ID: id}, c)
+				require.NoError(t, err)
+				require.True(t, claimed, "a single claim takes %s, its own or another's, due or not", id)
+				require.Equal(t, "b", op.LeaseOwner)
+			}
+		},
 		"ClaimPagesAfterACursor": func(t *testing.T, s forkengine.Store) {
 			var ops []forkengine.ForkOperation
 			for i := range 5 {
