@@ -47,6 +47,9 @@ type Config struct {
 	// place of context.WithoutCancel(ctx): e.g. a new trace linked to the request's. end is
 	// called when that work finishes.
 	DetachContext func(ctx context.Context) (detached context.Context, end func())
+
+	// checkpointTimeout replaces the default checkpointTimeout (tests, through export_test.go).
+	checkpointTimeout time.Duration
 }
 
 // SessionReport is an idempotent upsert of a session by an agent runtime. Nil pointer fields keep
@@ -129,8 +132,9 @@ const (
 	DefaultDispatchTimeout  = 30 * time.Second
 	DefaultRecoveryPageSize = 100
 	MaxRecoveryPageSize     = 1000
-	// checkpointTimeout bounds the local writes that follow a provider call. They run on a context
-	// detached from the caller, so a caller that hangs up cannot lose a provider's answer.
+	// checkpointTimeout bounds one try of a local write that follows a provider call. They run on
+	// a context detached from the caller, so a caller that hangs up cannot lose a provider's
+	// answer, and a try that runs out of time is made again (checkpoint).
 	checkpointTimeout = 10 * time.Second
 )
 
@@ -173,6 +177,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.DispatchTimeout <= 0 {
 		cfg.DispatchTimeout = DefaultDispatchTimeout
+	}
+	if cfg.checkpointTimeout <= 0 {
+		cfg.checkpointTimeout = checkpointTimeout
 	}
 	if cfg.InstanceID == "" {
 		cfg.InstanceID = defaultInstanceID()

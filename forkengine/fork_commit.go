@@ -9,13 +9,21 @@ import (
 
 // commit materialises a provider_accepted operation: target session, copied turns and messages,
 // lineage and the move to committed, in one transaction. It is idempotent: a committed operation is
-// returned as it is. It runs on a context the caller cannot cancel, because the provider has
-// already made the child and the only thing left is to record it.
+// returned as it is. It runs as a checkpoint (on a context the caller cannot cancel, tried again
+// when a try runs out of time), because the provider has already made the child and the only
+// thing left is to record it.
 func (e *Engine) commit(ctx context.Context, op ForkOperation) (ForkOperation, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
-	defer cancel()
 	var out ForkOperation
-	err := e.update(ctx, func(tx Tx, c *changes) error {
+	err := e.checkpoint(ctx, func(ctx context.Context) error { return e.commitOnce(ctx, op, &out) })
+	if err != nil {
+		return op, fmt.Errorf("commit fork operation %s: %w", op.ID, err)
+	}
+	return out, nil
+}
+
+// commitOnce is one try of commit, which leaves the committed operation in out.
+func (e *Engine) commitOnce(ctx context.Context, op ForkOperation, out *ForkOperation) error {
+	return e.update(ctx, func(tx Tx, c *changes) error {
 		if err := tx.Lock(ctx, sessionLock(op.WorkspaceID, op.TargetSessionID)); err != nil {
 			return err
 		}
@@ -24,18 +32,14 @@ func (e *Engine) commit(ctx context.Context, op ForkOperation) (ForkOperation, e
 		case err != nil:
 			return readError(err, "fork operation", op.ID)
 		case current.Status == StatusCommitted:
-			out = current
+			*out = current
 			return nil
 		case current.Status != StatusProviderAccepted:
 			return fmt.Errorf("fork operation %s is %s, not provider_accepted", op.ID, current.Status)
 		}
-		out, err = materialize(ctx, tx, c, current, true, current.Status)
+		*out, err = materialize(ctx, tx, c, current, true, current.Status)
 		return err
 	})
-	if err != nil {
-		return op, fmt.Errorf("commit fork operation %s: %w", op.ID, err)
-	}
-	return out, nil
 }
 
 // errOperationMoved: the operation was not in the status a commit expected; nothing was written.

@@ -71,28 +71,36 @@ func (e *Engine) dispatch(ctx context.Context, op ForkOperation, own bool) (Fork
 		return marked, err // another worker got there first; the caller continues from its state
 	}
 	verdict := e.callFork(ctx, driver, marked, desc)
-	// The provider has answered: record that on a context the caller cannot cancel, or a child the
-	// provider made could be forgotten.
-	checkpoint, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
-	defer cancel()
-	return e.recordDelivery(checkpoint, marked, verdict, own)
+	// The provider has answered: record that as checkpoints (detached from the caller, with
+	// deadlines taken from now on), or a child the provider made could be forgotten.
+	return e.recordDelivery(ctx, marked, verdict, own)
 }
 
 // recordDelivery records the verdict of marked's Fork call. An acceptance is committed in the same
 // transaction when it can be; when that fails, nothing of it was written, and the acceptance is
 // recorded alone, so the child is never forgotten (its commit is retried from provider_accepted).
 // A child another workspace owns makes the answer invalid (unknown). Whatever cannot be recorded
-// as it was is recorded with a fixed text (recordUnrecordable).
+// as it was is recorded with a fixed text (recordUnrecordable). Each write is a checkpoint of its
+// own, so none runs on what an earlier one left of a shared deadline: the combined commit gets
+// one try, every write after it the retries of checkpoint.
 func (e *Engine) recordDelivery(ctx context.Context, marked ForkOperation, v verdict, own bool) (ForkOperation, error) {
 	if v.status == StatusProviderAccepted {
-		committed, err := e.acceptAndCommit(ctx, marked, v, own)
+		var committed ForkOperation
+		err := e.checkpointOnce(ctx, func(ctx context.Context) (err error) {
+			committed, err = e.acceptAndCommit(ctx, marked, v, own)
+			return err
+		})
 		if err == nil {
 			return committed, nil
 		}
 		if !errors.Is(err, errChildOwned) {
 			e.log.Warn("fork commit with the acceptance failed; recording the acceptance alone",
 				"workspace", marked.WorkspaceID, "operation", marked.ID, "error", err)
-			accepted, err := e.recordAcceptance(ctx, marked, v)
+			accepted := marked
+			err := e.checkpoint(ctx, func(ctx context.Context) (err error) {
+				accepted, err = e.recordAcceptance(ctx, marked, v)
+				return err
+			})
 			if err == nil {
 				return accepted, nil
 			}
@@ -104,11 +112,21 @@ func (e *Engine) recordDelivery(ctx context.Context, marked ForkOperation, v ver
 			"operation", marked.ID)
 		v = childOwnedVerdict()
 	}
-	recorded, _, err := e.transition(ctx, marked, v.status, v.record)
+	recorded, err := e.record(ctx, marked, v.status, v.record)
 	if err != nil {
 		return e.recordUnrecordable(ctx, marked, v, err)
 	}
 	return recorded, nil
+}
+
+// record moves op to status as a checkpoint: a provider's answer that must not be lost.
+func (e *Engine) record(ctx context.Context, op ForkOperation, to OperationStatus, edit func(*ForkOperation, time.Time)) (ForkOperation, error) {
+	recorded := op
+	err := e.checkpoint(ctx, func(ctx context.Context) (err error) {
+		recorded, _, err = e.transition(ctx, op, to, edit)
+		return err
+	})
+	return recorded, err
 }
 
 // recordUnrecordable records a provider's answer that could not be written as it was, with the
@@ -125,7 +143,7 @@ func (e *Engine) recordUnrecordable(ctx context.Context, marked ForkOperation, v
 	if status != StatusFailed {
 		status, record = StatusUnknown, becomeUnknown(record)
 	}
-	recorded, _, err := e.transition(ctx, marked, status, record)
+	recorded, err := e.record(ctx, marked, status, record)
 	if err != nil {
 		return marked, fmt.Errorf("record the answer to fork operation %s: %w (recording it as it was: %v)", marked.ID, err, cause)
 	}

@@ -142,11 +142,12 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 		desc, err = driver.Describe(ctx, op.Snapshot.Session)
 		can = err == nil && desc.Reconcile
 	}
-	checkpoint, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
-	defer cancel()
+	// From here on every write records an answer (or that none can come) as a checkpoint: on a
+	// context the sweep's end cannot cancel, with deadlines taken once the answer is in, so a
+	// slow provider call cannot have spent them.
 	if !can && err == nil {
 		// Nothing can answer for this provider: stop asking. A person can still abandon it.
-		return e.touch(checkpoint, op, func(next *ForkOperation, _ time.Time) { next.NextReconcileAt = nil })
+		return e.recordTouch(ctx, op, func(next *ForkOperation, _ time.Time) { next.NextReconcileAt = nil })
 	}
 	attempt := op.ReconcileAttempts + 1
 	var res ReconcileResult
@@ -172,9 +173,9 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 			StateBindingMode: res.StateBindingMode, TurnBindings: res.TurnBindings, Receipt: res.Receipt,
 			Error: res.Error}, nil, false) // an error makes it unverifiable, as on an accepted fork
 		if v.status == StatusProviderAccepted {
-			recorded, err = e.acceptReconciled(checkpoint, op, v, tried)
+			recorded, err = e.acceptReconciled(ctx, op, v, tried)
 			if !errors.Is(err, errChildOwned) {
-				return e.reconcileRecorded(checkpoint, op, recorded, err, tried)
+				return e.reconcileRecorded(ctx, op, recorded, err, tried)
 			}
 			v, err = childOwnedVerdict(), nil
 		}
@@ -188,18 +189,18 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 			}
 		}
 		text := orText(cleanProviderText(res.Error), "the provider reports that no child exists for this request")
-		recorded, _, err = e.transition(checkpoint, op, StatusFailed, absent(text))
+		recorded, err = e.record(ctx, op, StatusFailed, absent(text))
 		if err != nil { // the answer stands; only its explanation could not be kept
 			e.log.Error("recording a reconcile answer failed; recording it with a fixed text",
 				"workspace", op.WorkspaceID, "operation", op.ID, "answer", res.Answer, "error", err)
-			recorded, _, err = e.transition(checkpoint, op, StatusFailed, absent(errTextUnrecordable))
+			recorded, err = e.record(ctx, op, StatusFailed, absent(errTextUnrecordable))
 		}
-		return e.reconcileRecorded(checkpoint, op, recorded, err, tried)
+		return e.reconcileRecorded(ctx, op, recorded, err, tried)
 	}
 	// Still unknown: the status stays, but the latest explanation is what a person reads on the
 	// operation (an answer without one leaves the last explanation in place).
 	why = cleanProviderText(why)
-	recorded, err = e.touch(checkpoint, op, func(next *ForkOperation, at time.Time) {
+	recorded, err = e.recordTouch(ctx, op, func(next *ForkOperation, at time.Time) {
 		tried(next, at)
 		later := at.Add(reconcileDelay(attempt))
 		next.NextReconcileAt = &later
@@ -207,7 +208,7 @@ func (e *Engine) reconcile(ctx context.Context, claimed ForkOperation) (ForkOper
 			next.Error = why
 		}
 	})
-	return e.reconcileRecorded(checkpoint, op, recorded, err, tried)
+	return e.reconcileRecorded(ctx, op, recorded, err, tried)
 }
 
 // reconcileRecorded passes on an attempt whose answer was written. One whose answer could not be
@@ -222,7 +223,7 @@ func (e *Engine) reconcileRecorded(ctx context.Context, op, recorded ForkOperati
 	}
 	e.log.Error("recording a reconcile answer failed; recording the attempt with a fixed text",
 		"workspace", op.WorkspaceID, "operation", op.ID, "error", cause)
-	out, err := e.touch(ctx, op, func(next *ForkOperation, at time.Time) {
+	out, err := e.recordTouch(ctx, op, func(next *ForkOperation, at time.Time) {
 		tried(next, at)
 		later := at.Add(reconcileDelay(next.ReconcileAttempts))
 		next.NextReconcileAt, next.Error = &later, errTextUnrecordable
@@ -235,7 +236,7 @@ func (e *Engine) reconcileRecorded(ctx context.Context, op, recorded ForkOperati
 
 // acceptReconciled commits a found child through the normal commit, recording the attempt; when
 // that transaction fails it records the acceptance alone, and the commit follows from
-// provider_accepted, exactly as after a dispatch.
+// provider_accepted, exactly as after a dispatch. Each write is a checkpoint of its own.
 func (e *Engine) acceptReconciled(ctx context.Context, op ForkOperation, v verdict, tried func(*ForkOperation, time.Time)) (ForkOperation, error) {
 	record := v.record
 	v.record = func(next *ForkOperation, at time.Time) {
@@ -244,16 +245,34 @@ func (e *Engine) acceptReconciled(ctx context.Context, op ForkOperation, v verdi
 		}
 		tried(next, at)
 	}
-	committed, err := e.acceptAndCommit(ctx, op, v, false)
+	var committed ForkOperation
+	err := e.checkpointOnce(ctx, func(ctx context.Context) (err error) {
+		committed, err = e.acceptAndCommit(ctx, op, v, false)
+		return err
+	})
 	if err == nil || errors.Is(err, errChildOwned) {
 		return committed, err
 	}
 	e.log.Warn("commit of a reconciled fork failed; recording the acceptance alone", "operation", op.ID, "error", err)
-	accepted, err := e.recordAcceptance(ctx, op, v)
+	accepted := op
+	err = e.checkpoint(ctx, func(ctx context.Context) (err error) {
+		accepted, err = e.recordAcceptance(ctx, op, v)
+		return err
+	})
 	if err != nil {
 		return accepted, err
 	}
 	return e.commit(ctx, accepted)
+}
+
+// recordTouch is touch as a checkpoint: bookkeeping that records a provider's answer.
+func (e *Engine) recordTouch(ctx context.Context, op ForkOperation, edit func(*ForkOperation, time.Time)) (ForkOperation, error) {
+	out := op
+	err := e.checkpoint(ctx, func(ctx context.Context) (err error) {
+		out, err = e.touch(ctx, op, edit)
+		return err
+	})
+	return out, err
 }
 
 // touch writes bookkeeping on an operation without changing its status (swapOperation), and logs
