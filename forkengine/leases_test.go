@@ -201,7 +201,10 @@ func TestExclusiveStoreSweepTakesADeadProcessesReconcileLeases(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, report.Scanned, "neither is due at start-up")
 
-	h.advance(3 * time.Second) // both due; the dead process's leases still have about 12 s
+	// The one a person asks for is not due for a while; the other is (3 s in), while the dead
+	// process's lease on it still has about 12 s.
+	putLease(t, h, asked.ID, h.engine.InstanceID(), h.now.Add(time.Minute), h.now.Add(time.Hour))
+	h.advance(3 * time.Second)
 	h.driver.QueueReconcile(forkenginetest.ReconcileStep{Result: forkenginetest.FoundResult(
 		forkengine.ReconcileRequest{ForkRequest: h.driver.ForkRequests()[0]})})
 	report, err = h.peer().TakeOver(h.ctx)
@@ -210,15 +213,14 @@ func TestExclusiveStoreSweepTakesADeadProcessesReconcileLeases(t *testing.T) {
 
 	report, err = next.TakeOver(h.ctx)
 	require.NoError(t, err)
-	require.Equal(t, 2, report.Scanned, "the exclusive store's sweep takes both dead leases once due")
+	require.Equal(t, 1, report.Scanned, "the exclusive store's sweep takes the dead lease once due")
 	require.NoError(t, next.Close(h.ctx))
 	got := h.stored(swept.ID)
 	require.Equal(t, forkengine.StatusCommitted, got.Status)
 	require.Equal(t, "instance-c", got.LeaseOwner)
 	require.Equal(t, 1, got.ReconcileAttempts)
 
-	// Leased to the dead process again, not due: a person's attempt takes it anyway.
-	putLease(t, h, asked.ID, h.engine.InstanceID(), h.now.Add(time.Minute), h.now.Add(time.Minute))
+	// Not due, leased to the dead process: a person's attempt takes it anyway.
 	onDemand := h.peer(func(c *forkengine.Config) { c.ExclusiveStore = true; c.InstanceID = "instance-d" })
 	before := h.driver.ReconcileCalls()
 	op, err := onDemand.ReconcileForkOperation(h.ctx, ws, asked.ID)

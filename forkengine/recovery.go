@@ -3,6 +3,7 @@ package forkengine
 import (
 	"context"
 	"fmt"
+	"sync"
 )
 
 // Recover finishes what a previous run left behind (SPEC §2.7), as a takeover: it claims every
@@ -59,8 +60,9 @@ func (e *Engine) recoverOne(ctx context.Context, op ForkOperation, report *Recov
 // StartRecovery is Recover for a server that must listen soon: it finishes before returning only
 // the part no new work may overlap (every dispatching operation it takes over becomes unknown,
 // with no driver call, so nothing started later can be mistaken for a leftover), and hands the
-// prepared and provider_accepted operations to one background worker, whose driver calls may
-// each take up to DispatchTimeout. The report counts the unknown ones and, in Resumed, the
+// prepared and provider_accepted operations, and the unknown ones due for a reconcile attempt, to
+// background work, up to takeoverWorkers at a time, whose driver calls may each take up to
+// DispatchTimeout. The report counts the unknown ones and, in Resumed, the
 // operations handed on; Close waits for them. Running them beside new requests is safe: every
 // step is a compare and swap, so an operation is still dispatched at most once. The returned
 // error is for a failed claim or an ended ctx.
@@ -107,13 +109,33 @@ func (e *Engine) startTakeover(ctx context.Context, c LeaseClaim) (RecoveryRepor
 	return report, err
 }
 
-// resumeRecovered drives the operations a takeover handed on, one at a time, logging what went
-// wrong with any of them, and releases their leases.
+// takeoverWorkers bounds how many operations one takeover drives at once: enough that one slow
+// provider call (up to DispatchTimeout) does not hold back the reconcile attempts and dispatches
+// claimed beside it, few enough that a start-up with a long backlog does not flood a provider.
+const takeoverWorkers = 8
+
+// resumeRecovered drives the operations a takeover handed on, up to takeoverWorkers at a time,
+// logging what went wrong with any of them, and releases their leases.
 func (e *Engine) resumeRecovered(ctx context.Context, ops []ForkOperation) {
-	var report RecoveryReport
+	work := make(chan ForkOperation)
+	reports := make([]RecoveryReport, min(takeoverWorkers, len(ops)))
+	var wg sync.WaitGroup
+	for i := range reports {
+		wg.Go(func() {
+			for op := range work {
+				e.recoverOne(ctx, op, &reports[i])
+				e.leases.release(op.Key())
+			}
+		})
+	}
 	for _, op := range ops {
-		e.recoverOne(ctx, op, &report)
-		e.leases.release(op.Key())
+		work <- op
+	}
+	close(work)
+	wg.Wait()
+	var report RecoveryReport
+	for _, r := range reports {
+		report.add(r)
 	}
 	for _, err := range report.Errors {
 		e.cfg.Logger.Error("fork recovery", "err", err)
@@ -126,4 +148,15 @@ func (e *Engine) resumeRecovered(ctx context.Context, ops []ForkOperation) {
 	}
 	e.cfg.Logger.Info("fork recovery finished in the background", "committed", report.Committed,
 		"failed", report.Failed, "unknown", report.Unknown, "errors", len(report.Errors))
+}
+
+// add counts o's outcomes into r.
+func (r *RecoveryReport) add(o RecoveryReport) {
+	r.Scanned += o.Scanned
+	r.Unknown += o.Unknown
+	r.Committed += o.Committed
+	r.Failed += o.Failed
+	r.Resumed += o.Resumed
+	r.Reconciled += o.Reconciled
+	r.Errors = append(r.Errors, o.Errors...)
 }
