@@ -50,6 +50,8 @@ type Config struct {
 
 	// checkpointTimeout replaces the default checkpointTimeout (tests, through export_test.go).
 	checkpointTimeout time.Duration
+	// newTicker replaces time.NewTicker in MaintainLeases (tests: ticks driven by a fake clock).
+	newTicker func(period time.Duration) (ticks <-chan time.Time, stop func())
 }
 
 // SessionReport is an idempotent upsert of a session by an agent runtime. Nil pointer fields keep
@@ -180,6 +182,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.checkpointTimeout <= 0 {
 		cfg.checkpointTimeout = checkpointTimeout
+	}
+	if cfg.newTicker == nil {
+		cfg.newTicker = func(period time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(period)
+			return t.C, t.Stop
+		}
 	}
 	if cfg.InstanceID == "" {
 		cfg.InstanceID = defaultInstanceID()

@@ -112,13 +112,15 @@ func (e *Engine) sweepClaim() LeaseClaim { return LeaseClaim{TakeOthers: e.cfg.E
 // MaintainLeases renews this engine's leases and takes over expired ones every third of the
 // lease duration, until ctx ends. The server runs it for its whole life.
 func (e *Engine) MaintainLeases(ctx context.Context) {
-	tick := time.NewTicker(e.cfg.LeaseDuration / 3)
-	defer tick.Stop()
+	// A third, not the whole: renewed every third, a lease always has two thirds left, so a
+	// renewal that comes late by up to that (a stalled statement, a long pause) still keeps it.
+	ticks, stop := e.cfg.newTicker(e.cfg.LeaseDuration / 3)
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-ticks:
 		}
 		if err := e.RenewLeases(ctx); err != nil && ctx.Err() == nil {
 			e.log.Error("renew fork leases", "err", err)
