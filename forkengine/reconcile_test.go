@@ -175,7 +175,7 @@ func TestReconcileAndAbandonConflicts(t *testing.T) {
 }
 
 // In the background: the lease holder's sweep makes the first attempt once it is due, then backs
-// off exponentially; the schedule is durable, so another engine (a restart, or another instance
+// off exponentially, never more than five minutes apart; the schedule is durable, so another engine (a restart, or another instance
 // once the lease is gone) goes on from it without repeating or losing an attempt.
 func TestBackgroundReconcileBacksOffDurably(t *testing.T) {
 	h := newHarness(t)
@@ -196,7 +196,7 @@ func TestBackgroundReconcileBacksOffDurably(t *testing.T) {
 	require.Zero(t, h.driver.ReconcileCalls())
 	var gaps []time.Duration
 	last := *h.stored(op.ID).NextReconcileAt
-	for attempt := 1; attempt <= 4; attempt++ {
+	for attempt := 1; attempt <= 10; attempt++ { // out past the cap
 		h.advance(last.Sub(h.now) + time.Millisecond)
 		require.Equal(t, 1, sweep(restart()).Scanned, "attempt %d is due", attempt)
 		require.Equal(t, attempt, h.driver.ReconcileCalls())
@@ -207,7 +207,9 @@ func TestBackgroundReconcileBacksOffDurably(t *testing.T) {
 		last = *stored.NextReconcileAt
 		require.Zero(t, sweep(restart()).Scanned, "a restart right after attempt %d does not repeat it", attempt)
 	}
-	require.Equal(t, []time.Duration{4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second}, gaps)
+	capped := 5 * time.Minute
+	require.Equal(t, []time.Duration{4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, 64 * time.Second,
+		128 * time.Second, 256 * time.Second, capped, capped, capped}, gaps, "doubling up to the five-minute cap, then staying there")
 	// Another instance, once the lease has expired, picks the schedule up where it is.
 	h.advance(forkengine.DefaultLeaseDuration + last.Sub(h.now))
 	h.driver.QueueReconcile(forkenginetest.ReconcileStep{Result: forkenginetest.FoundResult(
@@ -215,7 +217,7 @@ func TestBackgroundReconcileBacksOffDurably(t *testing.T) {
 	require.Equal(t, 1, sweep(h.peer()).Scanned)
 	got := h.stored(op.ID)
 	require.Equal(t, forkengine.StatusCommitted, got.Status)
-	require.Equal(t, 5, got.ReconcileAttempts)
+	require.Equal(t, 11, got.ReconcileAttempts)
 	require.Equal(t, 1, h.driver.ForkCalls(), "never dispatched again")
 }
 
