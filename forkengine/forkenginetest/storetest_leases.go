@@ -105,28 +105,40 @@ func leaseTests() map[string]storeTest {
 				ops = append(ops, leasedOperation(fmt.Sprintf("op%02d", i), forkengine.StatusPrepared, "", 0))
 			}
 			insertOperations(t, s, ops...)
+			// Bounded, and nothing fails inside the claimers: a store whose claims block each
+			// other or overlap fails here in seconds, never as a hang of the suite.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
 			var mu sync.Mutex
 			seen := map[string]string{}
+			var twice []string
+			var errs []error
 			var wg sync.WaitGroup
 			for w := range 4 {
 				owner := fmt.Sprintf("i%d", w)
 				wg.Go(func() {
-					for {
-						claimed, err := s.ClaimOperations(context.Background(), forkengine.LeaseClaim{Owner: owner, Now: at(10), Until: at(40), Limit: 3})
-						if err != nil || len(claimed) == 0 {
-							require.NoError(t, err)
-							return
-						}
+					for ctx.Err() == nil {
+						claimed, err := s.ClaimOperations(ctx, forkengine.LeaseClaim{Owner: owner, Now: at(10), Until: at(40), Limit: 3})
 						mu.Lock()
+						if err != nil {
+							errs = append(errs, err)
+						}
 						for _, op := range claimed {
-							require.Empty(t, seen[op.ID], "operation %s claimed twice", op.ID)
+							if seen[op.ID] != "" {
+								twice = append(twice, fmt.Sprintf("%s by %s and %s", op.ID, seen[op.ID], owner))
+							}
 							seen[op.ID] = owner
 						}
 						mu.Unlock()
+						if err != nil || len(claimed) == 0 {
+							return
+						}
 					}
 				})
 			}
 			wg.Wait()
+			require.Empty(t, errs, "claims failed (or waited past the bound for each other)")
+			require.Empty(t, twice, "operations claimed twice")
 			require.Len(t, seen, len(ops), "every free operation was claimed by someone")
 			for id, owner := range seen {
 				got, err := s.GetOperation(context.Background(), wsA, id)
