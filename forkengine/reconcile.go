@@ -8,18 +8,20 @@ import (
 	"time"
 )
 
-// The reconcile schedule of an unknown delivery: the first attempt a few seconds after the
-// delivery became unknown, then exponentially further apart, never more than maxReconcileDelay.
+// FirstReconcileDelay is when the first reconcile attempt of an unknown delivery falls due: this
+// long after the delivery became unknown. Later ones come exponentially further apart, never more
+// than maxReconcileDelay (docs/api.md states the schedule and when an attempt is made).
+const FirstReconcileDelay = 2 * time.Second
+
 const (
-	firstReconcileDelay = 2 * time.Second
-	maxReconcileDelay   = 5 * time.Minute
+	maxReconcileDelay = 5 * time.Minute
 	// maxAbandonReason bounds the reason a person gives for abandoning an operation.
 	maxAbandonReason = 1000
 )
 
 // reconcileDelay is the wait after the attempt-th attempt: 4s, 8s, 16s, … up to the maximum.
 func reconcileDelay(attempt int) time.Duration {
-	d := firstReconcileDelay
+	d := FirstReconcileDelay
 	for i := 0; i < attempt && d < maxReconcileDelay; i++ {
 		d *= 2
 	}
@@ -32,7 +34,7 @@ func becomeUnknown(record func(*ForkOperation, time.Time)) func(*ForkOperation, 
 		if record != nil {
 			record(op, at)
 		}
-		next := at.Add(firstReconcileDelay)
+		next := at.Add(FirstReconcileDelay)
 		op.NextReconcileAt = &next
 	}
 }
