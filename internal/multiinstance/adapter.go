@@ -12,7 +12,8 @@ import (
 // instance is given its own base URL (URL(name)), so the adapter knows which instance made each
 // call. It counts every /fork call by operation id the moment it arrives, before it answers or
 // holds, and it can hold a session's /describe or /fork calls from one instance until released.
-// Because the test process is never killed, its counts are the provider's truth.
+// Because the test process is never killed, its counts are the provider's truth. With
+// EnableReconcile it also answers /reconcile truthfully (reconcile.go).
 type Adapter struct {
 	server *httptest.Server
 
@@ -20,6 +21,7 @@ type Adapter struct {
 	forks     []ForkCall
 	describes map[[2]string]int // (instance, session) → describe calls so far
 	holds     []*Hold
+	reconcile reconcileState
 }
 
 // ForkCall is one /fork request the adapter received.
@@ -50,7 +52,7 @@ func (h *Hold) Release() { h.relOnce.Do(func() { close(h.release) }) }
 
 // NewAdapter starts an adapter on a loopback port.
 func NewAdapter() *Adapter {
-	a := &Adapter{describes: map[[2]string]int{}}
+	a := &Adapter{describes: map[[2]string]int{}, reconcile: newReconcileState()}
 	a.server = httptest.NewServer(http.HandlerFunc(a.serve))
 	return a
 }
@@ -123,6 +125,7 @@ func (a *Adapter) serve(w http.ResponseWriter, r *http.Request) {
 		OperationID string           `json:"operationId"`
 		Source      adapterSession   `json:"source"`
 		ThroughTurn adapterTurn      `json:"throughTurn"`
+		Attempt     int              `json:"attempt"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "undecodable request: " + err.Error()})
@@ -134,7 +137,7 @@ func (a *Adapter) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"kind": "multiinstance-adapter", "version": "1",
-			"stateBindingMode": "host_copy", "throughTurn": true, "fullSession": false})
+			"stateBindingMode": "host_copy", "throughTurn": true, "fullSession": false, "reconcile": a.reconciles()})
 	case "probe":
 		forkable := make([]bool, len(body.Probes))
 		for i := range forkable {
@@ -146,12 +149,19 @@ func (a *Adapter) serve(w http.ResponseWriter, r *http.Request) {
 		a.forks = append(a.forks, ForkCall{Instance: instance, OperationID: body.OperationID,
 			HeaderID: r.Header.Get("Forkgraph-Operation-Id"), SourceSession: body.Source.ID, ThroughTurn: body.ThroughTurn.ID})
 		hold := a.findHold(instance, body.Source.ID, "fork")
+		made, answer := a.reconcile.fork(body.OperationID, body.Source.ID) // the child exists before any answer
 		a.mu.Unlock()
+		if !made {
+			writeJSON(w, http.StatusOK, map[string]any{"disposition": "rejected", "error": "this request was reconciled absent"})
+			return
+		}
 		if !a.pass(r, hold) {
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"disposition": "accepted",
+		writeJSON(w, http.StatusOK, map[string]any{"disposition": answer,
 			"providerSessionId": "child-" + body.OperationID, "stateBindingMode": "host_copy"})
+	case "reconcile":
+		a.answerReconcile(w, r, instance, body.OperationID, body.Source.ID, body.Attempt)
 	default:
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": "unknown path " + r.URL.Path})
 	}
