@@ -150,6 +150,8 @@ type Engine struct {
 	log   *slog.Logger
 
 	leases leaseKeeper // the operations this engine is driving now
+	// takeoverSlots holds one token per taken-over operation being driven (takeoverWorkers).
+	takeoverSlots chan struct{}
 
 	// background tracks dispatches started by StartFork; Close waits for them. closed stops new
 	// ones from starting once Close has begun (WaitGroup.Add must not race with Wait).
@@ -204,7 +206,8 @@ func New(cfg Config) (*Engine, error) {
 	case cfg.RecoveryPageSize < 0 || cfg.RecoveryPageSize > MaxRecoveryPageSize:
 		return nil, fmt.Errorf("forkengine: RecoveryPageSize %d outside 1..%d", cfg.RecoveryPageSize, MaxRecoveryPageSize)
 	}
-	return &Engine{cfg: cfg, store: cfg.Store, now: cfg.Clock, newID: cfg.NewID, log: cfg.Logger}, nil
+	return &Engine{cfg: cfg, store: cfg.Store, now: cfg.Clock, newID: cfg.NewID, log: cfg.Logger,
+		takeoverSlots: make(chan struct{}, takeoverWorkers)}, nil
 }
 
 // Reader returns the store's read side, for loaders.

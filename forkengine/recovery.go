@@ -109,29 +109,26 @@ func (e *Engine) startTakeover(ctx context.Context, c LeaseClaim) (RecoveryRepor
 	return report, err
 }
 
-// takeoverWorkers bounds how many operations one takeover drives at once: enough that one slow
-// provider call (up to DispatchTimeout) does not hold back the reconcile attempts and dispatches
-// claimed beside it, few enough that a start-up with a long backlog does not flood a provider.
-const takeoverWorkers = 8
+// takeoverWorkers bounds how many taken-over operations an engine drives at once, over all its
+// takeovers: enough that slow provider calls (each up to DispatchTimeout) do not hold back the
+// reconcile attempts and dispatches claimed beside them, few enough that a start-up with a long
+// backlog does not flood a provider.
+const takeoverWorkers = 32
 
-// resumeRecovered drives the operations a takeover handed on, up to takeoverWorkers at a time,
-// logging what went wrong with any of them, and releases their leases.
+// resumeRecovered drives the operations a takeover handed on, each as soon as one of the
+// engine's takeoverWorkers slots is free, logging what went wrong with any of them, and releases
+// their leases.
 func (e *Engine) resumeRecovered(ctx context.Context, ops []ForkOperation) {
-	work := make(chan ForkOperation)
-	reports := make([]RecoveryReport, min(takeoverWorkers, len(ops)))
+	reports := make([]RecoveryReport, len(ops))
 	var wg sync.WaitGroup
-	for i := range reports {
+	for i, op := range ops {
+		e.takeoverSlots <- struct{}{} // waits here, not in a goroutine: a long backlog costs no stacks
 		wg.Go(func() {
-			for op := range work {
-				e.recoverOne(ctx, op, &reports[i])
-				e.leases.release(op.Key())
-			}
+			defer func() { <-e.takeoverSlots }()
+			e.recoverOne(ctx, op, &reports[i])
+			e.leases.release(op.Key())
 		})
 	}
-	for _, op := range ops {
-		work <- op
-	}
-	close(work)
 	wg.Wait()
 	var report RecoveryReport
 	for _, r := range reports {
