@@ -14,6 +14,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	SpinIfAsked() // StartSpinner's child: a CPU spinner, not a test run
 	dir, err := os.MkdirTemp("", "multiinstance-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "multiinstance:", err)
