@@ -8,6 +8,11 @@
 //	                    turn on A every -interval (light load); a workspaceEvents subscriber on B
 //	                    and one on A timestamp each turn's event on arrival. Latency is arrival
 //	                    minus the moment the write was sent, and minus the event's occurredAt.
+//	-mode reconcile:    how long after falling due unknown deliveries are resolved, under load:
+//	                    -clients busy forkers, -unknown clients whose forks the adapter answers
+//	                    unknown (-slow of them with a /reconcile that takes -slow-by), optionally a
+//	                    CPU spinner (-spin). -db may also be a SQLite path (one instance). It
+//	                    exits non-zero if one is resolved past the documented bound.
 //
 // It builds the server from -repo, starts the instances on a fresh schema of the PostgreSQL at
 // -db (default $FORKGRAPH_TEST_POSTGRES_DSN; scripts/start-postgres.sh prints one) on loopback
@@ -28,7 +33,8 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "forks", "forks or propagation")
+	multiinstance.SpinIfAsked() // StartSpinner's child (-mode reconcile -spin): a CPU spinner
+	mode := flag.String("mode", "forks", "forks, propagation or reconcile")
 	repo := flag.String("repo", ".", "the forkgraph module to build")
 	db := flag.String("db", os.Getenv(multiinstance.PostgresDSNEnv), "PostgreSQL URL (a schema of its own is created)")
 	instances := flag.Int("instances", 2, "forks: how many instances (propagation always uses 2)")
@@ -37,7 +43,24 @@ func main() {
 	writes := flag.Int("writes", 500, "propagation: how many turns to report")
 	interval := flag.Duration("interval", 50*time.Millisecond, "propagation: pause between writes")
 	pool := flag.Int("db-pool", 0, "-db-pool of every instance (0: the server's default)")
+	var ro reconcileOptions
+	flag.IntVar(&ro.unknown, "unknown", 3, "reconcile: clients whose forks the adapter answers unknown")
+	flag.IntVar(&ro.slow, "slow", 1, "reconcile: how many of those have a slow /reconcile")
+	flag.DurationVar(&ro.slowBy, "slow-by", 11*time.Second, "reconcile: how long a slow /reconcile takes")
+	flag.DurationVar(&ro.every, "every", 400*time.Millisecond, "reconcile: pause between an unknown client's forks")
+	flag.DurationVar(&ro.lease, "lease", 15*time.Second, "reconcile: -fork-lease of every instance")
+	flag.BoolVar(&ro.spin, "spin", false, "reconcile: run a CPU spinner as wide as the machine beside the instances")
+	flag.DurationVar(&ro.settle, "settle", 2*time.Minute, "reconcile: how long to wait for the last unknowns after the load")
+	flag.DurationVar(&ro.slack, "slack", 2*time.Second, "reconcile: what a resolution may take past the bound (claiming, describing, recording on a loaded machine)")
 	flag.Parse()
+	if *mode == "reconcile" {
+		ro.repo, ro.db, ro.instances, ro.busy, ro.duration = *repo, *db, *instances, *clients, *duration
+		if err := benchReconcile(ro); err != nil {
+			fmt.Fprintln(os.Stderr, "multi:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*mode, *repo, *db, *instances, *clients, *duration, *writes, *interval, *pool); err != nil {
 		fmt.Fprintln(os.Stderr, "multi:", err)
 		os.Exit(1)

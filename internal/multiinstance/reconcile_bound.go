@@ -3,6 +3,7 @@ package multiinstance
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -29,7 +30,7 @@ func (r Resolution) Resolved() bool { return !r.ResolvedAt.IsZero() }
 // read-only beside the server that holds it, or a PostgreSQL URL) and returns every operation
 // that became unknown, by id.
 func ReadResolutions(ctx context.Context, dsn, workspace string) (map[string]Resolution, error) {
-	db, err := store.Open(ctx, store.Config{DSN: dsn, ReadOnly: !store.IsPostgresURL(dsn)})
+	db, err := store.Open(ctx, store.Config{DSN: dsn, ReadOnly: !store.IsPostgresURL(dsn), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dsn, err)
 	}
