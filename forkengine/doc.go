@@ -61,7 +61,11 @@
 //   - The instance driving an unfinished operation holds its lease and renews it while it works;
 //     every status change is a compare-and-swap on the lease owner too. No instance moves an
 //     operation it does not hold; an expired lease is claimed (TakeOver) and the operation finished
-//     by the start-up rules, which are that same takeover (Recover).
+//     by the start-up rules, which are that same takeover (Recover). On a store only one process
+//     can open (Config.ExclusiveStore, SQLite) every other owner is dead, so its leases are free.
+//   - A provider's answer is recorded as a checkpoint: detached from the caller, on deadlines taken
+//     once it has arrived, tried again when a try runs out of time, so an answer obtained is not
+//     asked for again.
 //   - A committed operation's session and lineage are rebuilt from the operation and its snapshot,
 //     so they answer even after the target session was deleted.
 //
