@@ -112,14 +112,15 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 	run.rs = dispatch(ctx, c.exec, opCtx, c.cfg.Deferral)
 	context.AfterFunc(ended, run.wakeFunc) // a parked operation that is stopped must still end
 	streaming = true
-	c.stream(run)
+	c.stream(run, nil)
 }
 
 // stream pulls and queues run's responses until the operation ends, or until its stream has
 // nothing ready (park): then this goroutine writes what it queued, if no writer runs yet, and
-// ends, and the stream's wake continues the operation in a new one. A live subscription thus
-// holds no goroutine between events, and one goroutine both takes an event and writes it.
-func (c *conn) stream(run *streamRun) {
+// ends, and the stream's wake continues the operation on a runner (w; nil when this is the
+// operation's own goroutine). A live subscription thus holds no goroutine between events, and
+// one goroutine both takes an event and writes it.
+func (c *conn) stream(run *streamRun, w *runner) {
 	parked := false
 	owed := false // this goroutine has become the writer of what it queued
 	defer func() {
@@ -137,7 +138,7 @@ func (c *conn) stream(run *streamRun) {
 		if parked = run.park(); parked {
 			if owed {
 				owed = false
-				c.flush()
+				w.flush(c)
 			}
 			return
 		}
