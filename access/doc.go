@@ -7,7 +7,8 @@
 //   - RateLimit: a token bucket per valid token, else per client address (X-Forwarded-For only
 //     from TrustedProxies): 429 RATE_LIMITED over HTTP, a RATE_LIMITED error per websocket
 //     operation. TrustedProxies.ClientKey names a client the same way for the transports' own
-//     per-client bounds (SSE single-connection reservations).
+//     per-client bounds (SSE single-connection reservations), and ContextClientKey names an
+//     operation's client from its context for state kept per client (the APQ cache).
 //   - Hosts and Origins: the Host allow-list against DNS rebinding (403 HOST_NOT_ALLOWED) and the
 //     Origin allow-list for browsers, with CORS preflight (403 ORIGIN_NOT_ALLOWED).
 //   - Request ids: X-Request-Id, logged beside internal errors.
