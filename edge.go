@@ -89,16 +89,17 @@ func (e *edgeConfig) resolve(cfg config) error {
 }
 
 // graphqlEdge wraps the GraphQL handler in the edge policy, outermost first: request id, the
-// request log and metrics (observe), Host, origin (CORS), rate limit, body limit, client address
-// (for per-client state: APQ), token. Every refusal of the edge is so logged and counted as a
-// /graphql response.
+// request log and metrics (observe), header size, Host, origin (CORS), rate limit, body limit,
+// client address (for per-client state: APQ), token. Every refusal of the edge is so logged and
+// counted as a /graphql response.
 func graphqlEdge(cfg config, gql *handler.Server, observe func(http.Handler) http.Handler) http.Handler {
 	limit := access.NewRateLimit(cfg.tokens, cfg.edge.proxies, cfg.rateLimit, int(cfg.rateBurst))
 	if cfg.tokens.Open() {
 		limit = nil // development mode: local tools, tests and benchmarks run unthrottled
 	}
-	return access.RequestIDs(observe(cfg.edge.hosts.Middleware(cfg.edge.origins.Middleware(limit.HTTPMiddleware(
-		access.LimitBody(cfg.maxBody, cfg.edge.proxies.RecordClientAddress(cfg.tokens.HTTPMiddleware(gql))))))))
+	return access.RequestIDs(observe(access.LimitHeaders(access.MaxHeaderBytes, cfg.edge.hosts.Middleware(
+		cfg.edge.origins.Middleware(limit.HTTPMiddleware(access.LimitBody(cfg.maxBody,
+			cfg.edge.proxies.RecordClientAddress(cfg.tokens.HTTPMiddleware(gql)))))))))
 }
 
 // drain shuts srv down: it stops accepting, then waits, until ctx ends, for in-flight requests,
