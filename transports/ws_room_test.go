@@ -146,18 +146,30 @@ func dialNonReader(t *testing.T, url string) *client {
 	return &client{t: t, conn: conn}
 }
 
+// nextConn is the next connection the server made.
+func nextConn(t *testing.T, conns <-chan *conn) *conn {
+	t.Helper()
+	select {
+	case c := <-conns:
+		return c
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server made no connection")
+		return nil
+	}
+}
+
 // startFeeds opens a client that will stop reading with n feed subscriptions and a healthy one
 // with one, and returns once every subscription has delivered an event.
 func startFeeds(t *testing.T, feed *liveFeed, url string, conns <-chan *conn, n int) (slow, healthy *client, slowConn *conn) {
 	t.Helper()
 	slow = dialNonReader(t, url)
-	slowConn = <-conns
+	slowConn = nextConn(t, conns)
 	slow.initialise()
 	for i := range n {
 		slow.subscribe(fmt.Sprint("slow-", i), "subscription { feed }")
 	}
 	healthy = dial(t, url, SubprotocolTransportWS)
-	<-conns
+	nextConn(t, conns)
 	healthy.initialise()
 	healthy.subscribe("healthy", "subscription { feed }")
 	for deadline := time.Now().Add(5 * time.Second); feed.subscribers() < n+1; time.Sleep(time.Millisecond) {
