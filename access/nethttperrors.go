@@ -44,8 +44,9 @@ func (l codedListener) Accept() (net.Conn, error) {
 	return &codedConn{Conn: c}, nil
 }
 
-// codedConn is an accepted connection whose writes are checked for net/http's own answers; a
-// websocket keeps it after the upgrade, where a frame never starts with "HTTP/1.1 ".
+// codedConn is an accepted connection whose writes are checked for net/http's own answers. A
+// websocket takes the connection under it (UnwrapHijacked); were it kept, a frame never starts
+// with "HTTP/1.1 ".
 type codedConn struct{ net.Conn }
 
 // Write writes p, or the coded form of net/http's own answer when p is one.
@@ -62,6 +63,11 @@ func (c *codedConn) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// UnwrapHijacked is the connection under c, for a handler that hijacks it (a websocket): net/http
+// writes nothing of its own on a hijacked connection, and a reader parked in a read through c
+// has a stack frame more (transports' hijackUnwrapper says why that matters).
+func (c *codedConn) UnwrapHijacked() net.Conn { return c.Conn }
 
 // CloseWrite half-closes the connection, as net/http does after its 431 so that the client
 // reads the answer before the connection goes.
