@@ -245,15 +245,18 @@ func TestSlowReaderCostsOnlyItself(t *testing.T) {
 
 	// The slow client is ended by itself: reading again, it finds, after what its socket and
 	// queue held, its streams ended with RESUME_REQUIRED, or its connection closed as too slow
-	// (1013) when it had not read for SlowClientTimeout. Each read has its own deadline: on a
-	// loaded machine that backlog of a few megabytes through a 4 KiB window takes a while.
+	// when it had not read for SlowClientTimeout: with 1013, or, when it still had not read
+	// within the close grace after that, dropped (1006; docs/transports.md). Each read has its
+	// own deadline: on a loaded machine that backlog of a few megabytes through a 4 KiB window
+	// takes a while.
 	for range slowSubscriptions*(events+10) + 100 {
 		require.NoError(t, slow.SetReadDeadline(time.Now().Add(10*time.Second)))
 		var m wsMessage
 		err := slow.ReadJSON(&m)
 		var closeErr *websocket.CloseError
 		if errors.As(err, &closeErr) {
-			require.Equal(t, websocket.CloseTryAgainLater, closeErr.Code, "the slow client's close")
+			require.Contains(t, []int{websocket.CloseTryAgainLater, websocket.CloseAbnormalClosure}, closeErr.Code,
+				"the slow client's close")
 			return
 		}
 		require.NoError(t, err, "the slow client was neither closed nor told to resume")
