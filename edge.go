@@ -41,7 +41,7 @@ func (e *edgeConfig) register(fs *flag.FlagSet, env *envReader) {
 	fs.StringVar(&e.trustedProxies, "trusted-proxies", env.str("FORKGRAPH_TRUSTED_PROXIES", ""),
 		"CIDRs of proxies whose X-Forwarded-For names the client for rate limits (FORKGRAPH_TRUSTED_PROXIES)")
 	fs.Int64Var(&e.apqCache, "apq-cache", env.int64("FORKGRAPH_APQ_CACHE", 1000),
-		"automatic persisted queries remembered; 0 disables APQ (FORKGRAPH_APQ_CACHE)")
+		"automatic persisted queries remembered, all clients together, each client's apart; 0 disables APQ (FORKGRAPH_APQ_CACHE)")
 	fs.StringVar(&e.trustedDocuments, "trusted-documents", env.str("FORKGRAPH_TRUSTED_DOCUMENTS", ""),
 		"JSON manifest of hash → document; when set only those documents run (FORKGRAPH_TRUSTED_DOCUMENTS)")
 }
@@ -77,7 +77,8 @@ func (e *edgeConfig) resolve(cfg config) error {
 	if e.apqCache < 0 || e.apqCache > 1_000_000 {
 		return fmt.Errorf("-apq-cache must be between 0 and 1000000, got %d", e.apqCache)
 	}
-	opts := persisted.Options{APQEntries: int(e.apqCache)}
+	// APQ documents are remembered per client, as the rate limit counts them (docs/security.md).
+	opts := persisted.Options{APQEntries: int(e.apqCache), Client: access.ContextClientKey}
 	if e.trustedDocuments != "" {
 		if opts.Trusted, err = persisted.LoadManifest(e.trustedDocuments); err != nil {
 			return fmt.Errorf("-trusted-documents: %w", err)
@@ -88,15 +89,17 @@ func (e *edgeConfig) resolve(cfg config) error {
 }
 
 // graphqlEdge wraps the GraphQL handler in the edge policy, outermost first: request id, the
-// request log and metrics (observe), Host, origin (CORS), rate limit, body limit, token. Every
-// refusal of the edge is so logged and counted as a /graphql response.
+// request log and metrics (observe), header size, Host, origin (CORS), rate limit, body limit,
+// client address (for per-client state: APQ), token. Every refusal of the edge is so logged and
+// counted as a /graphql response.
 func graphqlEdge(cfg config, gql *handler.Server, observe func(http.Handler) http.Handler) http.Handler {
 	limit := access.NewRateLimit(cfg.tokens, cfg.edge.proxies, cfg.rateLimit, int(cfg.rateBurst))
 	if cfg.tokens.Open() {
 		limit = nil // development mode: local tools, tests and benchmarks run unthrottled
 	}
-	return access.RequestIDs(observe(cfg.edge.hosts.Middleware(cfg.edge.origins.Middleware(limit.HTTPMiddleware(
-		access.LimitBody(cfg.maxBody, cfg.tokens.HTTPMiddleware(gql)))))))
+	return access.RequestIDs(observe(access.LimitHeaders(access.MaxHeaderBytes, cfg.edge.hosts.Middleware(
+		cfg.edge.origins.Middleware(limit.HTTPMiddleware(access.LimitBody(cfg.maxBody,
+			cfg.edge.proxies.RecordClientAddress(cfg.tokens.HTTPMiddleware(gql)))))))))
 }
 
 // drain shuts srv down: it stops accepting, then waits, until ctx ends, for in-flight requests,

@@ -101,6 +101,9 @@ func TestEdgeRefusesRebindingAndForeignOrigins(t *testing.T) {
 	require.Equal(t, "http://app.example:3000", h.Get("Access-Control-Allow-Origin"))
 	status, _, _ = edgeRequest(t, http.MethodPost, base, "", base)
 	require.Equal(t, http.StatusOK, status, "the server's own origin (the playground)")
+	status, code, _ = edgeRequest(t, http.MethodPost, base, "", "http://127.0.0.1:1")
+	require.Equal(t, http.StatusForbidden, status, "a page on another port of the server's host is another origin")
+	require.Equal(t, "ORIGIN_NOT_ALLOWED", code)
 
 	dial := func(origin string) (int, error) {
 		d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}

@@ -157,14 +157,14 @@ func serve(ctx context.Context, cfg config, lns *listeners, h http.Handler, engi
 		stopDebug := serveDebug(lns.debug, logger)
 		defer func() { _ = stopDebug(context.WithoutCancel(ctx)) }()
 	}
-	ln := lns.api
+	ln := access.CodeNetHTTPErrors(lns.api) // net/http's own answers get a JSON body and a code too
 	// Requests live in baseCtx, which shutdown leaves alone for the grace period so in-flight
 	// requests finish (SSE streams end with complete and websockets with 1001 through their
 	// transports' own shutdown hooks); it is cancelled only when the grace period runs out.
 	baseCtx, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
 	srv := &http.Server{
-		Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: access.ServerMaxHeaderBytes,
 		BaseContext: func(net.Listener) context.Context { return baseCtx },
 	}
 	fmt.Fprintf(stdout, "forkgraph listening on http://%s/ (playground at /, GraphQL at /graphql)\n", ln.Addr())

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -75,4 +76,36 @@ func TestClientKey(t *testing.T) {
 	r := httptest.NewRequest("PUT", "/graphql", nil)
 	r.Header.Set("Authorization", "Bearer tokA")
 	require.Equal(t, "addr:192.0.2.1", proxies.ClientKey(r), "without the token middleware nothing is authenticated")
+}
+
+// An operation's client is named from its context alone: its valid token (a websocket's
+// connection_init one replacing the upgrade request's), else its address.
+func TestContextClientKey(t *testing.T) {
+	tokens := Tokens{"tok-a": "a"}
+	proxies, err := ParseTrustedProxies("10.0.0.0/8")
+	require.NoError(t, err)
+	keyOf := func(r *http.Request) (key string) {
+		proxies.RecordClientAddress(tokens.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			key = ContextClientKey(r.Context())
+		}))).ServeHTTP(httptest.NewRecorder(), r)
+		return key
+	}
+	r := httptest.NewRequest("POST", "/graphql", nil)
+	r.RemoteAddr = "10.1.2.3:5000"
+	r.Header.Set("X-Forwarded-For", "203.0.113.9")
+	require.Equal(t, "addr:203.0.113.9", keyOf(r), "no token: the client address")
+	r.Header.Set("Authorization", "Bearer nope")
+	require.Equal(t, "addr:203.0.113.9", keyOf(r), "an unknown token names no client of its own")
+	r.Header.Set("Authorization", "Bearer tok-a")
+	require.Equal(t, "token:tok-a", keyOf(r))
+
+	r.Header.Del("Authorization")
+	var upgrade context.Context
+	proxies.RecordClientAddress(tokens.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		upgrade = r.Context()
+	}))).ServeHTTP(httptest.NewRecorder(), r)
+	ws, err := tokens.WebsocketInit(upgrade, map[string]any{"authorization": "Bearer tok-a"})
+	require.NoError(t, err)
+	require.Equal(t, "token:tok-a", ContextClientKey(ws), "a websocket's operations: connection_init's token")
+	require.Equal(t, "", ContextClientKey(context.Background()))
 }

@@ -62,9 +62,14 @@ func TestOriginsMiddleware(t *testing.T) {
 		}
 		require.Contains(t, w.Header().Get("Access-Control-Allow-Headers"), "X-GraphQL-Event-Stream-Token")
 	})
+	// The server's own origin is its Host with the port: a page on another port of the same
+	// host (the request's Host is 127.0.0.1:8080) is another origin (issue 21: a check that
+	// compared host names only survived every test).
 	for name, origin := range map[string]string{
 		"ErrOtherOrigin": "https://evil.example", "ErrOtherPort": "https://app.example.com:8443",
 		"ErrOtherScheme": "http://app.example.com", "ErrNullOrigin": "null",
+		"ErrSameHostOtherPort": "http://127.0.0.1:3000", "ErrSameHostDefaultPort": "http://127.0.0.1",
+		"ErrSameHostOtherPortTLS": "https://127.0.0.1:8443",
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodOptions} {

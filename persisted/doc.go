@@ -6,6 +6,8 @@
 //     sha256Hash without a query is answered from a bounded cache, or refused with
 //     PERSISTED_QUERY_NOT_FOUND so the client sends the document with its hash once; such a
 //     document is remembered only once it runs: after validation and every limit accepted it.
+//     The cache is partitioned by client (Options.Client): a hash names a document only for
+//     the client that registered it, and a client filling the cache evicts its own documents.
 //   - Trusted documents: with a manifest (the JSON object of hash → document that Relay's
 //     persisted queries and GraphQL Code Generator's client preset write, or Apollo's persisted
 //     query manifest), only the manifest's documents run, named by documentId or by

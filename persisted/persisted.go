@@ -31,6 +31,10 @@ type Options struct {
 	APQBytes int
 	// Trusted, when set, is the only source of documents: trusted-documents mode.
 	Trusted *Manifest
+	// Client names the client an operation runs for, from its context: APQ documents are
+	// remembered per client, and a hash names a document only for the client that registered
+	// it. nil: every request is one client's.
+	Client func(context.Context) string
 }
 
 // Operations is the gqlgen extension that resolves persisted operations. Register it with
@@ -40,11 +44,15 @@ type Options struct {
 type Operations struct {
 	apq     *cache
 	trusted *Manifest
+	client  func(context.Context) string
 }
 
 // New returns the extension for opts.
 func New(opts Options) *Operations {
-	o := &Operations{trusted: opts.Trusted}
+	o := &Operations{trusted: opts.Trusted, client: opts.Client}
+	if o.client == nil {
+		o.client = func(context.Context) string { return "" }
+	}
 	if opts.APQEntries > 0 && opts.Trusted == nil {
 		if opts.APQBytes <= 0 {
 			opts.APQBytes = DefaultAPQBytes
@@ -66,11 +74,14 @@ func (*Operations) ExtensionName() string { return "PersistedOperations" }
 // Validate accepts every schema.
 func (*Operations) Validate(graphql.ExecutableSchema) error { return nil }
 
-// statsKey holds, in the operation's stats, the hash of a document to remember once it runs.
+// statsKey holds, in the operation's stats, the registration to make once the operation runs.
 const statsKey = "PersistedOperationToRegister"
 
-// MutateOperationParameters fills in the document a request names, or refuses the request.
-// Errors: PERSISTED_QUERY_NOT_FOUND, PERSISTED_QUERY_NOT_SUPPORTED, PERSISTED_QUERY_INVALID,
+// registration is a document sent with its hash, for the client that sent it.
+type registration struct{ client, hash string }
+
+// MutateOperationParameters fills in the document a request names (for APQ, one its client
+// registered), or refuses the request. Errors: PERSISTED_QUERY_NOT_FOUND, PERSISTED_QUERY_NOT_SUPPORTED, PERSISTED_QUERY_INVALID,
 // TRUSTED_DOCUMENT_REQUIRED, TRUSTED_DOCUMENT_NOT_FOUND.
 func (o *Operations) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
 	hash, err := persistedQueryHash(params.Extensions)
@@ -91,7 +102,7 @@ func (o *Operations) MutateOperationParameters(ctx context.Context, params *grap
 	case o.apq == nil:
 		return nil
 	case params.Query == "":
-		doc, ok := o.apq.get(hash)
+		doc, ok := o.apq.get(o.client(ctx), hash)
 		if !ok {
 			return codedError(CodeNotFound, notFoundMessage)
 		}
@@ -100,7 +111,7 @@ func (o *Operations) MutateOperationParameters(ctx context.Context, params *grap
 		return codedError(CodeInvalid, "extensions.persistedQuery.sha256Hash is not the SHA-256 of the query sent")
 	default:
 		if opCtx := graphql.GetOperationContext(ctx); opCtx != nil {
-			opCtx.Stats.SetExtension(statsKey, hash)
+			opCtx.Stats.SetExtension(statsKey, registration{client: o.client(ctx), hash: hash})
 		}
 	}
 	return nil
@@ -115,8 +126,8 @@ func (o *Operations) MutateOperationParameters(ctx context.Context, params *grap
 func (o *Operations) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	if o.apq != nil {
 		opCtx := graphql.GetOperationContext(ctx) // the executor dispatches with it in ctx
-		if hash, ok := opCtx.Stats.GetExtension(statsKey).(string); ok {
-			o.apq.add(hash, opCtx.RawQuery)
+		if r, ok := opCtx.Stats.GetExtension(statsKey).(registration); ok {
+			o.apq.add(r.client, r.hash, opCtx.RawQuery)
 		}
 	}
 	return next(ctx)

@@ -4,11 +4,35 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/forkgraph/forkgraph/resolvers"
 )
+
+// costWalkBound is how long a check of the documents below may take. The walk is linear in the
+// document (each fragment measured once, its cost memoized), so microseconds to milliseconds;
+// one that expands a fragment bomb instead (issue 21's mutant: the memo not read) takes 2^n
+// steps, and without a bound ran until the test binary's timeout, ten minutes on.
+const costWalkBound = 10 * time.Second
+
+// checkDocument is resolvers.CheckDocument, failing the test when the check is not done within
+// costWalkBound. (A walk that overruns goes on in its goroutine until the test binary ends.)
+func checkDocument(t *testing.T, query string, limits resolvers.DocumentLimits) *gqlerror.Error {
+	t.Helper()
+	done := make(chan *gqlerror.Error, 1)
+	go func() { done <- resolvers.CheckDocument(query, limits) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(costWalkBound):
+		t.Fatalf("checking a %d-byte document took over %v: the cost walk is not linear in the document "+
+			"(is each fragment measured once?)", len(query), costWalkBound)
+		return nil
+	}
+}
 
 func TestCheckDocument(t *testing.T) {
 	noOverlapLimit := resolvers.DocumentLimits{Overlaps: 1 << 30}
@@ -59,7 +83,7 @@ func TestCheckDocument(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := resolvers.CheckDocument(tc.query, limitsOf[tc.name])
+			err := checkDocument(t, tc.query, limitsOf[tc.name])
 			if tc.code == "" {
 				require.Nil(t, err)
 				return
@@ -78,8 +102,8 @@ func TestCheckDocument(t *testing.T) {
 func TestDepthLimitBoundary(t *testing.T) {
 	for _, limit := range []int{3, 4, 12} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
-			require.Nil(t, resolvers.CheckDocument(nested(limit), resolvers.DocumentLimits{Depth: limit}))
-			err := resolvers.CheckDocument(nested(limit+1), resolvers.DocumentLimits{Depth: limit})
+			require.Nil(t, checkDocument(t, nested(limit), resolvers.DocumentLimits{Depth: limit}))
+			err := checkDocument(t, nested(limit+1), resolvers.DocumentLimits{Depth: limit})
 			require.NotNil(t, err)
 			require.Equal(t, "depth_limit", err.Extensions["reason"])
 		})
@@ -112,6 +136,9 @@ func TestBombsAreRefusedBeforeExecution(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// The server runs the same check in the request: bound it first, so a walk that is
+			// not linear fails here in seconds instead of holding the request for ever.
+			require.NotNil(t, checkDocument(t, tc.query, resolvers.DocumentLimits{}))
 			api.with(t).expectCode(tc.code, tc.query, nil)
 		})
 	}

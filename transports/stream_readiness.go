@@ -40,6 +40,10 @@ type streamRun struct {
 	parked    atomic.Bool
 	wakeFunc  func()       // wake, made once: a method value handed out per park would allocate
 	prefix    resultPrefix // of its result messages
+	// pending is the message the run has made and not yet queued (its connection's queue was
+	// full), final when it is the `complete` or `error` that ends the operation.
+	pending []byte
+	final   bool
 }
 
 // park reports whether the run now waits with no goroutine: its stream has nothing ready, and

@@ -67,7 +67,11 @@ type conn struct {
 	// then to wake producers waiting for room.
 	progressAt time.Time
 	progress   chan struct{}
-	pingTimer  *time.Timer
+	// roomWaiters are the live subscriptions parked until the queue has room for their result,
+	// and slowCheck the timer that closes the connection if it never does (ws_room.go).
+	roomWaiters []*streamRun
+	slowCheck   *time.Timer
+	pingTimer   *time.Timer
 	// pendingClose is a protocol close that waits for the queued messages to be written.
 	pendingClose *closeRequest
 	// pendingPong is the payload of the pong that answers the client's latest ping (RFC 6455

@@ -112,19 +112,21 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 	run.rs = dispatch(ctx, c.exec, opCtx, c.cfg.Deferral)
 	context.AfterFunc(ended, run.wakeFunc) // a parked operation that is stopped must still end
 	streaming = true
-	c.stream(run)
+	c.stream(run, nil)
 }
 
-// stream pulls and queues run's responses until the operation ends, or until its stream has
-// nothing ready (park): then this goroutine writes what it queued, if no writer runs yet, and
-// ends, and the stream's wake continues the operation in a new one. A live subscription thus
-// holds no goroutine between events, and one goroutine both takes an event and writes it.
-func (c *conn) stream(run *streamRun) {
+// stream pulls and queues run's responses until the operation ends, or until it must wait
+// (park): for its stream to have something ready, or for its connection's queue to have room
+// (ws_room.go). Parking on readiness, this goroutine writes what it queued, if no writer runs
+// yet, and ends; either wake continues the operation on a runner (w; nil when this is the
+// operation's own goroutine). A live subscription thus holds no goroutine between events or
+// behind a client that does not read, and one goroutine both takes an event and writes it.
+func (c *conn) stream(run *streamRun, w *runner) {
 	parked := false
 	owed := false // this goroutine has become the writer of what it queued
 	defer func() {
 		if owed {
-			go c.flush() // a panic came between queueing and writing
+			go c.flush() // the operation ended, or a panic came between queueing and writing
 		}
 		if !parked {
 			run.rs.close()
@@ -134,10 +136,25 @@ func (c *conn) stream(run *streamRun) {
 	}()
 	defer c.recoverOperation(run.op)
 	for {
+		if run.pending != nil {
+			switch c.offer(run) {
+			case offerParked:
+				parked = true
+				return
+			case offerDropped:
+				return // completed by the client, or the connection is closing
+			case offerWriter:
+				owed = true
+			}
+			run.pending = nil
+			if run.final {
+				return
+			}
+		}
 		if parked = run.park(); parked {
 			if owed {
 				owed = false
-				c.flush()
+				w.flush(c)
 			}
 			return
 		}
@@ -147,7 +164,8 @@ func (c *conn) stream(run *streamRun) {
 		}
 		payload := run.rs.next()
 		if payload == nil {
-			break
+			run.pending, run.final = finalFrame(run.op, subscriptionErrors(run.rs.ctx)), true
+			continue
 		}
 		frame, err := encodePayload(&run.prefix, run.op.id, c.protocol.resultType(), payload)
 		if err != nil {
@@ -155,13 +173,8 @@ func (c *conn) stream(run *streamRun) {
 			c.close(CloseInternalError, "Internal server error")
 			return
 		}
-		queued, writer := c.sendFor(run.op, frame)
-		if !queued {
-			return // completed by the client, or the connection is closing
-		}
-		owed = writer
+		run.pending = frame
 	}
-	c.finishOperation(run.op, subscriptionErrors(run.rs.ctx))
 }
 
 // recoverOperation turns a panic that escaped the executor into close 4500: the connection's
@@ -173,31 +186,10 @@ func (c *conn) recoverOperation(op *operation) {
 	}
 }
 
-// sendFor queues frame only while op is still the running operation of its id, waiting while
-// the queue is full (see waitForRoomLocked). writer reports that no writer was running: the
-// caller is now it and must call flush (or start it in a goroutine).
-func (c *conn) sendFor(op *operation, frame []byte) (queued, writer bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.waitForRoomLocked(len(frame)) {
-		c.cfg.Observer.dropped(c.subprotocol)
-		return false, false
-	}
-	if op.gone {
-		return false, false
-	}
-	return true, c.queueLocked(frame)
-}
-
 // finishOperation ends op with `error` (errs non-empty) or `complete`, unless the client
 // completed it first: then the client hears nothing more about it.
 func (c *conn) finishOperation(op *operation, errs gqlerror.List) {
-	var frame []byte
-	if len(errs) > 0 {
-		frame = mustEncode(op.id, "error", errs)
-	} else {
-		frame = mustEncode(op.id, "complete", nil)
-	}
+	frame := finalFrame(op, errs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.waitForRoomLocked(len(frame)) || op.gone {
@@ -205,6 +197,14 @@ func (c *conn) finishOperation(op *operation, errs gqlerror.List) {
 	}
 	c.removeLocked(op)
 	c.enqueueLocked(frame)
+}
+
+// finalFrame is the message that ends op: `error` when errs is not empty, else `complete`.
+func finalFrame(op *operation, errs gqlerror.List) []byte {
+	if len(errs) > 0 {
+		return mustEncode(op.id, "error", errs)
+	}
+	return mustEncode(op.id, "complete", nil)
 }
 
 // stopOperation cancels the operation running under id, if any. notify sends `complete` (the

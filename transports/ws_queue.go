@@ -72,13 +72,14 @@ func (c *conn) waitForRoomLocked(size int) bool {
 	}
 }
 
-// wakeLocked wakes the producers waiting for room: the writer took the queue, or the
-// connection is closing.
+// wakeLocked wakes the producers waiting for room, in place or parked (ws_room.go): the writer
+// took the queue, or the connection is closing.
 func (c *conn) wakeLocked() {
 	if c.progress != nil {
 		close(c.progress)
 		c.progress = nil
 	}
+	c.wakeRoomWaitersLocked()
 }
 
 // closeTooSlowLocked drops the queue, releases the waiting producers and cancels the

@@ -3,6 +3,7 @@ package transports
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,33 +18,64 @@ const runnerStall = 20 * time.Millisecond
 // not ten thousand stacks.
 var wakeRunners = &runners{max: 4 * runtime.GOMAXPROCS(0)}
 
-// runners runs woken operations, in the order they woke, on at most max goroutines, and on one
-// more whenever the queue has not moved for runnerStall: a runner writes to its client, and a
-// client that stopped reading may hold that write until WriteTimeout.
+// runners runs woken operations, in the order they woke, on at most max goroutines, plus one
+// for each runner that has been stuck in a write for runnerStall, plus one whenever the queue has
+// not moved for runnerStall: a runner writes to its client when it parks, and a client that
+// stopped reading may hold that write until its connection is closed as too slow.
 type runners struct {
 	max int
-	run func(*streamRun) // continues one woken operation (nil: its connection's stream; tests replace it)
+	run func(*streamRun, *runner) // continues one woken operation on a runner (nil: its connection's stream; tests replace it)
 
 	mu       sync.Mutex
 	queue    []*streamRun
 	head     int // queue[head:] waits
 	running  int
-	progress uint64 // runs finished; unchanged over runnerStall means every runner is stuck
-	watching bool   // a stall check is armed
+	live     map[*runner]struct{} // the running runners, for the stall check
+	progress uint64               // runs finished; unchanged over runnerStall means every runner is stuck
+	watching bool                 // a stall check is armed
+}
+
+// runner is one goroutine of runners.
+type runner struct {
+	// writingSince is when the write the runner is in began (Unix nanoseconds; 0: none). A write
+	// to a client that does not read lasts until its connection is closed as too slow; the
+	// stall check stops counting such a runner, so each slow connection costs others nothing
+	// after runnerStall, however many there are.
+	writingSince atomic.Int64
+}
+
+// flush writes c's queue on behalf of w (nil: not a runner), marking w as writing meanwhile.
+func (w *runner) flush(c *conn) {
+	if w == nil {
+		c.flush()
+		return
+	}
+	w.writingSince.Store(time.Now().UnixNano())
+	defer w.writingSince.Store(0)
+	c.flush()
 }
 
 // start continues run on a runner.
 func (p *runners) start(run *streamRun) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.running < p.max {
-		p.running++
-		p.mu.Unlock()
-		go p.loop(run)
+		p.spawnLocked(run)
 		return
 	}
 	p.queue = append(p.queue, run)
 	p.watchLocked()
-	p.mu.Unlock()
+}
+
+// spawnLocked starts a runner with run.
+func (p *runners) spawnLocked(run *streamRun) {
+	w := &runner{}
+	if p.live == nil {
+		p.live = map[*runner]struct{}{}
+	}
+	p.live[w] = struct{}{}
+	p.running++
+	go p.loop(w, run)
 }
 
 // yieldEvery is how many runs a runner does before it yields its thread. A burst keeps a
@@ -53,23 +85,23 @@ func (p *runners) start(run *streamRun) {
 // every yieldEvery runs gives the thread up before the slice ends, for the price of a Gosched.
 const yieldEvery = 64
 
-// loop runs run, then whatever waits, and ends when nothing does.
-func (p *runners) loop(run *streamRun) {
+// loop runs run on w, then whatever waits, and ends when nothing does.
+func (p *runners) loop(w *runner, run *streamRun) {
 	for n := 1; run != nil; n++ {
 		if p.run != nil {
-			p.run(run)
+			p.run(run, w)
 		} else {
-			run.c.stream(run)
+			run.c.stream(run, w)
 		}
 		if n%yieldEvery == 0 {
 			runtime.Gosched()
 		}
-		run = p.next()
+		run = p.next(w)
 	}
 }
 
-// next counts a finished run and takes the next waiting one (nil: the runner ends).
-func (p *runners) next() *streamRun {
+// next counts a finished run and takes the next waiting one (nil: runner w ends).
+func (p *runners) next(w *runner) *streamRun {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.progress++
@@ -79,12 +111,10 @@ func (p *runners) next() *streamRun {
 			p.queue = nil // a burst's queue is not kept
 		}
 		p.running--
+		delete(p.live, w)
 		return nil
 	}
-	run := p.queue[p.head]
-	p.queue[p.head] = nil
-	p.head++
-	return run
+	return p.takeLocked()
 }
 
 // watchLocked arms the stall check, unless it is armed.
@@ -97,7 +127,8 @@ func (p *runners) watchLocked() {
 	time.AfterFunc(runnerStall, func() { p.checkStall(seen) })
 }
 
-// checkStall starts one more runner when the queue waits and no run has finished since seen.
+// checkStall starts runners while operations wait: one for each runner stuck in a write since
+// runnerStall ago, and one more when no run has finished since seen.
 func (p *runners) checkStall(seen uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -105,12 +136,31 @@ func (p *runners) checkStall(seen uint64) {
 	if p.head == len(p.queue) {
 		return
 	}
-	if p.progress == seen {
-		run := p.queue[p.head]
-		p.queue[p.head] = nil
-		p.head++
-		p.running++
-		go p.loop(run)
+	stuck := p.stuckWritingLocked(time.Now())
+	for p.head < len(p.queue) && p.running-stuck < p.max {
+		p.spawnLocked(p.takeLocked())
+	}
+	if p.head < len(p.queue) && p.progress == seen {
+		p.spawnLocked(p.takeLocked())
 	}
 	p.watchLocked()
+}
+
+// stuckWritingLocked counts the runners in a write that began runnerStall or more before now.
+func (p *runners) stuckWritingLocked(now time.Time) int {
+	stuck := 0
+	for w := range p.live {
+		if since := w.writingSince.Load(); since != 0 && now.UnixNano()-since >= int64(runnerStall) {
+			stuck++
+		}
+	}
+	return stuck
+}
+
+// takeLocked takes the first waiting run; one waits.
+func (p *runners) takeLocked() *streamRun {
+	run := p.queue[p.head]
+	p.queue[p.head] = nil
+	p.head++
+	return run
 }
