@@ -101,7 +101,7 @@ func (r *mutationResolver) ForkSession(ctx context.Context, input models.ForkSes
 }
 
 func (r *mutationResolver) AcknowledgeForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error) {
-	op, err := r.engine.Acknowledge(ctx, workspaceID, id)
+	op, err := r.engine.Acknowledge(ctx, workspaceID, id, "")
 	if err != nil {
 		return nil, err
 	}
