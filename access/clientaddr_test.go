@@ -39,17 +39,17 @@ func TestClientAddress(t *testing.T) {
 	require.Error(t, err)
 }
 
-// ClientKey names a client by the valid token Tokens.HTTPMiddleware recorded, else by its
-// address as ClientAddress resolves it: an unknown token, or none, is the address.
+// ClientKey names a client by the valid credential Authenticator.HTTPMiddleware recorded, else
+// by its address as ClientAddress resolves it: an unknown token, or none, is the address.
 func TestClientKey(t *testing.T) {
 	proxies, err := ParseTrustedProxies("10.0.0.0/8")
 	require.NoError(t, err)
-	tokens := Tokens{"tokA": "demo"}
+	auth := testAuthenticator(t, "token-a-0123456789=demo")
 	cases := []struct {
 		name, authorization, remote, forwarded, want string
 	}{
-		{"OK: a valid token", "Bearer tokA", "198.51.100.1:5000", "", "token:tokA"},
-		{"OK: a valid token behind a proxy", "Bearer tokA", "10.1.2.3:5000", "203.0.113.1", "token:tokA"},
+		{"OK: a valid token", "Bearer token-a-0123456789", "198.51.100.1:5000", "", "subject:token:" + testTokenName("token-a-0123456789")},
+		{"OK: a valid token behind a proxy", "Bearer token-a-0123456789", "10.1.2.3:5000", "203.0.113.1", "subject:token:" + testTokenName("token-a-0123456789")},
 		{"OK: an unknown token is the address", "Bearer made-up", "198.51.100.1:5000", "", "addr:198.51.100.1"},
 		{"OK: another unknown token is the same address", "Bearer made-up-2", "198.51.100.1:5000", "", "addr:198.51.100.1"},
 		{"OK: no token", "", "198.51.100.1:5000", "", "addr:198.51.100.1"},
@@ -66,13 +66,13 @@ func TestClientKey(t *testing.T) {
 				r.Header.Set("X-Forwarded-For", tc.forwarded)
 			}
 			var got string
-			tokens.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			auth.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				got = proxies.ClientKey(r)
 			})).ServeHTTP(httptest.NewRecorder(), r)
 			require.Equal(t, tc.want, got)
 		})
 	}
 	r := httptest.NewRequest("PUT", "/graphql", nil)
-	r.Header.Set("Authorization", "Bearer tokA")
+	r.Header.Set("Authorization", "Bearer token-a-0123456789")
 	require.Equal(t, "addr:192.0.2.1", proxies.ClientKey(r), "without the token middleware nothing is authenticated")
 }

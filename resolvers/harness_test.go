@@ -39,12 +39,26 @@ type testAPI struct {
 	url    string // base URL of the httptest server (websocket clients)
 }
 
+// Static tokens of the tests (at least access.MinTokenLength bytes).
+const (
+	tokA = "token-a-0123456789"
+	tokB = "token-b-0123456789"
+)
+
+// tokenAuth authenticates the -tokens spec (token=workspace, ...): every scope.
+func tokenAuth(t *testing.T, spec string) *access.Authenticator {
+	t.Helper()
+	set, err := access.ParseTokens(spec)
+	require.NoError(t, err)
+	return access.NewAuthenticator(access.AuthConfig{Tokens: set})
+}
+
 // quiet drops the store's migration notes from test output.
 var quiet = slog.New(slog.DiscardHandler)
 
 type apiOptions struct {
 	engine      func(*forkengine.Config)
-	tokens      access.Tokens
+	auth        *access.Authenticator // nil: open mode
 	latency     time.Duration
 	brokerQueue int
 	limits      func(*resolvers.Config)
@@ -72,17 +86,17 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	}
 	engine, err := forkengine.New(ecfg)
 	require.NoError(t, err)
-	rcfg := resolvers.Config{Engine: engine, Broker: broker, Authorize: opts.tokens.Authorize, Logger: quiet,
+	rcfg := resolvers.Config{Engine: engine, Broker: broker, Identify: opts.auth.Identify, Logger: quiet,
 		RequestID:   access.RequestID,
 		StreamError: transports.AddSubscriptionError, StreamReady: transports.SetStreamReadiness}
 	if opts.limits != nil {
 		opts.limits(&rcfg)
 	}
 	srv := resolvers.NewServer(rcfg)
-	for _, tr := range testTransports(opts.tokens) {
+	for _, tr := range testTransports(opts.auth) {
 		srv.AddTransport(tr)
 	}
-	h := opts.tokens.HTTPMiddleware(srv)
+	h := opts.auth.HTTPMiddleware(srv)
 	ts := httptest.NewServer(h)
 	api := &testAPI{t: t, db: db, engine: engine, broker: broker, feed: feed, feedDB: feedDB, sim: sim, srv: srv, http: h,
 		client: client.New(h), url: ts.URL}
