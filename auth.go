@@ -65,6 +65,12 @@ func (a *authConfig) resolve() error {
 	if a.filePoll <= 0 {
 		return fmt.Errorf("-tokens-file-poll must be positive, got %s", a.filePoll)
 	}
+	switch {
+	case a.jwt.ClockSkew < 0 || a.jwt.ClockSkew > 10*time.Minute:
+		return fmt.Errorf("-jwt-clock-skew must be between 0 and 10m, got %s", a.jwt.ClockSkew)
+	case a.jwt.ClockSkew == 0:
+		a.jwt.ClockSkew = -1 // the flag's 0 means none; the verifier's zero means its default
+	}
 	a.jwt.Algorithms = strings.Split(a.algorithms, ",")
 	if a.jwtEnabled() {
 		if _, err := access.NewJWTVerifier(a.jwt); err != nil {
@@ -106,7 +112,9 @@ func (a *authConfig) build(ctx context.Context, logger *slog.Logger, metrics *te
 		record("tokens_file", file.Tokens().Len(), nil)
 		logger.Info("tokens file loaded", "file", a.tokensFile, "tokens", file.Tokens().Len())
 		go file.Watch(ctx, a.filePoll)
-		go reloadOnHangUp(ctx, file)
+		hangUps := make(chan os.Signal, 1)
+		signal.Notify(hangUps, syscall.SIGHUP) // before the server listens: a SIGHUP then must not kill it
+		go reloadOnHangUp(ctx, file, hangUps)
 		cfg.TokenFile = file
 	}
 	if a.jwtEnabled() {
@@ -137,11 +145,9 @@ func (a *authConfig) build(ctx context.Context, logger *slog.Logger, metrics *te
 	return access.NewAuthenticator(cfg), nil
 }
 
-// reloadOnHangUp reloads file at every SIGHUP until ctx ends (its outcome is reported by the
-// file's onReload).
-func reloadOnHangUp(ctx context.Context, file *access.TokenFile) {
-	hangUps := make(chan os.Signal, 1)
-	signal.Notify(hangUps, syscall.SIGHUP)
+// reloadOnHangUp reloads file at every SIGHUP (hangUps) until ctx ends; its outcome is reported
+// by the file's onReload.
+func reloadOnHangUp(ctx context.Context, file *access.TokenFile, hangUps chan os.Signal) {
 	defer signal.Stop(hangUps)
 	for {
 		select {
