@@ -154,15 +154,26 @@ func (v *JWTVerifier) verify(ctx context.Context, token string, h tokenHash) (Pr
 	if p, ok := v.remembered(h, now); ok {
 		return p, nil
 	}
+	p, kid, err := v.verifySigned(ctx, token, now)
+	if err != nil {
+		return Principal{}, err
+	}
+	v.remember(h, verifiedToken{principal: p, kid: kid}, now)
+	return p, nil
+}
+
+// verifySigned checks the token's signature and claims, and returns its principal and the kid
+// of the key that signed it.
+func (v *JWTVerifier) verifySigned(ctx context.Context, token string, now time.Time) (Principal, string, error) {
 	parsed, err := jwt.ParseSigned(token, v.algs)
 	if err != nil || len(parsed.Headers) != 1 {
-		return Principal{}, unauthenticated(ReasonInvalidToken,
+		return Principal{}, "", unauthenticated(ReasonInvalidToken,
 			"the bearer token is not a JWT signed with an accepted algorithm (%s)", strings.Join(v.cfg.Algorithms, ", "))
 	}
 	header := parsed.Headers[0]
 	candidates, err := v.keys.Lookup(ctx, header.KeyID)
 	if err != nil {
-		return Principal{}, err
+		return Principal{}, "", err
 	}
 	var std jwt.Claims
 	var custom map[string]json.RawMessage
@@ -177,14 +188,10 @@ func (v *JWTVerifier) verify(ctx context.Context, token string, h tokenHash) (Pr
 		}
 	}
 	if !verified {
-		return Principal{}, unauthenticated(ReasonInvalidSignature, "the token's signature does not verify with the issuer's key")
+		return Principal{}, "", unauthenticated(ReasonInvalidSignature, "the token's signature does not verify with the issuer's key")
 	}
 	p, err := v.principal(now, std, custom)
-	if err != nil {
-		return Principal{}, err
-	}
-	v.remember(h, verifiedToken{principal: p, kid: header.KeyID}, now)
-	return p, nil
+	return p, header.KeyID, err
 }
 
 // principal checks the standard claims and maps the rest.
@@ -207,6 +214,11 @@ func (v *JWTVerifier) principal(now time.Time, std jwt.Claims, custom map[string
 	}
 	if std.Subject == "" {
 		return Principal{}, unauthenticated(ReasonClaimMissing, "the token has no sub claim")
+	}
+	if forkengine.ValidateID("sub", std.Subject) != nil {
+		// It is stored as requestedBy and logged: the id rules (no control characters, at most
+		// 200 bytes) keep it fit for both.
+		return Principal{}, unauthenticated(ReasonClaimMissing, "the token's sub claim is not a valid id")
 	}
 	workspaces, err := v.workspaces(custom)
 	if err != nil {

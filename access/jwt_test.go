@@ -96,6 +96,7 @@ func TestJWTVerification(t *testing.T) {
 		{"no workspace claim", iss.Mint("ec-1", with(func(c *testissuer.Claims) { c.Workspaces = testissuer.NoWorkspaces })), access.ReasonClaimMissing},
 		{"a workspace that is not an id", iss.Mint("ec-1", with(func(c *testissuer.Claims) { c.Workspaces = []string{" demo"} })), access.ReasonClaimMissing},
 		{"no subject", iss.Mint("ed-1", with(func(c *testissuer.Claims) { c.Subject = testissuer.NoSubject })), access.ReasonClaimMissing},
+		{"a sub that is not an id", iss.Mint("ed-1", with(func(c *testissuer.Claims) { c.Subject = "eve\nINFO forged log line" })), access.ReasonClaimMissing},
 		{"not a JWT", "a.b.c", access.ReasonInvalidToken},
 		{"a 100 KB token", strings.Repeat("a", 100<<10), access.ReasonTokenTooLarge},
 	}
