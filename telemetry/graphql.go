@@ -179,8 +179,12 @@ func (st *operationState) finish(code string) {
 		if st.record != nil {
 			st.record.operations.Add(1)
 		}
-		st.t.log.Info("graphql operation", "requestId", requestIDOf(st.record), "transport", transportOf(st.record),
-			"operation", st.name, "type", st.opType, "outcome", code, "duration", elapsed, "subject", st.subject)
+		attrs := []any{"requestId", requestIDOf(st.record), "transport", transportOf(st.record),
+			"operation", st.name, "type", st.opType, "outcome", code, "duration", elapsed}
+		if st.subject != "" {
+			attrs = append(attrs, "subject", st.subject)
+		}
+		st.t.log.Info("graphql operation", attrs...)
 	})
 }
 
