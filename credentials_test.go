@@ -34,9 +34,19 @@ type eventStream struct {
 	conn *websocket.Conn
 }
 
+// eventCursor reads the demo workspace's event cursor: streams opened after it replay every
+// event from there, so none is missed while a subscription is still starting.
+func eventCursor(t *testing.T, base, authorization string) string {
+	t.Helper()
+	var got struct{ WorkspaceEventCursor string }
+	apiClient{t: t, base: base, header: http.Header{"Authorization": {authorization}}}.must(
+		`{ workspaceEventCursor(workspaceId: "demo") }`, nil, &got)
+	return got.WorkspaceEventCursor
+}
+
 // subscribeEvents opens a graphql-transport-ws connection with authorization in connection_init
-// and subscribes to the demo workspace's live events.
-func subscribeEvents(t *testing.T, base, authorization string) *eventStream {
+// and subscribes to the demo workspace's events after the cursor.
+func subscribeEvents(t *testing.T, base, authorization, after string) *eventStream {
 	t.Helper()
 	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
 	conn, resp, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/graphql", nil)
@@ -47,7 +57,8 @@ func subscribeEvents(t *testing.T, base, authorization string) *eventStream {
 	require.NoError(t, conn.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"authorization": authorization}}))
 	require.Equal(t, "connection_ack", s.next(10*time.Second).Type)
 	require.NoError(t, conn.WriteJSON(map[string]any{"id": "e", "type": "subscribe", "payload": map[string]any{
-		"query": `subscription { workspaceEvents(workspaceId: "demo") { cursor sessionId } }`}}))
+		"query":     `subscription($after: String) { workspaceEvents(workspaceId: "demo", after: $after) { cursor sessionId } }`,
+		"variables": map[string]any{"after": after}}}))
 	return s
 }
 
@@ -102,9 +113,12 @@ type timedEvent struct {
 	at         time.Time
 }
 
-func openSSEEvents(t *testing.T, base, authorization string) <-chan timedEvent {
+func openSSEEvents(t *testing.T, base, authorization, after string) <-chan timedEvent {
 	t.Helper()
-	body := `{"query":"subscription { workspaceEvents(workspaceId: \"demo\") { cursor } }"}`
+	raw, err := json.Marshal(map[string]any{"query": `subscription($after: String) { workspaceEvents(workspaceId: "demo", after: $after) { cursor } }`,
+		"variables": map[string]any{"after": after}})
+	require.NoError(t, err)
+	body := string(raw)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/graphql", strings.NewReader(body))
@@ -173,9 +187,10 @@ func TestStreamsEndWhenTheirJWTExpires(t *testing.T) {
 	decodeClaims(t, short, &claims)
 	exp := time.Unix(claims.Exp, 0)
 
-	expiring := subscribeEvents(t, base, "Bearer "+short)
-	staying := subscribeEvents(t, base, "Bearer "+long)
-	sse := openSSEEvents(t, base, "Bearer "+short)
+	cursor := eventCursor(t, base, "Bearer "+long)
+	expiring := subscribeEvents(t, base, "Bearer "+short, cursor)
+	staying := subscribeEvents(t, base, "Bearer "+long, cursor)
+	sse := openSSEEvents(t, base, "Bearer "+short, cursor)
 
 	closed, at := expiring.awaitClose(10 * time.Second)
 	require.Equal(t, 4403, closed.Code)
@@ -213,9 +228,10 @@ func TestRemovedTokenEndsItsStreams(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeTokens(t, path, "alice "+alicesToken+" demo read\nbob "+bobsToken+" demo read,ingest\n")
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens-file", path)
-	alice := subscribeEvents(t, base, "Bearer "+alicesToken)
-	bob := subscribeEvents(t, base, "Bearer "+bobsToken)
-	aliceSSE := openSSEEvents(t, base, "Bearer "+alicesToken)
+	cursor := eventCursor(t, base, "Bearer "+bobsToken)
+	alice := subscribeEvents(t, base, "Bearer "+alicesToken, cursor)
+	bob := subscribeEvents(t, base, "Bearer "+bobsToken, cursor)
+	aliceSSE := openSSEEvents(t, base, "Bearer "+alicesToken, cursor)
 	require.Empty(t, reportAs(t, base, "Bearer "+bobsToken, "before"))
 	require.Equal(t, "next", alice.next(10*time.Second).Type, "alice's stream is live")
 	require.Equal(t, "next", bob.next(10*time.Second).Type)
