@@ -51,6 +51,11 @@ func (e *tokenEntry) principal() Principal {
 // one (TokenFile).
 type TokenSet struct {
 	entries map[tokenHash]*tokenEntry
+	names   map[string]bool
+}
+
+func newTokenSet() *TokenSet {
+	return &TokenSet{entries: map[tokenHash]*tokenEntry{}, names: map[string]bool{}}
 }
 
 // Len reports how many tokens the set holds.
@@ -79,12 +84,10 @@ func (s *TokenSet) add(h tokenHash, e *tokenEntry, other *TokenSet) error {
 	if _, dup := other.lookup(h); dup {
 		return fmt.Errorf("token %s is also given by -tokens", e.name)
 	}
-	for _, known := range s.entries {
-		if known.name == e.name {
-			return fmt.Errorf("two tokens are named %s", e.name)
-		}
+	if s.names[e.name] {
+		return fmt.Errorf("two tokens are named %s", e.name)
 	}
-	s.entries[h] = e
+	s.entries[h], s.names[e.name] = e, true
 	return nil
 }
 
@@ -95,7 +98,7 @@ func (s *TokenSet) add(h tokenHash, e *tokenEntry, other *TokenSet) error {
 // (forkengine.ValidateID: compared with the ids requests name, never trimmed) is an error that
 // names the entry by position, never by its token.
 func ParseTokens(spec string) (*TokenSet, error) {
-	set := &TokenSet{entries: map[tokenHash]*tokenEntry{}}
+	set := newTokenSet()
 	for i, pair := range strings.Split(spec, ",") {
 		pair = strings.TrimSpace(pair)
 		if pair == "" {
@@ -136,7 +139,7 @@ func ParseTokens(spec string) (*TokenSet, error) {
 // listed twice, or a token also in fixed (the -tokens set), is an error; errors name the line,
 // never the token.
 func ParseTokenFile(data []byte, fixed *TokenSet) (*TokenSet, error) {
-	set := &TokenSet{entries: map[tokenHash]*tokenEntry{}}
+	set := newTokenSet()
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	for n := 1; sc.Scan(); n++ {
