@@ -22,6 +22,9 @@ func TestRequestedAndAcknowledgedBy(t *testing.T) {
 	op = h.process(op)
 	require.Equal(t, forkengine.StatusCommitted, op.Status)
 	require.Equal(t, "alice", h.stored(op.ID).RequestedBy, "kept through dispatch and commit")
+	calls := h.driver.ForkRequests()
+	require.Len(t, calls, 1)
+	require.Equal(t, "alice", calls[0].RequestedBy, "the driver is told who asked")
 
 	in.RequestedBy = "bob"
 	replay, err := h.engine.StartFork(h.ctx, in)
