@@ -96,7 +96,7 @@ func (a *authConfig) build(ctx context.Context, logger *slog.Logger, metrics *te
 	if a.open() {
 		return access.NewAuthenticator(cfg), nil
 	}
-	record := metrics.CredentialRefreshes()
+	record := metrics.CredentialRefresh
 	if a.tokensFile != "" {
 		file, err := access.LoadTokenFile(a.tokensFile, a.tokens, func(r access.TokenReload) {
 			record("tokens_file", r.Tokens, r.Err)
