@@ -20,6 +20,7 @@ var errorCodes = []string{
 	string(forkengine.CodeForkUnsupported), string(forkengine.CodeAcknowledgeConflict), string(forkengine.CodeInternal),
 	string(forkengine.CodeResumeRequired), string(forkengine.CodeRateLimited), string(forkengine.CodeProviderUnavailable),
 	string(forkengine.CodeReconcileConflict), string(forkengine.CodeUnavailable),
+	string(forkengine.CodeTokenExpired), string(forkengine.CodeTokenRevoked),
 	errcode.ParseFailed, errcode.ValidationFailed,
 	resolvers.CodeComplexityLimit, resolvers.CodeTokenLimit, resolvers.CodeAliasLimit, resolvers.CodeDirectiveLimit,
 	resolvers.CodeRootFieldLimit,

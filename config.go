@@ -34,16 +34,18 @@ type config struct {
 	barrier        bool
 	webhookURL     string
 	webhookTimeout time.Duration
-	tokens         access.Tokens
-	maxBody        int64
-	rateLimit      float64
-	rateBurst      int64
-	noSeed         bool
-	debugAddr      string
-	queue          int64
-	gcHeapFloor    int64
-	edge           edgeConfig
-	observe        observeConfig
+	auth           authConfig
+	// authn is the authenticator run builds from auth (it reads the tokens file); nil until then.
+	authn       *access.Authenticator
+	maxBody     int64
+	rateLimit   float64
+	rateBurst   int64
+	noSeed      bool
+	debugAddr   string
+	queue       int64
+	gcHeapFloor int64
+	edge        edgeConfig
+	observe     observeConfig
 }
 
 // parseConfig reads flags and FORKGRAPH_* variables. Errors name the bad flag or variable; a
@@ -53,7 +55,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs := flag.NewFlagSet("forkgraph", flag.ContinueOnError)
 	env := envReader{getenv: getenv}
 	var cfg config
-	var tokens string
 	fs.StringVar(&cfg.addr, "addr", env.str("FORKGRAPH_ADDR", "127.0.0.1:8080"), "listen address (FORKGRAPH_ADDR)")
 	fs.StringVar(&cfg.db, "db", env.str("FORKGRAPH_DB", "./forkgraph.db"),
 		"SQLite database file, or a postgres:// URL to share one database between instances (FORKGRAPH_DB)")
@@ -69,8 +70,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"base `URL` of a webhook provider adapter; registers the provider \"webhook\" (FORKGRAPH_WEBHOOK_URL)")
 	fs.DurationVar(&cfg.webhookTimeout, "webhook-timeout", env.duration("FORKGRAPH_WEBHOOK_TIMEOUT", 10*time.Second),
 		"timeout of one webhook call (FORKGRAPH_WEBHOOK_TIMEOUT)")
-	fs.StringVar(&tokens, "tokens", env.str("FORKGRAPH_TOKENS", ""),
-		"API tokens as token=workspace,token=workspace; none: open development mode (FORKGRAPH_TOKENS)")
 	fs.Int64Var(&cfg.maxBody, "max-body", env.int64("FORKGRAPH_MAX_BODY", 1<<20), "largest request body in bytes (FORKGRAPH_MAX_BODY)")
 	fs.StringVar(&cfg.instanceID, "instance-id", env.str("FORKGRAPH_INSTANCE_ID", ""),
 		"this instance's name as the owner of fork leases; empty: generated, unique per process (FORKGRAPH_INSTANCE_ID)")
@@ -88,6 +87,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"loopback address for net/http/pprof profiles and memory statistics; empty: off (FORKGRAPH_DEBUG_ADDR)")
 	fs.Int64Var(&cfg.gcHeapFloor, "gc-heap-floor", env.int64("FORKGRAPH_GC_HEAP_FLOOR", heapfloor.Default),
 		"bytes the heap may grow between garbage collections however little is live; 0: GOGC alone decides (FORKGRAPH_GC_HEAP_FLOOR)")
+	cfg.auth.register(fs, &env)
 	cfg.edge.register(fs, &env)
 	observeFlags(fs, &env, &cfg.observe)
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -96,12 +96,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if env.err != nil {
 		return config{}, env.err
 	}
-	err := store.CheckDSN(cfg.db)
-	if err != nil {
+	if err := store.CheckDSN(cfg.db); err != nil {
 		return config{}, fmt.Errorf("-db (FORKGRAPH_DB): %w", err)
 	}
-	if cfg.tokens, err = access.ParseTokens(tokens); err != nil {
-		return config{}, fmt.Errorf("-tokens: %w", err)
+	if err := cfg.auth.resolve(); err != nil {
+		return config{}, err
 	}
 	if cfg.queue <= 0 || cfg.queue > 1<<20 {
 		return config{}, fmt.Errorf("-subscriber-queue must be between 1 and %d, got %d", 1<<20, cfg.queue)

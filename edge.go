@@ -46,21 +46,21 @@ func (e *edgeConfig) register(fs *flag.FlagSet, env *envReader) {
 		"JSON manifest of hash → document; when set only those documents run (FORKGRAPH_TRUSTED_DOCUMENTS)")
 }
 
-// errOpenModeExposed refuses to serve every workspace without tokens to the network.
-var errOpenModeExposed = errors.New("open mode (no -tokens) serves every workspace without authentication, " +
-	"so it listens on loopback only; set -tokens (FORKGRAPH_TOKENS), listen on 127.0.0.1, " +
+// errOpenModeExposed refuses to serve every workspace without credentials to the network.
+var errOpenModeExposed = errors.New("open mode (no -tokens, -tokens-file or JWT issuer) serves every workspace without " +
+	"authentication, so it listens on loopback only; configure credentials (docs/security.md), listen on 127.0.0.1, " +
 	"or pass -insecure-open-mode (FORKGRAPH_INSECURE_OPEN_MODE) to accept the risk")
 
 // resolve parses the edge flags and checks them against the rest of cfg.
 func (e *edgeConfig) resolve(cfg config) error {
-	if cfg.tokens.Open() && !e.insecureOpenMode && !access.IsLoopbackListen(cfg.addr) {
+	if cfg.auth.open() && !e.insecureOpenMode && !access.IsLoopbackListen(cfg.addr) {
 		return fmt.Errorf("-addr %s: %w", cfg.addr, errOpenModeExposed)
 	}
 	var err error
 	switch {
 	case e.allowedHosts != "":
 		e.hosts, err = access.ParseHosts(e.allowedHosts)
-	case cfg.tokens.Open():
+	case cfg.auth.open():
 		e.hosts = access.LoopbackHosts()
 	default:
 		e.hosts = access.AnyHost()
@@ -89,17 +89,17 @@ func (e *edgeConfig) resolve(cfg config) error {
 }
 
 // graphqlEdge wraps the GraphQL handler in the edge policy, outermost first: request id, the
-// request log and metrics (observe), header size, Host, origin (CORS), rate limit, body limit,
-// client address (for per-client state: APQ), token. Every refusal of the edge is so logged and
-// counted as a /graphql response.
+// request log and metrics (observe), header size, Host, origin (CORS), credential, rate limit
+// (per subject, so after the credential), body limit, client address (for per-client state:
+// APQ). Every refusal of the edge is so logged and counted as a /graphql response.
 func graphqlEdge(cfg config, gql *handler.Server, observe func(http.Handler) http.Handler) http.Handler {
-	limit := access.NewRateLimit(cfg.tokens, cfg.edge.proxies, cfg.rateLimit, int(cfg.rateBurst))
-	if cfg.tokens.Open() {
+	limit := access.NewRateLimit(cfg.edge.proxies, cfg.rateLimit, int(cfg.rateBurst))
+	if cfg.authn.Open() {
 		limit = nil // development mode: local tools, tests and benchmarks run unthrottled
 	}
 	return access.RequestIDs(observe(access.LimitHeaders(access.MaxHeaderBytes, cfg.edge.hosts.Middleware(
-		cfg.edge.origins.Middleware(limit.HTTPMiddleware(access.LimitBody(cfg.maxBody,
-			cfg.edge.proxies.RecordClientAddress(cfg.tokens.HTTPMiddleware(gql)))))))))
+		cfg.edge.origins.Middleware(cfg.authn.HTTPMiddleware(limit.HTTPMiddleware(access.LimitBody(cfg.maxBody,
+			cfg.edge.proxies.RecordClientAddress(gql)))))))))
 }
 
 // drain shuts srv down: it stops accepting, then waits, until ctx ends, for in-flight requests,

@@ -27,7 +27,7 @@ func TestOpenModeListensOnLoopbackOnly(t *testing.T) {
 		return map[string]string{"FORKGRAPH_INSECURE_OPEN_MODE": "yes"}[k]
 	}, io.Discard)
 	require.NoError(t, err)
-	cfg, err = parseConfig([]string{"-addr", "0.0.0.0:8080", "-tokens", "t=w"}, env, io.Discard)
+	cfg, err = parseConfig([]string{"-addr", "0.0.0.0:8080", "-tokens", "tttttttttttttttt=w"}, env, io.Discard)
 	require.NoError(t, err, "with tokens any address is fine")
 	require.True(t, cfg.edge.hosts.Allows("api.example.com"))
 	_, err = parseConfig([]string{"-cors-origins", "app.example.com"}, env, io.Discard)

@@ -66,7 +66,7 @@ func newObservability(ctx context.Context, cfg observeConfig, getenv func(string
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
-	tel := telemetry.New(telemetry.Options{Build: build, TracerProvider: tp, Logger: logger})
+	tel := telemetry.New(telemetry.Options{Build: build, TracerProvider: tp, Logger: logger, Subject: access.SubjectOf})
 	tel.SeedErrorCodes(errorCodes)
 	tel.SeedLoaders(resolvers.LoaderNames)
 	tel.Metrics.WatchPool(db.PoolStats)

@@ -131,6 +131,6 @@ func seedFork(ctx context.Context, engine *forkengine.Engine, broker *forkengine
 	if op.Status != forkengine.StatusCommitted {
 		return fmt.Errorf("seed fork %s ended %s", op.ID, op.Status)
 	}
-	_, err = engine.Acknowledge(ctx, demoWorkspace, op.ID)
+	_, err = engine.Acknowledge(ctx, demoWorkspace, op.ID, "")
 	return err
 }

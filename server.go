@@ -79,6 +79,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer obs.close(ctx)
+	// Token file watching and key refreshes run while the server does.
+	authCtx, stopAuth := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAuth()
+	if cfg.authn, err = cfg.auth.build(authCtx, logger, obs.tel.Metrics); err != nil {
+		return err
+	}
 
 	// Subscribers get events only from the feed, which follows the durable log in cursor order:
 	// this process's commits wake it directly, other instances' through PostgreSQL's NOTIFY.
@@ -108,7 +114,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	obs.ready.MarkRecovered()
 	gql := resolvers.NewServer(resolvers.Config{
-		Engine: engine, Broker: broker, Authorize: cfg.tokens.Authorize, RequestID: access.RequestID, Logger: logger,
+		Engine: engine, Broker: broker, Identify: cfg.authn.Identify, RequestID: access.RequestID, Logger: logger,
 		StreamError: transports.AddSubscriptionError, StreamReady: transports.SetStreamReadiness, Persisted: cfg.edge.persisted,
 		Extensions: obs.extensions(), Batch: obs.tel.Batch, NarrowReads: db, Unavailable: store.IsUnavailable,
 	})
@@ -128,8 +134,8 @@ func prepare(ctx context.Context, cfg config, engine *forkengine.Engine, broker 
 	}
 	logger.Info("recovery started", "instance", engine.InstanceID(), "scanned", report.Scanned, "unknown", report.Unknown,
 		"resumed in background", report.Resumed, "errors", len(report.Errors))
-	if cfg.tokens.Open() {
-		logger.Warn("no API tokens configured: every workspace is open (development mode); set FORKGRAPH_TOKENS to require tokens")
+	if cfg.auth.open() {
+		logger.Warn("no credentials configured: every workspace is open (development mode); set -tokens-file, -tokens or a JWT issuer (docs/security.md)")
 	}
 	if cfg.noSeed {
 		return nil

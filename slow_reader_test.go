@@ -56,8 +56,8 @@ func readWS(t *testing.T, conn *websocket.Conn) wsMessage {
 	return m
 }
 
-// subscribeEvents starts the live workspaceEvents subscription id on conn.
-func subscribeEvents(t *testing.T, conn *websocket.Conn, id, ws string) {
+// subscribeLiveEvents starts the live workspaceEvents subscription id on conn.
+func subscribeLiveEvents(t *testing.T, conn *websocket.Conn, id, ws string) {
 	t.Helper()
 	require.NoError(t, conn.WriteJSON(map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{
 		"query": slowReaderEvents, "variables": map[string]any{"ws": ws},
@@ -200,10 +200,10 @@ func TestSlowReaderCostsOnlyItself(t *testing.T) {
 
 	slow := dialTransportWS(t, base, tinyReceiveBuffer())
 	for i := range slowSubscriptions {
-		subscribeEvents(t, slow, fmt.Sprintf("slow-%d", i), ws)
+		subscribeLiveEvents(t, slow, fmt.Sprintf("slow-%d", i), ws)
 	}
 	healthy := dialTransportWS(t, base, &websocket.Dialer{})
-	subscribeEvents(t, healthy, "healthy", ws)
+	subscribeLiveEvents(t, healthy, "healthy", ws)
 
 	// Every subscription is live once it delivers a marker (they are reported until then: a
 	// subscribe message is not yet a subscription); the slow client then stops reading.

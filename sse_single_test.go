@@ -107,13 +107,13 @@ func (p ssePeer) run(workspaces map[string]string) map[string]string {
 // FORBIDDEN execution error on the stream, and without a valid token UNAUTHENTICATED, as over
 // HTTP and websockets.
 func TestServerSSESingleConnectionTokens(t *testing.T) {
-	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens", "tokA=demo,tokB=other")
+	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens", "token-a-0123456789=demo,token-b-0123456789=other")
 	endpoint := base + "/graphql"
-	alpha := ssePeer{t: t, endpoint: endpoint, auth: "Bearer tokA"}
+	alpha := ssePeer{t: t, endpoint: endpoint, auth: "Bearer token-a-0123456789"}
 
 	resp, token := alpha.send(http.MethodPut, endpoint, "", "")
 	require.Equal(t, http.StatusCreated, resp.StatusCode, token)
-	for _, other := range []string{"Bearer tokB", ""} {
+	for _, other := range []string{"Bearer token-b-0123456789", ""} {
 		resp, body := ssePeer{t: t, endpoint: endpoint, auth: other}.send(http.MethodGet, endpoint, token, "")
 		require.Equal(t, http.StatusNotFound, resp.StatusCode, "Authorization %q", other)
 		require.Contains(t, body, `"code":"NOT_FOUND"`)
@@ -147,7 +147,7 @@ func putReservation(t *testing.T, endpoint string, header http.Header) int {
 // (MaxPerClient, 16) by varying a bogus Authorization, so it cannot fill the server's bound
 // (4096) either: a client with a valid token still gets one.
 func TestServerSSEReservationsWithoutAValidTokenShareTheAddressBound(t *testing.T) {
-	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens", "tokA=demo",
+	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens", "token-a-0123456789=demo",
 		"-rate-limit", "100000", "-rate-burst", "100000")
 	endpoint := base + "/graphql"
 	granted := 0
@@ -156,7 +156,7 @@ func TestServerSSEReservationsWithoutAValidTokenShareTheAddressBound(t *testing.
 			granted++
 		}
 	}
-	require.Equal(t, http.StatusCreated, putReservation(t, endpoint, http.Header{"Authorization": {"Bearer tokA"}}),
+	require.Equal(t, http.StatusCreated, putReservation(t, endpoint, http.Header{"Authorization": {"Bearer token-a-0123456789"}}),
 		"a valid token's reservation, after one address took %d with bogus tokens", granted)
 	require.Equal(t, transports.DefaultMaxReservationsPerClient, granted,
 		"reservations one address got with bogus tokens")
@@ -166,7 +166,7 @@ func TestServerSSEReservationsWithoutAValidTokenShareTheAddressBound(t *testing.
 // address as the edge resolves it (the right-most untrusted X-Forwarded-For entry): clients
 // behind one proxy do not share a bound, and varying the token does not escape one.
 func TestServerSSEReservationsKeyedOnTheForwardedClient(t *testing.T) {
-	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens", "tokA=demo",
+	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens", "token-a-0123456789=demo",
 		"-trusted-proxies", "127.0.0.1", "-rate-limit", "100000", "-rate-burst", "100000")
 	endpoint := base + "/graphql"
 	from := func(client, auth string) int {
@@ -180,5 +180,5 @@ func TestServerSSEReservationsKeyedOnTheForwardedClient(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, from("198.51.100.9, 203.0.113.1", "Bearer bogus-forged"),
 		"a forged entry left of the proxy's")
 	require.Equal(t, http.StatusCreated, from("203.0.113.2", "Bearer bogus-0"), "another client behind the proxy")
-	require.Equal(t, http.StatusCreated, from("203.0.113.1", "Bearer tokA"), "a valid token has its own bound")
+	require.Equal(t, http.StatusCreated, from("203.0.113.1", "Bearer token-a-0123456789"), "a valid token has its own bound")
 }

@@ -11,8 +11,9 @@ import (
 )
 
 // graphqlTransports returns the transports /graphql serves: the websocket first (it claims
-// upgrade requests; its connection_init payload carries the token, and each operation it starts
-// is charged to that token's rate limit, which routes puts in the request context), then
+// upgrade requests; its connection_init payload carries the credential, each operation it starts
+// is charged to that subject's rate limit, which routes puts in the request context, and it
+// closes with 4403 TOKEN_EXPIRED or TOKEN_REVOKED when its credential ends, as SSE streams end), then
 // server-sent events in both of graphql-sse's modes (single-connection reservations live in this
 // process, so behind a load balancer they need sticky routing; each client's are bounded, the
 // client named as the rate limit names it: its valid token, else its address), then GraphQL over HTTP (GET and POST), which answers an oversized body
@@ -20,22 +21,22 @@ import (
 func graphqlTransports(cfg config) []graphql.Transport {
 	deferral := transports.Deferral{Schema: resolvers.Schema(), Later: resolvers.ResolvedLater}
 	return []graphql.Transport{
-		transports.Websocket{InitFunc: websocketInit(cfg.tokens), OperationLimiter: access.LimitWebsocketOperation,
-			CheckOrigin: cfg.edge.origins.Allows, Deferral: deferral},
+		transports.Websocket{InitFunc: websocketInit(cfg.authn), OperationLimiter: access.LimitWebsocketOperation,
+			CheckOrigin: cfg.edge.origins.Allows, Deferral: deferral, Lifetime: access.StreamLifetime},
 		transports.SSE{MaxBodyBytes: cfg.maxBody, Single: &transports.Reservations{ClientKey: cfg.edge.proxies.ClientKey},
-			Deferral: deferral},
+			Deferral: deferral, Lifetime: access.StreamLifetime},
 		transports.HTTP{MaxBodyBytes: cfg.maxBody, Deferral: deferral},
 	}
 }
 
-// websocketInit authenticates connection_init with the workspace tokens and binds the
-// connection's operations to the rate-limit bucket of the token it presented.
-func websocketInit(tokens access.Tokens) transports.InitFunc {
+// websocketInit authenticates connection_init and binds the connection's operations to the
+// rate-limit bucket of the subject it presented.
+func websocketInit(auth *access.Authenticator) transports.InitFunc {
 	return func(ctx context.Context, payload map[string]any) (context.Context, *map[string]any, error) {
-		ctx, err := tokens.WebsocketInit(ctx, payload)
+		ctx, err := auth.WebsocketInit(ctx, payload)
 		if err != nil {
 			return ctx, nil, err
 		}
-		return access.BindWebsocketRateLimit(ctx, payload), nil, nil
+		return access.BindWebsocketRateLimit(ctx), nil, nil
 	}
 }

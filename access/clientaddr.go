@@ -74,21 +74,16 @@ func (t TrustedProxies) ClientAddress(r *http.Request) string {
 	return addr.String()
 }
 
-// ClientKey names the client of r for a per-client bound, as RateLimit does: "token:<token>"
-// for a valid API token (the credential Tokens.HTTPMiddleware recorded in r's context), else
-// "addr:<address>" (ClientAddress). An unknown token names no client of its own, so making up
-// tokens earns no more room than sending none. transports.Reservations.ClientKey takes it.
+// ClientKey names the client of r for a per-client bound, as RateLimit does: "subject:" and
+// Principal.Key for a valid credential (the one Authenticator.HTTPMiddleware recorded in r's
+// context), else "addr:<address>" (ClientAddress). An unknown token names no client of its own,
+// so making up tokens earns no more room than sending none. transports.Reservations.ClientKey
+// takes it.
 func (t TrustedProxies) ClientKey(r *http.Request) string {
-	c, _ := r.Context().Value(credentialKey{}).(credential)
-	return clientKey(c, t, r)
-}
-
-// clientKey names a client by its valid token, else by its address.
-func clientKey(c credential, proxies TrustedProxies, r *http.Request) string {
-	if c.token != "" {
-		return "token:" + c.token
+	if p, ok := principalOf(r.Context()); ok && p.Key() != "" {
+		return "subject:" + p.Key()
 	}
-	return "addr:" + proxies.ClientAddress(r)
+	return "addr:" + t.ClientAddress(r)
 }
 
 func forwardedHops(values []string) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,17 +41,17 @@ func TestClientAddress(t *testing.T) {
 	require.Error(t, err)
 }
 
-// ClientKey names a client by the valid token Tokens.HTTPMiddleware recorded, else by its
-// address as ClientAddress resolves it: an unknown token, or none, is the address.
+// ClientKey names a client by the valid credential Authenticator.HTTPMiddleware recorded, else
+// by its address as ClientAddress resolves it: an unknown token, or none, is the address.
 func TestClientKey(t *testing.T) {
 	proxies, err := ParseTrustedProxies("10.0.0.0/8")
 	require.NoError(t, err)
-	tokens := Tokens{"tokA": "demo"}
+	auth := testAuthenticator(t, "token-a-0123456789=demo")
 	cases := []struct {
 		name, authorization, remote, forwarded, want string
 	}{
-		{"OK: a valid token", "Bearer tokA", "198.51.100.1:5000", "", "token:tokA"},
-		{"OK: a valid token behind a proxy", "Bearer tokA", "10.1.2.3:5000", "203.0.113.1", "token:tokA"},
+		{"OK: a valid token", "Bearer token-a-0123456789", "198.51.100.1:5000", "", "subject:token:" + testTokenName("token-a-0123456789")},
+		{"OK: a valid token behind a proxy", "Bearer token-a-0123456789", "10.1.2.3:5000", "203.0.113.1", "subject:token:" + testTokenName("token-a-0123456789")},
 		{"OK: an unknown token is the address", "Bearer made-up", "198.51.100.1:5000", "", "addr:198.51.100.1"},
 		{"OK: another unknown token is the same address", "Bearer made-up-2", "198.51.100.1:5000", "", "addr:198.51.100.1"},
 		{"OK: no token", "", "198.51.100.1:5000", "", "addr:198.51.100.1"},
@@ -67,25 +68,25 @@ func TestClientKey(t *testing.T) {
 				r.Header.Set("X-Forwarded-For", tc.forwarded)
 			}
 			var got string
-			tokens.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			auth.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				got = proxies.ClientKey(r)
 			})).ServeHTTP(httptest.NewRecorder(), r)
 			require.Equal(t, tc.want, got)
 		})
 	}
 	r := httptest.NewRequest("PUT", "/graphql", nil)
-	r.Header.Set("Authorization", "Bearer tokA")
+	r.Header.Set("Authorization", "Bearer token-a-0123456789")
 	require.Equal(t, "addr:192.0.2.1", proxies.ClientKey(r), "without the token middleware nothing is authenticated")
 }
 
-// An operation's client is named from its context alone: its valid token (a websocket's
-// connection_init one replacing the upgrade request's), else its address.
+// An operation's client is named from its context alone: its accepted credential's subject (a
+// websocket's connection_init one replacing the upgrade request's), else its address.
 func TestContextClientKey(t *testing.T) {
-	tokens := Tokens{"tok-a": "a"}
+	auth := testAuthenticator(t, "tok-a-0123456789=a")
 	proxies, err := ParseTrustedProxies("10.0.0.0/8")
 	require.NoError(t, err)
 	keyOf := func(r *http.Request) (key string) {
-		proxies.RecordClientAddress(tokens.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		proxies.RecordClientAddress(auth.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			key = ContextClientKey(r.Context())
 		}))).ServeHTTP(httptest.NewRecorder(), r)
 		return key
@@ -96,16 +97,18 @@ func TestContextClientKey(t *testing.T) {
 	require.Equal(t, "addr:203.0.113.9", keyOf(r), "no token: the client address")
 	r.Header.Set("Authorization", "Bearer nope")
 	require.Equal(t, "addr:203.0.113.9", keyOf(r), "an unknown token names no client of its own")
-	r.Header.Set("Authorization", "Bearer tok-a")
-	require.Equal(t, "token:tok-a", keyOf(r))
+	r.Header.Set("Authorization", "Bearer tok-a-0123456789")
+	withToken := keyOf(r)
+	require.True(t, strings.HasPrefix(withToken, "subject:token:"), withToken)
+	require.NotContains(t, withToken, "tok-a-0123456789", "the key names the subject, never the token")
 
 	r.Header.Del("Authorization")
 	var upgrade context.Context
-	proxies.RecordClientAddress(tokens.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+	proxies.RecordClientAddress(auth.HTTPMiddleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		upgrade = r.Context()
 	}))).ServeHTTP(httptest.NewRecorder(), r)
-	ws, err := tokens.WebsocketInit(upgrade, map[string]any{"authorization": "Bearer tok-a"})
+	ws, err := auth.WebsocketInit(upgrade, map[string]any{"authorization": "Bearer tok-a-0123456789"})
 	require.NoError(t, err)
-	require.Equal(t, "token:tok-a", ContextClientKey(ws), "a websocket's operations: connection_init's token")
+	require.Equal(t, withToken, ContextClientKey(ws), "a websocket's operations: connection_init's subject")
 	require.Equal(t, "", ContextClientKey(context.Background()))
 }

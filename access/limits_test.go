@@ -55,16 +55,3 @@ func TestRequestIDs(t *testing.T) {
 		}
 	}
 }
-
-func TestParseTokens(t *testing.T) {
-	none, err := ParseTokens(" ")
-	require.NoError(t, err)
-	require.True(t, none.Open())
-	tokens, err := ParseTokens(" a=w1, b = w2 ")
-	require.NoError(t, err)
-	require.Equal(t, Tokens{"a": "w1", "b": "w2"}, tokens)
-	for _, bad := range []string{"just-a-token", "t=", "=w", "t=w\x00x"} {
-		_, err := ParseTokens(bad)
-		require.Error(t, err, bad)
-	}
-}

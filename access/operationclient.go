@@ -6,9 +6,8 @@ import (
 )
 
 // Per-client state that lives beyond one HTTP request (the APQ cache) needs to name the client
-// of an operation from its context alone, where a websocket's operations find the credential
-// its connection_init presented, not the upgrade request's. ContextClientKey is that name, the
-// one place to change when identities change (a subject instead of a token).
+// of an operation from its context alone, where a websocket's operations find the principal its
+// connection_init presented, not the upgrade request's. ContextClientKey is that name.
 
 type clientAddressKey struct{}
 
@@ -21,13 +20,13 @@ func (t TrustedProxies) RecordClientAddress(next http.Handler) http.Handler {
 	})
 }
 
-// ContextClientKey names the client an operation runs for, as ClientKey names a request's:
-// "token:<token>" for the valid API token of the credential in ctx (a websocket's, from its
+// ContextClientKey names the client an operation runs for, as the rate limit names it:
+// "subject:<Principal.Key>" for the accepted credential in ctx (a websocket's, from its
 // connection_init), else "addr:<address>" as RecordClientAddress recorded it, else "" (neither
 // is known, as for an in-process request).
 func ContextClientKey(ctx context.Context) string {
-	if c, _ := ctx.Value(credentialKey{}).(credential); c.token != "" {
-		return "token:" + c.token
+	if p, ok := principalOf(ctx); ok && p.Key() != "" {
+		return "subject:" + p.Key()
 	}
 	if addr, _ := ctx.Value(clientAddressKey{}).(string); addr != "" {
 		return "addr:" + addr

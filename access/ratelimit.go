@@ -17,15 +17,16 @@ import (
 // idle long enough to be back at full burst) are forgotten, which changes nothing for them.
 const maxIdleBuckets = 10_000
 
-// RateLimit bounds the requests of each client (SPEC §8): every valid API token has a bucket of
-// burst requests refilled at perSecond; requests without a valid token share one bucket per
-// client address (TrustedProxies.ClientAddress), so guessing tokens is throttled too. A
-// websocket's upgrade request counts once, and then each operation it starts counts against its
-// token's bucket (see LimitWebsocketOperation). Requests over the limit get HTTP 429 with a
+// RateLimit bounds the requests of each client (SPEC §8): every subject (a valid static token's
+// name, a valid JWT's issuer and sub: Principal.Key) has a bucket of burst requests refilled at
+// perSecond, so one user's burst never throttles another's; requests without a valid credential
+// share one bucket per client address (TrustedProxies.ClientAddress), so guessing tokens is
+// throttled too. It reads the credential Authenticator.HTTPMiddleware recorded, so it runs inside
+// it. A websocket's upgrade request counts once, and then each operation it starts counts
+// against its subject's bucket (see LimitWebsocketOperation). Requests over the limit get HTTP 429 with a
 // RATE_LIMITED GraphQL error; websocket operations over it get a RATE_LIMITED error message.
 // The buckets are golang.org/x/time/rate limiters.
 type RateLimit struct {
-	tokens    Tokens
 	proxies   TrustedProxies
 	perSecond rate.Limit
 	burst     int
@@ -35,9 +36,9 @@ type RateLimit struct {
 	buckets map[string]*rate.Limiter
 }
 
-// NewRateLimit returns a limiter for the tokens; perSecond <= 0 disables it.
-func NewRateLimit(tokens Tokens, proxies TrustedProxies, perSecond float64, burst int) *RateLimit {
-	return &RateLimit{tokens: tokens, proxies: proxies, perSecond: rate.Limit(perSecond), burst: max(1, burst),
+// NewRateLimit returns a limiter; perSecond <= 0 disables it.
+func NewRateLimit(proxies TrustedProxies, perSecond float64, burst int) *RateLimit {
+	return &RateLimit{proxies: proxies, perSecond: rate.Limit(perSecond), burst: max(1, burst),
 		now: time.Now, buckets: map[string]*rate.Limiter{}}
 }
 
@@ -67,17 +68,18 @@ type boundLimit struct {
 	key   string
 }
 
-// BindWebsocketRateLimit charges the later operations of an accepted websocket to the token its
-// connection_init payload presents ({"authorization": "Bearer ..."}), the same bucket as that
-// token's HTTP requests. Without one in the payload they stay charged to the upgrade request's
-// client. ctx is the connection's; without a rate limit (open mode) it is returned unchanged.
-func BindWebsocketRateLimit(ctx context.Context, payload map[string]any) context.Context {
+// BindWebsocketRateLimit charges the later operations of an accepted websocket to the subject
+// its connection_init authenticated (Authenticator.WebsocketInit ran first and recorded it in
+// ctx), the same bucket as that subject's HTTP requests. Without one they stay charged to the
+// upgrade request's client. ctx is the connection's; without a rate limit (open mode) it is
+// returned unchanged.
+func BindWebsocketRateLimit(ctx context.Context) context.Context {
 	bound, ok := ctx.Value(limitKey{}).(boundLimit)
 	if !ok {
 		return ctx
 	}
-	if c := bound.limit.tokens.authenticate(payloadAuthorization(payload)); c.token != "" {
-		bound.key = "token:" + c.token
+	if p, ok := principalOf(ctx); ok && p.Key() != "" {
+		bound.key = "subject:" + p.Key()
 	}
 	return context.WithValue(ctx, limitKey{}, bound)
 }
@@ -128,8 +130,7 @@ func (l *RateLimit) forgetIdle(now time.Time) {
 	}
 }
 
-// clientKey names the client: its token when valid, else its address.
-// It authenticates the header itself: the limit runs before Tokens.HTTPMiddleware.
+// clientKey names the client: its subject when its credential is valid, else its address.
 func (l *RateLimit) clientKey(r *http.Request) string {
-	return clientKey(l.tokens.authenticate(r.Header.Get("Authorization")), l.proxies, r)
+	return l.proxies.ClientKey(r)
 }

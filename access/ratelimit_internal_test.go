@@ -12,9 +12,10 @@ import (
 
 func TestRateLimit(t *testing.T) {
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	limit := NewRateLimit(Tokens{"a": "wa", "b": "wb"}, nil, 1, 2)
+	limit := NewRateLimit(nil, 1, 2)
 	limit.now = func() time.Time { return clock }
-	h := limit.HTTPMiddleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	auth := testAuthenticator(t, "token-a-0123456789=wa,token-b-0123456789=wb")
+	h := auth.HTTPMiddleware(limit.HTTPMiddleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})))
 	call := func(token string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 		if token != "" {
@@ -25,9 +26,9 @@ func TestRateLimit(t *testing.T) {
 		return w
 	}
 
-	require.Equal(t, http.StatusOK, call("a").Code)
-	require.Equal(t, http.StatusOK, call("a").Code)
-	over := call("a")
+	require.Equal(t, http.StatusOK, call("token-a-0123456789").Code)
+	require.Equal(t, http.StatusOK, call("token-a-0123456789").Code)
+	over := call("token-a-0123456789")
 	require.Equal(t, http.StatusTooManyRequests, over.Code, "the burst of 2 is spent")
 	require.Equal(t, "1", over.Header().Get("Retry-After"))
 	var body struct {
@@ -36,19 +37,19 @@ func TestRateLimit(t *testing.T) {
 	require.NoError(t, json.Unmarshal(over.Body.Bytes(), &body))
 	require.Equal(t, "RATE_LIMITED", body.Errors[0].Extensions["code"])
 
-	require.Equal(t, http.StatusOK, call("b").Code, "another token has its own bucket")
+	require.Equal(t, http.StatusOK, call("token-b-0123456789").Code, "another token has its own bucket")
 	require.Equal(t, http.StatusOK, call("").Code, "so has a client without a valid token")
 	require.Equal(t, http.StatusOK, call("guess").Code)
 	require.Equal(t, http.StatusTooManyRequests, call("guess2").Code, "that bucket is per address, whatever the token")
 
 	clock = clock.Add(time.Second)
-	require.Equal(t, http.StatusOK, call("a").Code, "one request refilled after a second")
-	require.Equal(t, http.StatusTooManyRequests, call("a").Code)
+	require.Equal(t, http.StatusOK, call("token-a-0123456789").Code, "one request refilled after a second")
+	require.Equal(t, http.StatusTooManyRequests, call("token-a-0123456789").Code)
 }
 
 func TestRateLimitOff(t *testing.T) {
 	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})
-	h := NewRateLimit(nil, nil, 0, 1).HTTPMiddleware(next)
+	h := NewRateLimit(nil, 0, 1).HTTPMiddleware(next)
 	for range 5 {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/graphql", nil))
@@ -61,7 +62,7 @@ func TestRateLimitOff(t *testing.T) {
 func TestRateLimitByForwardedClient(t *testing.T) {
 	proxies, err := ParseTrustedProxies("10.0.0.0/8")
 	require.NoError(t, err)
-	limit := NewRateLimit(Tokens{"a": "wa"}, proxies, 0.001, 1)
+	limit := NewRateLimit(proxies, 0.001, 1)
 	h := limit.HTTPMiddleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	call := func(remote, forwarded string) int {
 		r := httptest.NewRequest(http.MethodPost, "/graphql", nil)

@@ -19,25 +19,25 @@ import (
 // A websocket's operations draw on its token's bucket, the one that token's HTTP requests
 // draw on: a socket cannot be used to get around the per-token limit (SPEC §8).
 func TestRateLimitChargesEveryWebsocketOperationToItsToken(t *testing.T) {
-	tokens := Tokens{"tokA": "wa"}
-	limit := NewRateLimit(tokens, nil, 0.001, 3) // no refill within the test
+	auth := testAuthenticator(t, "token-a-0123456789=wa")
+	limit := NewRateLimit(nil, 0.001, 3) // no refill within the test
 	gql := testserver.New()
 	gql.AddTransport(transports.Websocket{
 		InitFunc: func(ctx context.Context, payload map[string]any) (context.Context, *map[string]any, error) {
-			ctx, err := tokens.WebsocketInit(ctx, payload)
-			return BindWebsocketRateLimit(ctx, payload), nil, err
+			ctx, err := auth.WebsocketInit(ctx, payload)
+			return BindWebsocketRateLimit(ctx), nil, err
 		},
 		OperationLimiter: LimitWebsocketOperation,
 	})
 	gql.AddTransport(transports.HTTP{})
-	srv := httptest.NewServer(limit.HTTPMiddleware(tokens.HTTPMiddleware(gql)))
+	srv := httptest.NewServer(auth.HTTPMiddleware(limit.HTTPMiddleware(gql)))
 	t.Cleanup(srv.Close)
 
 	post := func() int {
 		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"query":"{ name }"}`))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer tokA")
+		req.Header.Set("Authorization", "Bearer token-a-0123456789")
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		require.NoError(t, resp.Body.Close())
@@ -62,7 +62,7 @@ func TestRateLimitChargesEveryWebsocketOperationToItsToken(t *testing.T) {
 		require.NoError(t, ws.ReadJSON(&m))
 		return m
 	}
-	send(map[string]any{"type": "connection_init", "payload": map[string]any{"authorization": "Bearer tokA"}})
+	send(map[string]any{"type": "connection_init", "payload": map[string]any{"authorization": "Bearer token-a-0123456789"}})
 	require.Equal(t, "connection_ack", read().Type)
 
 	for _, id := range []string{"1", "2", "3"} {
@@ -89,7 +89,7 @@ func TestRateLimitChargesEveryWebsocketOperationToItsToken(t *testing.T) {
 
 // Without a limiter in the connection's context (open mode) operations are never refused.
 func TestLimitWebsocketOperationWithoutALimiter(t *testing.T) {
-	ctx := BindWebsocketRateLimit(context.Background(), map[string]any{"authorization": "Bearer x"})
+	ctx := BindWebsocketRateLimit(context.Background())
 	for range 100 {
 		require.NoError(t, LimitWebsocketOperation(ctx))
 	}

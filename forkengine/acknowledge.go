@@ -6,17 +6,18 @@ import (
 )
 
 // Acknowledge records that a client has seen and adopted a committed fork. The first call stamps
-// AcknowledgedAt and emits an event; later calls return the operation unchanged. Acknowledging
+// AcknowledgedAt and AcknowledgedBy (by: the caller's subject, "" when unknown) and emits an
+// event; later calls return the operation unchanged, by whoever they come. Acknowledging
 // releases the barrier on the operation's boundary, so a new request there makes a new fork.
 // Errors: BAD_USER_INPUT (ids), NOT_FOUND, ACKNOWLEDGE_CONFLICT (the operation is not committed).
-func (e *Engine) Acknowledge(ctx context.Context, workspaceID, id string) (ForkOperation, error) {
+func (e *Engine) Acknowledge(ctx context.Context, workspaceID, id, by string) (ForkOperation, error) {
 	if err := cleanIDs(idField{"workspaceId", &workspaceID}, idField{"id", &id}); err != nil {
 		return ForkOperation{}, err
 	}
 	var out ForkOperation
 	err := e.update(ctx, func(tx Tx, c *changes) error {
 		var err error
-		out, err = acknowledge(ctx, tx, c, workspaceID, id)
+		out, err = acknowledge(ctx, tx, c, workspaceID, id, by)
 		return err
 	})
 	if err != nil {
@@ -28,7 +29,7 @@ func (e *Engine) Acknowledge(ctx context.Context, workspaceID, id string) (ForkO
 // acknowledge stamps the first acknowledgement inside tx. It is not a status change (committed
 // stays committed), so it needs no transition; the compare-and-swap on committed still keeps two
 // concurrent first acknowledgements from both stamping.
-func acknowledge(ctx context.Context, tx Tx, c *changes, workspaceID, id string) (ForkOperation, error) {
+func acknowledge(ctx context.Context, tx Tx, c *changes, workspaceID, id, by string) (ForkOperation, error) {
 	op, err := tx.GetOperation(ctx, workspaceID, id)
 	switch {
 	case err != nil:
@@ -39,7 +40,7 @@ func acknowledge(ctx context.Context, tx Tx, c *changes, workspaceID, id string)
 		return op, nil
 	}
 	at := c.at
-	op.AcknowledgedAt, op.UpdatedAt = &at, at
+	op.AcknowledgedAt, op.AcknowledgedBy, op.UpdatedAt = &at, by, at
 	changed, err := tx.UpdateOperation(ctx, op, StatusCommitted)
 	if err != nil {
 		return op, fmt.Errorf("stamp acknowledgement: %w", err)

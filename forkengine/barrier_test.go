@@ -26,7 +26,7 @@ func TestBarrierUnknownNeverRedispatched(t *testing.T) {
 	require.Equal(t, 1, h.driver.ForkCalls())
 	require.Equal(t, 1, h.operations())
 
-	_, err := h.engine.Acknowledge(h.ctx, ws, op.ID)
+	_, err := h.engine.Acknowledge(h.ctx, ws, op.ID, "")
 	requireCode(t, err, forkengine.CodeAcknowledgeConflict, "")
 }
 
@@ -45,7 +45,7 @@ func TestBarrierCommittedUntilAcknowledged(t *testing.T) {
 	require.Equal(t, op.TargetSessionID, session.ID)
 	require.Equal(t, 1, h.driver.ForkCalls())
 
-	acked, err := h.engine.Acknowledge(h.ctx, ws, op.ID)
+	acked, err := h.engine.Acknowledge(h.ctx, ws, op.ID, "")
 	require.NoError(t, err)
 	fresh := h.forkAndProcess("request-3", "turn-7")
 	require.NotEqual(t, acked.ID, fresh.ID)
@@ -82,7 +82,7 @@ func TestBarrierFailedReleases(t *testing.T) {
 			require.NotEqual(t, failed.ID, fresh.ID)
 			require.Equal(t, forkengine.StatusCommitted, fresh.Status)
 			require.Equal(t, "123 (2)", fresh.TargetTitle, "a failed fork does not count")
-			_, err := h.engine.Acknowledge(h.ctx, ws, failed.ID)
+			_, err := h.engine.Acknowledge(h.ctx, ws, failed.ID, "")
 			requireCode(t, err, forkengine.CodeAcknowledgeConflict, "")
 		})
 	}
@@ -132,7 +132,7 @@ func TestAcknowledge(t *testing.T) {
 		op := h.forkAndProcess("request-1", "turn-7")
 		sub := h.broker.Subscribe(ws)
 		defer sub.Close()
-		first, err := h.engine.Acknowledge(h.ctx, ws, op.ID)
+		first, err := h.engine.Acknowledge(h.ctx, ws, op.ID, "")
 		require.NoError(t, err)
 		require.NotNil(t, first.AcknowledgedAt)
 		require.Equal(t, forkengine.StatusCommitted, first.Status)
@@ -140,7 +140,7 @@ func TestAcknowledge(t *testing.T) {
 		require.Equal(t, forkengine.EventForkOperationUpdated, ev.Kind)
 		require.Equal(t, op.ID, ev.OperationID)
 
-		second, err := h.engine.Acknowledge(h.ctx, ws, op.ID)
+		second, err := h.engine.Acknowledge(h.ctx, ws, op.ID, "")
 		require.NoError(t, err)
 		require.Equal(t, first, second)
 		require.Empty(t, sub.C(), "a repeated acknowledgement emits nothing")
@@ -148,14 +148,14 @@ func TestAcknowledge(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		h := newHarness(t)
-		_, err := h.engine.Acknowledge(h.ctx, ws, "missing")
+		_, err := h.engine.Acknowledge(h.ctx, ws, "missing", "")
 		requireCode(t, err, forkengine.CodeNotFound, "")
 	})
 	t.Run("ErrNotCommitted", func(t *testing.T) {
 		h := newHarness(t)
 		h.seed(7)
 		op := h.mustFork("request-1", "turn-7")
-		_, err := h.engine.Acknowledge(h.ctx, ws, op.ID)
+		_, err := h.engine.Acknowledge(h.ctx, ws, op.ID, "")
 		requireCode(t, err, forkengine.CodeAcknowledgeConflict, "")
 		require.Nil(t, h.stored(op.ID).AcknowledgedAt)
 	})

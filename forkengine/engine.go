@@ -107,6 +107,10 @@ type ForkInput struct {
 	ThroughTurnID   string
 	RequestID       string
 	TargetSessionID string
+	// RequestedBy names who asks (the caller's subject; "" when unknown, as in open mode). It is
+	// recorded on the operation a new request creates and is not part of the request's identity:
+	// a replay by anyone gets the operation as its first requester made it.
+	RequestedBy string
 }
 
 // ForkabilityQuery names one turn of one session for a forkability probe.

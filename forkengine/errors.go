@@ -25,6 +25,12 @@ const (
 	CodeProviderUnavailable Code = "PROVIDER_UNAVAILABLE" // the provider could not be reached; retryable
 	CodeReconcileConflict   Code = "RECONCILE_CONFLICT"   // reconcile or abandon of an operation that is not unknown
 	CodeUnavailable         Code = "UNAVAILABLE"          // the database could not be reached; retryable
+	// CodeTokenExpired ends a stream (websocket close 4403, SSE's last event) whose credential
+	// expired: the client gets a fresh token and resumes from its last cursor.
+	CodeTokenExpired Code = "TOKEN_EXPIRED"
+	// CodeTokenRevoked ends a stream whose static token a reload of the tokens file removed or
+	// changed.
+	CodeTokenRevoked Code = "TOKEN_REVOKED"
 )
 
 // Boundary and conflict reason codes (stable; reference §3.12 without its prefix).

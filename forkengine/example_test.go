@@ -59,7 +59,7 @@ func Example() {
 		lineage.SourceSessionID, lineage.SourceTurnID)
 
 	// 4. The client confirms it adopted the new session, which releases the turn for new forks.
-	op, err = engine.Acknowledge(ctx, "demo", op.ID)
+	op, err = engine.Acknowledge(ctx, "demo", op.ID, "")
 	must(err)
 	fmt.Println("acknowledged:", op.Acknowledged())
 

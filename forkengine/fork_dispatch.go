@@ -249,7 +249,7 @@ func forkRequest(op ForkOperation, desc Descriptor) ForkRequest {
 	through, _ := op.Snapshot.through()
 	prefix, bound := prefixCounts(op.Snapshot)
 	return ForkRequest{
-		WorkspaceID: op.WorkspaceID, OperationID: op.ID, RequestID: op.RequestID,
+		WorkspaceID: op.WorkspaceID, RequestedBy: op.RequestedBy, OperationID: op.ID, RequestID: op.RequestID,
 		Source: op.Snapshot.Session, ThroughTurn: through, PrefixTurns: prefix, BoundTurns: bound,
 		TargetSessionID: op.TargetSessionID, TargetTitle: op.TargetTitle, Descriptor: desc,
 	}

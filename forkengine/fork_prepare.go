@@ -75,7 +75,7 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 	}
 	leaseUntil := now.Add(e.cfg.LeaseDuration)
 	return ForkOperation{
-		WorkspaceID: in.WorkspaceID, ID: e.newID(), RequestID: in.RequestID, RequestHash: hash,
+		WorkspaceID: in.WorkspaceID, ID: e.newID(), RequestID: in.RequestID, RequestHash: hash, RequestedBy: in.RequestedBy,
 		SourceSessionID: source.ID, TargetSessionID: in.TargetSessionID, ThroughTurnID: boundary.ID,
 		SourceProviderSessionID: source.ProviderSessionID, SourceProviderTurnID: boundary.ProviderTurnID,
 		SourceProviderTurnBinding: boundary.ProviderTurnBinding,

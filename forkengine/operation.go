@@ -168,6 +168,12 @@ type ForkOperation struct {
 	AcceptedAt     *time.Time
 	CompletedAt    *time.Time
 	AcknowledgedAt *time.Time
+
+	// RequestedBy is the subject that asked for the fork (ForkInput.RequestedBy) and
+	// AcknowledgedBy the one whose acknowledgement was first; "" when unknown (open mode, or
+	// operations from before they were recorded).
+	RequestedBy    string
+	AcknowledgedBy string
 }
 
 // Acknowledged reports whether a client has confirmed it saw the committed result.

@@ -281,7 +281,8 @@ const (
 // a driver must fork only a provider session that belongs to it (docs/providers.md, "Tenancy").
 type ForkRequest struct {
 	WorkspaceID string
-	// RequestedBy is the subject who asked for the fork; empty until identities exist.
+	// RequestedBy is the subject who asked for the fork (ForkOperation.RequestedBy; "" in open
+	// mode), for a provider that records or checks who forks.
 	RequestedBy string
 	OperationID string
 	RequestID   string

@@ -23,7 +23,7 @@ const (
 // ReconcileRequest asks what became of the fork of one operation. It carries what the Fork call
 // carried, so a driver can find the child by the request id (or operation id) it sent then, and
 // which attempt this is (1 for the first). Its workspace and RequestedBy (the subject who asked
-// for the fork; empty until identities exist) are the fork's.
+// for the fork; "" in open mode) are the fork's.
 type ReconcileRequest struct {
 	ForkRequest
 	Attempt int

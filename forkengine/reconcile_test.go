@@ -243,7 +243,7 @@ func TestPendingOperations(t *testing.T) {
 	unknown := h.unknownFork("request-unknown") // turn-1
 	committed := h.process(h.mustFork("request-committed", "turn-2"))
 	acknowledged := h.process(h.mustFork("request-ack", "turn-3"))
-	_, err := h.engine.Acknowledge(h.ctx, ws, acknowledged.ID)
+	_, err := h.engine.Acknowledge(h.ctx, ws, acknowledged.ID, "")
 	require.NoError(t, err)
 	turns, err := h.store.TurnsThrough(h.ctx, ws, source, 4)
 	require.NoError(t, err)

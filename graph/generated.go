@@ -48,6 +48,7 @@ type DirectiveRoot struct {
 type ComplexityRoot struct {
 	ForkOperation struct {
 		AcknowledgedAt    func(childComplexity int) int
+		AcknowledgedBy    func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		Error             func(childComplexity int) int
 		ErrorReason       func(childComplexity int) int
@@ -60,6 +61,7 @@ type ComplexityRoot struct {
 		Provider          func(childComplexity int) int
 		ReconcileAttempts func(childComplexity int) int
 		RequestID         func(childComplexity int) int
+		RequestedBy       func(childComplexity int) int
 		Session           func(childComplexity int) int
 		SourceSession     func(childComplexity int) int
 		SourceSessionID   func(childComplexity int) int
@@ -137,6 +139,7 @@ type ComplexityRoot struct {
 		Nodes                func(childComplexity int, ids []string) int
 		Session              func(childComplexity int, workspaceID string, id string) int
 		Sessions             func(childComplexity int, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) int
+		Viewer               func(childComplexity int) int
 		WorkspaceEventCursor func(childComplexity int, workspaceID string) int
 	}
 
@@ -210,6 +213,15 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Viewer struct {
+		Credential func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Scopes     func(childComplexity int) int
+		Subject    func(childComplexity int) int
+		Workspaces func(childComplexity int) int
+	}
+
 	WorkspaceEvent struct {
 		Cursor              func(childComplexity int) int
 		ForkOperation       func(childComplexity int) int
@@ -254,6 +266,7 @@ type MutationResolver interface {
 	AbandonForkOperation(ctx context.Context, workspaceID string, id string, reason string) (*models.ForkOperation, error)
 }
 type QueryResolver interface {
+	Viewer(ctx context.Context) (*models.Viewer, error)
 	Node(ctx context.Context, id string) (models.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]models.Node, error)
 	Session(ctx context.Context, workspaceID string, id string) (*models.Session, error)
@@ -317,6 +330,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ForkOperation.AcknowledgedAt(childComplexity), true
+	case "ForkOperation.acknowledgedBy":
+		if e.ComplexityRoot.ForkOperation.AcknowledgedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkOperation.AcknowledgedBy(childComplexity), true
 	case "ForkOperation.createdAt":
 		if e.ComplexityRoot.ForkOperation.CreatedAt == nil {
 			break
@@ -389,6 +408,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ForkOperation.RequestID(childComplexity), true
+	case "ForkOperation.requestedBy":
+		if e.ComplexityRoot.ForkOperation.RequestedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkOperation.RequestedBy(childComplexity), true
 	case "ForkOperation.session":
 		if e.ComplexityRoot.ForkOperation.Session == nil {
 			break
@@ -786,6 +811,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sessions(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["filter"].(*models.SessionFilter)), true
+	case "Query.viewer":
+		if e.ComplexityRoot.Query.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 	case "Query.workspaceEventCursor":
 		if e.ComplexityRoot.Query.WorkspaceEventCursor == nil {
 			break
@@ -1114,6 +1145,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TurnEdge.Node(childComplexity), true
 
+	case "Viewer.credential":
+		if e.ComplexityRoot.Viewer.Credential == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Credential(childComplexity), true
+	case "Viewer.expiresAt":
+		if e.ComplexityRoot.Viewer.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.ExpiresAt(childComplexity), true
+	case "Viewer.name":
+		if e.ComplexityRoot.Viewer.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Name(childComplexity), true
+	case "Viewer.scopes":
+		if e.ComplexityRoot.Viewer.Scopes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Scopes(childComplexity), true
+	case "Viewer.subject":
+		if e.ComplexityRoot.Viewer.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Subject(childComplexity), true
+	case "Viewer.workspaces":
+		if e.ComplexityRoot.Viewer.Workspaces == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Workspaces(childComplexity), true
+
 	case "WorkspaceEvent.cursor":
 		if e.ComplexityRoot.WorkspaceEvent.Cursor == nil {
 			break
@@ -1300,6 +1368,62 @@ Any JSON value. Session settings and provider turn bindings are JSON objects.
 """
 scalar JSON
 
+"""
+The scope a root field needs: the caller's credential must grant it (see ` + "`" + `viewer` + "`" + `), else the field
+is refused with FORBIDDEN (reason ` + "`" + `missing_scope` + "`" + `, ` + "`" + `extensions.scope` + "`" + ` naming the scope). Each root
+field's description ends with the same rule in words, since introspection does not show directives.
+"""
+directive @requiresScope(
+  "The scope the field needs."
+  scope: Scope!
+) on FIELD_DEFINITION
+
+"""
+The field needs a valid credential (with API tokens or JWTs configured) but no particular scope.
+"""
+directive @authenticated on FIELD_DEFINITION
+
+"""
+A right a credential grants. Credentials (tokens files, JWT scope claims) spell them in lower case:
+` + "`" + `read` + "`" + `, ` + "`" + `fork` + "`" + `, ` + "`" + `ingest` + "`" + `, ` + "`" + `admin` + "`" + `.
+"""
+enum Scope {
+  "Every query and subscription."
+  READ
+  "forkSession, acknowledgeForkOperation, reconcileForkOperation and abandonForkOperation."
+  FORK
+  "reportSession, reportTurn and appendMessages: what agent runtimes send."
+  INGEST
+  "deleteSession, with or without purge."
+  ADMIN
+}
+
+"The kind of credential a caller presented."
+enum CredentialKind {
+  "No credentials are configured: the development mode, served on loopback only. Every workspace, every scope."
+  OPEN
+  "A static API token (-tokens or the tokens file)."
+  TOKEN
+  "A JWT from the configured identity provider."
+  JWT
+}
+
+"Who the caller is, as the server sees the credential it presented."
+type Viewer {
+  "The caller: a JWT's ` + "`" + `sub` + "`" + `, or a static token's name; null in open mode."
+  subject: String
+  "A display name: the JWT's name, preferred_username or email, else the subject; null in open mode."
+  name: String
+  "The workspaces the caller may read and change, sorted; null in open mode, which reaches every workspace."
+  workspaces: [ID!]
+  "The scopes the credential grants."
+  scopes: [Scope!]!
+  "When the credential expires (a JWT's exp), or null when it does not. Streams opened with it end then, with TOKEN_EXPIRED."
+  expiresAt: Time
+  "The kind of credential."
+  credential: CredentialKind!
+}
+
 "Whether a session is a user-facing conversation or a provider-native sub-agent."
 enum SessionKind {
   "A user-facing conversation. Only root sessions can be fork sources; a fork target is always root."
@@ -1406,38 +1530,52 @@ interface Node {
 }
 
 """
-Reads. Every field names a workspace; with API tokens configured, only the token's workspace.
-Every argument that names an object takes its local id or the global id a query returned.
+Reads. Every field names a workspace; with credentials configured, only one of the caller's
+workspaces, and only with the READ scope. Every argument that names an object takes its local id
+or the global id a query returned.
 """
 type Query {
+  """
+  Who the caller is: subject, workspaces, scopes and expiry of the credential it presented. A client
+  reads it to show only the actions its scopes allow. Errors: UNAUTHENTICATED (with the reason the
+  credential was refused).
+  Requires any valid credential.
+  """
+  viewer: Viewer! @authenticated
   """
   The object with this global id (a Session, Turn, Message, ForkOperation or Lineage), or null when
   it does not exist. Errors: BAD_USER_INPUT (reason invalid_id: not a global id), FORBIDDEN (the id's
   workspace is not the token's).
+  Requires scope READ.
   """
   node(
     "A global id, as an ` + "`" + `id` + "`" + ` field returned it."
     id: ID!
-  ): Node
+  ): Node @requiresScope(scope: READ)
   """
   The objects with these global ids, in the same order; null for each one that does not exist.
   At most 100 ids. Errors: BAD_USER_INPUT (reason invalid_id, too_many_ids), FORBIDDEN.
+  Requires scope READ.
   """
   nodes(
     "Global ids, as ` + "`" + `id` + "`" + ` fields returned them (at most 100)."
     ids: [ID!]!
-  ): [Node]!
-  "One session by id, or null when it does not exist. Soft-deleted sessions are returned with ` + "`" + `deletedAt` + "`" + ` set."
+  ): [Node]! @requiresScope(scope: READ)
+  """
+  One session by id, or null when it does not exist. Soft-deleted sessions are returned with ` + "`" + `deletedAt` + "`" + ` set.
+  Requires scope READ.
+  """
   session(
     "The workspace of the session."
     workspaceId: ID!
     "The session: its local id or its global id."
     id: ID!
-  ): Session
+  ): Session @requiresScope(scope: READ)
   """
   Sessions of a workspace, oldest first, as a Relay connection: page forward with ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + `,
   backward with ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + `. Errors: BAD_USER_INPUT (reason invalid_first, invalid_last,
   invalid_cursor, conflicting_page_arguments).
+  Requires scope READ.
   """
   sessions(
     "The workspace to list."
@@ -1452,18 +1590,22 @@ type Query {
     before: String
     "Narrows the list; omitted, every session that is not deleted."
     filter: SessionFilter
-  ): SessionConnection!
-  "One fork operation by id, or null when it does not exist. Reading never acknowledges."
+  ): SessionConnection! @requiresScope(scope: READ)
+  """
+  One fork operation by id, or null when it does not exist. Reading never acknowledges.
+  Requires scope READ.
+  """
   forkOperation(
     "The workspace of the operation."
     workspaceId: ID!
     "The operation: its local id or its global id."
     id: ID!
-  ): ForkOperation
+  ): ForkOperation @requiresScope(scope: READ)
   """
   Fork operations of a workspace, oldest first, as a Relay connection (` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` forward,
   ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` backward). Errors: BAD_USER_INPUT (reason invalid_first, invalid_last,
   invalid_cursor, conflicting_page_arguments).
+  Requires scope READ.
   """
   forkOperations(
     "The workspace to list."
@@ -1478,17 +1620,18 @@ type Query {
     before: String
     "Narrows the list; omitted, every operation."
     filter: ForkOperationFilter
-  ): ForkOperationConnection!
+  ): ForkOperationConnection! @requiresScope(scope: READ)
   """
   The cursor of the workspace's newest event (for a workspace without events, the start of its
   log). Read it before loading a snapshot, then subscribe to ` + "`" + `workspaceEvents(after:)` + "`" + ` with it:
   every change made after the read is replayed, so nothing falls between the snapshot and the live
   stream.
+  Requires scope READ.
   """
   workspaceEventCursor(
     "The workspace whose event log is read."
     workspaceId: ID!
-  ): String!
+  ): String! @requiresScope(scope: READ)
 }
 
 """
@@ -1501,31 +1644,35 @@ type Mutation {
   (reason invalid_text for text that is not valid UTF-8 or holds NUL), FORBIDDEN with reason
   provider_session_owned (another workspace owns the providerSessionId), FORK_CONFLICT with reason
   target_reserved (the id is reserved by a fork that has not created it).
+  Requires scope INGEST.
   """
   reportSession(
     "The session as the runtime sees it now."
     input: ReportSessionInput!
-  ): Session!
+  ): Session! @requiresScope(scope: INGEST)
   """
   Creates or moves a turn forward. A new id appends a turn; phases never go backwards and an outcome
   is given exactly when SETTLED. Errors: BAD_USER_INPUT (reason turn_phase_backwards,
   turn_outcome_changed), NOT_FOUND (session).
+  Requires scope INGEST.
   """
   reportTurn(
     "The turn as the runtime sees it now."
     input: ReportTurnInput!
-  ): Turn!
+  ): Turn! @requiresScope(scope: INGEST)
   """
   Appends messages to a turn's transcript. A message id already stored with the same content is
   skipped. Errors: BAD_USER_INPUT, NOT_FOUND.
+  Requires scope INGEST.
   """
   appendMessages(
     "The turn and the messages to append to it."
     input: AppendMessagesInput!
-  ): [Message!]!
+  ): [Message!]! @requiresScope(scope: INGEST)
   """
   Soft-deletes a session (or removes it and its fork records with ` + "`" + `purge: true` + "`" + `). Errors: NOT_FOUND,
   FORK_IN_PROGRESS, FORK_CONFLICT.
+  Requires scope ADMIN.
   """
   deleteSession(
     "The workspace of the session."
@@ -1534,7 +1681,7 @@ type Mutation {
     id: ID!
     "Remove the session, its turns, messages and fork records instead of soft-deleting it."
     purge: Boolean = false
-  ): Boolean!
+  ): Boolean! @requiresScope(scope: ADMIN)
   """
   Starts a fork of a session through one of its settled turns and returns at once (ACCEPTED,
   FROZEN); follow it with ` + "`" + `forkOperationUpdated` + "`" + `. Replaying the same ` + "`" + `requestId` + "`" + ` returns the same
@@ -1542,21 +1689,23 @@ type Mutation {
   workspace owns the source's provider session), FORK_CONFLICT (+ reason), FORK_IN_PROGRESS
   (retryable), FORK_UNSUPPORTED, PROVIDER_UNAVAILABLE (retryable). A failed or unknown outcome is
   data, not an error.
+  Requires scope FORK.
   """
   forkSession(
     "What to fork, through which turn, and the idempotency key."
     input: ForkSessionInput!
-  ): ForkOperation!
+  ): ForkOperation! @requiresScope(scope: FORK)
   """
   Confirms a client saw a committed fork, which releases the duplicate-fork barrier on its boundary
   turn. Idempotent. Errors: NOT_FOUND, ACKNOWLEDGE_CONFLICT (not committed).
+  Requires scope FORK.
   """
   acknowledgeForkOperation(
     "The workspace of the operation."
     workspaceId: ID!
     "The operation: its local id or its global id."
     id: ID!
-  ): ForkOperation!
+  ): ForkOperation! @requiresScope(scope: FORK)
   """
   Asks the provider now what became of a fork whose delivery is unknown (DELIVERY_UNKNOWN) and
   applies the answer: the child was found → MATERIALIZING → COMMITTED; the provider has none →
@@ -1565,18 +1714,20 @@ type Mutation {
   growing pauses. It never forks again. An operation reconciliation already resolved comes back as it
   is. Errors: BAD_USER_INPUT, NOT_FOUND, RECONCILE_CONFLICT (reason not_unknown: the operation is not
   DELIVERY_UNKNOWN).
+  Requires scope FORK.
   """
   reconcileForkOperation(
     "The workspace of the operation."
     workspaceId: ID!
     "The operation: its local id or its global id."
     id: ID!
-  ): ForkOperation!
+  ): ForkOperation! @requiresScope(scope: FORK)
   """
   Stops waiting for a fork whose delivery is unknown: it becomes FAILED (errorReason ` + "`" + `abandoned` + "`" + `,
   ` + "`" + `error` + "`" + ` your reason) and its turn can be forked again. If the provider did make the child, that
   child is orphaned: forkgraph forgets it. Abandoning it again returns it as it is. Errors:
   BAD_USER_INPUT (reason invalid_reason), NOT_FOUND, RECONCILE_CONFLICT (reason not_unknown).
+  Requires scope FORK.
   """
   abandonForkOperation(
     "The workspace of the operation."
@@ -1585,7 +1736,7 @@ type Mutation {
     id: ID!
     "Why you stop waiting (1 to 1000 characters); kept as the operation's error."
     reason: String!
-  ): ForkOperation!
+  ): ForkOperation! @requiresScope(scope: FORK)
 }
 
 "Live streams over a websocket (graphql-transport-ws) or server-sent events."
@@ -1593,25 +1744,27 @@ type Subscription {
   """
   The operation's current state first, then one message per status change; completes after
   COMMITTED, FAILED or UNKNOWN. Errors: NOT_FOUND.
+  Requires scope READ.
   """
   forkOperationUpdated(
     "The workspace of the operation."
     workspaceId: ID!
     "The operation: its local id or its global id."
     id: ID!
-  ): ForkOperation!
+  ): ForkOperation! @requiresScope(scope: READ)
   """
   Every session, turn and fork-operation change of the workspace, each with a cursor. With ` + "`" + `after` + "`" + `,
   first replays what was missed since that cursor, then goes live, with no gap and no repeat.
   Errors: BAD_USER_INPUT (reason invalid_cursor, cursor_expired), RESUME_REQUIRED (the client fell
   behind: resubscribe with the last cursor received).
+  Requires scope READ.
   """
   workspaceEvents(
     "The workspace to follow."
     workspaceId: ID!
     "The cursor of the last event received (or ` + "`" + `workspaceEventCursor` + "`" + `); omitted, the stream starts live."
     after: String
-  ): WorkspaceEvent!
+  ): WorkspaceEvent! @requiresScope(scope: READ)
 }
 
 "One conversation of an agent in a workspace."
@@ -1786,6 +1939,10 @@ type ForkOperation implements Node {
   updatedAt: Time!
   "When a client acknowledged the committed fork, or null."
   acknowledgedAt: Time
+  "Who asked for the fork: the subject of the credential (a JWT's ` + "`" + `sub` + "`" + `, a static token's name); null in open mode or for forks from before it was recorded."
+  requestedBy: String
+  "Who acknowledged the committed fork first, as ` + "`" + `requestedBy` + "`" + ` names callers; null until then, and in open mode."
+  acknowledgedBy: String
 }
 
 "That a session was created by forking another through one turn. Lineages form the session graph."
@@ -2084,6 +2241,10 @@ func (ec *executionContext) childFields_ForkOperation(ctx context.Context, field
 		return ec.fieldContext_ForkOperation_updatedAt(ctx, field)
 	case "acknowledgedAt":
 		return ec.fieldContext_ForkOperation_acknowledgedAt(ctx, field)
+	case "requestedBy":
+		return ec.fieldContext_ForkOperation_requestedBy(ctx, field)
+	case "acknowledgedBy":
+		return ec.fieldContext_ForkOperation_acknowledgedBy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ForkOperation", field.Name)
 }
@@ -2310,6 +2471,24 @@ func (ec *executionContext) childFields_TurnEdge(ctx context.Context, field grap
 		return ec.fieldContext_TurnEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TurnEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "subject":
+		return ec.fieldContext_Viewer_subject(ctx, field)
+	case "name":
+		return ec.fieldContext_Viewer_name(ctx, field)
+	case "workspaces":
+		return ec.fieldContext_Viewer_workspaces(ctx, field)
+	case "scopes":
+		return ec.fieldContext_Viewer_scopes(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Viewer_expiresAt(ctx, field)
+	case "credential":
+		return ec.fieldContext_Viewer_credential(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
 func (ec *executionContext) childFields_WorkspaceEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3545,6 +3724,52 @@ func (ec *executionContext) fieldContext_ForkOperation_acknowledgedAt(_ context.
 	return graphql.NewScalarFieldContext("ForkOperation", field, false, false, "Time")
 }
 
+func (ec *executionContext) _ForkOperation_requestedBy(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkOperation_requestedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkOperation_requestedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _ForkOperation_acknowledgedBy(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkOperation_acknowledgedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AcknowledgedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkOperation_acknowledgedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkOperation", field, false, false, "String")
+}
+
 func (ec *executionContext) _ForkOperationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4625,6 +4850,38 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_viewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Viewer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Viewer) graphql.Marshaler {
+			return ec.marshalNViewer2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐViewer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Viewer(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -6334,6 +6591,144 @@ func (ec *executionContext) fieldContext_TurnEdge_node(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Viewer_subject(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "String")
+}
+
+func (ec *executionContext) _Viewer_name(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "String")
+}
+
+func (ec *executionContext) _Viewer_workspaces(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_workspaces(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Workspaces, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_workspaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Viewer_scopes(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_scopes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scopes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []models.Scope) graphql.Marshaler {
+			return ec.marshalNScope2ᚕgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐScopeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_scopes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "Scope")
+}
+
+func (ec *executionContext) _Viewer_expiresAt(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Viewer_credential(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_credential(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Credential, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.CredentialKind) graphql.Marshaler {
+			return ec.marshalNCredentialKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐCredentialKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_credential(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "CredentialKind")
 }
 
 func (ec *executionContext) _WorkspaceEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceEvent) (ret graphql.Marshaler) {
@@ -8404,6 +8799,16 @@ func (ec *executionContext) _ForkOperation(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "requestedBy":
+			out.Values[i] = ec._ForkOperation_requestedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "acknowledgedBy":
+			out.Values[i] = ec._ForkOperation_acknowledgedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8849,6 +9254,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
+		case "viewer":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_viewer(ctx, field)
+				})
 		case "node":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, false,
@@ -9358,6 +9769,64 @@ func (ec *executionContext) _TurnEdge(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var viewerImplementors = []string{"Viewer"}
+
+func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *models.Viewer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, viewerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Viewer")
+		case "subject":
+			out.Values[i] = ec._Viewer_subject(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Viewer_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "workspaces":
+			out.Values[i] = ec._Viewer_workspaces(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scopes":
+			out.Values[i] = ec._Viewer_scopes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Viewer_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "credential":
+			out.Values[i] = ec._Viewer_credential(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var workspaceEventImplementors = []string{"WorkspaceEvent"}
 
 func (ec *executionContext) _WorkspaceEvent(ctx context.Context, sel ast.SelectionSet, obj *models.WorkspaceEvent) graphql.Marshaler {
@@ -9825,6 +10294,16 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNCredentialKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐCredentialKind(ctx context.Context, v any) (models.CredentialKind, error) {
+	var res models.CredentialKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCredentialKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐCredentialKind(ctx context.Context, sel ast.SelectionSet, v models.CredentialKind) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNForkOperation2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkOperation(ctx context.Context, sel ast.SelectionSet, v *models.ForkOperation) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ForkOperation!")
@@ -10098,6 +10577,46 @@ func (ec *executionContext) unmarshalNReportTurnInput2githubᚗcomᚋforkgraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNScope2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐScope(ctx context.Context, v any) (models.Scope, error) {
+	var res models.Scope
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNScope2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐScope(ctx context.Context, sel ast.SelectionSet, v models.Scope) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNScope2ᚕgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐScopeᚄ(ctx context.Context, v any) ([]models.Scope, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]models.Scope, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNScope2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐScope(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNScope2ᚕgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐScopeᚄ(ctx context.Context, sel ast.SelectionSet, v []models.Scope) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScope2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐScope(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNSession2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSession(ctx context.Context, sel ast.SelectionSet, v *models.Session) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Session!")
@@ -10224,6 +10743,14 @@ func (ec *executionContext) unmarshalNTurnPhase2githubᚗcomᚋforkgraphᚋforkg
 
 func (ec *executionContext) marshalNTurnPhase2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnPhase(ctx context.Context, sel ast.SelectionSet, v models.TurnPhase) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐViewer(ctx context.Context, sel ast.SelectionSet, v *models.Viewer) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Viewer!")
+		return graphql.Null
+	}
+	return ec._Viewer(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNWorkspaceEvent2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐWorkspaceEvent(ctx context.Context, sel ast.SelectionSet, v *models.WorkspaceEvent) graphql.Marshaler {
@@ -10497,6 +11024,41 @@ func (ec *executionContext) marshalOForkOperationStatus2ᚖgithubᚗcomᚋforkgr
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -153,6 +153,10 @@ type ForkOperation struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	AcknowledgedAt    *time.Time
+	// RequestedBy and AcknowledgedBy name the subjects who asked and who acknowledged; nil when
+	// unknown.
+	RequestedBy    *string
+	AcknowledgedBy *string
 
 	domain forkengine.ForkOperation
 }
@@ -171,6 +175,7 @@ func ForkOperationFrom(op forkengine.ForkOperation) *ForkOperation {
 		CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, AcknowledgedAt: op.AcknowledgedAt,
 		ErrorReason: optional(op.ErrorReason), ReconcileAttempts: op.ReconcileAttempts,
 		LastReconciledAt: op.LastReconciledAt, NextReconcileAt: op.NextReconcileAt,
+		RequestedBy: optional(op.RequestedBy), AcknowledgedBy: optional(op.AcknowledgedBy),
 		domain: op,
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 )
 
 // An object with a globally unique id (Relay Global Object Identification). Fetch any of them again
@@ -96,8 +97,9 @@ type PageInfo struct {
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
-// Reads. Every field names a workspace; with API tokens configured, only the token's workspace.
-// Every argument that names an object takes its local id or the global id a query returned.
+// Reads. Every field names a workspace; with credentials configured, only one of the caller's
+// workspaces, and only with the READ scope. Every argument that names an object takes its local id
+// or the global id a query returned.
 type Query struct {
 }
 
@@ -180,6 +182,83 @@ type TurnEdge struct {
 	Cursor string `json:"cursor"`
 	// The turn.
 	Node *Turn `json:"node"`
+}
+
+// Who the caller is, as the server sees the credential it presented.
+type Viewer struct {
+	// The caller: a JWT's `sub`, or a static token's name; null in open mode.
+	Subject *string `json:"subject,omitempty"`
+	// A display name: the JWT's name, preferred_username or email, else the subject; null in open mode.
+	Name *string `json:"name,omitempty"`
+	// The workspaces the caller may read and change, sorted; null in open mode, which reaches every workspace.
+	Workspaces []string `json:"workspaces,omitempty"`
+	// The scopes the credential grants.
+	Scopes []Scope `json:"scopes"`
+	// When the credential expires (a JWT's exp), or null when it does not. Streams opened with it end then, with TOKEN_EXPIRED.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// The kind of credential.
+	Credential CredentialKind `json:"credential"`
+}
+
+// The kind of credential a caller presented.
+type CredentialKind string
+
+const (
+	// No credentials are configured: the development mode, served on loopback only. Every workspace, every scope.
+	CredentialKindOpen CredentialKind = "OPEN"
+	// A static API token (-tokens or the tokens file).
+	CredentialKindToken CredentialKind = "TOKEN"
+	// A JWT from the configured identity provider.
+	CredentialKindJwt CredentialKind = "JWT"
+)
+
+var AllCredentialKind = []CredentialKind{
+	CredentialKindOpen,
+	CredentialKindToken,
+	CredentialKindJwt,
+}
+
+func (e CredentialKind) IsValid() bool {
+	switch e {
+	case CredentialKindOpen, CredentialKindToken, CredentialKindJwt:
+		return true
+	}
+	return false
+}
+
+func (e CredentialKind) String() string {
+	return string(e)
+}
+
+func (e *CredentialKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CredentialKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CredentialKind", str)
+	}
+	return nil
+}
+
+func (e CredentialKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CredentialKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CredentialKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // The fine-grained progress of a fork operation.
@@ -372,6 +451,71 @@ func (e *ProviderForkBindingState) UnmarshalJSON(b []byte) error {
 }
 
 func (e ProviderForkBindingState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// A right a credential grants. Credentials (tokens files, JWT scope claims) spell them in lower case:
+// `read`, `fork`, `ingest`, `admin`.
+type Scope string
+
+const (
+	// Every query and subscription.
+	ScopeRead Scope = "READ"
+	// forkSession, acknowledgeForkOperation, reconcileForkOperation and abandonForkOperation.
+	ScopeFork Scope = "FORK"
+	// reportSession, reportTurn and appendMessages: what agent runtimes send.
+	ScopeIngest Scope = "INGEST"
+	// deleteSession, with or without purge.
+	ScopeAdmin Scope = "ADMIN"
+)
+
+var AllScope = []Scope{
+	ScopeRead,
+	ScopeFork,
+	ScopeIngest,
+	ScopeAdmin,
+}
+
+func (e Scope) IsValid() bool {
+	switch e {
+	case ScopeRead, ScopeFork, ScopeIngest, ScopeAdmin:
+		return true
+	}
+	return false
+}
+
+func (e Scope) String() string {
+	return string(e)
+}
+
+func (e *Scope) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Scope(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Scope", str)
+	}
+	return nil
+}
+
+func (e Scope) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Scope) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Scope) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

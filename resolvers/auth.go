@@ -4,23 +4,34 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// Authorizer decides whether the caller whose context ctx is may use workspace; an error is a
-// forkengine.Error (UNAUTHENTICATED, FORBIDDEN). An empty workspace asks only whether the caller
-// is authenticated at all: a root field that names no workspace (nodes(ids: [])) still needs a
-// token. access.Tokens.Authorize is the one forkgraph uses; nil allows every workspace (open
-// mode).
-type Authorizer func(ctx context.Context, workspace string) error
+// Identify returns the caller whose context ctx is: access.Authenticator.Identify, the one way
+// the GraphQL layer learns who is asking. An error is an *access.Error (UNAUTHENTICATED, with
+// the reason the credential was refused). nil: open mode, every caller is access.OpenPrincipal.
+type Identify func(ctx context.Context) (access.Principal, error)
+
+// caller returns the principal of ctx.
+func (identify Identify) caller(ctx context.Context) (access.Principal, error) {
+	if identify == nil {
+		return access.OpenPrincipal(), nil
+	}
+	return identify(ctx)
+}
 
 // fieldPolicy is the server's one field middleware: the id arguments of any field first
 // (idArguments.resolveIDs: a malformed id is BAD_USER_INPUT before any FORBIDDEN, and global ids
-// are local from here on), then workspace access for root fields (authorizeRootField).
+// are local from here on), then, for root fields, the caller's workspaces and scopes
+// (authorizeRootField). As every transport (POST, GET, both websocket protocols, SSE in both
+// modes) and every way of naming a document (APQ, trusted documents) ends in the same executor,
+// this is where each of them is checked.
 //
 // gqlgen runs field middleware around every field of a response, scalars of a 100-row list
 // included. Installed with srv.AroundFields it costs, per field, a closure the executor builds to
@@ -29,8 +40,10 @@ type Authorizer func(ctx context.Context, workspace string) error
 // operation's ResolverMiddleware (whatever field interceptors the server has) once per
 // operation, and a field costs one call and the checks.
 type fieldPolicy struct {
-	authorize Authorizer
-	ids       idArguments
+	identify Identify
+	rules    rootRules
+	now      func() time.Time
+	ids      idArguments
 }
 
 var (
@@ -68,32 +81,46 @@ func (p fieldPolicy) check(ctx context.Context) error {
 	if err := p.ids.resolveIDs(fc); err != nil {
 		return err
 	}
-	return p.authorize.authorizeRootField(ctx, fc)
+	return p.authorizeRootField(ctx, fc)
 }
 
-// authorizeRootField is the one place workspace access is decided: every root field names a
-// workspace (an argument or its input's; node and nodes in their ids), and the Authorizer must
-// allow each. The workspace id itself is checked here too, in open mode as well, so a blank or
-// malformed one is BAD_USER_INPUT (reason invalid_id) for reads exactly as for writes.
-func (authorize Authorizer) authorizeRootField(ctx context.Context, fc *graphql.FieldContext) error {
+// authorizeRootField is the one place access is decided: every root field names a workspace (an
+// argument or its input's; node and nodes in their ids) and needs a scope (its @requiresScope),
+// and the caller must have both (access.Principal.Authorize); a field marked @authenticated
+// (viewer) needs only a valid credential. The workspace id itself is checked here too, in open
+// mode as well, so a blank or malformed one is BAD_USER_INPUT (reason invalid_id) for reads
+// exactly as for writes. A refusal happens before the resolver runs, so it changes nothing.
+func (p fieldPolicy) authorizeRootField(ctx context.Context, fc *graphql.FieldContext) error {
 	if !isRootObject(fc.Object) || strings.HasPrefix(fc.Field.Name, "__") {
 		return nil
 	}
-	workspaces, err := workspacesOf(fc)
+	rule, ok := p.rules[fieldKey{fc.Object, fc.Field.Name}]
+	if !ok {
+		return fmt.Errorf("root field %s.%s has no access rule", fc.Object, fc.Field.Name) // readRootRules saw to it
+	}
+	var workspaces []string
+	if !rule.anyCredential {
+		var err error
+		if workspaces, err = workspacesOf(fc); err != nil {
+			return err
+		}
+		for _, ws := range workspaces {
+			if err := forkengine.ValidateID("workspaceId", ws); err != nil {
+				return err
+			}
+		}
+	}
+	caller, err := p.identify.caller(ctx)
 	if err != nil {
 		return err
 	}
-	if len(workspaces) == 0 && authorize != nil {
-		return authorize(ctx, "") // reads nothing, but not without a token
+	now := p.now()
+	if len(workspaces) == 0 {
+		return caller.Authorize(now, "", rule.scope) // reads nothing, but not without a credential
 	}
 	for _, ws := range workspaces {
-		if err := forkengine.ValidateID("workspaceId", ws); err != nil {
+		if err := caller.Authorize(now, ws, rule.scope); err != nil {
 			return err
-		}
-		if authorize != nil {
-			if err := authorize(ctx, ws); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

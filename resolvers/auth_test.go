@@ -7,16 +7,12 @@ import (
 	"github.com/99designs/gqlgen/client"
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
-
-	"github.com/forkgraph/forkgraph/access"
 )
 
 func bearer(token string) client.Option { return client.AddHeader("Authorization", "Bearer "+token) }
 
 func TestWorkspaceTokens(t *testing.T) {
-	tokens, err := access.ParseTokens("tokA=wa, tokB=wb")
-	require.NoError(t, err)
-	api := newTestAPI(t, apiOptions{tokens: tokens})
+	api := newTestAPI(t, apiOptions{auth: tokenAuth(t, tokA+"=wa, "+tokB+"=wb")})
 	api.seedSession("wa", "s", 1, "")
 
 	read := `query($ws: ID!) { sessions(workspaceId: $ws) { totalCount } }`
@@ -27,12 +23,12 @@ func TestWorkspaceTokens(t *testing.T) {
 	}{
 		{"read without a token", read, "wa", "UNAUTHENTICATED", nil},
 		{"read with an unknown token", read, "wa", "UNAUTHENTICATED", []client.Option{bearer("nope")}},
-		{"read with a non-bearer scheme", read, "wa", "UNAUTHENTICATED", []client.Option{client.AddHeader("Authorization", "Basic tokA")}},
-		{"read another workspace", read, "wb", "FORBIDDEN", []client.Option{bearer("tokA")}},
-		{"write another workspace", write, "wa", "FORBIDDEN", []client.Option{bearer("tokB")}},
+		{"read with a non-bearer scheme", read, "wa", "UNAUTHENTICATED", []client.Option{client.AddHeader("Authorization", "Basic "+tokA)}},
+		{"read another workspace", read, "wb", "FORBIDDEN", []client.Option{bearer(tokA)}},
+		{"write another workspace", write, "wa", "FORBIDDEN", []client.Option{bearer(tokB)}},
 		{"write without a token", write, "wb", "UNAUTHENTICATED", nil},
-		{"read own workspace", read, "wa", "", []client.Option{bearer("tokA")}},
-		{"write own workspace", write, "wb", "", []client.Option{bearer("tokB")}},
+		{"read own workspace", read, "wa", "", []client.Option{bearer(tokA)}},
+		{"write own workspace", write, "wb", "", []client.Option{bearer(tokB)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := api.with(t).do(tc.query, nil, map[string]any{"ws": tc.ws}, tc.opts...)
@@ -55,12 +51,12 @@ func TestWorkspaceTokens(t *testing.T) {
 
 	t.Run("a forbidden write changes nothing", func(t *testing.T) {
 		var got struct{ Session *struct{ ID string } }
-		api.with(t).mustDo(`{ session(workspaceId: "wa", id: "n") { id } }`, &got, nil, bearer("tokA"))
+		api.with(t).mustDo(`{ session(workspaceId: "wa", id: "n") { id } }`, &got, nil, bearer(tokA))
 		require.Nil(t, got.Session)
 	})
 
 	t.Run("websocket: token in connection_init", func(t *testing.T) {
-		ws := api.with(t).dialWS(map[string]any{"authorization": "Bearer tokA"})
+		ws := api.with(t).dialWS(map[string]any{"authorization": "Bearer " + tokA})
 		ws.subscribe("own", eventsSubscription, map[string]any{"ws": "wa"})
 		ws.subscribe("other", eventsSubscription, map[string]any{"ws": "wb"})
 		errs := ws.streamError("other")
@@ -68,7 +64,7 @@ func TestWorkspaceTokens(t *testing.T) {
 	})
 
 	t.Run("websocket: token in the upgrade request's header", func(t *testing.T) {
-		ws := api.with(t).dialWSRaw(nil, http.Header{"Authorization": {"Bearer tokB"}})
+		ws := api.with(t).dialWSRaw(nil, http.Header{"Authorization": {"Bearer " + tokB}})
 		require.Equal(t, "connection_ack", ws.read().Type)
 	})
 

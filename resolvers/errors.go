@@ -14,7 +14,7 @@ import (
 )
 
 // presentError is the one error presenter. A forkengine.Error becomes its code (+ reason, +
-// retryable); errors of the GraphQL layer keep their own code (GRAPHQL_PARSE_FAILED,
+// retryable); an access.Error keeps its extensions (code, reason, scope); errors of the GraphQL layer keep their own code (GRAPHQL_PARSE_FAILED,
 // GRAPHQL_VALIDATION_FAILED, COMPLEXITY_LIMIT_EXCEEDED); an input gqlgen rejected while coercing
 // it is BAD_USER_INPUT; anything else is logged with the request id and shown as
 // INTERNAL_SERVER_ERROR without its details, unless unavailable says it means the database could
@@ -31,6 +31,14 @@ func presentError(logger *slog.Logger, requestID func(context.Context) string, u
 			domain = forkengine.Unavailable(err)
 			logCause(ctx, logger, requestID, presented, domain, err)
 			return withDomainError(presented, domain)
+		}
+		var edge extensionsCarrier
+		if errors.As(err, &edge) && domain == nil {
+			if code, _ := edge.Extensions()["code"].(string); code != "" {
+				presented.Message = edge.Error()
+				presented.Extensions = edge.Extensions()
+				return presented
+			}
 		}
 		var gqlErr *gqlerror.Error
 		if errors.As(err, &gqlErr) && domain == nil {
@@ -58,6 +66,13 @@ func logCause(ctx context.Context, logger *slog.Logger, requestID func(context.C
 	case domain.Code == forkengine.CodeUnavailable:
 		logger.WarnContext(ctx, "database unavailable", "requestId", requestID(ctx), "path", presented.Path.String(), "err", err)
 	}
+}
+
+// extensionsCarrier is an error that knows its GraphQL extensions: access.Error, the edge's
+// refusals (UNAUTHENTICATED and FORBIDDEN with their reason, missing_scope with its scope).
+type extensionsCarrier interface {
+	error
+	Extensions() map[string]any
 }
 
 func withDomainError(presented *gqlerror.Error, domain *forkengine.Error) *gqlerror.Error {

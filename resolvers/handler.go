@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -19,8 +20,12 @@ import (
 type Config struct {
 	Engine *forkengine.Engine
 	Broker *forkengine.Broker
-	// Authorize decides workspace access per root field; nil: open (development) mode.
-	Authorize Authorizer
+	// Identify says who the caller is (access.Authenticator.Identify); the field policy checks
+	// its workspaces and scopes per root field, viewer shows it, forks record its subject. nil:
+	// open (development) mode.
+	Identify Identify
+	// Now is the clock credentials expire by (default time.Now).
+	Now func() time.Time
 	// RequestID returns the id of the request ctx belongs to, logged and shown beside internal
 	// errors (access.RequestID); nil: none.
 	RequestID func(ctx context.Context) string
@@ -69,14 +74,21 @@ func NewServer(cfg Config) *handler.Server {
 	if cfg.RequestID == nil {
 		cfg.RequestID = func(context.Context) string { return "" }
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	sources := loaderSources{engine: cfg.Engine, batch: cfg.Batch, narrow: cfg.NarrowReads}
 	if narrow, ok := cfg.Engine.Reader().(NarrowReads); ok && sources.narrow == nil {
 		sources.narrow = narrow
 	}
 	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch,
-		sources: sources, shared: &sharedStreams{}, streamReady: cfg.StreamReady}}
+		sources: sources, shared: &sharedStreams{}, streamReady: cfg.StreamReady, identify: cfg.Identify}}
 	connectionComplexity(&gcfg.Complexity)
 	schema := graph.NewExecutableSchema(gcfg)
+	rules, err := readRootRules(schema.Schema())
+	if err != nil {
+		panic("resolvers: " + err.Error()) // the committed schema is wrong: no server may start with it
+	}
 	srv := handler.New(schema)
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -103,7 +115,7 @@ func NewServer(cfg Config) *handler.Server {
 	srv.AroundResponses(shareResponses)
 	srv.AroundResponses(withLoaders(sources))
 	srv.Use(mutationFieldLoaders{})
-	srv.Use(fieldPolicy{authorize: cfg.Authorize, ids: idArguments{schema: schema.Schema()}})
+	srv.Use(fieldPolicy{identify: cfg.Identify, rules: rules, now: cfg.Now, ids: idArguments{schema: schema.Schema()}})
 	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID, cfg.Unavailable))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))
 	return srv

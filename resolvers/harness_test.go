@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/client"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
 
 	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
@@ -28,6 +29,9 @@ import (
 type testAPI struct {
 	t      *testing.T
 	db     *store.DB
+	dbCfg  store.Config // how db was opened (tableDigest reads it past the store)
+	raw    **gorm.DB    // tableDigest's own connection, shared by the copies with() makes
+	root   *testing.T   // the test that made the API, which outlives its subtests
 	engine *forkengine.Engine
 	broker *forkengine.Broker
 	feed   *forkengine.Feed
@@ -39,29 +43,52 @@ type testAPI struct {
 	url    string // base URL of the httptest server (websocket clients)
 }
 
+// Static tokens of the tests (at least access.MinTokenLength bytes).
+const (
+	tokA = "token-a-0123456789"
+	tokB = "token-b-0123456789"
+)
+
+// tokenAuth authenticates the -tokens spec (token=workspace, ...): every scope.
+func tokenAuth(t *testing.T, spec string) *access.Authenticator {
+	t.Helper()
+	set, err := access.ParseTokens(spec)
+	require.NoError(t, err)
+	return access.NewAuthenticator(access.AuthConfig{Tokens: set})
+}
+
 // quiet drops the store's migration notes from test output.
 var quiet = slog.New(slog.DiscardHandler)
 
 type apiOptions struct {
 	engine      func(*forkengine.Config)
-	tokens      access.Tokens
+	auth        *access.Authenticator // nil: open mode
 	latency     time.Duration
 	brokerQueue int
 	limits      func(*resolvers.Config)
+	// postgres runs the API on a schema of its own in FORKGRAPH_TEST_POSTGRES_DSN's database
+	// instead of a SQLite file.
+	postgres bool
 }
 
 func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	t.Helper()
 	ctx := context.Background()
 	dbPath := filepath.Join(t.TempDir(), "forkgraph.db")
-	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: dbPath, Logger: quiet})
+	dbCfg := store.Config{Driver: "sqlite", DSN: dbPath, Logger: quiet}
+	feedCfg := store.Config{Driver: "sqlite", DSN: dbPath, ReadOnly: true, Logger: quiet}
+	if opts.postgres {
+		dbCfg = postgresTestConfig(t)
+		feedCfg = dbCfg
+	}
+	db, err := store.Open(ctx, dbCfg)
 	require.NoError(t, err)
 	sim := simulated.New(simulated.Options{Latency: opts.latency})
 	broker := forkengine.NewBroker(opts.brokerQueue)
 	// As in the server: subscribers get events only from the feed, which follows the log.
 	// It reads through a handle of its own, so the SQL statements the batching tests count on db
 	// are the API's alone.
-	feedDB, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: dbPath, ReadOnly: true, Logger: quiet})
+	feedDB, err := store.Open(ctx, feedCfg)
 	require.NoError(t, err)
 	feed := forkengine.NewFeed(forkengine.FeedConfig{Log: feedDB, Broker: broker, Logger: quiet})
 	feedCtx, stopFeed := context.WithCancel(ctx)
@@ -72,19 +99,19 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	}
 	engine, err := forkengine.New(ecfg)
 	require.NoError(t, err)
-	rcfg := resolvers.Config{Engine: engine, Broker: broker, Authorize: opts.tokens.Authorize, Logger: quiet,
+	rcfg := resolvers.Config{Engine: engine, Broker: broker, Identify: opts.auth.Identify, Logger: quiet,
 		RequestID:   access.RequestID,
 		StreamError: transports.AddSubscriptionError, StreamReady: transports.SetStreamReadiness}
 	if opts.limits != nil {
 		opts.limits(&rcfg)
 	}
 	srv := resolvers.NewServer(rcfg)
-	for _, tr := range testTransports(opts.tokens) {
+	for _, tr := range testTransports(opts.auth) {
 		srv.AddTransport(tr)
 	}
-	h := opts.tokens.HTTPMiddleware(srv)
+	h := opts.auth.HTTPMiddleware(srv)
 	ts := httptest.NewServer(h)
-	api := &testAPI{t: t, db: db, engine: engine, broker: broker, feed: feed, feedDB: feedDB, sim: sim, srv: srv, http: h,
+	api := &testAPI{t: t, db: db, dbCfg: dbCfg, raw: new(*gorm.DB), root: t, engine: engine, broker: broker, feed: feed, feedDB: feedDB, sim: sim, srv: srv, http: h,
 		client: client.New(h), url: ts.URL}
 	t.Cleanup(func() {
 		ts.Close()

@@ -7,7 +7,6 @@ import (
 	"github.com/99designs/gqlgen/client"
 	"github.com/stretchr/testify/require"
 
-	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/models"
 	"github.com/forkgraph/forkgraph/resolvers"
@@ -168,9 +167,7 @@ func TestNodes(t *testing.T) {
 }
 
 func TestNodeAuthorization(t *testing.T) {
-	tokens, err := access.ParseTokens("tokA=wa, tokB=wb")
-	require.NoError(t, err)
-	api := newTestAPI(t, apiOptions{tokens: tokens})
+	api := newTestAPI(t, apiOptions{auth: tokenAuth(t, tokA+"=wa, "+tokB+"=wb")})
 	api.seedSession("wa", "s", 1, "")
 	api.seedSession("wb", "s", 1, "")
 	node := `query($id: ID!) { node(id: $id) { id } }`
@@ -181,11 +178,11 @@ func TestNodeAuthorization(t *testing.T) {
 		token, code string
 	}{
 		{"node without a token", node, map[string]any{"id": sessionGID("wa", "s")}, "", "UNAUTHENTICATED"},
-		{"node of another workspace", node, map[string]any{"id": sessionGID("wb", "s")}, "tokA", "FORBIDDEN"},
-		{"node of another workspace that does not exist", node, map[string]any{"id": turnGID("wb", "nope")}, "tokA", "FORBIDDEN"},
-		{"nodes with one id of another workspace", nodes, map[string]any{"ids": []string{sessionGID("wa", "s"), turnGID("wb", "s-t1")}}, "tokA", "FORBIDDEN"},
-		{"node of its own workspace", node, map[string]any{"id": sessionGID("wb", "s")}, "tokB", ""},
-		{"nodes of its own workspace", nodes, map[string]any{"ids": []string{sessionGID("wa", "s"), turnGID("wa", "s-t1")}}, "tokA", ""},
+		{"node of another workspace", node, map[string]any{"id": sessionGID("wb", "s")}, tokA, "FORBIDDEN"},
+		{"node of another workspace that does not exist", node, map[string]any{"id": turnGID("wb", "nope")}, tokA, "FORBIDDEN"},
+		{"nodes with one id of another workspace", nodes, map[string]any{"ids": []string{sessionGID("wa", "s"), turnGID("wb", "s-t1")}}, tokA, "FORBIDDEN"},
+		{"node of its own workspace", node, map[string]any{"id": sessionGID("wb", "s")}, tokB, ""},
+		{"nodes of its own workspace", nodes, map[string]any{"ids": []string{sessionGID("wa", "s"), turnGID("wa", "s-t1")}}, tokA, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var opts []client.Option
@@ -217,7 +214,7 @@ func TestNodeAuthorization(t *testing.T) {
 	errs = api.with(t).do(`{ nodes(ids: []) { id } }`, &got, nil, bearer("not-a-token"))
 	require.Len(t, errs, 1)
 	require.Equal(t, "UNAUTHENTICATED", errs[0].code())
-	require.Empty(t, api.with(t).do(`{ nodes(ids: []) { id } }`, &got, nil, bearer("tokA")))
+	require.Empty(t, api.with(t).do(`{ nodes(ids: []) { id } }`, &got, nil, bearer(tokA)))
 	require.Empty(t, got.Nodes)
 }
 

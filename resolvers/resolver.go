@@ -25,6 +25,18 @@ type Resolver struct {
 	shared  *sharedStreams
 	// streamReady hands the transport a stream's readiness (Config.StreamReady); nil: none.
 	streamReady func(ctx context.Context, ready func(wake func()) bool) bool
+	// identify says who the caller is (Config.Identify); nil: open mode.
+	identify Identify
+}
+
+// subject is the caller's subject, what forks record as requestedBy and acknowledgedBy: "" in
+// open mode (the field policy has already refused a caller without a valid credential).
+func (r *Resolver) subject(ctx context.Context) string {
+	p, err := r.identify.caller(ctx)
+	if err != nil {
+		return ""
+	}
+	return p.Subject
 }
 
 // loaders returns the response's loader set.

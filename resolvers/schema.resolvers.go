@@ -93,7 +93,9 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, workspaceID string
 }
 
 func (r *mutationResolver) ForkSession(ctx context.Context, input models.ForkSessionInput) (*models.ForkOperation, error) {
-	op, err := r.engine.StartFork(ctx, input.Domain())
+	in := input.Domain()
+	in.RequestedBy = r.subject(ctx)
+	op, err := r.engine.StartFork(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ func (r *mutationResolver) ForkSession(ctx context.Context, input models.ForkSes
 }
 
 func (r *mutationResolver) AcknowledgeForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error) {
-	op, err := r.engine.Acknowledge(ctx, workspaceID, id)
+	op, err := r.engine.Acknowledge(ctx, workspaceID, id, r.subject(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +124,14 @@ func (r *mutationResolver) AbandonForkOperation(ctx context.Context, workspaceID
 		return nil, err
 	}
 	return models.ForkOperationFrom(op), nil
+}
+
+func (r *queryResolver) Viewer(ctx context.Context) (*models.Viewer, error) {
+	p, err := r.identify.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return viewerOf(p), nil
 }
 
 func (r *queryResolver) Node(ctx context.Context, id string) (models.Node, error) {

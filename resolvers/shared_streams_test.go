@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/resolvers"
 )
 
@@ -164,13 +163,11 @@ func TestSharedSubscriptionSeparatesDistinctOperations(t *testing.T) {
 // Authorization is decided per subscriber, as before: a token of another workspace is refused
 // even while a group follows that workspace, and the refused client gets nothing of it.
 func TestSharedSubscriptionKeepsAuthorization(t *testing.T) {
-	tokens, err := access.ParseTokens("tokA=wa, tokB=wb")
-	require.NoError(t, err)
-	api := newTestAPI(t, apiOptions{tokens: tokens})
-	members := api.dialMany(2, map[string]any{"authorization": "Bearer tokA"})
+	api := newTestAPI(t, apiOptions{auth: tokenAuth(t, tokA+"=wa, "+tokB+"=wb")})
+	members := api.dialMany(2, map[string]any{"authorization": "Bearer " + tokA})
 	api.subscribeLive(members, "1", liveEvents, map[string]any{"ws": "wa"})
 
-	intruder := api.dialWS(map[string]any{"authorization": "Bearer tokB"})
+	intruder := api.dialWS(map[string]any{"authorization": "Bearer " + tokB})
 	intruder.subscribe("1", liveEvents, map[string]any{"ws": "wa"})
 	errs := intruder.streamError("1")
 	require.Equal(t, "FORBIDDEN", errs[0].code(), "%+v", errs[0])

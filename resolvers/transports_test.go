@@ -11,15 +11,16 @@ import (
 )
 
 // testTransports: forkgraph's websocket (graphql-transport-ws on gorilla/websocket) SSE and HTTP,
-// each leaving deferred fields out of a first payload as the server's do.
-func testTransports(tokens access.Tokens) []graphql.Transport {
+// each leaving deferred fields out of a first payload and ending its streams with their
+// credential as the server's do.
+func testTransports(auth *access.Authenticator) []graphql.Transport {
 	deferral := transports.Deferral{Schema: resolvers.Schema(), Later: resolvers.ResolvedLater}
 	return []graphql.Transport{
 		transports.Websocket{InitFunc: func(ctx context.Context, payload map[string]any) (context.Context, *map[string]any, error) {
-			ctx, err := tokens.WebsocketInit(ctx, payload)
+			ctx, err := auth.WebsocketInit(ctx, payload)
 			return ctx, nil, err
-		}, Deferral: deferral},
-		transports.SSE{Deferral: deferral},
+		}, Deferral: deferral, Lifetime: access.StreamLifetime},
+		transports.SSE{Deferral: deferral, Lifetime: access.StreamLifetime, Single: &transports.Reservations{}},
 		transports.HTTP{Deferral: deferral},
 	}
 }

@@ -30,7 +30,7 @@ func (r *operationRow) targets() []any {
 		&r.TargetTitle, &r.TargetProviderSessionID, &r.StateBindingMode, &r.TargetTurnBindings,
 		&r.Receipt, &r.CreatedAtUs, &r.UpdatedAtUs, &r.DispatchedAtUs,
 		&r.AcceptedAtUs, &r.CompletedAtUs, &r.AcknowledgedAtUs, &r.ErrorReason, &r.ReconcileAttempts,
-		&r.LastReconciledAtUs, &r.NextReconcileAtUs, &r.LeaseOwner, &r.LeaseExpiresAtUs}
+		&r.LastReconciledAtUs, &r.NextReconcileAtUs, &r.RequestedBy, &r.AcknowledgedBy, &r.LeaseOwner, &r.LeaseExpiresAtUs}
 }
 
 // scannable is a row type that can list where each selected column goes.

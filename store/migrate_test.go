@@ -142,13 +142,21 @@ func openBefore(t *testing.T, cfg Config, version int) (*DB, int) {
 }
 
 // insertVersion12Operation writes op and its stored snapshot text as a forkgraph of schema
-// version 11 or 12 did: without the derived columns of migration 13.
+// version 11 or 12 did: without the derived columns of migration 13, nor migration 16's
+// requested_by and acknowledged_by.
 func insertVersion12Operation(t *testing.T, db *DB, op forkengine.ForkOperation, snapshot string) {
 	t.Helper()
 	row, err := toOperationRow(op)
 	require.NoError(t, err)
-	insert := "INSERT INTO fork_operations (" + strings.Join(operationColumns, ", ") + ") VALUES " + placeholders(len(operationColumns))
-	require.NoError(t, db.gorm.Exec(insert, row.values()...).Error)
+	var columns []string
+	var values []any
+	for i, v := range row.values() {
+		if c := operationColumns[i]; c != "requested_by" && c != "acknowledged_by" {
+			columns, values = append(columns, c), append(values, v)
+		}
+	}
+	insert := "INSERT INTO fork_operations (" + strings.Join(columns, ", ") + ") VALUES " + placeholders(len(columns))
+	require.NoError(t, db.gorm.Exec(insert, values...).Error)
 	require.NoError(t, db.gorm.Exec(insertSnapshotSQL, op.WorkspaceID, op.ID, snapshot).Error)
 }
 

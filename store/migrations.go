@@ -266,6 +266,12 @@ var migrations = []migration{
 	// A committed fork reads its inherited history through segments instead of holding a copy
 	// (history.go, docs/design/shared-history.md). Forks committed before keep their copies.
 	{version: 15, name: "shared history", statements: historyMigration},
+	{version: 16, name: "who requested and acknowledged a fork", statements: []string{
+		// The subject of the caller's credential (a JWT's sub, a static token's name); empty for
+		// operations from before, and in open mode.
+		`ALTER TABLE fork_operations ADD COLUMN requested_by TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE fork_operations ADD COLUMN acknowledged_by TEXT NOT NULL DEFAULT ''`,
+	}},
 }
 
 func eventsTable(cursorType string) string {

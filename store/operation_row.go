@@ -40,6 +40,8 @@ type operationRow struct {
 	ReconcileAttempts         int64   `gorm:"column:reconcile_attempts"`
 	LastReconciledAtUs        *int64  `gorm:"column:last_reconciled_at_us"`
 	NextReconcileAtUs         *int64  `gorm:"column:next_reconcile_at_us"`
+	RequestedBy               string  `gorm:"column:requested_by"`
+	AcknowledgedBy            string  `gorm:"column:acknowledged_by"`
 	LeaseOwner                string  `gorm:"column:lease_owner"`
 	LeaseExpiresAtUs          *int64  `gorm:"column:lease_expires_at_us"`
 }
@@ -56,6 +58,7 @@ var mutableOperationColumns = []string{
 	"receipt", "created_at_us", "updated_at_us", "dispatched_at_us",
 	"accepted_at_us", "completed_at_us", "acknowledged_at_us",
 	"error_reason", "reconcile_attempts", "last_reconciled_at_us", "next_reconcile_at_us",
+	"requested_by", "acknowledged_by",
 }
 
 // operationColumns are every column of the row, in the order of operationRow.values. The lease
@@ -71,7 +74,8 @@ func (r operationRow) mutableValues() []any {
 		r.TargetTitle, r.TargetProviderSessionID, r.StateBindingMode, r.TargetTurnBindings,
 		r.Receipt, r.CreatedAtUs, r.UpdatedAtUs, r.DispatchedAtUs,
 		r.AcceptedAtUs, r.CompletedAtUs, r.AcknowledgedAtUs,
-		r.ErrorReason, r.ReconcileAttempts, r.LastReconciledAtUs, r.NextReconcileAtUs}
+		r.ErrorReason, r.ReconcileAttempts, r.LastReconciledAtUs, r.NextReconcileAtUs,
+		r.RequestedBy, r.AcknowledgedBy}
 }
 
 func (r operationRow) values() []any {
@@ -104,6 +108,7 @@ func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
 		LeaseOwner: op.LeaseOwner, LeaseExpiresAtUs: microsPtr(op.LeaseExpiresAt),
 		ErrorReason: op.ErrorReason, ReconcileAttempts: int64(op.ReconcileAttempts),
 		LastReconciledAtUs: microsPtr(op.LastReconciledAt), NextReconcileAtUs: microsPtr(op.NextReconcileAt),
+		RequestedBy: op.RequestedBy, AcknowledgedBy: op.AcknowledgedBy,
 	}, nil
 }
 
@@ -125,6 +130,7 @@ func (r operationRow) domain() (forkengine.ForkOperation, error) {
 		LeaseOwner: r.LeaseOwner, LeaseExpiresAt: fromMicrosPtr(r.LeaseExpiresAtUs),
 		ErrorReason: r.ErrorReason, ReconcileAttempts: int(r.ReconcileAttempts),
 		LastReconciledAt: fromMicrosPtr(r.LastReconciledAtUs), NextReconcileAt: fromMicrosPtr(r.NextReconcileAtUs),
+		RequestedBy: r.RequestedBy, AcknowledgedBy: r.AcknowledgedBy,
 	}
 	if r.TargetTurnBindings != nil {
 		if err := json.Unmarshal([]byte(*r.TargetTurnBindings), &op.TargetTurnBindings); err != nil {

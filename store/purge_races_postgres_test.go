@@ -145,7 +145,7 @@ func forkAndAcknowledge(t *testing.T, in *twoInstances, source, turn, target str
 		got, err = in.dbs[0].GetOperation(ctx, "w", op.ID)
 		return err == nil && got.Status == forkengine.StatusCommitted
 	}, 30*time.Second, 5*time.Millisecond)
-	_, err = in.engines[0].Acknowledge(ctx, "w", op.ID)
+	_, err = in.engines[0].Acknowledge(ctx, "w", op.ID, "")
 	require.NoError(t, err)
 	return got
 }

@@ -51,6 +51,7 @@ type operationState struct {
 	start     time.Time
 	span      trace.Span
 	record    *record
+	subject   string // who asked (Options.Subject), "" when unknown
 	once      sync.Once
 	subscribe bool
 	events    prometheus.Counter // the subscription's forkgraph_subscription_events_total, looked up once
@@ -68,13 +69,17 @@ type operationStateKey struct{}
 func (e graphqlExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	st := &operationState{t: e.t, opType: operationType(opCtx), name: e.t.operations.value(operationName(opCtx)),
-		start: opCtx.Stats.OperationStart, record: recordFrom(ctx)}
+		start: opCtx.Stats.OperationStart, record: recordFrom(ctx), subject: e.t.subject(ctx)}
 	if st.start.IsZero() {
 		st.start = time.Now()
 	}
+	attrs := []attribute.KeyValue{attribute.String("graphql.operation.type", st.opType),
+		attribute.String("graphql.operation.name", st.name)}
+	if st.subject != "" {
+		attrs = append(attrs, attribute.String("enduser.id", st.subject))
+	}
 	ctx, st.span = e.t.tracer.Start(ctx, st.opType+" "+st.name, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attribute.String("graphql.operation.type", st.opType),
-			attribute.String("graphql.operation.name", st.name)))
+		trace.WithAttributes(attrs...))
 	ctx = context.WithValue(ctx, operationStateKey{}, st)
 	ended := outcomeCanceled // a query or mutation whose client left before its response
 	if st.opType == "subscription" {
@@ -136,7 +141,7 @@ func (e graphqlExtension) refused(ctx context.Context, code string) {
 	e.t.Metrics.graphqlRequests.WithLabelValues("unknown", invalidOperation, code).Inc()
 	rec := recordFrom(ctx)
 	if rec != nil && !rec.websocket {
-		rec.setOperation("unknown", invalidOperation, code)
+		rec.setOperation("unknown", invalidOperation, code, e.t.subject(ctx))
 		return
 	}
 	e.t.log.Info("graphql operation", "requestId", requestIDOf(rec), "transport", transportOf(rec),
@@ -168,14 +173,18 @@ func (st *operationState) finish(code string) {
 		}
 		st.span.End()
 		if st.record != nil && !st.record.websocket {
-			st.record.setOperation(st.opType, st.name, code)
+			st.record.setOperation(st.opType, st.name, code, st.subject)
 			return
 		}
 		if st.record != nil {
 			st.record.operations.Add(1)
 		}
-		st.t.log.Info("graphql operation", "requestId", requestIDOf(st.record), "transport", transportOf(st.record),
-			"operation", st.name, "type", st.opType, "outcome", code, "duration", elapsed)
+		attrs := []any{"requestId", requestIDOf(st.record), "transport", transportOf(st.record),
+			"operation", st.name, "type", st.opType, "outcome", code, "duration", elapsed}
+		if st.subject != "" {
+			attrs = append(attrs, "subject", st.subject)
+		}
+		st.t.log.Info("graphql operation", attrs...)
 	})
 }
 

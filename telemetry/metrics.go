@@ -41,6 +41,9 @@ type Metrics struct {
 	txDuration        *prometheus.HistogramVec
 	leaseClaims       *prometheus.CounterVec
 	leaseRenewals     *prometheus.CounterVec
+	// credentialRefreshes and credentialKeys: see registerCredentials.
+	credentialRefreshes *prometheus.CounterVec
+	credentialKeys      *prometheus.GaugeVec
 
 	names []string // of the forkgraph_* families, for Names
 }
@@ -117,6 +120,7 @@ func NewMetrics(build Build) *Metrics {
 		"version", "commit", "goversion")
 	buildInfo.WithLabelValues(build.Version, build.Commit, build.GoVersion).Set(1)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registerCredentials()
 	m.seedFixed()
 	return m
 }

@@ -18,6 +18,7 @@ type record struct {
 	opType    string
 	operation string
 	outcome   string
+	subject   string
 }
 
 type recordKey struct{}
@@ -31,10 +32,10 @@ func recordFrom(ctx context.Context) *record {
 	return r
 }
 
-func (r *record) setOperation(opType, operation, outcome string) {
+func (r *record) setOperation(opType, operation, outcome, subject string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.opType, r.operation, r.outcome = opType, operation, outcome
+	r.opType, r.operation, r.outcome, r.subject = opType, operation, outcome, subject
 }
 
 func (r *record) operationAttrs() []any {
@@ -43,5 +44,9 @@ func (r *record) operationAttrs() []any {
 	if r.operation == "" {
 		return nil
 	}
-	return []any{"operation", r.operation, "type", r.opType, "outcome", r.outcome}
+	attrs := []any{"operation", r.operation, "type", r.opType, "outcome", r.outcome}
+	if r.subject != "" {
+		attrs = append(attrs, "subject", r.subject)
+	}
+	return attrs
 }

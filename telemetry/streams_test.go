@@ -78,7 +78,7 @@ func TestHTTPMiddlewareLogsOneLinePerRequest(t *testing.T) {
 		if !trace.SpanContextFromContext(r.Context()).IsRemote() {
 			t.Error("the handler runs in the caller's trace")
 		}
-		recordFrom(r.Context()).setOperation("query", "Q", "OK")
+		recordFrom(r.Context()).setOperation("query", "Q", "OK", "alice")
 		w.WriteHeader(http.StatusTeapot)
 	}), func(*http.Request) string { return "req-1" })
 	req := httptest.NewRequest(http.MethodGet, "/graphql?query=secret&variables=secret", nil)
@@ -90,7 +90,7 @@ func TestHTTPMiddlewareLogsOneLinePerRequest(t *testing.T) {
 		t.Fatalf("one JSON line, got %q: %v", out.String(), err)
 	}
 	for k, want := range map[string]any{"msg": "http request", "requestId": "req-1", "path": "/graphql",
-		"status": float64(418), "operation": "Q", "type": "query", "outcome": "OK"} {
+		"status": float64(418), "operation": "Q", "type": "query", "outcome": "OK", "subject": "alice"} {
 		if line[k] != want {
 			t.Errorf("%s = %v, want %v", k, line[k], want)
 		}

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -20,6 +21,10 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	// Logger receives the request, websocket and operation log lines (default slog.Default()).
 	Logger *slog.Logger
+	// Subject names the caller of an operation from its context (access.SubjectOf): operation
+	// spans carry it as enduser.id and log lines as subject; never the credential itself. nil:
+	// none.
+	Subject func(ctx context.Context) string
 }
 
 // Telemetry instruments one server: its methods return the extension, middleware, observer and
@@ -34,6 +39,7 @@ type Telemetry struct {
 	log        *slog.Logger
 	operations *labelSet
 	codes      *labelSet
+	subject    func(ctx context.Context) string
 }
 
 // New builds the collectors and the tracer.
@@ -44,6 +50,9 @@ func New(opts Options) *Telemetry {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Subject == nil {
+		opts.Subject = func(context.Context) string { return "" }
+	}
 	return &Telemetry{
 		Metrics:    NewMetrics(opts.Build),
 		build:      opts.Build,
@@ -52,6 +61,7 @@ func New(opts Options) *Telemetry {
 		log:        opts.Logger,
 		operations: newLabelSet(maxOperationNames),
 		codes:      newLabelSet(maxErrorCodes),
+		subject:    opts.Subject,
 	}
 }
 

@@ -10,6 +10,10 @@
 //     negotiation between application/graphql-response+json and application/json, and
 //     multipart/mixed for queries with @defer.
 //
+// The websocket and SSE transports end a stream when the credential it was opened with does
+// (Lifetime: a JWT's expiry, a revoked token): 4403 with the error's code as the close reason,
+// or a last SSE `next` event carrying the error.
+//
 // Every transport pulls an operation's results through incremental.go, which sends a query with
 // @defer in the incremental delivery shape ({data, hasNext}, then {incremental, hasNext}) and
 // refuses @defer where gqlgen cannot deliver it.

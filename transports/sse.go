@@ -44,6 +44,9 @@ type SSE struct {
 	Single *Reservations
 	// Deferral leaves the deferred fields out of a query's first payload (see Deferral).
 	Deferral Deferral
+	// Lifetime, when set, ends a stream when the credential of the request that opened it does:
+	// its subscriptions get a last `next` event with the error, then `complete`; see Lifetime.
+	Lifetime Lifetime
 }
 
 var _ graphql.Transport = SSE{}
@@ -117,6 +120,10 @@ func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	opened := time.Now()
 	t.Observer.opened(r, ProtocolSSE)
 	defer t.Observer.closed(r, ProtocolSSE, 0, opened)
+	if life, release := t.lifetime(r.Context()); life != nil {
+		defer release()
+		stream.life = life
+	}
 	if errs == nil {
 		if err := refuseDefer(opCtx); err != nil {
 			errs = gqlerror.List{err}
@@ -140,7 +147,24 @@ type sseStream struct {
 	writeTimeout time.Duration
 	shutdown     <-chan struct{}
 	deferral     Deferral
+	life         context.Context // ends with the credential (SSE.Lifetime); nil: never
 	failed       bool
+}
+
+// lifetime is the credential lifetime of a stream opened by a request whose context ctx is.
+func (t SSE) lifetime(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t.Lifetime == nil {
+		return nil, nil
+	}
+	return t.Lifetime(ctx)
+}
+
+// lifeDone is closed when the stream's credential ends; nil (never) without a lifetime.
+func (s *sseStream) lifeDone() <-chan struct{} {
+	if s.life == nil {
+		return nil
+	}
+	return s.life.Done()
 }
 
 // run executes the operation in a goroutine and writes its results, keep-alive comments
@@ -151,9 +175,9 @@ func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec gra
 	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, s.deferral, results, done)
 	// A subscription never ends by itself, so shutdown cancels it; a query (one with @defer
 	// streams its fragments) does, and finishes within the grace period like any request.
-	shutdown := s.shutdown
+	shutdown, ended := s.shutdown, s.lifeDone()
 	if opCtx.Operation.Operation != ast.Subscription {
-		shutdown = nil
+		shutdown, ended = nil, nil
 	}
 	var tick <-chan time.Time
 	if interval := keepAliveOrDefault(s.keepAlive); interval > 0 {
@@ -174,14 +198,12 @@ func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec gra
 		case <-tick:
 			s.comment()
 		case <-shutdown:
-			cancel() // the producer ends; what it still sends is dropped
-			for drained := false; !drained; {
-				select {
-				case <-results:
-				case <-done:
-					drained = true
-				}
-			}
+			s.stop(cancel, results, done)
+			s.event("complete", nil)
+			return
+		case <-ended: // the credential expired or was revoked: say so, then end
+			s.stop(cancel, results, done)
+			s.event("next", &result{Errors: gqlerror.List{lifetimeError(s.life)}})
 			s.event("complete", nil)
 			return
 		case <-ctx.Done():
@@ -191,6 +213,18 @@ func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec gra
 		if s.failed { // the client is gone: stop the producer and wait for it
 			cancel()
 			<-done
+			return
+		}
+	}
+}
+
+// stop cancels the producer and waits for it to end; what it still sends is dropped.
+func (s *sseStream) stop(cancel context.CancelFunc, results <-chan []byte, done <-chan gqlerror.List) {
+	cancel()
+	for {
+		select {
+		case <-results:
+		case <-done:
 			return
 		}
 	}

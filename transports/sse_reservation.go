@@ -38,15 +38,15 @@ type singleOp struct {
 
 // drain begins the end of the stream at shutdown: no operation starts any more, subscriptions
 // (which never end by themselves) are cancelled, and queries (one with @defer streams its
-// fragments) run to their end. It returns the operations running and a channel closed once
-// they have all ended.
-func (res *reservation) drain() (map[string]*singleOp, <-chan struct{}) {
+// fragments) run to their end, unless every operation is to stop at once (all: the credential
+// ended). It returns the operations running and a channel closed once they have all ended.
+func (res *reservation) drain(all bool) (map[string]*singleOp, <-chan struct{}) {
 	res.mu.Lock()
 	res.draining = true
 	running := make(map[string]*singleOp, len(res.ops))
 	for id, op := range res.ops {
 		running[id] = op
-		if op.subscription {
+		if op.subscription || all {
 			op.cancel()
 		}
 	}
@@ -145,9 +145,14 @@ func (res *reservation) serveStream(w http.ResponseWriter, r *http.Request, t SS
 		defer ticker.Stop()
 		tick = ticker.C
 	}
-	shutdown := stream.shutdown
+	if life, release := t.lifetime(r.Context()); life != nil {
+		defer release()
+		stream.life = life
+	}
+	shutdown, ended := stream.shutdown, stream.lifeDone()
 	var running map[string]*singleOp
 	var idle <-chan struct{}
+	var lastError []byte // the credential ended: every operation cut gets it before its `complete`
 	for !stream.failed {
 		select {
 		case ev := <-res.events:
@@ -156,12 +161,23 @@ func (res *reservation) serveStream(w http.ResponseWriter, r *http.Request, t SS
 			stream.comment()
 		case <-shutdown:
 			shutdown = nil
-			running, idle = res.drain()
+			if running == nil {
+				running, idle = res.drain(false)
+			}
+		case <-ended:
+			ended, shutdown = nil, nil
+			lastError = encodeResponse(&result{Errors: gqlerror.List{lifetimeError(stream.life)}})
+			running, idle = res.drain(true)
 		case <-idle:
 			for id, op := range running {
-				if !op.delivered { // a cancelled subscription: `complete` tells the client to resume
-					stream.event("complete", map[string]string{"id": id})
+				if op.delivered {
+					continue
 				}
+				if lastError != nil {
+					stream.event("next", map[string]any{"id": id, "payload": json.RawMessage(lastError)})
+				}
+				// a cancelled subscription: `complete` tells the client to resume
+				stream.event("complete", map[string]string{"id": id})
 			}
 			return
 		case <-r.Context().Done():

@@ -48,6 +48,9 @@ type InitFunc func(ctx context.Context, payload map[string]any) (context.Context
 type Websocket struct {
 	// InitFunc authorises connection_init; nil accepts every connection.
 	InitFunc InitFunc
+	// Lifetime, when set, ends the connection when the credential InitFunc accepted does (close
+	// 4403, the error's code as the reason); see Lifetime.
+	Lifetime Lifetime
 	// OperationLimiter, when set, is asked before each subscribe (legacy: start) of an
 	// acknowledged connection, with the context InitFunc returned, e.g. to charge the operation
 	// to the client's rate limit. An error refuses that operation alone: the client gets an

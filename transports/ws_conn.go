@@ -11,6 +11,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/gorilla/websocket"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // closeGrace is how long a closing connection waits for the peer's close frame before dropping
@@ -25,6 +26,8 @@ type wsProtocol interface {
 	resultType() string
 	// keepAlive is called on every ping tick once the connection is acknowledged.
 	keepAlive(c *conn)
+	// credentialEnded ends the connection whose credential expired or was revoked (Lifetime).
+	credentialEnded(c *conn, err *gqlerror.Error)
 }
 
 // conn is one websocket connection. The HTTP handler's goroutine reads; a writer goroutine,
@@ -77,6 +80,8 @@ type conn struct {
 	// pendingPong is the payload of the pong that answers the client's latest ping (RFC 6455
 	// lets a pong answer only the latest), written by the writer ahead of its next batch.
 	pendingPong *string
+	// releaseLifetime stops watching the credential's lifetime (watchLifetime); nil: none.
+	releaseLifetime func()
 
 	opsWG    sync.WaitGroup // running operations
 	writerWG sync.WaitGroup // writer goroutine and asynchronous closes
@@ -290,7 +295,11 @@ func (c *conn) shutdown() {
 	if c.pingTimer != nil {
 		c.pingTimer.Stop()
 	}
+	release := c.releaseLifetime
 	c.mu.Unlock()
+	if release != nil {
+		release()
+	}
 	c.cancel()
 	c.cancelOperations()
 	_ = c.ws.Close()

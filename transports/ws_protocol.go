@@ -102,6 +102,7 @@ func (c *conn) authorise(payload map[string]any) bool {
 		ack = ackPayload
 	}
 	c.opBase = base
+	c.watchLifetime(base)
 	var ackBody any
 	if ack != nil {
 		ackBody = *ack

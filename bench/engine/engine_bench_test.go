@@ -55,7 +55,7 @@ func benchmarkSequential(b *testing.B, barrier bool) {
 		op := f.fork(b, 0, i)
 		waiter.await(b, op.ID)
 		if barrier {
-			if _, err := f.engine.Acknowledge(ctx, workspaceID, op.ID); err != nil {
+			if _, err := f.engine.Acknowledge(ctx, workspaceID, op.ID, ""); err != nil {
 				b.Fatalf("acknowledge fork %d: %v", i, err)
 			}
 		}

@@ -101,7 +101,7 @@ func (f *historyFixture) fork(source, turn, target string) forkengine.ForkOperat
 	op, err = f.engine.ProcessOperation(f.ctx, historyWS, op.ID)
 	require.NoError(f.t, err)
 	require.Equal(f.t, forkengine.StatusCommitted, op.Status, op.Error)
-	_, err = f.engine.Acknowledge(f.ctx, historyWS, op.ID)
+	_, err = f.engine.Acknowledge(f.ctx, historyWS, op.ID, "")
 	require.NoError(f.t, err)
 	return op
 }

@@ -35,6 +35,7 @@ func fullOperation(ws, id string) forkengine.ForkOperation {
 	op.ErrorReason, op.ReconcileAttempts = "reason", 3
 	op.LastReconciledAt, op.NextReconcileAt = timePtr(at(15)), timePtr(at(16))
 	op.LeaseOwner, op.LeaseExpiresAt = "instance", timePtr(at(17))
+	op.RequestedBy, op.AcknowledgedBy = "auth0|alice", "token:ci"
 	return op
 }
 
@@ -46,6 +47,23 @@ func operationTests() map[string]storeTest {
 			got, err := s.GetOperation(context.Background(), wsA, "op1")
 			require.NoError(t, err)
 			require.Equal(t, op, got)
+		},
+		"UpdateRecordsWhoAcknowledged": func(t *testing.T, s forkengine.Store) {
+			ctx := context.Background()
+			op := newOperation(wsA, "op1", "s1", "t1", "x1", forkengine.StatusCommitted)
+			op.RequestedBy = "alice"
+			insertOperations(t, s, op)
+			next := op
+			next.AcknowledgedAt, next.AcknowledgedBy, next.UpdatedAt = timePtr(at(30)), "bob", at(30)
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				changed, err := tx.UpdateOperation(ctx, next, forkengine.StatusCommitted)
+				require.True(t, changed)
+				return err
+			})
+			got, err := s.GetOperation(ctx, wsA, "op1")
+			require.NoError(t, err)
+			require.Equal(t, "alice", got.RequestedBy)
+			require.Equal(t, "bob", got.AcknowledgedBy)
 		},
 		"GetMissingIsErrNotFound": func(t *testing.T, s forkengine.Store) {
 			ctx := context.Background()

@@ -14,7 +14,7 @@ import (
 func forkRequest() forkengine.ForkRequest {
 	turns := []forkengine.Turn{boundTurn("t1", 1), boundTurn("t2", 2)}
 	return forkengine.ForkRequest{
-		WorkspaceID: "ws", OperationID: "op-1", RequestID: "req-1", Source: sourceSession(),
+		WorkspaceID: "ws", RequestedBy: "auth0|ada", OperationID: "op-1", RequestID: "req-1", Source: sourceSession(),
 		ThroughTurn: turns[1], PrefixTurns: len(turns), BoundTurns: len(turns), TargetSessionID: "target", TargetTitle: "Plan (2)",
 		Descriptor: forkengine.Descriptor{Kind: "codex", Version: "1", StateBindingMode: forkengine.BindingHostCopy, ThroughTurn: true},
 	}
@@ -101,7 +101,8 @@ func TestForkSendsTheRequest(t *testing.T) {
 	if operationID != "op-1" || auth != "Bearer test" {
 		t.Fatalf("headers Forkgraph-Operation-Id=%q Authorization=%q", operationID, auth)
 	}
-	if got["operationId"] != "op-1" || got["targetSessionId"] != "target" || got["targetTitle"] != "Plan (2)" {
+	if got["operationId"] != "op-1" || got["targetSessionId"] != "target" || got["targetTitle"] != "Plan (2)" ||
+		got["requestedBy"] != "auth0|ada" {
 		t.Fatalf("adapter received %v", got)
 	}
 	if got["prefixTurns"] != float64(2) || got["boundTurns"] != float64(2) || got["turns"] != nil {

@@ -13,7 +13,7 @@ import (
 
 // Every request of the protocol names the workspace it is for at its top level, so an adapter can
 // check that the provider session it is asked about belongs to the caller; /fork and /reconcile
-// also carry requestedBy, the subject who asked for the fork (empty until identities exist).
+// also carry requestedBy, the subject who asked for the fork ("" in open mode).
 func TestEveryRequestNamesItsWorkspace(t *testing.T) {
 	var mu sync.Mutex
 	bodies := map[string][]map[string]any{}

@@ -60,7 +60,7 @@ type probeResponse struct {
 
 type forkRequest struct {
 	WorkspaceID string `json:"workspaceId"`
-	// RequestedBy is the subject who asked for the fork; empty until identities exist.
+	// RequestedBy is the subject who asked for the fork; "" in open mode.
 	RequestedBy     string         `json:"requestedBy"`
 	OperationID     string         `json:"operationId"`
 	RequestID       string         `json:"requestId"`

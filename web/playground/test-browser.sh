@@ -80,19 +80,36 @@ start_server() {
   return 1
 }
 
-# The open (development-mode) server most tests use, one that requires API tokens, and one that
+# A JWT issuer (test/issuer.mjs: discovery, JWKS, and /mint for the tests), before the server
+# that trusts it.
+issuer_port=$(free_port)
+ISSUER_PORT=$issuer_port node "$here/test/issuer.mjs" >"$tmp/issuer.url" 2>"$tmp/issuer.log" &
+server_pids+=("$!")
+issuer=http://127.0.0.1:$issuer_port
+for _ in $(seq 1 100); do
+  node -e "fetch('$issuer/jwks').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" && break
+  sleep 0.1
+done
+
+# The open (development-mode) server most tests use; one that requires credentials: a -tokens
+# token (every scope), a tokens file with a read-only token, and the issuer's JWTs; and one that
 # lets a page on one other origin (served by origins.test.mjs on cors_page_port) use it.
+token="pw-token-0123456789abcdef"
+reader="pw-reader-0123456789abcdef"
+printf 'reader %s demo read\n' "$reader" >"$tmp/tokens.txt"
 cors_page_port=$(free_port)
 start_server open >"$tmp/open.url" || exit 1
-start_server tokens -tokens "pw-token=demo" >"$tmp/tokens.url" || exit 1
+start_server tokens -tokens "$token=demo" -tokens-file "$tmp/tokens.txt" \
+  -oidc-issuer "$issuer" -jwt-audience "https://forkgraph.test/playground" >"$tmp/tokens.url" || exit 1
 start_server cors -cors-origins "http://127.0.0.1:$cors_page_port" >"$tmp/cors.url" || exit 1
 base=$(cat "$tmp/open.url")
 token_base=$(cat "$tmp/tokens.url")
 cors_base=$(cat "$tmp/cors.url")
-echo "servers ready at $base, (with tokens) $token_base and (with -cors-origins) $cors_base"
+echo "servers ready at $base, (with credentials) $token_base and (with -cors-origins) $cors_base; issuer $issuer"
 
 mkdir -p "$here/artifacts"
-(cd "$here" && FORKGRAPH_URL="$base" FORKGRAPH_TOKEN_URL="$token_base" FORKGRAPH_TOKEN="pw-token" \
+(cd "$here" && FORKGRAPH_URL="$base" FORKGRAPH_TOKEN_URL="$token_base" FORKGRAPH_TOKEN="$token" \
+  FORKGRAPH_READER_TOKEN="$reader" FORKGRAPH_ISSUER="$issuer" \
   FORKGRAPH_CORS_URL="$cors_base" FORKGRAPH_CORS_PAGE_PORT="$cors_page_port" node --test --test-concurrency=1 --test-timeout=120000 test/*.test.mjs)
 rc=$?
 if [ $rc -ne 0 ]; then

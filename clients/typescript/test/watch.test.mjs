@@ -148,8 +148,8 @@ describe('watchWorkspace', () => {
 
   test('a refused token (close 4403) is refreshed and the stream resumes; so is an HTTP UNAUTHENTICATED', async () => {
     const ws = uniqueWorkspace('tokens');
-    const secured = await startServer({ flags: ['-tokens', `good-token=${ws}`] });
-    const auth = { authorization: 'Bearer good-token' };
+    const secured = await startServer({ flags: ['-tokens', `good-token-0123456789=${ws}`] });
+    const auth = { authorization: 'Bearer good-token-0123456789' };
     const start = (await gql(secured.url, `query($ws: ID!) { workspaceEventCursor(workspaceId: $ws) }`, { ws }, auth)).workspaceEventCursor;
     // The provider's cached token is stale (expired) until it is asked for a fresh one.
     let fresh = false;
@@ -157,7 +157,7 @@ describe('watchWorkspace', () => {
     const token = ({ forceRefresh }) => {
       calls.push(forceRefresh);
       if (forceRefresh) fresh = true;
-      return fresh ? 'good-token' : 'stale-token';
+      return fresh ? 'good-token-0123456789' : 'stale-token';
     };
     const client = newClient(secured.url, { token });
     const w = collect(client, { workspaceId: ws, after: start });
@@ -165,7 +165,7 @@ describe('watchWorkspace', () => {
     await w.until(() => w.events.some((e) => e.sessionId === 'after-refresh'), 'an event after the refresh');
     assert.equal(w.errors[0]?.code, 'CONNECTION_FORBIDDEN', `the stale token was refused: ${w.errors.map((e) => e.code)}`);
     assert.deepEqual(calls.slice(0, 2), [false, true], 'the provider was asked to refresh');
-    assert.deepEqual(ids(w.events), await truth(secured.url, ws, 'after-refresh', { start, token: 'good-token' }));
+    assert.deepEqual(ids(w.events), await truth(secured.url, ws, 'after-refresh', { start, token: 'good-token-0123456789' }));
 
     fresh = false; // the token went stale again: an HTTP request refreshes it and is sent again
     calls.length = 0;

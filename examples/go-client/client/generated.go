@@ -37,6 +37,7 @@ func (v *AcknowledgeAcknowledgeForkOperation) GetAcknowledgedAt() time.Time { re
 type AcknowledgeResponse struct {
 	// Confirms a client saw a committed fork, which releases the duplicate-fork barrier on its boundary
 	// turn. Idempotent. Errors: NOT_FOUND, ACKNOWLEDGE_CONFLICT (not committed).
+	// Requires scope FORK.
 	AcknowledgeForkOperation *AcknowledgeAcknowledgeForkOperation `json:"acknowledgeForkOperation"`
 }
 
@@ -107,6 +108,7 @@ func (v *FollowForkForkOperationUpdatedForkOperationSession) GetTitle() string {
 type FollowForkResponse struct {
 	// The operation's current state first, then one message per status change; completes after
 	// COMMITTED, FAILED or UNKNOWN. Errors: NOT_FOUND.
+	// Requires scope READ.
 	ForkOperationUpdated *FollowForkForkOperationUpdatedForkOperation `json:"forkOperationUpdated"`
 }
 
@@ -193,6 +195,7 @@ type ForkSessionResponse struct {
 	// workspace owns the source's provider session), FORK_CONFLICT (+ reason), FORK_IN_PROGRESS
 	// (retryable), FORK_UNSUPPORTED, PROVIDER_UNAVAILABLE (retryable). A failed or unknown outcome is
 	// data, not an error.
+	// Requires scope FORK.
 	ForkSession *ForkSessionForkSessionForkOperation `json:"forkSession"`
 }
 
@@ -206,6 +209,7 @@ type ListSessionsResponse struct {
 	// Sessions of a workspace, oldest first, as a Relay connection: page forward with `first`/`after`,
 	// backward with `last`/`before`. Errors: BAD_USER_INPUT (reason invalid_first, invalid_last,
 	// invalid_cursor, conflicting_page_arguments).
+	// Requires scope READ.
 	Sessions *ListSessionsSessionsSessionConnection `json:"sessions"`
 }
 

@@ -1,6 +1,7 @@
-// The API token, for servers started with workspace-scoped tokens. It is kept in this browser's
-// localStorage and sent as "Authorization: Bearer <token>" on HTTP and as the authorization field
-// of the websocket's connection_init payload. Without a token the server must be in open mode.
+// The credential, for servers that require one: a static API token or a JWT from the server's
+// identity provider, sent the same way. It is kept in this browser's localStorage and sent as
+// "Authorization: Bearer <token>" on HTTP and as the authorization field of the websocket's
+// connection_init payload. Without one the server must be in open mode.
 const STORAGE_KEY = 'forkgraph.apiToken';
 
 /** apiToken returns the stored token, or "". */
@@ -29,4 +30,20 @@ export function authHeaders() {
 export function connectionParams() {
   const token = apiToken();
   return token ? { authorization: `Bearer ${token}` } : {};
+}
+
+/**
+ * jwtClaims decodes the claims of a JWT (three base64url segments) without verifying it, to show
+ * the user what they pasted; the server verifies. Null for anything else (a static token).
+ */
+export function jwtClaims(token) {
+  const parts = String(token || '').trim().split('.');
+  if (parts.length !== 3) return null;
+  try {
+    const json = atob(parts[1].replace(/-/g, '+').replace(/_/g, '/'));
+    const claims = JSON.parse(json);
+    return claims && typeof claims === 'object' ? claims : null;
+  } catch {
+    return null;
+  }
 }

@@ -3,6 +3,7 @@ import { createRoot } from 'react-dom/client';
 import { Explorer } from './explorer/Explorer.jsx';
 import { parseRoute, routeHref } from './route.js';
 import { TokenControl } from './TokenControl.jsx';
+import { ViewerProvider } from './viewer.jsx';
 import './styles.css';
 
 // GraphiQL is by far the largest dependency; load it only when its view is opened.
@@ -50,6 +51,8 @@ function App() {
 
 createRoot(document.getElementById('root')).render(
   <StrictMode>
-    <App />
+    <ViewerProvider>
+      <App />
+    </ViewerProvider>
   </StrictMode>,
 );

@@ -1,4 +1,5 @@
 import { sessionLabel } from './ForestGraph.jsx';
+import { can, useViewer } from '../viewer.jsx';
 
 const STEPS = ['FROZEN', 'DISPATCHING', 'MATERIALIZING', 'COMMITTED'];
 const FAILURE_PHASES = new Set(['FAILED', 'DELIVERY_UNKNOWN']);
@@ -25,6 +26,7 @@ export function ForkActivity({ operations, order, sessions, onSelect, onRetryAck
 }
 
 function Operation({ op, sessions, onSelect, onRetryAck }) {
+  const fork = can(useViewer(), 'FORK');
   const failed = FAILURE_PHASES.has(op.phase);
   const reached = STEPS.indexOf(op.phase);
   const source = sessions[op.sourceSessionId];
@@ -67,7 +69,9 @@ function Operation({ op, sessions, onSelect, onRetryAck }) {
       {op.ackError && (
         <p className="operation-error">
           Acknowledge failed: {op.ackError}{' '}
-          <button type="button" className="link" onClick={() => onRetryAck(op)}>Retry</button>
+          <button type="button" className="link" disabled={!fork.allowed} title={fork.reason || undefined} onClick={() => onRetryAck(op)}>
+            Retry
+          </button>
         </p>
       )}
     </li>

@@ -2,6 +2,7 @@ import { Fragment, useEffect, useState } from 'react';
 import { kindText, sessionLabel } from './ForestGraph.jsx';
 import { isPending } from './queries.js';
 import { newerOperation } from './state.js';
+import { can, useViewer } from '../viewer.jsx';
 
 const BINDING_HELP = {
   BOUND: 'The provider can fork through this turn.',
@@ -119,6 +120,7 @@ function ContinuedFrom({ lineage, onSelect }) {
 function Turn({ turn, pending, sessions, actions, startError }) {
   const settled = turn.phase === 'SETTLED';
   const helpId = `fork-help-${turn.id}`;
+  const fork = can(useViewer(), 'FORK');
   return (
     <li className="turn" data-turn-id={turn.id} data-sequence={turn.sequence}>
       <div className="turn-head">
@@ -140,13 +142,14 @@ function Turn({ turn, pending, sessions, actions, startError }) {
           <button
             type="button"
             className="primary fork-button"
-            disabled={!turn.providerForkBindingAvailable}
+            disabled={!turn.providerForkBindingAvailable || !fork.allowed}
             aria-describedby={helpId}
+            title={fork.reason || undefined}
             onClick={() => actions.onFork(turn)}
           >
             Fork through this turn
           </button>
-          <span id={helpId} className="muted small">{BINDING_HELP[turn.providerForkBindingState] || ''}</span>
+          <span id={helpId} className="muted small">{fork.reason || BINDING_HELP[turn.providerForkBindingState] || ''}</span>
         </div>
       )}
       {startError && <p className="operation-error" role="alert">Could not start the fork: {startError}</p>}
@@ -167,6 +170,7 @@ const RUNNING_TEXT = {
  * and "Abandon" (which asks for a reason).
  */
 function PendingOperation({ op, sessions, actions }) {
+  const fork = can(useViewer(), 'FORK'); // acknowledge, reconcile and abandon need it
   const [busy, setBusy] = useState(null); // the action under way: reconcile | abandon
   const [actionError, setActionError] = useState(null);
   const [asking, setAsking] = useState(false); // the abandon form is open
@@ -210,10 +214,12 @@ function PendingOperation({ op, sessions, actions }) {
             , not acknowledged yet: until it is, a new fork through this turn returns this one.
           </p>
           <div className="turn-actions">
-            <button type="button" className="primary acknowledge-button" disabled={Boolean(op.acking)} onClick={() => actions.onAcknowledge(op)}>
+            <button type="button" className="primary acknowledge-button" disabled={Boolean(op.acking) || !fork.allowed}
+              title={fork.reason || undefined} onClick={() => actions.onAcknowledge(op)}>
               {op.acking ? 'Acknowledging…' : 'Acknowledge'}
             </button>
           </div>
+          {!fork.allowed && <p className="muted small action-reason">{fork.reason}</p>}
           {op.ackError && <p className="operation-error" role="alert">Acknowledge failed: {op.ackError}</p>}
         </>
       )}
@@ -228,17 +234,20 @@ function PendingOperation({ op, sessions, actions }) {
             <button
               type="button"
               className="reconcile-button"
-              disabled={busy !== null}
+              disabled={busy !== null || !fork.allowed}
+              title={fork.reason || undefined}
               onClick={() => run('reconcile', () => actions.onReconcile(op))}
             >
               {busy === 'reconcile' ? 'Reconciling…' : 'Reconcile now'}
             </button>
             {!asking && (
-              <button type="button" className="abandon-button" disabled={busy !== null} onClick={() => setAsking(true)}>
+              <button type="button" className="abandon-button" disabled={busy !== null || !fork.allowed}
+                title={fork.reason || undefined} onClick={() => setAsking(true)}>
                 Abandon…
               </button>
             )}
           </div>
+          {!fork.allowed && <p className="muted small action-reason">{fork.reason}</p>}
           {asking && (
             <form
               className="abandon-form"
