@@ -68,30 +68,30 @@ func wsPersisted(t *testing.T, base, token, hash string) string {
 // client that floods the cache pushes out its own documents only.
 func TestAPQIsPerClient(t *testing.T) {
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"), "-no-seed",
-		"-tokens", "tok-a=A,tok-b=B", "-rate-limit", "100000", "-rate-burst", "100000", "-apq-cache", "1000")
+		"-tokens", "tok-a-0123456789=A,tok-b-0123456789=B", "-rate-limit", "100000", "-rate-burst", "100000", "-apq-cache", "1000")
 	queryA := `query OfA { sessions(workspaceId: "A") { totalCount } }`
 	hashA := sha(queryA)
-	_, reg := postAs(t, base, "tok-a", map[string]any{"query": queryA, "extensions": persistedExt(hashA)})
+	_, reg := postAs(t, base, "tok-a-0123456789", map[string]any{"query": queryA, "extensions": persistedExt(hashA)})
 	require.Empty(t, reg.Errors)
-	_, hit := postAs(t, base, "tok-a", map[string]any{"extensions": persistedExt(hashA)})
+	_, hit := postAs(t, base, "tok-a-0123456789", map[string]any{"extensions": persistedExt(hashA)})
 	require.Empty(t, hit.Errors)
-	require.Equal(t, "", wsPersisted(t, base, "tok-a", hashA), "A's websocket finds A's document")
+	require.Equal(t, "", wsPersisted(t, base, "tok-a-0123456789", hashA), "A's websocket finds A's document")
 
-	_, probe := postAs(t, base, "tok-b", map[string]any{"extensions": persistedExt(hashA)})
+	_, probe := postAs(t, base, "tok-b-0123456789", map[string]any{"extensions": persistedExt(hashA)})
 	require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", probe.code(), "B learns nothing of A's document")
-	_, never := postAs(t, base, "tok-b", map[string]any{"extensions": persistedExt(sha("{ never }"))})
+	_, never := postAs(t, base, "tok-b-0123456789", map[string]any{"extensions": persistedExt(sha("{ never }"))})
 	require.Equal(t, never.Errors, probe.Errors, "the same answer as for a hash nobody ran")
-	require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", wsPersisted(t, base, "tok-b", hashA))
+	require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", wsPersisted(t, base, "tok-b-0123456789", hashA))
 	_, anonymous := postAs(t, base, "", map[string]any{"extensions": persistedExt(hashA)})
 	require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", anonymous.code())
 
 	// B registers more documents than the cache holds; A's stays.
 	for i := range 1100 {
 		q := fmt.Sprintf(`query B%d { sessions(workspaceId: "B") { totalCount } }`, i)
-		_, r := postAs(t, base, "tok-b", map[string]any{"query": q, "extensions": persistedExt(sha(q))})
+		_, r := postAs(t, base, "tok-b-0123456789", map[string]any{"query": q, "extensions": persistedExt(sha(q))})
 		require.Empty(t, r.Errors, "registration %d", i)
 	}
-	_, after := postAs(t, base, "tok-a", map[string]any{"extensions": persistedExt(hashA)})
+	_, after := postAs(t, base, "tok-a-0123456789", map[string]any{"extensions": persistedExt(hashA)})
 	require.Empty(t, after.Errors, "B's registrations flushed A's document")
 }
 
@@ -100,7 +100,7 @@ func TestAPQIsPerClient(t *testing.T) {
 func TestAPQRegistrationsAreRateLimited(t *testing.T) {
 	const rate, burst = 50, 100
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"), "-no-seed",
-		"-tokens", "tok-a=A", "-rate-limit", fmt.Sprint(rate), "-rate-burst", fmt.Sprint(burst))
+		"-tokens", "tok-a-0123456789=A", "-rate-limit", fmt.Sprint(rate), "-rate-burst", fmt.Sprint(burst))
 	start := time.Now()
 	accepted := 0
 	for i := range 1100 {
