@@ -81,6 +81,9 @@ type TurnReport struct {
 	Origin              *string
 	ProviderTurnID      *string
 	ProviderTurnBinding json.RawMessage // nil keeps; must be a JSON object
+	// Submission is what the runtime submitted for the turn (nil: not reported now). It is
+	// recorded once, as the proof binding recovery looks the provider's history up with.
+	Submission *SubmissionReport
 }
 
 // MessageInput is one message to append. An empty ID gets a generated one; an existing ID with the
@@ -152,6 +155,8 @@ type Engine struct {
 	leases leaseKeeper // the operations this engine is driving now
 	// takeoverSlots holds one token per taken-over operation being driven (takeoverWorkers).
 	takeoverSlots chan struct{}
+
+	proofKeys proofKeys // the server key submission digests are made with, once read
 
 	// background tracks dispatches started by StartFork; Close waits for them. closed stops new
 	// ones from starting once Close has begun (WaitGroup.Add must not race with Wait).

@@ -266,6 +266,13 @@ var migrations = []migration{
 	// A committed fork reads its inherited history through segments instead of holding a copy
 	// (history.go, docs/design/shared-history.md). Forks committed before keep their copies.
 	{version: 15, name: "shared history", statements: historyMigration},
+	{version: 16, name: "turn submissions and server keys", statements: []string{
+		submissionsTable,
+		// A purge removes a session's submissions with its turns.
+		`CREATE INDEX turn_submissions_by_session ON turn_submissions (workspace_id, session_id)`,
+		serverKeysTable,
+	}},
+	{version: 17, name: "turns by provider turn", statements: []string{turnsByProviderTurnIndex}},
 }
 
 func eventsTable(cursorType string) string {
