@@ -57,6 +57,8 @@ func (a *adapter) routes() http.Handler {
 	mux.HandleFunc("POST /probe", a.probe)
 	mux.HandleFunc("POST /fork", a.fork)
 	mux.HandleFunc("POST /reconcile", a.reconcile)
+	mux.HandleFunc("POST /recover-binding", a.recoverBinding)
+	mux.HandleFunc("POST /submit", a.submit)
 	return mux
 }
 
@@ -65,7 +67,7 @@ func (a *adapter) routes() http.Handler {
 // has to make, remember and report again on /reconcile is the child's provider session id.
 func (a *adapter) descriptor() descriptor {
 	return descriptor{Kind: "reference-adapter", Version: "1", StateBindingMode: hostCopy,
-		ThroughTurn: true, Reconcile: true}
+		ThroughTurn: true, Reconcile: true, RecoverBinding: true}
 }
 
 // describe answers /describe. It reads nothing and changes nothing: forkgraph calls it on reads.
