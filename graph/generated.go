@@ -1197,6 +1197,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ReportSessionInput", ec.unmarshalInputReportSessionInput),
 			graphql.NewInputUnmarshaler("ReportTurnInput", ec.unmarshalInputReportTurnInput),
 			graphql.NewInputUnmarshaler("SessionFilter", ec.unmarshalInputSessionFilter),
+			graphql.NewInputUnmarshaler("TurnSubmissionInput", ec.unmarshalInputTurnSubmissionInput),
 		)
 	}
 	first := true
@@ -1497,10 +1498,11 @@ Writes. Reports are idempotent upserts made by agent runtimes; forks are durable
 type Mutation {
   """
   Creates or updates a session. Omitted fields keep their stored value, except ` + "`" + `kind` + "`" + `, whose
-  default is ROOT: a CHILD session must say ` + "`" + `kind: CHILD` + "`" + ` in every report. Errors: BAD_USER_INPUT
-  (reason invalid_text for text that is not valid UTF-8 or holds NUL), FORBIDDEN with reason
-  provider_session_owned (another workspace owns the providerSessionId), FORK_CONFLICT with reason
-  target_reserved (the id is reserved by a fork that has not created it).
+  default is ROOT: a CHILD session must say ` + "`" + `kind: CHILD` + "`" + ` in every report. Once a session has a
+  ` + "`" + `providerSessionId` + "`" + `, neither it nor ` + "`" + `provider` + "`" + ` changes. Errors: BAD_USER_INPUT (reason
+  invalid_text for text that is not valid UTF-8 or holds NUL, provider_session_changed),
+  FORBIDDEN with reason provider_session_owned (another workspace owns the providerSessionId),
+  FORK_CONFLICT with reason target_reserved (the id is reserved by a fork that has not created it).
   """
   reportSession(
     "The session as the runtime sees it now."
@@ -1508,8 +1510,10 @@ type Mutation {
   ): Session!
   """
   Creates or moves a turn forward. A new id appends a turn; phases never go backwards and an outcome
-  is given exactly when SETTLED. Errors: BAD_USER_INPUT (reason turn_phase_backwards,
-  turn_outcome_changed), NOT_FOUND (session).
+  is given exactly when SETTLED. Once a turn is bound (a provider turn id and a non-empty binding),
+  its binding never changes, and no two turns of a session are bound to one provider turn. Errors:
+  BAD_USER_INPUT (reason turn_phase_backwards, turn_outcome_changed, provider_binding_changed,
+  provider_turn_duplicate, submission_changed), NOT_FOUND (session).
   """
   reportTurn(
     "The turn as the runtime sees it now."
@@ -1991,6 +1995,35 @@ input ReportTurnInput {
   providerTurnId: String
   "The provider's binding for the turn, a JSON object owned by the provider driver."
   providerTurnBinding: JSON
+  """
+  What the runtime submitted to the provider for this turn: the proof binding recovery looks the
+  provider's history up with if the turn's binding is ever lost (docs/api.md, "Binding recovery").
+  Recorded once; report it with the first report of the turn.
+  """
+  submission: TurnSubmissionInput
+}
+
+"""
+What an agent runtime submitted to its provider as a turn's prompt. forkgraph keeps the client
+submit id and, for plain text, a keyed digest (HMAC-SHA256) of the text, never the text.
+"""
+input TurnSubmissionInput {
+  "The runtime's own opaque id for this submit, when the provider keeps it in its history: the first-choice proof."
+  clientSubmitId: String
+  "What was submitted."
+  content: SubmissionContent!
+  "PLAIN_TEXT only (and then required): the one text block exactly as submitted. Only its keyed digest is kept."
+  text: String
+}
+
+"What a runtime submitted as a turn's prompt, which decides what can prove the turn later."
+enum SubmissionContent {
+  "One complete text block and nothing else: its keyed digest is a proof, besides the client submit id."
+  PLAIN_TEXT
+  "Anything more (images, attachments, several blocks, added context): only the client submit id proves it."
+  MULTIMODAL
+  "The runtime did not record the whole submission: nothing proves it, and recovery fails closed."
+  INCOMPLETE
 }
 
 "Messages to append to one turn."
@@ -8068,7 +8101,7 @@ func (ec *executionContext) unmarshalInputReportTurnInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "sessionId", "id", "phase", "outcome", "origin", "providerTurnId", "providerTurnBinding"}
+	fieldsInOrder := [...]string{"workspaceId", "sessionId", "id", "phase", "outcome", "origin", "providerTurnId", "providerTurnBinding", "submission"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -8131,6 +8164,13 @@ func (ec *executionContext) unmarshalInputReportTurnInput(ctx context.Context, o
 				return it, err
 			}
 			it.ProviderTurnBinding = data
+		case "submission":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("submission"))
+			data, err := ec.unmarshalOTurnSubmissionInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnSubmissionInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Submission = data
 		}
 	}
 	return it, nil
@@ -8215,6 +8255,62 @@ func (ec *executionContext) unmarshalInputSessionFilter(ctx context.Context, obj
 func UnmarshalSessionFilter(ctx context.Context, raw any) (models.SessionFilter, error) {
 	var out models.SessionFilter
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "SessionFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputTurnSubmissionInput(ctx context.Context, obj any) (models.TurnSubmissionInput, error) {
+	var it models.TurnSubmissionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"clientSubmitId", "content", "text"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "clientSubmitId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientSubmitId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientSubmitID = data
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalNSubmissionContent2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSubmissionContent(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalTurnSubmissionInput unmarshals raw into the TurnSubmissionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalTurnSubmissionInput(ctx context.Context, raw any) (models.TurnSubmissionInput, error) {
+	var out models.TurnSubmissionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "TurnSubmissionInput", raw, &out)
 	return out, err
 }
 
@@ -10162,6 +10258,16 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	return res
 }
 
+func (ec *executionContext) unmarshalNSubmissionContent2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSubmissionContent(ctx context.Context, v any) (models.SubmissionContent, error) {
+	var res models.SubmissionContent
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSubmissionContent2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSubmissionContent(ctx context.Context, sel ast.SelectionSet, v models.SubmissionContent) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := graphql.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10653,6 +10759,14 @@ func (ec *executionContext) marshalOTurnOutcome2ᚖgithubᚗcomᚋforkgraphᚋfo
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOTurnSubmissionInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnSubmissionInput(ctx context.Context, v any) (*models.TurnSubmissionInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputTurnSubmissionInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

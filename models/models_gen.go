@@ -146,6 +146,10 @@ type ReportTurnInput struct {
 	ProviderTurnID *string `json:"providerTurnId,omitempty"`
 	// The provider's binding for the turn, a JSON object owned by the provider driver.
 	ProviderTurnBinding JSON `json:"providerTurnBinding,omitempty"`
+	// What the runtime submitted to the provider for this turn: the proof binding recovery looks the
+	// provider's history up with if the turn's binding is ever lost (docs/api.md, "Binding recovery").
+	// Recorded once; report it with the first report of the turn.
+	Submission *TurnSubmissionInput `json:"submission,omitempty"`
 }
 
 // A session and its position.
@@ -180,6 +184,17 @@ type TurnEdge struct {
 	Cursor string `json:"cursor"`
 	// The turn.
 	Node *Turn `json:"node"`
+}
+
+// What an agent runtime submitted to its provider as a turn's prompt. forkgraph keeps the client
+// submit id and, for plain text, a keyed digest (HMAC-SHA256) of the text, never the text.
+type TurnSubmissionInput struct {
+	// The runtime's own opaque id for this submit, when the provider keeps it in its history: the first-choice proof.
+	ClientSubmitID *string `json:"clientSubmitId,omitempty"`
+	// What was submitted.
+	Content SubmissionContent `json:"content"`
+	// PLAIN_TEXT only (and then required): the one text block exactly as submitted. Only its keyed digest is kept.
+	Text *string `json:"text,omitempty"`
 }
 
 // The fine-grained progress of a fork operation.
@@ -430,6 +445,67 @@ func (e *SessionKind) UnmarshalJSON(b []byte) error {
 }
 
 func (e SessionKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What a runtime submitted as a turn's prompt, which decides what can prove the turn later.
+type SubmissionContent string
+
+const (
+	// One complete text block and nothing else: its keyed digest is a proof, besides the client submit id.
+	SubmissionContentPlainText SubmissionContent = "PLAIN_TEXT"
+	// Anything more (images, attachments, several blocks, added context): only the client submit id proves it.
+	SubmissionContentMultimodal SubmissionContent = "MULTIMODAL"
+	// The runtime did not record the whole submission: nothing proves it, and recovery fails closed.
+	SubmissionContentIncomplete SubmissionContent = "INCOMPLETE"
+)
+
+var AllSubmissionContent = []SubmissionContent{
+	SubmissionContentPlainText,
+	SubmissionContentMultimodal,
+	SubmissionContentIncomplete,
+}
+
+func (e SubmissionContent) IsValid() bool {
+	switch e {
+	case SubmissionContentPlainText, SubmissionContentMultimodal, SubmissionContentIncomplete:
+		return true
+	}
+	return false
+}
+
+func (e SubmissionContent) String() string {
+	return string(e)
+}
+
+func (e *SubmissionContent) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SubmissionContent(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SubmissionContent", str)
+	}
+	return nil
+}
+
+func (e SubmissionContent) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SubmissionContent) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SubmissionContent) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
