@@ -83,6 +83,15 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ForkVerification struct {
+		ForkOperation func(childComplexity int) int
+		Lineage       func(childComplexity int) int
+		Reason        func(childComplexity int) int
+		Resumable     func(childComplexity int) int
+		Session       func(childComplexity int) int
+		Status        func(childComplexity int) int
+	}
+
 	LifecycleCapabilities struct {
 		Fork            func(childComplexity int) int
 		ForkThroughTurn func(childComplexity int) int
@@ -137,6 +146,7 @@ type ComplexityRoot struct {
 		Nodes                func(childComplexity int, ids []string) int
 		Session              func(childComplexity int, workspaceID string, id string) int
 		Sessions             func(childComplexity int, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) int
+		VerifyForkedSession  func(childComplexity int, workspaceID string, sessionID string) int
 		WorkspaceEventCursor func(childComplexity int, workspaceID string) int
 	}
 
@@ -261,6 +271,7 @@ type QueryResolver interface {
 	ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
 	ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error)
 	WorkspaceEventCursor(ctx context.Context, workspaceID string) (string, error)
+	VerifyForkedSession(ctx context.Context, workspaceID string, sessionID string) (*models.ForkVerification, error)
 }
 type SessionResolver interface {
 	Turns(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.TurnConnection, error)
@@ -481,6 +492,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ForkOperationEdge.Node(childComplexity), true
+
+	case "ForkVerification.forkOperation":
+		if e.ComplexityRoot.ForkVerification.ForkOperation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.ForkOperation(childComplexity), true
+	case "ForkVerification.lineage":
+		if e.ComplexityRoot.ForkVerification.Lineage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.Lineage(childComplexity), true
+	case "ForkVerification.reason":
+		if e.ComplexityRoot.ForkVerification.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.Reason(childComplexity), true
+	case "ForkVerification.resumable":
+		if e.ComplexityRoot.ForkVerification.Resumable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.Resumable(childComplexity), true
+	case "ForkVerification.session":
+		if e.ComplexityRoot.ForkVerification.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.Session(childComplexity), true
+	case "ForkVerification.status":
+		if e.ComplexityRoot.ForkVerification.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.Status(childComplexity), true
 
 	case "LifecycleCapabilities.fork":
 		if e.ComplexityRoot.LifecycleCapabilities.Fork == nil {
@@ -786,6 +834,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sessions(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["filter"].(*models.SessionFilter)), true
+	case "Query.verifyForkedSession":
+		if e.ComplexityRoot.Query.VerifyForkedSession == nil {
+			break
+		}
+
+		args, err := ec.field_Query_verifyForkedSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.VerifyForkedSession(childComplexity, args["workspaceId"].(string), args["sessionId"].(string)), true
 	case "Query.workspaceEventCursor":
 		if e.ComplexityRoot.Query.WorkspaceEventCursor == nil {
 			break
@@ -1490,6 +1549,50 @@ type Query {
     "The workspace whose event log is read."
     workspaceId: ID!
   ): String!
+  """
+  The check an agent runtime makes before it resumes a session that may be a fork, so it fails
+  closed on a fork whose identity does not hold: the session's ` + "`" + `forkedFrom` + "`" + ` lineage must name a
+  fork operation that exists, is COMMITTED, has this session as its target and this session's
+  ` + "`" + `providerSessionId` + "`" + ` as the provider session it made. Resume when ` + "`" + `status` + "`" + ` is VERIFIED or
+  NOT_A_FORK; never when UNVERIFIED. It only reads. Errors: BAD_USER_INPUT, NOT_FOUND (no such
+  session).
+  """
+  verifyForkedSession(
+    "The workspace of the session."
+    workspaceId: ID!
+    "The session to resume: its local id or its global id."
+    sessionId: ID!
+  ): ForkVerification!
+}
+
+"Whether a session's fork identity holds (` + "`" + `verifyForkedSession` + "`" + `)."
+type ForkVerification {
+  "VERIFIED, NOT_A_FORK or UNVERIFIED."
+  status: ForkVerificationStatus!
+  """
+  Why it is UNVERIFIED, null otherwise: ` + "`" + `operation_missing` + "`" + ` (the lineage names no operation that
+  exists), ` + "`" + `operation_not_committed` + "`" + `, ` + "`" + `target_mismatch` + "`" + ` (the operation made another session) or
+  ` + "`" + `provider_session_mismatch` + "`" + ` (the session's provider session is not the one the fork made).
+  """
+  reason: String
+  "True when a runtime may resume the session: VERIFIED or NOT_A_FORK."
+  resumable: Boolean!
+  "The session checked."
+  session: Session!
+  "Its lineage as a fork target, or null when it is not a fork."
+  lineage: Lineage
+  "The fork operation the lineage names, or null when there is none (or it is missing)."
+  forkOperation: ForkOperation
+}
+
+"The outcome of the resume check."
+enum ForkVerificationStatus {
+  "The session is the committed target of its fork, with the provider session that fork made: resume it."
+  VERIFIED
+  "The session was not made by a fork: there is no fork identity to verify; resume it as any session."
+  NOT_A_FORK
+  "The fork identity does not hold (see ` + "`" + `reason` + "`" + `): do not resume it."
+  UNVERIFIED
 }
 
 """
@@ -2141,6 +2244,24 @@ func (ec *executionContext) childFields_ForkOperationEdge(ctx context.Context, f
 		return ec.fieldContext_ForkOperationEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ForkOperationEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ForkVerification(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_ForkVerification_status(ctx, field)
+	case "reason":
+		return ec.fieldContext_ForkVerification_reason(ctx, field)
+	case "resumable":
+		return ec.fieldContext_ForkVerification_resumable(ctx, field)
+	case "session":
+		return ec.fieldContext_ForkVerification_session(ctx, field)
+	case "lineage":
+		return ec.fieldContext_ForkVerification_lineage(ctx, field)
+	case "forkOperation":
+		return ec.fieldContext_ForkVerification_forkOperation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ForkVerification", field.Name)
 }
 
 func (ec *executionContext) childFields_LifecycleCapabilities(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2840,6 +2961,28 @@ func (ec *executionContext) field_Query_sessions_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["filter"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_verifyForkedSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg1
 	return args, nil
 }
 
@@ -3710,6 +3853,171 @@ func (ec *executionContext) _ForkOperationEdge_node(ctx context.Context, field g
 func (ec *executionContext) fieldContext_ForkOperationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "ForkOperationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ForkOperation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ForkVerification_status(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.ForkVerificationStatus) graphql.Marshaler {
+			return ec.marshalNForkVerificationStatus2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkVerificationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkVerification", field, false, false, "ForkVerificationStatus")
+}
+
+func (ec *executionContext) _ForkVerification_reason(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkVerification", field, false, false, "String")
+}
+
+func (ec *executionContext) _ForkVerification_resumable(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_resumable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resumable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_resumable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkVerification", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ForkVerification_session(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ForkVerification",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ForkVerification_lineage(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_lineage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lineage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Lineage) graphql.Marshaler {
+			return ec.marshalOLineage2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐLineage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_lineage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ForkVerification",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Lineage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ForkVerification_forkOperation(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_forkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ForkOperation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ForkOperation) graphql.Marshaler {
+			return ec.marshalOForkOperation2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_forkOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ForkVerification",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -4962,6 +5270,50 @@ func (ec *executionContext) fieldContext_Query_workspaceEventCursor(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_workspaceEventCursor_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_verifyForkedSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_verifyForkedSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().VerifyForkedSession(ctx, fc.Args["workspaceId"].(string), fc.Args["sessionId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ForkVerification) graphql.Marshaler {
+			return ec.marshalNForkVerification2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkVerification(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_verifyForkedSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ForkVerification(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_verifyForkedSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8599,6 +8951,64 @@ func (ec *executionContext) _ForkOperationEdge(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var forkVerificationImplementors = []string{"ForkVerification"}
+
+func (ec *executionContext) _ForkVerification(ctx context.Context, sel ast.SelectionSet, obj *models.ForkVerification) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, forkVerificationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ForkVerification")
+		case "status":
+			out.Values[i] = ec._ForkVerification_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._ForkVerification_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "resumable":
+			out.Values[i] = ec._ForkVerification_resumable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "session":
+			out.Values[i] = ec._ForkVerification_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lineage":
+			out.Values[i] = ec._ForkVerification_lineage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "forkOperation":
+			out.Values[i] = ec._ForkVerification_forkOperation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var lifecycleCapabilitiesImplementors = []string{"LifecycleCapabilities"}
 
 func (ec *executionContext) _LifecycleCapabilities(ctx context.Context, sel ast.SelectionSet, obj *models.LifecycleCapabilities) graphql.Marshaler {
@@ -8986,6 +9396,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_workspaceEventCursor(ctx, field)
+				})
+		case "verifyForkedSession":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_verifyForkedSession(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -9984,6 +10400,24 @@ func (ec *executionContext) marshalNForkOperationStatus2githubᚗcomᚋforkgraph
 func (ec *executionContext) unmarshalNForkSessionInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkSessionInput(ctx context.Context, v any) (models.ForkSessionInput, error) {
 	res, err := ec.unmarshalInputForkSessionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNForkVerification2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkVerification(ctx context.Context, sel ast.SelectionSet, v *models.ForkVerification) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ForkVerification!")
+		return graphql.Null
+	}
+	return ec._ForkVerification(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNForkVerificationStatus2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkVerificationStatus(ctx context.Context, v any) (models.ForkVerificationStatus, error) {
+	var res models.ForkVerificationStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNForkVerificationStatus2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkVerificationStatus(ctx context.Context, sel ast.SelectionSet, v models.ForkVerificationStatus) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {

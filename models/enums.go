@@ -30,6 +30,7 @@ var wireNames = func() map[string]string {
 	wireNamesOf(names, AllForkOperationPhase)
 	wireNamesOf(names, AllWorkspaceEventKind)
 	wireNamesOf(names, AllProviderForkBindingState)
+	wireNamesOf(names, AllForkVerificationStatus)
 	return names
 }()
 

@@ -60,6 +60,24 @@ type ForkSessionInput struct {
 	TargetSessionID *string `json:"targetSessionId,omitempty"`
 }
 
+// Whether a session's fork identity holds (`verifyForkedSession`).
+type ForkVerification struct {
+	// VERIFIED, NOT_A_FORK or UNVERIFIED.
+	Status ForkVerificationStatus `json:"status"`
+	// Why it is UNVERIFIED, null otherwise: `operation_missing` (the lineage names no operation that
+	// exists), `operation_not_committed`, `target_mismatch` (the operation made another session) or
+	// `provider_session_mismatch` (the session's provider session is not the one the fork made).
+	Reason *string `json:"reason,omitempty"`
+	// True when a runtime may resume the session: VERIFIED or NOT_A_FORK.
+	Resumable bool `json:"resumable"`
+	// The session checked.
+	Session *Session `json:"session"`
+	// Its lineage as a fork target, or null when it is not a fork.
+	Lineage *Lineage `json:"lineage,omitempty"`
+	// The fork operation the lineage names, or null when there is none (or it is missing).
+	ForkOperation *ForkOperation `json:"forkOperation,omitempty"`
+}
+
 // What forks the session's provider supports.
 type LifecycleCapabilities struct {
 	// A full-session fork. No driver supports it today, so it is false.
@@ -326,6 +344,67 @@ func (e *ForkOperationStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e ForkOperationStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The outcome of the resume check.
+type ForkVerificationStatus string
+
+const (
+	// The session is the committed target of its fork, with the provider session that fork made: resume it.
+	ForkVerificationStatusVerified ForkVerificationStatus = "VERIFIED"
+	// The session was not made by a fork: there is no fork identity to verify; resume it as any session.
+	ForkVerificationStatusNotAFork ForkVerificationStatus = "NOT_A_FORK"
+	// The fork identity does not hold (see `reason`): do not resume it.
+	ForkVerificationStatusUnverified ForkVerificationStatus = "UNVERIFIED"
+)
+
+var AllForkVerificationStatus = []ForkVerificationStatus{
+	ForkVerificationStatusVerified,
+	ForkVerificationStatusNotAFork,
+	ForkVerificationStatusUnverified,
+}
+
+func (e ForkVerificationStatus) IsValid() bool {
+	switch e {
+	case ForkVerificationStatusVerified, ForkVerificationStatusNotAFork, ForkVerificationStatusUnverified:
+		return true
+	}
+	return false
+}
+
+func (e ForkVerificationStatus) String() string {
+	return string(e)
+}
+
+func (e *ForkVerificationStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ForkVerificationStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ForkVerificationStatus", str)
+	}
+	return nil
+}
+
+func (e ForkVerificationStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ForkVerificationStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ForkVerificationStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

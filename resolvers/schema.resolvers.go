@@ -189,6 +189,14 @@ func (r *queryResolver) WorkspaceEventCursor(ctx context.Context, workspaceID st
 	return models.EventCursor(latest), nil // 0, the start of the log, for a workspace without events
 }
 
+func (r *queryResolver) VerifyForkedSession(ctx context.Context, workspaceID string, sessionID string) (*models.ForkVerification, error) {
+	v, err := r.engine.VerifyForkedSession(ctx, workspaceID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return models.ForkVerificationFrom(v, r.relations(ctx)), nil
+}
+
 func (r *sessionResolver) Turns(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.TurnConnection, error) {
 	page, sequence, err := pageArgs(first, last, after, before, models.TurnListScope(obj.WorkspaceID, obj.LocalID), models.DecodeTurnCursor)
 	if err != nil {
