@@ -33,6 +33,8 @@ type adapter struct {
 	log       *log.Logger
 	// maxForkBytes bounds a /fork or /reconcile body; 0 means maxForkRequestBytes.
 	maxForkBytes int64
+	// forkgraph is asked before a resume (/resume); nil: resumes are refused.
+	forkgraph *forkgraphClient
 }
 
 // refusal is a change that was not made, with the reason to send back; the state is not written.
@@ -59,6 +61,7 @@ func (a *adapter) routes() http.Handler {
 	mux.HandleFunc("POST /reconcile", a.reconcile)
 	mux.HandleFunc("POST /recover-binding", a.recoverBinding)
 	mux.HandleFunc("POST /submit", a.submit)
+	mux.HandleFunc("POST /resume", a.resume)
 	return mux
 }
 

@@ -38,6 +38,11 @@
 // history; exactly one match is found, more are ambiguous, never is a turn picked by position. A
 // provider session made by /fork holds its parent's history up to the turn it was forked through.
 //
+// POST /resume is a runtime resuming a session, with the check forkgraph's reference makes first:
+// started with -forkgraph-url (and -forkgraph-token), it asks forkgraph's verifyForkedSession and
+// resumes only a session that verifies, or is no fork, as its own provider session; anything
+// else, a forkgraph it cannot ask included, fails closed.
+//
 // -fork-delay (for tests) makes /fork wait after recording the child and before answering, so a
 // fork in flight can be observed, or the adapter killed during it.
 package main

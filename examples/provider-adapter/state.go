@@ -27,6 +27,8 @@ type state struct {
 	// Turns is the provider's history: per provider session id, the turns submitted to it
 	// (POST /submit), in order. /recover-binding reads it, and nothing else writes it.
 	Turns map[string][]providerTurn `json:"turns"`
+	// Resumes counts, per provider session id, the resumes /resume let through.
+	Resumes map[string]int `json:"resumes"`
 }
 
 // providerTurn is one prompt the provider received. A real provider keeps the whole transcript;
@@ -105,7 +107,7 @@ type stateFile struct {
 // file is an error: starting empty over it would forget children and tombstones.
 func openState(path string) (*stateFile, error) {
 	f := &stateFile{path: path, st: state{Sessions: map[string]providerSession{}, Roots: map[string]string{},
-		Requests: map[string]map[string]requestRecord{}, Turns: map[string][]providerTurn{}}}
+		Requests: map[string]map[string]requestRecord{}, Turns: map[string][]providerTurn{}, Resumes: map[string]int{}}}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
@@ -127,6 +129,9 @@ func openState(path string) (*stateFile, error) {
 	}
 	if f.st.Turns == nil {
 		f.st.Turns = map[string][]providerTurn{} // a state file from before the history
+	}
+	if f.st.Resumes == nil {
+		f.st.Resumes = map[string]int{}
 	}
 	return f, nil
 }

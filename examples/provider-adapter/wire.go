@@ -131,6 +131,22 @@ type submitResponse struct {
 	ProviderTurnBinding json.RawMessage `json:"providerTurnBinding"`
 }
 
+// resumeRequest is the body of /resume: a runtime resuming forkgraph session sessionId, which
+// is provider session providerSessionId of this provider.
+type resumeRequest struct {
+	WorkspaceID       string `json:"workspaceId"`
+	SessionID         string `json:"sessionId"`
+	ProviderSessionID string `json:"providerSessionId"`
+}
+
+// resumeResponse says whether the session was resumed, and forkgraph's verification.
+type resumeResponse struct {
+	Resumed bool   `json:"resumed"`
+	Status  string `json:"status,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
 // errorResponse is the body of an answer that is not the call's normal shape.
 type errorResponse struct {
 	Error string `json:"error"`
