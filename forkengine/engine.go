@@ -19,6 +19,10 @@ type Config struct {
 	Clock     Clock         // default: time.Now in UTC, truncated to microseconds
 	NewID     func() string // default: random UUIDv4
 	Logger    *slog.Logger  // default: slog.Default()
+	// ForkingDisabled is the server's kill switch: every new fork is refused (FORK_UNSUPPORTED,
+	// reason forking_disabled) while forks already started, reads, acknowledgements and
+	// reconciliation go on. SetWorkspaceForking is the same per workspace.
+	ForkingDisabled bool
 	// DisableBarrier turns the committed-but-unacknowledged barrier off (SPEC §2.6). With it off,
 	// only an active operation on the boundary blocks a new request (FORK_IN_PROGRESS).
 	DisableBarrier bool

@@ -26,7 +26,8 @@ import (
 // turn_not_found, turn_not_settled, provider_turn_missing, provider_turn_unforkable,
 // provider_turn_boundary_mismatch, target_reserved), FORK_IN_PROGRESS (barrier off, an active
 // operation holds the boundary; retryable), FORK_UNSUPPORTED (no driver, or the driver cannot fork
-// through a turn; no operation is created).
+// through a turn, or reason forking_disabled: the kill switch is off for the workspace or the
+// server; no operation is created, no driver is asked).
 func (e *Engine) StartFork(ctx context.Context, in ForkInput) (ForkOperation, error) {
 	if err := cleanForkInput(&in); err != nil {
 		return ForkOperation{}, err
@@ -70,7 +71,10 @@ func cleanForkInput(in *ForkInput) error {
 func (e *Engine) startFork(ctx context.Context, in ForkInput) (ForkOperation, bool, error) {
 	hash := requestHash(in)
 	if op, found, err := replayedOperation(ctx, e.store, in, hash); found || err != nil {
-		return op, false, err
+		return op, false, err // a replay starts nothing, so it is answered with forking off too
+	}
+	if err := e.checkForking(ctx, in.WorkspaceID); err != nil {
+		return ForkOperation{}, false, err
 	}
 	source, err := forkSource(ctx, e.store, in.WorkspaceID, in.SourceSessionID)
 	if err != nil {

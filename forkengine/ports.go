@@ -142,6 +142,10 @@ type Reader interface {
 	// GetSubmission returns what was recorded of a turn's submission (the proof binding
 	// recovery uses), or ErrNotFound.
 	GetSubmission(ctx context.Context, workspaceID, turnID string) (Submission, error)
+
+	// WorkspaceSettingsByIDs returns the stored settings of those of workspaceIDs that have any.
+	// One statement for the batch.
+	WorkspaceSettingsByIDs(ctx context.Context, workspaceIDs []string) (map[string]WorkspaceSettings, error)
 }
 
 // Tx is one store transaction: reads see its own writes; nothing is visible to others until the
@@ -205,6 +209,8 @@ type Tx interface {
 	// InsertSubmission records a turn's submission. ErrDuplicate when the turn has one,
 	// ErrNotFound when the turn does not exist. PurgeSession removes it with its turn.
 	InsertSubmission(ctx context.Context, s Submission) error
+	// UpsertWorkspaceSettings stores a workspace's settings, replacing what it had.
+	UpsertWorkspaceSettings(ctx context.Context, s WorkspaceSettings) error
 	// ClaimServerKey stores candidate as the server key called name unless one is stored
 	// already, and returns the stored one: of two transactions claiming at once, both end up
 	// with the key of the one that committed first. A key never changes once stored.

@@ -130,6 +130,7 @@ type ComplexityRoot struct {
 		ReconcileForkOperation   func(childComplexity int, workspaceID string, id string) int
 		ReportSession            func(childComplexity int, input models.ReportSessionInput) int
 		ReportTurn               func(childComplexity int, input models.ReportTurnInput) int
+		SetWorkspaceForking      func(childComplexity int, workspaceID string, enabled bool) int
 	}
 
 	PageInfo struct {
@@ -148,6 +149,7 @@ type ComplexityRoot struct {
 		Sessions             func(childComplexity int, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) int
 		VerifyForkedSession  func(childComplexity int, workspaceID string, sessionID string) int
 		WorkspaceEventCursor func(childComplexity int, workspaceID string) int
+		WorkspaceSettings    func(childComplexity int, workspaceID string) int
 	}
 
 	Session struct {
@@ -233,6 +235,14 @@ type ComplexityRoot struct {
 		Turn                func(childComplexity int) int
 		TurnID              func(childComplexity int) int
 	}
+
+	WorkspaceSettings struct {
+		ForkingEnabled          func(childComplexity int) int
+		ServerForkingEnabled    func(childComplexity int) int
+		UpdatedAt               func(childComplexity int) int
+		WorkspaceForkingEnabled func(childComplexity int) int
+		WorkspaceID             func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -262,6 +272,7 @@ type MutationResolver interface {
 	AcknowledgeForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
 	ReconcileForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
 	AbandonForkOperation(ctx context.Context, workspaceID string, id string, reason string) (*models.ForkOperation, error)
+	SetWorkspaceForking(ctx context.Context, workspaceID string, enabled bool) (*models.WorkspaceSettings, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (models.Node, error)
@@ -272,6 +283,7 @@ type QueryResolver interface {
 	ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error)
 	WorkspaceEventCursor(ctx context.Context, workspaceID string) (string, error)
 	VerifyForkedSession(ctx context.Context, workspaceID string, sessionID string) (*models.ForkVerification, error)
+	WorkspaceSettings(ctx context.Context, workspaceID string) (*models.WorkspaceSettings, error)
 }
 type SessionResolver interface {
 	Turns(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.TurnConnection, error)
@@ -741,6 +753,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReportTurn(childComplexity, args["input"].(models.ReportTurnInput)), true
+	case "Mutation.setWorkspaceForking":
+		if e.ComplexityRoot.Mutation.SetWorkspaceForking == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setWorkspaceForking_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetWorkspaceForking(childComplexity, args["workspaceId"].(string), args["enabled"].(bool)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -856,6 +879,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WorkspaceEventCursor(childComplexity, args["workspaceId"].(string)), true
+	case "Query.workspaceSettings":
+		if e.ComplexityRoot.Query.WorkspaceSettings == nil {
+			break
+		}
+
+		args, err := ec.field_Query_workspaceSettings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WorkspaceSettings(childComplexity, args["workspaceId"].(string)), true
 
 	case "Session.activeTurn":
 		if e.ComplexityRoot.Session.ActiveTurn == nil {
@@ -1240,6 +1274,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WorkspaceEvent.TurnID(childComplexity), true
 
+	case "WorkspaceSettings.forkingEnabled":
+		if e.ComplexityRoot.WorkspaceSettings.ForkingEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.ForkingEnabled(childComplexity), true
+	case "WorkspaceSettings.serverForkingEnabled":
+		if e.ComplexityRoot.WorkspaceSettings.ServerForkingEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.ServerForkingEnabled(childComplexity), true
+	case "WorkspaceSettings.updatedAt":
+		if e.ComplexityRoot.WorkspaceSettings.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.UpdatedAt(childComplexity), true
+	case "WorkspaceSettings.workspaceForkingEnabled":
+		if e.ComplexityRoot.WorkspaceSettings.WorkspaceForkingEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.WorkspaceForkingEnabled(childComplexity), true
+	case "WorkspaceSettings.workspaceId":
+		if e.ComplexityRoot.WorkspaceSettings.WorkspaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.WorkspaceID(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -1562,7 +1627,11 @@ type Query {
     workspaceId: ID!
     "The session to resume: its local id or its global id."
     sessionId: ID!
-  ): ForkVerification!
+  ): ForkVerification!  "Whether new forks may start in the workspace, and which switch says not (the kill switch)."
+  workspaceSettings(
+    "The workspace."
+    workspaceId: ID!
+  ): WorkspaceSettings!
 }
 
 "Whether a session's fork identity holds (` + "`" + `verifyForkedSession` + "`" + `)."
@@ -1692,7 +1761,35 @@ type Mutation {
     id: ID!
     "Why you stop waiting (1 to 1000 characters); kept as the operation's error."
     reason: String!
-  ): ForkOperation!
+  ): ForkOperation!  """
+  The workspace's kill switch: with ` + "`" + `enabled: false` + "`" + `, every new ` + "`" + `forkSession` + "`" + ` of the workspace is
+  refused with FORK_UNSUPPORTED (reason forking_disabled) and ` + "`" + `lifecycleCapabilities` + "`" + ` and
+  ` + "`" + `providerForkBindingAvailable` + "`" + ` read false, while reads, acknowledgements, reconciliation,
+  abandonment and the forks already started go on. Kept in the database, so every instance sees it
+  at once; the server's ` + "`" + `-forking=false` + "`" + ` stops forks in every workspace whatever this says.
+  Setting what is set changes nothing. Meant for operators (the admin scope once credentials have
+  scopes). Errors: BAD_USER_INPUT.
+  """
+  setWorkspaceForking(
+    "The workspace."
+    workspaceId: ID!
+    "False stops new forks; true lets them start again."
+    enabled: Boolean!
+  ): WorkspaceSettings!
+}
+
+"What an operator set for a workspace, and whether new forks may start in it."
+type WorkspaceSettings {
+  "The workspace."
+  workspaceId: ID!
+  "Whether a new fork may start now: both the workspace's switch and the server's are on."
+  forkingEnabled: Boolean!
+  "The workspace's own switch (` + "`" + `setWorkspaceForking` + "`" + `); true unless switched off."
+  workspaceForkingEnabled: Boolean!
+  "False when the server runs with ` + "`" + `-forking=false` + "`" + `, which stops new forks in every workspace."
+  serverForkingEnabled: Boolean!
+  "When the workspace's switch last changed, or null when it never did."
+  updatedAt: Time
 }
 
 "Live streams over a websocket (graphql-transport-ws) or server-sent events."
@@ -2494,6 +2591,22 @@ func (ec *executionContext) childFields_WorkspaceEvent(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type WorkspaceEvent", field.Name)
 }
 
+func (ec *executionContext) childFields_WorkspaceSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "workspaceId":
+		return ec.fieldContext_WorkspaceSettings_workspaceId(ctx, field)
+	case "forkingEnabled":
+		return ec.fieldContext_WorkspaceSettings_forkingEnabled(ctx, field)
+	case "workspaceForkingEnabled":
+		return ec.fieldContext_WorkspaceSettings_workspaceForkingEnabled(ctx, field)
+	case "serverForkingEnabled":
+		return ec.fieldContext_WorkspaceSettings_serverForkingEnabled(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_WorkspaceSettings_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WorkspaceSettings", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -2770,6 +2883,28 @@ func (ec *executionContext) field_Mutation_reportTurn_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setWorkspaceForking_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "enabled",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["enabled"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2987,6 +3122,20 @@ func (ec *executionContext) field_Query_verifyForkedSession_args(ctx context.Con
 }
 
 func (ec *executionContext) field_Query_workspaceEventCursor_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_workspaceSettings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
@@ -4876,6 +5025,50 @@ func (ec *executionContext) fieldContext_Mutation_abandonForkOperation(ctx conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setWorkspaceForking(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setWorkspaceForking(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetWorkspaceForking(ctx, fc.Args["workspaceId"].(string), fc.Args["enabled"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.WorkspaceSettings) graphql.Marshaler {
+			return ec.marshalNWorkspaceSettings2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐWorkspaceSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setWorkspaceForking(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkspaceSettings(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setWorkspaceForking_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *models.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5314,6 +5507,50 @@ func (ec *executionContext) fieldContext_Query_verifyForkedSession(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_verifyForkedSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_workspaceSettings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_workspaceSettings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WorkspaceSettings(ctx, fc.Args["workspaceId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.WorkspaceSettings) graphql.Marshaler {
+			return ec.marshalNWorkspaceSettings2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐWorkspaceSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_workspaceSettings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkspaceSettings(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_workspaceSettings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6999,6 +7236,121 @@ func (ec *executionContext) _WorkspaceEvent_forkOperationPhase(ctx context.Conte
 }
 func (ec *executionContext) fieldContext_WorkspaceEvent_forkOperationPhase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WorkspaceEvent", field, false, false, "ForkOperationPhase")
+}
+
+func (ec *executionContext) _WorkspaceSettings_workspaceId(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_workspaceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_workspaceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WorkspaceSettings_forkingEnabled(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_forkingEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ForkingEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_forkingEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _WorkspaceSettings_workspaceForkingEnabled(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_workspaceForkingEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceForkingEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_workspaceForkingEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _WorkspaceSettings_serverForkingEnabled(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_serverForkingEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ServerForkingEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_serverForkingEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _WorkspaceSettings_updatedAt(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, "Time")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -9271,6 +9623,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setWorkspaceForking":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setWorkspaceForking(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9402,6 +9761,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_verifyForkedSession(ctx, field)
+				})
+		case "workspaceSettings":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_workspaceSettings(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -9938,6 +10303,59 @@ func (ec *executionContext) _WorkspaceEvent(ctx context.Context, sel ast.Selecti
 			out.Values[i] = ec._WorkspaceEvent_forkOperationPhase(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var workspaceSettingsImplementors = []string{"WorkspaceSettings"}
+
+func (ec *executionContext) _WorkspaceSettings(ctx context.Context, sel ast.SelectionSet, obj *models.WorkspaceSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, workspaceSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WorkspaceSettings")
+		case "workspaceId":
+			out.Values[i] = ec._WorkspaceSettings_workspaceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "forkingEnabled":
+			out.Values[i] = ec._WorkspaceSettings_forkingEnabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceForkingEnabled":
+			out.Values[i] = ec._WorkspaceSettings_workspaceForkingEnabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "serverForkingEnabled":
+			out.Values[i] = ec._WorkspaceSettings_serverForkingEnabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._WorkspaceSettings_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -10782,6 +11200,14 @@ func (ec *executionContext) unmarshalNWorkspaceEventKind2githubᚗcomᚋforkgrap
 
 func (ec *executionContext) marshalNWorkspaceEventKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐWorkspaceEventKind(ctx context.Context, sel ast.SelectionSet, v models.WorkspaceEventKind) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNWorkspaceSettings2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐWorkspaceSettings(ctx context.Context, sel ast.SelectionSet, v *models.WorkspaceSettings) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WorkspaceSettings!")
+		return graphql.Null
+	}
+	return ec._WorkspaceSettings(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 )
 
 // An object with a globally unique id (Relay Global Object Identification). Fetch any of them again
@@ -213,6 +214,20 @@ type TurnSubmissionInput struct {
 	Content SubmissionContent `json:"content"`
 	// PLAIN_TEXT only (and then required): the one text block exactly as submitted. Only its keyed digest is kept.
 	Text *string `json:"text,omitempty"`
+}
+
+// What an operator set for a workspace, and whether new forks may start in it.
+type WorkspaceSettings struct {
+	// The workspace.
+	WorkspaceID string `json:"workspaceId"`
+	// Whether a new fork may start now: both the workspace's switch and the server's are on.
+	ForkingEnabled bool `json:"forkingEnabled"`
+	// The workspace's own switch (`setWorkspaceForking`); true unless switched off.
+	WorkspaceForkingEnabled bool `json:"workspaceForkingEnabled"`
+	// False when the server runs with `-forking=false`, which stops new forks in every workspace.
+	ServerForkingEnabled bool `json:"serverForkingEnabled"`
+	// When the workspace's switch last changed, or null when it never did.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
 // The fine-grained progress of a fork operation.

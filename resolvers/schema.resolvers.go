@@ -124,6 +124,14 @@ func (r *mutationResolver) AbandonForkOperation(ctx context.Context, workspaceID
 	return models.ForkOperationFrom(op), nil
 }
 
+func (r *mutationResolver) SetWorkspaceForking(ctx context.Context, workspaceID string, enabled bool) (*models.WorkspaceSettings, error) {
+	state, err := r.engine.SetWorkspaceForking(ctx, workspaceID, enabled)
+	if err != nil {
+		return nil, err
+	}
+	return models.WorkspaceSettingsFrom(workspaceID, state), nil
+}
+
 func (r *queryResolver) Node(ctx context.Context, id string) (models.Node, error) {
 	nodes, err := r.nodeViews(ctx, "id", []string{id})
 	if err != nil {
@@ -195,6 +203,14 @@ func (r *queryResolver) VerifyForkedSession(ctx context.Context, workspaceID str
 		return nil, err
 	}
 	return models.ForkVerificationFrom(v, r.relations(ctx)), nil
+}
+
+func (r *queryResolver) WorkspaceSettings(ctx context.Context, workspaceID string) (*models.WorkspaceSettings, error) {
+	state, err := r.engine.Forking(ctx, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return models.WorkspaceSettingsFrom(workspaceID, state), nil
 }
 
 func (r *sessionResolver) Turns(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.TurnConnection, error) {

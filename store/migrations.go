@@ -273,6 +273,7 @@ var migrations = []migration{
 		serverKeysTable,
 	}},
 	{version: 17, name: "turns by provider turn", statements: []string{turnsByProviderTurnIndex}},
+	{version: 18, name: "workspace settings", statements: []string{workspaceSettingsTable}},
 }
 
 func eventsTable(cursorType string) string {

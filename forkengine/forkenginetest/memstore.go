@@ -33,6 +33,8 @@ type memState struct {
 	// server keys by name.
 	submissions map[rowKey]forkengine.Submission
 	serverKeys  map[string][]byte
+	// workspaces holds the workspaces' settings (the kill switch).
+	workspaces map[string]forkengine.WorkspaceSettings
 }
 
 func newMemState() *memState {
@@ -48,6 +50,7 @@ func newMemState() *memState {
 
 		submissions: map[rowKey]forkengine.Submission{},
 		serverKeys:  map[string][]byte{},
+		workspaces:  map[string]forkengine.WorkspaceSettings{},
 	}
 }
 
@@ -69,6 +72,7 @@ func (s *memState) clone() *memState {
 
 		submissions: maps.Clone(s.submissions),
 		serverKeys:  maps.Clone(s.serverKeys),
+		workspaces:  maps.Clone(s.workspaces),
 	}
 }
 

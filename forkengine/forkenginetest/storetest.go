@@ -46,6 +46,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Bindings", bindingTests()},
 		{"Recovery", recoveryTests()},
 		{"Resume", resumeTests()},
+		{"KillSwitch", killSwitchTests()},
 	}
 	// Every subtest has a store of its own, so they all run in parallel (River's driver suite is
 	// the model): the suite takes as long as its slowest test, not the sum of them.

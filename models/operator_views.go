@@ -14,3 +14,14 @@ func ForkVerificationFrom(v forkengine.ForkVerification, rel Relations) *ForkVer
 	}
 	return out
 }
+
+// WorkspaceSettingsFrom maps the engine's forking state of a workspace to its API view.
+func WorkspaceSettingsFrom(workspaceID string, s forkengine.ForkingState) *WorkspaceSettings {
+	out := &WorkspaceSettings{WorkspaceID: workspaceID, ForkingEnabled: s.Enabled(),
+		WorkspaceForkingEnabled: !s.Workspace.ForkingDisabled, ServerForkingEnabled: !s.ServerDisabled}
+	if !s.Workspace.UpdatedAt.IsZero() {
+		at := s.Workspace.UpdatedAt
+		out.UpdatedAt = &at
+	}
+	return out
+}
