@@ -32,6 +32,7 @@ type config struct {
 	forkLease      time.Duration
 	simLatency     time.Duration
 	barrier        bool
+	forking        bool
 	webhookURL     string
 	webhookTimeout time.Duration
 	auth           authConfig
@@ -64,6 +65,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"PostgreSQL: longest one statement may run; 0 for none (FORKGRAPH_DB_STATEMENT_TIMEOUT)")
 	fs.DurationVar(&cfg.simLatency, "sim-latency", env.duration("FORKGRAPH_SIM_LATENCY", 400*time.Millisecond),
 		"how long a simulated fork takes, so its phases are visible (FORKGRAPH_SIM_LATENCY)")
+	fs.BoolVar(&cfg.forking, "forking", env.boolean("FORKGRAPH_FORKING", true),
+		"start new forks; false refuses every new forkSession (FORK_UNSUPPORTED forking_disabled) while forks already started finish (FORKGRAPH_FORKING)")
 	fs.BoolVar(&cfg.barrier, "barrier", env.boolean("FORKGRAPH_BARRIER", true),
 		"return the unacknowledged fork instead of forking a boundary again (FORKGRAPH_BARRIER)")
 	fs.StringVar(&cfg.webhookURL, "webhook-url", env.str("FORKGRAPH_WEBHOOK_URL", ""),

@@ -52,7 +52,8 @@ var demoSessions = []seedSession{
 }
 
 // seedDemo creates the demo workspace on first start: a few sessions with settled, bound turns and
-// their messages, and one committed (and acknowledged) fork. A workspace that already has
+// their messages, and one committed (and acknowledged) fork unless forking is switched off. A
+// workspace that already has
 // sessions is left alone, so restarts never duplicate or undo anything.
 func seedDemo(ctx context.Context, engine *forkengine.Engine, broker *forkengine.Broker) error {
 	n, err := engine.Reader().CountSessions(ctx, demoWorkspace, forkengine.SessionFilter{IncludeDeleted: true})
@@ -63,6 +64,9 @@ func seedDemo(ctx context.Context, engine *forkengine.Engine, broker *forkengine
 		if err := seedSessionHistory(ctx, engine, s); err != nil {
 			return err
 		}
+	}
+	if state, err := engine.Forking(ctx, demoWorkspace); err != nil || !state.Enabled() {
+		return err // forking is off (-forking=false): the demo has no fork of its own, the rest is there
 	}
 	return seedFork(ctx, engine, broker)
 }

@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	obs.forks = obs.tel.Publisher(feed, db)
 	engine, err := forkengine.New(forkengine.Config{
 		Store: obs.tel.Store(db), Drivers: obs.tel.Drivers(drivers(cfg, obs.webhookClient())), Publisher: obs.forks,
-		Logger: logger, DisableBarrier: !cfg.barrier, DetachContext: obs.tel.DetachContext,
+		Logger: logger, DisableBarrier: !cfg.barrier, ForkingDisabled: !cfg.forking, DetachContext: obs.tel.DetachContext,
 		InstanceID: cfg.instanceID, LeaseDuration: cfg.forkLease,
 		ExclusiveStore: db.Driver() == store.DriverSQLite, // one process per file: every lease left is a dead one's
 	})

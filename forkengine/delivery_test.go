@@ -182,16 +182,15 @@ func TestDispatchVerification(t *testing.T) {
 		{"FailedDriverNoLongerDescribes", func(h *harness) {
 			h.driver.SetDescriptor(forkengine.Descriptor{}, errors.New("runtime gone"))
 		}, `provider "scripted" cannot describe session "source-1"`}, // the cause goes to the log
+		// Reports refuse both changes (provider_session_changed, provider_binding_changed); the
+		// re-check still guards against a store changed behind the engine.
 		{"FailedSourceProviderSessionChanged", func(h *harness) {
-			h.session(source, "provider-session-2", "123")
+			h.rewriteSession(source, func(s *forkengine.Session) { s.ProviderSessionID = "provider-session-2" })
 		}, "source provider session changed since the fork was prepared"},
 		{"FailedBoundaryProviderTurnChanged", func(h *harness) {
-			// reportTurn refuses this change of a settled turn (turn_settled); the re-check still
-			// guards against a store changed behind the engine.
-			turn, err := h.store.GetTurn(h.ctx, ws, "turn-7")
-			require.NoError(h.t, err)
-			turn.ProviderTurnID, turn.ProviderTurnBinding = "provider-turn-7b", json.RawMessage(`{"schemaVersion":2}`)
-			require.NoError(h.t, h.store.Update(h.ctx, func(tx forkengine.Tx) error { return tx.UpsertTurn(h.ctx, turn) }))
+			h.rewriteTurn("turn-7", func(t *forkengine.Turn) {
+				t.ProviderTurnID, t.ProviderTurnBinding = "provider-turn-7b", json.RawMessage(`{"schemaVersion":2}`)
+			})
 		}, "boundary provider turn changed since the fork was prepared"},
 	}
 	for _, tc := range tests {

@@ -66,6 +66,14 @@
 //   - A provider's answer is recorded as a checkpoint: detached from the caller, on deadlines taken
 //     once it has arrived, tried again when a try runs out of time, so an answer obtained is not
 //     asked for again.
+//   - A bound turn's provider binding never changes through a report, and no two turns of a
+//     session are bound to one provider turn. Only binding recovery writes a binding after the
+//     fact: asked by a fork through a turn without one (or whose binding the probe refuses), the
+//     driver looks the turn up in the provider's history by the proof recorded at submit, and the
+//     engine writes what it finds by a compare and swap on the empty binding. Reads never repair;
+//     a failed recovery leaves the fork's refusal as it was.
+//   - The kill switch (Config.ForkingDisabled, or a workspace's setting in the store) refuses new
+//     forks only; everything started goes on, and forkability reads false without a driver call.
 //   - A committed operation's session and lineage are rebuilt from the operation and its snapshot,
 //     so they answer even after the target session was deleted.
 //

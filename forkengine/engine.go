@@ -19,6 +19,10 @@ type Config struct {
 	Clock     Clock         // default: time.Now in UTC, truncated to microseconds
 	NewID     func() string // default: random UUIDv4
 	Logger    *slog.Logger  // default: slog.Default()
+	// ForkingDisabled is the server's kill switch: every new fork is refused (FORK_UNSUPPORTED,
+	// reason forking_disabled) while forks already started, reads, acknowledgements and
+	// reconciliation go on. SetWorkspaceForking is the same per workspace.
+	ForkingDisabled bool
 	// DisableBarrier turns the committed-but-unacknowledged barrier off (SPEC §2.6). With it off,
 	// only an active operation on the boundary blocks a new request (FORK_IN_PROGRESS).
 	DisableBarrier bool
@@ -81,6 +85,9 @@ type TurnReport struct {
 	Origin              *string
 	ProviderTurnID      *string
 	ProviderTurnBinding json.RawMessage // nil keeps; must be a JSON object
+	// Submission is what the runtime submitted for the turn (nil: not reported now). It is
+	// recorded once, as the proof binding recovery looks the provider's history up with.
+	Submission *SubmissionReport
 }
 
 // MessageInput is one message to append. An empty ID gets a generated one; an existing ID with the
@@ -156,6 +163,8 @@ type Engine struct {
 	leases leaseKeeper // the operations this engine is driving now
 	// takeoverSlots holds one token per taken-over operation being driven (takeoverWorkers).
 	takeoverSlots chan struct{}
+
+	proofKeys proofKeys // the server key submission digests are made with, once read
 
 	// background tracks dispatches started by StartFork; Close waits for them. closed stops new
 	// ones from starting once Close has begun (WaitGroup.Add must not race with Wait).

@@ -56,6 +56,18 @@ const (
 	ReasonAbandoned              = "abandoned"         // ForkOperation.ErrorReason
 	ReasonNotUnknown             = "not_unknown"       // with CodeReconcileConflict
 	ReasonTurnSettled            = "turn_settled"      // a report would change a settled turn
+	// ReasonProviderTurnDuplicate: another turn of the session is bound to that provider turn
+	// (a report, or a recovered binding, naming it is refused).
+	ReasonProviderTurnDuplicate = "provider_turn_duplicate"
+	// ReasonProviderBindingChanged: a report would change the provider turn id or binding of a
+	// turn that is bound; only binding recovery writes a binding, and only an empty one.
+	ReasonProviderBindingChanged = "provider_binding_changed"
+	// ReasonProviderSessionChanged: a report would change a session's provider session id (or
+	// its provider) once one is set.
+	ReasonProviderSessionChanged = "provider_session_changed"
+	// ReasonForkingDisabled: forking is switched off for the workspace or the whole server
+	// (with CodeForkUnsupported).
+	ReasonForkingDisabled = "forking_disabled"
 )
 
 // Error is the one domain error type. Code is stable; Reason is an optional stable sub-code;

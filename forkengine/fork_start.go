@@ -14,13 +14,20 @@ import (
 // work. With the barrier on, a new request on a boundary whose latest operation is active,
 // unknown, or committed but unacknowledged gets that operation back instead of a new fork.
 //
+// A boundary turn without a provider binding (provider_turn_missing), or one whose binding the
+// provider's probe refuses (provider_turn_unforkable), gets one binding recovery (reference
+// §4.6): the driver looks the turn up in the provider's history by the submission proof
+// recorded for it, and what it finds is written by a compare and swap on the empty binding
+// (recoverBinding). When that does not bind it, the refusal keeps its reason.
+//
 // Errors: BAD_USER_INPUT (ids, source equals target), NOT_FOUND (source missing or deleted),
 // FORBIDDEN reason provider_session_owned (another workspace owns the source's provider session),
 // FORK_CONFLICT with a reason (request_conflict, source_not_root, provider_session_missing,
 // turn_not_found, turn_not_settled, provider_turn_missing, provider_turn_unforkable,
 // provider_turn_boundary_mismatch, target_reserved), FORK_IN_PROGRESS (barrier off, an active
 // operation holds the boundary; retryable), FORK_UNSUPPORTED (no driver, or the driver cannot fork
-// through a turn; no operation is created).
+// through a turn, or reason forking_disabled: the kill switch is off for the workspace or the
+// server; no operation is created, no driver is asked).
 func (e *Engine) StartFork(ctx context.Context, in ForkInput) (ForkOperation, error) {
 	if err := cleanForkInput(&in); err != nil {
 		return ForkOperation{}, err
@@ -64,7 +71,10 @@ func cleanForkInput(in *ForkInput) error {
 func (e *Engine) startFork(ctx context.Context, in ForkInput) (ForkOperation, bool, error) {
 	hash := requestHash(in)
 	if op, found, err := replayedOperation(ctx, e.store, in, hash); found || err != nil {
-		return op, false, err
+		return op, false, err // a replay starts nothing, so it is answered with forking off too
+	}
+	if err := e.checkForking(ctx, in.WorkspaceID); err != nil {
+		return ForkOperation{}, false, err
 	}
 	source, err := forkSource(ctx, e.store, in.WorkspaceID, in.SourceSessionID)
 	if err != nil {
@@ -76,7 +86,7 @@ func (e *Engine) startFork(ctx context.Context, in ForkInput) (ForkOperation, bo
 	if op, found, err := e.blockingOperation(ctx, e.store, in); found || err != nil {
 		return op, false, err
 	}
-	boundary, err := boundaryTurn(ctx, e.store, source, in.ThroughTurnID)
+	boundary, recovered, err := e.forkableBoundary(ctx, source, in.ThroughTurnID)
 	if err != nil {
 		return ForkOperation{}, false, err
 	}
@@ -84,7 +94,16 @@ func (e *Engine) startFork(ctx context.Context, in ForkInput) (ForkOperation, bo
 	if err != nil {
 		return ForkOperation{}, false, err
 	}
-	if forkable, err := e.probeOne(ctx, driver, source, boundary); !forkable {
+	forkable, err := e.probeOne(ctx, driver, source, boundary)
+	if !forkable && !recovered && !errors.Is(err, ErrProviderUnavailable) && e.recoverBinding(ctx, source, boundary) {
+		// The provider refused the binding it has; recovery found (or confirmed) the one its
+		// history holds, so it is read back and asked about once more.
+		if boundary, err = boundaryTurn(ctx, e.store, source, in.ThroughTurnID); err != nil {
+			return ForkOperation{}, false, err
+		}
+		forkable, err = e.probeOne(ctx, driver, source, boundary)
+	}
+	if !forkable {
 		if errors.Is(err, ErrProviderUnavailable) {
 			return ForkOperation{}, false, providerUnavailable(source, err)
 		}
@@ -92,6 +111,22 @@ func (e *Engine) startFork(ctx context.Context, in ForkInput) (ForkOperation, bo
 			"the provider cannot fork through turn %q", boundary.ID)
 	}
 	return e.prepare(ctx, in, hash, desc)
+}
+
+// forkableBoundary is boundaryTurn with binding recovery: a settled turn without a provider
+// binding (provider_turn_missing) is recovered once, then checked again; recovered says so. When
+// recovery does not bind it, the original refusal is returned, never why recovery failed.
+func (e *Engine) forkableBoundary(ctx context.Context, source Session, turnID string) (Turn, bool, error) {
+	boundary, err := boundaryTurn(ctx, e.store, source, turnID)
+	if ErrorReason(err) != ReasonProviderTurnMissing {
+		return boundary, false, err
+	}
+	unbound, readErr := e.store.GetTurn(ctx, source.WorkspaceID, turnID)
+	if readErr != nil || !e.recoverBinding(ctx, source, unbound) {
+		return Turn{}, false, err
+	}
+	boundary, err = boundaryTurn(ctx, e.store, source, turnID)
+	return boundary, true, err
 }
 
 // replayedOperation answers a request id seen before: the same body gets its operation back, a

@@ -121,8 +121,8 @@ func TestStartForkErrors(t *testing.T) {
 			_, err := h.engine.ReportSession(h.ctx, forkengine.SessionReport{WorkspaceID: ws, ID: source, Provider: provider, Kind: forkengine.SessionChild})
 			require.NoError(t, err)
 		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonSourceNotRoot},
-		{name: "ErrProviderSessionMissing", setup: func(h *harness) {
-			h.session(source, "", "123")
+		{name: "ErrProviderSessionMissing", setup: func(h *harness) { // from before provider_session_changed
+			h.rewriteSession(source, func(s *forkengine.Session) { s.ProviderSessionID = "" })
 		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonProviderSessionMissing},
 		{name: "ErrTurnNotFound", input: forkInput(source, "turn-99"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonTurnNotFound},
 		{name: "ErrTurnOfAnotherSession", setup: func(h *harness) {
@@ -150,9 +150,8 @@ func TestStartForkErrors(t *testing.T) {
 		{name: "ErrProviderTurnUnforkableProbeError", setup: func(h *harness) {
 			h.driver.SetProbe(true, errors.New("probe transport failed"))
 		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkConflict, reason: forkengine.ReasonProviderTurnUnforkable},
-		{name: "ErrUnsupportedNoDriver", setup: func(h *harness) {
-			_, err := h.engine.ReportSession(h.ctx, forkengine.SessionReport{WorkspaceID: ws, ID: source, Provider: "nobody"})
-			require.NoError(t, err)
+		{name: "ErrUnsupportedNoDriver", setup: func(h *harness) { // from before provider_session_changed
+			h.rewriteSession(source, func(s *forkengine.Session) { s.Provider = "nobody" })
 		}, input: forkInput(source, "turn-7"), code: forkengine.CodeForkUnsupported},
 		{name: "ErrUnsupportedDescribeError", setup: func(h *harness) {
 			h.driver.SetDescriptor(forkengine.Descriptor{}, errors.New("runtime unavailable"))

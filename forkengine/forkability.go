@@ -10,16 +10,24 @@ import (
 // TurnForkability answers Turn.providerForkBindingAvailable for each query, in order. A turn is
 // forkable only when it is settled and provider-bound, its session is a root with a provider
 // session and a known driver, and the driver's probe says yes. Everything short of that is false
-// without a probe. The remaining probes are grouped by provider, identical ones are sent once, and
-// each provider gets one ProbeTurns call; an error or a short answer makes its whole batch false.
-// It never errors: forkability fails closed.
+// without a probe, and so is every turn of a workspace whose forking is switched off (one store
+// read for the batch's workspaces). The remaining probes are grouped by provider, identical ones
+// are sent once, and each provider gets one ProbeTurns call; an error or a short answer makes its
+// whole batch false. It never errors: forkability fails closed.
 func (e *Engine) TurnForkability(ctx context.Context, qs []ForkabilityQuery) []bool {
 	out := make([]bool, len(qs))
-	// Count first, so each batch's probes (a session and a turn each) are allocated once.
 	worthy := make([]bool, len(qs))
-	counts := map[string]int{}
+	workspaces := map[string]bool{}
 	for i, q := range qs {
 		if worthy[i] = e.probeWorthy(q); worthy[i] {
+			workspaces[q.Session.WorkspaceID] = true
+		}
+	}
+	off := e.forkingOffLogged(ctx, workspaces)
+	// Count first, so each batch's probes (a session and a turn each) are allocated once.
+	counts := map[string]int{}
+	for i, q := range qs {
+		if worthy[i] = worthy[i] && !off[q.Session.WorkspaceID]; worthy[i] {
 			counts[q.Session.Provider]++
 		}
 	}
@@ -82,16 +90,27 @@ func (b *probeBatch) answer(ctx context.Context, driver Driver, out []bool) {
 // Capabilities resolves Session.lifecycleCapabilities for each session, in order, from the
 // driver's descriptor: forkThroughTurn needs a root session with a provider session and a driver
 // whose descriptor supports it; fork (full session) follows the same rule with its own flag. The
-// answer ignores whether the session is busy. Any error is false; it never errors.
+// answer ignores whether the session is busy. In a workspace whose forking is switched off both
+// are false and no driver is asked. Any error is false; it never errors.
 func (e *Engine) Capabilities(ctx context.Context, sessions []Session) []LifecycleCapabilities {
 	out := make([]LifecycleCapabilities, len(sessions))
+	describable := func(s Session) bool {
+		return s.Kind == SessionRoot && s.ProviderSessionID != "" && e.cfg.Drivers[s.Provider] != nil
+	}
+	workspaces := map[string]bool{}
+	for _, s := range sessions {
+		if describable(s) {
+			workspaces[s.WorkspaceID] = true
+		}
+	}
+	off := e.forkingOffLogged(ctx, workspaces)
 	// Describe is one call per session; a remote driver answers over the network, so a page of
 	// sessions is described a few at a time instead of one after another.
 	limit := make(chan struct{}, describeConcurrency)
 	var wg sync.WaitGroup
 	for i, s := range sessions {
 		driver := e.cfg.Drivers[s.Provider]
-		if s.Kind != SessionRoot || s.ProviderSessionID == "" || driver == nil {
+		if !describable(s) || off[s.WorkspaceID] {
 			continue
 		}
 		wg.Add(1)
@@ -105,6 +124,16 @@ func (e *Engine) Capabilities(ctx context.Context, sessions []Session) []Lifecyc
 	}
 	wg.Wait()
 	return out
+}
+
+// forkingOffLogged is forkingOff for the projections: a failed read is logged and every workspace
+// of the batch reads as off (fail closed).
+func (e *Engine) forkingOffLogged(ctx context.Context, workspaces map[string]bool) map[string]bool {
+	off, err := e.forkingOff(ctx, workspaces)
+	if err != nil {
+		e.log.Warn("forkability reads as off: the workspace settings could not be read", "error", err)
+	}
+	return off
 }
 
 // describeConcurrency bounds the Describe calls Capabilities makes at once.

@@ -118,6 +118,27 @@ func (h *harness) turn(sessionID, id string, phase forkengine.TurnPhase) forkeng
 	return turn
 }
 
+// rewriteSession changes a stored session behind the engine, for the tests of what a report may
+// no longer do (a session keeps its provider session once set): the checks that guard against
+// such a change still have to hold for a database written by an older forkgraph.
+func (h *harness) rewriteSession(id string, change func(*forkengine.Session)) {
+	h.t.Helper()
+	s, err := h.store.GetSession(h.ctx, ws, id)
+	require.NoError(h.t, err)
+	change(&s)
+	require.NoError(h.t, h.store.Update(h.ctx, func(tx forkengine.Tx) error { return tx.UpsertSession(h.ctx, s) }))
+}
+
+// rewriteTurn changes a stored turn behind the engine (a bound turn keeps its binding through
+// reports).
+func (h *harness) rewriteTurn(id string, change func(*forkengine.Turn)) {
+	h.t.Helper()
+	turn, err := h.store.GetTurn(h.ctx, ws, id)
+	require.NoError(h.t, err)
+	change(&turn)
+	require.NoError(h.t, h.store.Update(h.ctx, func(tx forkengine.Tx) error { return tx.UpsertTurn(h.ctx, turn) }))
+}
+
 // messages appends a user prompt and an assistant answer to a turn.
 func (h *harness) messages(sessionID, turnID string) []forkengine.Message {
 	h.t.Helper()

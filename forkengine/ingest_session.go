@@ -11,10 +11,11 @@ import (
 // value (a new session gets empty strings, visible=true and settings {}). Reporting a soft-deleted
 // session restores it. A report identical to the stored state writes nothing and emits no event.
 // A provider session belongs to the first workspace that reports it (or that a fork made it for):
-// reporting one another workspace owns is refused. Errors: BAD_USER_INPUT (ids, provider, kind,
-// settings; reason invalid_text or invalid_id for text no store could keep), FORBIDDEN reason
-// provider_session_owned, CONFLICT reason target_reserved (the id is reserved as the target of a
-// fork that has not committed).
+// reporting one another workspace owns is refused. A session's provider session id (and its
+// provider) never change once it has one. Errors: BAD_USER_INPUT (ids, provider, kind, settings;
+// reason invalid_text or invalid_id for text no store could keep, provider_session_changed),
+// FORBIDDEN reason provider_session_owned, CONFLICT reason target_reserved (the id is reserved as
+// the target of a fork that has not committed).
 func (e *Engine) ReportSession(ctx context.Context, in SessionReport) (Session, error) {
 	if err := cleanSessionReport(&in); err != nil {
 		return Session{}, err
@@ -32,6 +33,9 @@ func (e *Engine) ReportSession(ctx context.Context, in SessionReport) (Session, 
 			return err
 		}
 		next := applySessionReport(stored, found, in, c.at)
+		if err := checkProviderSessionKept(stored, found, next); err != nil {
+			return err
+		}
 		if v, ok := e.cfg.Drivers[next.Provider].(SessionValidator); ok {
 			if err := v.ValidateSession(next); err != nil {
 				return err
@@ -100,6 +104,21 @@ func findSession(ctx context.Context, r Reader, workspaceID, id string) (Session
 		return Session{}, false, fmt.Errorf("read session %s: %w", id, err)
 	}
 	return s, true, nil
+}
+
+// checkProviderSessionKept refuses a report that would point a session at another provider
+// session once it has one (another provider session id, or another provider for the same id):
+// forks of it, the lineage of its forks and every resume check name that provider session.
+// Errors: BAD_USER_INPUT reason provider_session_changed.
+func checkProviderSessionKept(stored Session, found bool, next Session) error {
+	if !found || stored.ProviderSessionID == "" {
+		return nil
+	}
+	if next.ProviderSessionID != stored.ProviderSessionID || next.Provider != stored.Provider {
+		return ReasonErrorf(CodeInvalid, ReasonProviderSessionChanged,
+			"session %q keeps its provider session %q of provider %q", stored.ID, stored.ProviderSessionID, stored.Provider)
+	}
+	return nil
 }
 
 func applySessionReport(s Session, found bool, in SessionReport, now time.Time) Session {

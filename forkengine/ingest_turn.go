@@ -10,21 +10,28 @@ import (
 // ReportTurn upserts a turn. A new id appends a turn with the next sequence of its session; a known
 // id moves it forward. The phase never goes backwards, an outcome is given exactly when the phase
 // is settled, and a settled turn never changes (its first provider binding aside, see
-// checkSettledUnchanged). A report identical to the stored state writes nothing. Errors:
-// BAD_USER_INPUT (ids, phase, outcome, binding, a turn of another session; reasons
-// turn_phase_backwards, turn_outcome_changed, turn_settled), NOT_FOUND (session missing or
-// deleted).
+// checkSettledUnchanged). A bound turn's provider binding never changes in any phase, and no two
+// turns of a session are bound to one provider turn (checkReportedBinding). The submission, when
+// given, is recorded once, as a keyed digest of its text (never the text). A report identical to
+// the stored state writes nothing. Errors: BAD_USER_INPUT (ids, phase, outcome, binding,
+// submission, a turn of another session; reasons turn_phase_backwards, turn_outcome_changed,
+// turn_settled, provider_binding_changed, provider_turn_duplicate, submission_changed), NOT_FOUND
+// (session missing or deleted).
 func (e *Engine) ReportTurn(ctx context.Context, in TurnReport) (Turn, error) {
 	if err := cleanTurnReport(&in); err != nil {
 		return Turn{}, err
 	}
-	out, err := e.reportTurn(ctx, in)
+	sub, err := e.submission(ctx, in)
+	if err != nil {
+		return Turn{}, fmt.Errorf("report turn %s: %w", in.ID, err)
+	}
+	out, err := e.reportTurn(ctx, in, sub)
 	if errors.Is(err, ErrDuplicate) {
 		// Turn ids are unique per workspace, but the session lock only keeps reports for one
 		// session apart: a report for another session inserted this id after we read it as new,
 		// and the store refused to move that turn. Running the report again reads it and answers
 		// as if we had come second.
-		out, err = e.reportTurn(ctx, in)
+		out, err = e.reportTurn(ctx, in, sub)
 	}
 	if err != nil {
 		return Turn{}, fmt.Errorf("report turn %s: %w", in.ID, err)
@@ -32,9 +39,10 @@ func (e *Engine) ReportTurn(ctx context.Context, in TurnReport) (Turn, error) {
 	return out, nil
 }
 
-// reportTurn is one attempt of ReportTurn in one transaction. ErrDuplicate when a concurrent
-// transaction inserted the id in another session after this one read it.
-func (e *Engine) reportTurn(ctx context.Context, in TurnReport) (Turn, error) {
+// reportTurn is one attempt of ReportTurn in one transaction, recording sub (the report's
+// submission, digested) with the turn. ErrDuplicate when a concurrent transaction inserted the id
+// in another session after this one read it.
+func (e *Engine) reportTurn(ctx context.Context, in TurnReport, sub *Submission) (Turn, error) {
 	var out Turn
 	err := e.update(ctx, func(tx Tx, c *changes) error {
 		if err := tx.Lock(ctx, sessionLock(in.WorkspaceID, in.SessionID)); err != nil {
@@ -51,16 +59,19 @@ func (e *Engine) reportTurn(ctx context.Context, in TurnReport) (Turn, error) {
 		if err != nil {
 			return err
 		}
+		if err := checkReportedBinding(ctx, tx, stored, found, next); err != nil {
+			return err
+		}
 		if found && sameTurn(stored, next) {
 			out = stored
-			return nil
+			return recordSubmission(ctx, tx, sub, c.at)
 		}
 		if err := tx.UpsertTurn(ctx, next); err != nil {
 			return fmt.Errorf("upsert turn %s: %w", next.ID, err)
 		}
 		c.turn(next)
 		out = next
-		return nil
+		return recordSubmission(ctx, tx, sub, c.at)
 	})
 	return out, err
 }
@@ -85,7 +96,10 @@ func cleanTurnReport(in *TurnReport) error {
 	}
 	binding, err := objectOrNil("providerTurnBinding", in.ProviderTurnBinding)
 	in.ProviderTurnBinding = binding
-	return err
+	if err != nil {
+		return err
+	}
+	return cleanSubmission(in.Submission)
 }
 
 // liveSession reads a session that must exist and not be soft-deleted (else NOT_FOUND).
@@ -169,6 +183,42 @@ func checkSettledUnchanged(t Turn, in TurnReport) error {
 		return ReasonErrorf(CodeInvalid, ReasonTurnSettled, "settled turn %q keeps its provider binding", t.ID)
 	}
 	return nil
+}
+
+// checkReportedBinding applies the binding rules of ingestion to a report that moves stored
+// (found says it exists) to next: a bound turn keeps its provider turn id and binding, since
+// they are what a fork through it sends the provider, and only binding recovery, which writes
+// an empty binding, may set one after the fact; and a provider turn id another turn of the
+// session is bound to is refused, since two turns would then fork as one. The second check reads
+// the store only when the provider turn id changes. Errors: BAD_USER_INPUT reason
+// provider_binding_changed, provider_turn_duplicate.
+func checkReportedBinding(ctx context.Context, r Reader, stored Turn, found bool, next Turn) error {
+	if found && stored.HasProviderBinding() && (next.ProviderTurnID != stored.ProviderTurnID ||
+		!sameJSON(next.ProviderTurnBinding, stored.ProviderTurnBinding)) {
+		return ReasonErrorf(CodeInvalid, ReasonProviderBindingChanged,
+			"turn %q is bound to a provider turn; its provider turn id and binding do not change", stored.ID)
+	}
+	if found && next.ProviderTurnID == stored.ProviderTurnID {
+		return nil
+	}
+	return checkProviderTurnFree(ctx, r, next)
+}
+
+// checkProviderTurnFree refuses t's provider turn id when another turn of its session is bound to
+// it. Errors: BAD_USER_INPUT reason provider_turn_duplicate.
+func checkProviderTurnFree(ctx context.Context, r Reader, t Turn) error {
+	if t.ProviderTurnID == "" || t.ProviderTurnID == t.ID {
+		return nil
+	}
+	owner, err := r.ProviderTurnOwner(ctx, t.WorkspaceID, t.SessionID, t.ProviderTurnID, t.ID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read the owner of provider turn %s: %w", t.ProviderTurnID, err)
+	}
+	return ReasonErrorf(CodeInvalid, ReasonProviderTurnDuplicate,
+		"provider turn %q is bound to turn %q of session %q", t.ProviderTurnID, owner.ID, t.SessionID)
 }
 
 // sameTurn compares everything a report can change.

@@ -133,6 +133,19 @@ type Reader interface {
 	// ProviderSessionOwner returns the workspace that owns the provider session id of provider
 	// (the first to report it, ClaimProviderSession), or ErrNotFound when none does.
 	ProviderSessionOwner(ctx context.Context, provider, providerSessionID string) (string, error)
+	// ProviderTurnOwner returns a turn of the session, other than exceptTurnID, that is bound to
+	// providerTurnID (the reports keep it to one; a database from before may hold several), or
+	// ErrNotFound. A turn whose provider turn id only copies its own id (a legacy row, unbound)
+	// owns nothing.
+	ProviderTurnOwner(ctx context.Context, workspaceID, sessionID, providerTurnID, exceptTurnID string) (Turn, error)
+
+	// GetSubmission returns what was recorded of a turn's submission (the proof binding
+	// recovery uses), or ErrNotFound.
+	GetSubmission(ctx context.Context, workspaceID, turnID string) (Submission, error)
+
+	// WorkspaceSettingsByIDs returns the stored settings of those of workspaceIDs that have any.
+	// One statement for the batch.
+	WorkspaceSettingsByIDs(ctx context.Context, workspaceIDs []string) (map[string]WorkspaceSettings, error)
 }
 
 // Tx is one store transaction: reads see its own writes; nothing is visible to others until the
@@ -151,6 +164,11 @@ type Tx interface {
 	// is taken or a session already has (or is given twice) a sequence; ErrNotFound when a turn's
 	// session does not exist. On error nothing of the batch is inserted.
 	InsertTurns(ctx context.Context, turns []Turn) error
+	// BindTurn writes next's ProviderTurnID, ProviderTurnBinding and UpdatedAt over the stored
+	// turn if it is settled, of next's session, and still has exactly expect's provider turn id
+	// and binding (a compare and swap; a nil binding matches only an absent one). It reports
+	// whether it wrote. Only binding recovery calls it, on a turn without a binding.
+	BindTurn(ctx context.Context, next, expect Turn) (bool, error)
 	// InsertMessages inserts new messages (ErrDuplicate on an existing id) and returns them with
 	// Position assigned in slice order. A message appended to an inherited turn (a presented
 	// turn id) first gives the child a row of its own for that turn, holding what it presents.
@@ -187,6 +205,16 @@ type Tx interface {
 	// InsertHistory stores a committed fork's History (ErrDuplicate when the session or its key
 	// has one already).
 	InsertHistory(ctx context.Context, h History) error
+
+	// InsertSubmission records a turn's submission. ErrDuplicate when the turn has one,
+	// ErrNotFound when the turn does not exist. PurgeSession removes it with its turn.
+	InsertSubmission(ctx context.Context, s Submission) error
+	// UpsertWorkspaceSettings stores a workspace's settings, replacing what it had.
+	UpsertWorkspaceSettings(ctx context.Context, s WorkspaceSettings) error
+	// ClaimServerKey stores candidate as the server key called name unless one is stored
+	// already, and returns the stored one: of two transactions claiming at once, both end up
+	// with the key of the one that committed first. A key never changes once stored.
+	ClaimServerKey(ctx context.Context, name string, candidate []byte) ([]byte, error)
 
 	// AppendEvents appends to the durable log and returns the events with Cursor assigned. The
 	// cursors are handed out under a lock the transaction holds until it ends, so cursor order is
@@ -247,6 +275,9 @@ type Descriptor struct {
 	// Reconcile says the driver implements Reconciler: an unknown delivery can be resolved by
 	// asking the provider, without a second Fork.
 	Reconcile bool
+	// RecoverBinding says the driver implements BindingRecoverer: a settled turn whose provider
+	// binding was lost can be found again in the provider's history by its submission proof.
+	RecoverBinding bool
 }
 
 // SupportsThroughTurn is the rule for forkThroughTurn: the flag, a kind, a version and a valid mode.

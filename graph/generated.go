@@ -85,6 +85,15 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ForkVerification struct {
+		ForkOperation func(childComplexity int) int
+		Lineage       func(childComplexity int) int
+		Reason        func(childComplexity int) int
+		Resumable     func(childComplexity int) int
+		Session       func(childComplexity int) int
+		Status        func(childComplexity int) int
+	}
+
 	LifecycleCapabilities struct {
 		Fork            func(childComplexity int) int
 		ForkThroughTurn func(childComplexity int) int
@@ -123,6 +132,7 @@ type ComplexityRoot struct {
 		ReconcileForkOperation   func(childComplexity int, workspaceID string, id string) int
 		ReportSession            func(childComplexity int, input models.ReportSessionInput) int
 		ReportTurn               func(childComplexity int, input models.ReportTurnInput) int
+		SetWorkspaceForking      func(childComplexity int, workspaceID string, enabled bool) int
 	}
 
 	PageInfo struct {
@@ -139,8 +149,10 @@ type ComplexityRoot struct {
 		Nodes                func(childComplexity int, ids []string) int
 		Session              func(childComplexity int, workspaceID string, id string) int
 		Sessions             func(childComplexity int, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) int
+		VerifyForkedSession  func(childComplexity int, workspaceID string, sessionID string) int
 		Viewer               func(childComplexity int) int
 		WorkspaceEventCursor func(childComplexity int, workspaceID string) int
+		WorkspaceSettings    func(childComplexity int, workspaceID string) int
 	}
 
 	Session struct {
@@ -235,6 +247,14 @@ type ComplexityRoot struct {
 		Turn                func(childComplexity int) int
 		TurnID              func(childComplexity int) int
 	}
+
+	WorkspaceSettings struct {
+		ForkingEnabled          func(childComplexity int) int
+		ServerForkingEnabled    func(childComplexity int) int
+		UpdatedAt               func(childComplexity int) int
+		WorkspaceForkingEnabled func(childComplexity int) int
+		WorkspaceID             func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -264,6 +284,7 @@ type MutationResolver interface {
 	AcknowledgeForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
 	ReconcileForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
 	AbandonForkOperation(ctx context.Context, workspaceID string, id string, reason string) (*models.ForkOperation, error)
+	SetWorkspaceForking(ctx context.Context, workspaceID string, enabled bool) (*models.WorkspaceSettings, error)
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*models.Viewer, error)
@@ -274,6 +295,8 @@ type QueryResolver interface {
 	ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
 	ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error)
 	WorkspaceEventCursor(ctx context.Context, workspaceID string) (string, error)
+	VerifyForkedSession(ctx context.Context, workspaceID string, sessionID string) (*models.ForkVerification, error)
+	WorkspaceSettings(ctx context.Context, workspaceID string) (*models.WorkspaceSettings, error)
 }
 type SessionResolver interface {
 	Turns(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.TurnConnection, error)
@@ -507,6 +530,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ForkOperationEdge.Node(childComplexity), true
 
+	case "ForkVerification.forkOperation":
+		if e.ComplexityRoot.ForkVerification.ForkOperation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.ForkOperation(childComplexity), true
+	case "ForkVerification.lineage":
+		if e.ComplexityRoot.ForkVerification.Lineage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.Lineage(childComplexity), true
+	case "ForkVerification.reason":
+		if e.ComplexityRoot.ForkVerification.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.Reason(childComplexity), true
+	case "ForkVerification.resumable":
+		if e.ComplexityRoot.ForkVerification.Resumable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.Resumable(childComplexity), true
+	case "ForkVerification.session":
+		if e.ComplexityRoot.ForkVerification.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.Session(childComplexity), true
+	case "ForkVerification.status":
+		if e.ComplexityRoot.ForkVerification.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkVerification.Status(childComplexity), true
+
 	case "LifecycleCapabilities.fork":
 		if e.ComplexityRoot.LifecycleCapabilities.Fork == nil {
 			break
@@ -718,6 +778,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReportTurn(childComplexity, args["input"].(models.ReportTurnInput)), true
+	case "Mutation.setWorkspaceForking":
+		if e.ComplexityRoot.Mutation.SetWorkspaceForking == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setWorkspaceForking_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetWorkspaceForking(childComplexity, args["workspaceId"].(string), args["enabled"].(bool)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -811,6 +882,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sessions(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["filter"].(*models.SessionFilter)), true
+	case "Query.verifyForkedSession":
+		if e.ComplexityRoot.Query.VerifyForkedSession == nil {
+			break
+		}
+
+		args, err := ec.field_Query_verifyForkedSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.VerifyForkedSession(childComplexity, args["workspaceId"].(string), args["sessionId"].(string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -828,6 +910,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WorkspaceEventCursor(childComplexity, args["workspaceId"].(string)), true
+	case "Query.workspaceSettings":
+		if e.ComplexityRoot.Query.WorkspaceSettings == nil {
+			break
+		}
+
+		args, err := ec.field_Query_workspaceSettings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WorkspaceSettings(childComplexity, args["workspaceId"].(string)), true
 
 	case "Session.activeTurn":
 		if e.ComplexityRoot.Session.ActiveTurn == nil {
@@ -1249,6 +1342,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WorkspaceEvent.TurnID(childComplexity), true
 
+	case "WorkspaceSettings.forkingEnabled":
+		if e.ComplexityRoot.WorkspaceSettings.ForkingEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.ForkingEnabled(childComplexity), true
+	case "WorkspaceSettings.serverForkingEnabled":
+		if e.ComplexityRoot.WorkspaceSettings.ServerForkingEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.ServerForkingEnabled(childComplexity), true
+	case "WorkspaceSettings.updatedAt":
+		if e.ComplexityRoot.WorkspaceSettings.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.UpdatedAt(childComplexity), true
+	case "WorkspaceSettings.workspaceForkingEnabled":
+		if e.ComplexityRoot.WorkspaceSettings.WorkspaceForkingEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.WorkspaceForkingEnabled(childComplexity), true
+	case "WorkspaceSettings.workspaceId":
+		if e.ComplexityRoot.WorkspaceSettings.WorkspaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkspaceSettings.WorkspaceID(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -1265,6 +1389,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ReportSessionInput", ec.unmarshalInputReportSessionInput),
 			graphql.NewInputUnmarshaler("ReportTurnInput", ec.unmarshalInputReportTurnInput),
 			graphql.NewInputUnmarshaler("SessionFilter", ec.unmarshalInputSessionFilter),
+			graphql.NewInputUnmarshaler("TurnSubmissionInput", ec.unmarshalInputTurnSubmissionInput),
 		)
 	}
 	first := true
@@ -1632,6 +1757,59 @@ type Query {
     "The workspace whose event log is read."
     workspaceId: ID!
   ): String! @requiresScope(scope: READ)
+  """
+  The check an agent runtime makes before it resumes a session that may be a fork, so it fails
+  closed on a fork whose identity does not hold: the session's ` + "`" + `forkedFrom` + "`" + ` lineage must name a
+  fork operation that exists, is COMMITTED, has this session as its target and this session's
+  ` + "`" + `providerSessionId` + "`" + ` as the provider session it made. Resume when ` + "`" + `status` + "`" + ` is VERIFIED or
+  NOT_A_FORK; never when UNVERIFIED. It only reads. Errors: BAD_USER_INPUT, NOT_FOUND (no such
+  session).
+  Requires scope READ.
+  """
+  verifyForkedSession(
+    "The workspace of the session."
+    workspaceId: ID!
+    "The session to resume: its local id or its global id."
+    sessionId: ID!
+  ): ForkVerification! @requiresScope(scope: READ)
+  """
+  Whether new forks may start in the workspace, and which switch says not (the kill switch).
+  Requires scope READ.
+  """
+  workspaceSettings(
+    "The workspace."
+    workspaceId: ID!
+  ): WorkspaceSettings! @requiresScope(scope: READ)
+}
+
+"Whether a session's fork identity holds (` + "`" + `verifyForkedSession` + "`" + `)."
+type ForkVerification {
+  "VERIFIED, NOT_A_FORK or UNVERIFIED."
+  status: ForkVerificationStatus!
+  """
+  Why it is UNVERIFIED, null otherwise: ` + "`" + `operation_missing` + "`" + ` (the lineage names no operation that
+  exists), ` + "`" + `operation_not_committed` + "`" + `, ` + "`" + `target_mismatch` + "`" + ` (the operation made another session) or
+  ` + "`" + `provider_session_mismatch` + "`" + ` (the session's provider session is not the one the fork made).
+  """
+  reason: String
+  "True when a runtime may resume the session: VERIFIED or NOT_A_FORK."
+  resumable: Boolean!
+  "The session checked."
+  session: Session!
+  "Its lineage as a fork target, or null when it is not a fork."
+  lineage: Lineage
+  "The fork operation the lineage names, or null when there is none (or it is missing)."
+  forkOperation: ForkOperation
+}
+
+"The outcome of the resume check."
+enum ForkVerificationStatus {
+  "The session is the committed target of its fork, with the provider session that fork made: resume it."
+  VERIFIED
+  "The session was not made by a fork: there is no fork identity to verify; resume it as any session."
+  NOT_A_FORK
+  "The fork identity does not hold (see ` + "`" + `reason` + "`" + `): do not resume it."
+  UNVERIFIED
 }
 
 """
@@ -1640,10 +1818,11 @@ Writes. Reports are idempotent upserts made by agent runtimes; forks are durable
 type Mutation {
   """
   Creates or updates a session. Omitted fields keep their stored value, except ` + "`" + `kind` + "`" + `, whose
-  default is ROOT: a CHILD session must say ` + "`" + `kind: CHILD` + "`" + ` in every report. Errors: BAD_USER_INPUT
-  (reason invalid_text for text that is not valid UTF-8 or holds NUL), FORBIDDEN with reason
-  provider_session_owned (another workspace owns the providerSessionId), FORK_CONFLICT with reason
-  target_reserved (the id is reserved by a fork that has not created it).
+  default is ROOT: a CHILD session must say ` + "`" + `kind: CHILD` + "`" + ` in every report. Once a session has a
+  ` + "`" + `providerSessionId` + "`" + `, neither it nor ` + "`" + `provider` + "`" + ` changes. Errors: BAD_USER_INPUT (reason
+  invalid_text for text that is not valid UTF-8 or holds NUL, provider_session_changed),
+  FORBIDDEN with reason provider_session_owned (another workspace owns the providerSessionId),
+  FORK_CONFLICT with reason target_reserved (the id is reserved by a fork that has not created it).
   Requires scope INGEST.
   """
   reportSession(
@@ -1652,8 +1831,10 @@ type Mutation {
   ): Session! @requiresScope(scope: INGEST)
   """
   Creates or moves a turn forward. A new id appends a turn; phases never go backwards and an outcome
-  is given exactly when SETTLED. Errors: BAD_USER_INPUT (reason turn_phase_backwards,
-  turn_outcome_changed), NOT_FOUND (session).
+  is given exactly when SETTLED. Once a turn is bound (a provider turn id and a non-empty binding),
+  its binding never changes, and no two turns of a session are bound to one provider turn. Errors:
+  BAD_USER_INPUT (reason turn_phase_backwards, turn_outcome_changed, provider_binding_changed,
+  provider_turn_duplicate, submission_changed), NOT_FOUND (session).
   Requires scope INGEST.
   """
   reportTurn(
@@ -1737,6 +1918,35 @@ type Mutation {
     "Why you stop waiting (1 to 1000 characters); kept as the operation's error."
     reason: String!
   ): ForkOperation! @requiresScope(scope: FORK)
+  """
+  The workspace's kill switch: with ` + "`" + `enabled: false` + "`" + `, every new ` + "`" + `forkSession` + "`" + ` of the workspace is
+  refused with FORK_UNSUPPORTED (reason forking_disabled) and ` + "`" + `lifecycleCapabilities` + "`" + ` and
+  ` + "`" + `providerForkBindingAvailable` + "`" + ` read false, while reads, acknowledgements, reconciliation,
+  abandonment and the forks already started go on. Kept in the database, so every instance sees it
+  at once; the server's ` + "`" + `-forking=false` + "`" + ` stops forks in every workspace whatever this says.
+  Setting what is set changes nothing. Meant for operators. Errors: BAD_USER_INPUT.
+  Requires scope ADMIN.
+  """
+  setWorkspaceForking(
+    "The workspace."
+    workspaceId: ID!
+    "False stops new forks; true lets them start again."
+    enabled: Boolean!
+  ): WorkspaceSettings! @requiresScope(scope: ADMIN)
+}
+
+"What an operator set for a workspace, and whether new forks may start in it."
+type WorkspaceSettings {
+  "The workspace."
+  workspaceId: ID!
+  "Whether a new fork may start now: both the workspace's switch and the server's are on."
+  forkingEnabled: Boolean!
+  "The workspace's own switch (` + "`" + `setWorkspaceForking` + "`" + `); true unless switched off."
+  workspaceForkingEnabled: Boolean!
+  "False when the server runs with ` + "`" + `-forking=false` + "`" + `, which stops new forks in every workspace."
+  serverForkingEnabled: Boolean!
+  "When the workspace's switch last changed, or null when it never did."
+  updatedAt: Time
 }
 
 "Live streams over a websocket (graphql-transport-ws) or server-sent events."
@@ -2148,6 +2358,35 @@ input ReportTurnInput {
   providerTurnId: String
   "The provider's binding for the turn, a JSON object owned by the provider driver."
   providerTurnBinding: JSON
+  """
+  What the runtime submitted to the provider for this turn: the proof binding recovery looks the
+  provider's history up with if the turn's binding is ever lost (docs/api.md, "Binding recovery").
+  Recorded once; report it with the first report of the turn.
+  """
+  submission: TurnSubmissionInput
+}
+
+"""
+What an agent runtime submitted to its provider as a turn's prompt. forkgraph keeps the client
+submit id and, for plain text, a keyed digest (HMAC-SHA256) of the text, never the text.
+"""
+input TurnSubmissionInput {
+  "The runtime's own opaque id for this submit, when the provider keeps it in its history: the first-choice proof."
+  clientSubmitId: String
+  "What was submitted."
+  content: SubmissionContent!
+  "PLAIN_TEXT only (and then required): the one text block exactly as submitted. Only its keyed digest is kept."
+  text: String
+}
+
+"What a runtime submitted as a turn's prompt, which decides what can prove the turn later."
+enum SubmissionContent {
+  "One complete text block and nothing else: its keyed digest is a proof, besides the client submit id."
+  PLAIN_TEXT
+  "Anything more (images, attachments, several blocks, added context): only the client submit id proves it."
+  MULTIMODAL
+  "The runtime did not record the whole submission: nothing proves it, and recovery fails closed."
+  INCOMPLETE
 }
 
 "Messages to append to one turn."
@@ -2269,6 +2508,24 @@ func (ec *executionContext) childFields_ForkOperationEdge(ctx context.Context, f
 		return ec.fieldContext_ForkOperationEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ForkOperationEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ForkVerification(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_ForkVerification_status(ctx, field)
+	case "reason":
+		return ec.fieldContext_ForkVerification_reason(ctx, field)
+	case "resumable":
+		return ec.fieldContext_ForkVerification_resumable(ctx, field)
+	case "session":
+		return ec.fieldContext_ForkVerification_session(ctx, field)
+	case "lineage":
+		return ec.fieldContext_ForkVerification_lineage(ctx, field)
+	case "forkOperation":
+		return ec.fieldContext_ForkVerification_forkOperation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ForkVerification", field.Name)
 }
 
 func (ec *executionContext) childFields_LifecycleCapabilities(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2517,6 +2774,22 @@ func (ec *executionContext) childFields_WorkspaceEvent(ctx context.Context, fiel
 		return ec.fieldContext_WorkspaceEvent_forkOperationPhase(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WorkspaceEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_WorkspaceSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "workspaceId":
+		return ec.fieldContext_WorkspaceSettings_workspaceId(ctx, field)
+	case "forkingEnabled":
+		return ec.fieldContext_WorkspaceSettings_forkingEnabled(ctx, field)
+	case "workspaceForkingEnabled":
+		return ec.fieldContext_WorkspaceSettings_workspaceForkingEnabled(ctx, field)
+	case "serverForkingEnabled":
+		return ec.fieldContext_WorkspaceSettings_serverForkingEnabled(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_WorkspaceSettings_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WorkspaceSettings", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2795,6 +3068,28 @@ func (ec *executionContext) field_Mutation_reportTurn_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setWorkspaceForking_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "enabled",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["enabled"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2989,7 +3284,43 @@ func (ec *executionContext) field_Query_sessions_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_verifyForkedSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_workspaceEventCursor_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workspaceId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_workspaceSettings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workspaceId",
@@ -3912,6 +4243,171 @@ func (ec *executionContext) fieldContext_ForkOperationEdge_node(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _ForkVerification_status(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.ForkVerificationStatus) graphql.Marshaler {
+			return ec.marshalNForkVerificationStatus2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkVerificationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkVerification", field, false, false, "ForkVerificationStatus")
+}
+
+func (ec *executionContext) _ForkVerification_reason(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkVerification", field, false, false, "String")
+}
+
+func (ec *executionContext) _ForkVerification_resumable(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_resumable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resumable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_resumable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkVerification", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ForkVerification_session(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ForkVerification",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ForkVerification_lineage(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_lineage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lineage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Lineage) graphql.Marshaler {
+			return ec.marshalOLineage2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐLineage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_lineage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ForkVerification",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Lineage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ForkVerification_forkOperation(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkVerification_forkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ForkOperation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ForkOperation) graphql.Marshaler {
+			return ec.marshalOForkOperation2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkVerification_forkOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ForkVerification",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ForkOperation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _LifecycleCapabilities_fork(ctx context.Context, field graphql.CollectedField, obj *models.LifecycleCapabilities) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4760,6 +5256,50 @@ func (ec *executionContext) fieldContext_Mutation_abandonForkOperation(ctx conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setWorkspaceForking(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setWorkspaceForking(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetWorkspaceForking(ctx, fc.Args["workspaceId"].(string), fc.Args["enabled"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.WorkspaceSettings) graphql.Marshaler {
+			return ec.marshalNWorkspaceSettings2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐWorkspaceSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setWorkspaceForking(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkspaceSettings(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setWorkspaceForking_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *models.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5186,6 +5726,94 @@ func (ec *executionContext) fieldContext_Query_workspaceEventCursor(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_workspaceEventCursor_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_verifyForkedSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_verifyForkedSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().VerifyForkedSession(ctx, fc.Args["workspaceId"].(string), fc.Args["sessionId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ForkVerification) graphql.Marshaler {
+			return ec.marshalNForkVerification2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkVerification(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_verifyForkedSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ForkVerification(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_verifyForkedSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_workspaceSettings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_workspaceSettings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WorkspaceSettings(ctx, fc.Args["workspaceId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.WorkspaceSettings) graphql.Marshaler {
+			return ec.marshalNWorkspaceSettings2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐWorkspaceSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_workspaceSettings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkspaceSettings(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_workspaceSettings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7011,6 +7639,121 @@ func (ec *executionContext) fieldContext_WorkspaceEvent_forkOperationPhase(_ con
 	return graphql.NewScalarFieldContext("WorkspaceEvent", field, false, false, "ForkOperationPhase")
 }
 
+func (ec *executionContext) _WorkspaceSettings_workspaceId(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_workspaceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_workspaceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WorkspaceSettings_forkingEnabled(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_forkingEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ForkingEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_forkingEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _WorkspaceSettings_workspaceForkingEnabled(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_workspaceForkingEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceForkingEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_workspaceForkingEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _WorkspaceSettings_serverForkingEnabled(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_serverForkingEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ServerForkingEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_serverForkingEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _WorkspaceSettings_updatedAt(ctx context.Context, field graphql.CollectedField, obj *models.WorkspaceSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkspaceSettings_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WorkspaceSettings_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkspaceSettings", field, false, false, "Time")
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8463,7 +9206,7 @@ func (ec *executionContext) unmarshalInputReportTurnInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "sessionId", "id", "phase", "outcome", "origin", "providerTurnId", "providerTurnBinding"}
+	fieldsInOrder := [...]string{"workspaceId", "sessionId", "id", "phase", "outcome", "origin", "providerTurnId", "providerTurnBinding", "submission"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -8526,6 +9269,13 @@ func (ec *executionContext) unmarshalInputReportTurnInput(ctx context.Context, o
 				return it, err
 			}
 			it.ProviderTurnBinding = data
+		case "submission":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("submission"))
+			data, err := ec.unmarshalOTurnSubmissionInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnSubmissionInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Submission = data
 		}
 	}
 	return it, nil
@@ -8610,6 +9360,62 @@ func (ec *executionContext) unmarshalInputSessionFilter(ctx context.Context, obj
 func UnmarshalSessionFilter(ctx context.Context, raw any) (models.SessionFilter, error) {
 	var out models.SessionFilter
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "SessionFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputTurnSubmissionInput(ctx context.Context, obj any) (models.TurnSubmissionInput, error) {
+	var it models.TurnSubmissionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"clientSubmitId", "content", "text"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "clientSubmitId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientSubmitId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientSubmitID = data
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalNSubmissionContent2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSubmissionContent(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalTurnSubmissionInput unmarshals raw into the TurnSubmissionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalTurnSubmissionInput(ctx context.Context, raw any) (models.TurnSubmissionInput, error) {
+	var out models.TurnSubmissionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "TurnSubmissionInput", raw, &out)
 	return out, err
 }
 
@@ -8908,6 +9714,64 @@ func (ec *executionContext) _ForkOperationEdge(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var forkVerificationImplementors = []string{"ForkVerification"}
+
+func (ec *executionContext) _ForkVerification(ctx context.Context, sel ast.SelectionSet, obj *models.ForkVerification) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, forkVerificationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ForkVerification")
+		case "status":
+			out.Values[i] = ec._ForkVerification_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._ForkVerification_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "resumable":
+			out.Values[i] = ec._ForkVerification_resumable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "session":
+			out.Values[i] = ec._ForkVerification_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lineage":
+			out.Values[i] = ec._ForkVerification_lineage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "forkOperation":
+			out.Values[i] = ec._ForkVerification_forkOperation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var lifecycleCapabilitiesImplementors = []string{"LifecycleCapabilities"}
 
 func (ec *executionContext) _LifecycleCapabilities(ctx context.Context, sel ast.SelectionSet, obj *models.LifecycleCapabilities) graphql.Marshaler {
@@ -9170,6 +10034,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setWorkspaceForking":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setWorkspaceForking(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9301,6 +10172,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_workspaceEventCursor(ctx, field)
+				})
+		case "verifyForkedSession":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_verifyForkedSession(ctx, field)
+				})
+		case "workspaceSettings":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_workspaceSettings(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -9913,6 +10796,59 @@ func (ec *executionContext) _WorkspaceEvent(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var workspaceSettingsImplementors = []string{"WorkspaceSettings"}
+
+func (ec *executionContext) _WorkspaceSettings(ctx context.Context, sel ast.SelectionSet, obj *models.WorkspaceSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, workspaceSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WorkspaceSettings")
+		case "workspaceId":
+			out.Values[i] = ec._WorkspaceSettings_workspaceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "forkingEnabled":
+			out.Values[i] = ec._WorkspaceSettings_forkingEnabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workspaceForkingEnabled":
+			out.Values[i] = ec._WorkspaceSettings_workspaceForkingEnabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "serverForkingEnabled":
+			out.Values[i] = ec._WorkspaceSettings_serverForkingEnabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._WorkspaceSettings_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -10369,6 +11305,24 @@ func (ec *executionContext) unmarshalNForkSessionInput2githubᚗcomᚋforkgraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNForkVerification2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkVerification(ctx context.Context, sel ast.SelectionSet, v *models.ForkVerification) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ForkVerification!")
+		return graphql.Null
+	}
+	return ec._ForkVerification(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNForkVerificationStatus2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkVerificationStatus(ctx context.Context, v any) (models.ForkVerificationStatus, error) {
+	var res models.ForkVerificationStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNForkVerificationStatus2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkVerificationStatus(ctx context.Context, sel ast.SelectionSet, v models.ForkVerificationStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10681,6 +11635,16 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	return res
 }
 
+func (ec *executionContext) unmarshalNSubmissionContent2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSubmissionContent(ctx context.Context, v any) (models.SubmissionContent, error) {
+	var res models.SubmissionContent
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSubmissionContent2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐSubmissionContent(ctx context.Context, sel ast.SelectionSet, v models.SubmissionContent) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := graphql.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10769,6 +11733,14 @@ func (ec *executionContext) unmarshalNWorkspaceEventKind2githubᚗcomᚋforkgrap
 
 func (ec *executionContext) marshalNWorkspaceEventKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐWorkspaceEventKind(ctx context.Context, sel ast.SelectionSet, v models.WorkspaceEventKind) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNWorkspaceSettings2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐWorkspaceSettings(ctx context.Context, sel ast.SelectionSet, v *models.WorkspaceSettings) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WorkspaceSettings!")
+		return graphql.Null
+	}
+	return ec._WorkspaceSettings(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -11215,6 +12187,14 @@ func (ec *executionContext) marshalOTurnOutcome2ᚖgithubᚗcomᚋforkgraphᚋfo
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOTurnSubmissionInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnSubmissionInput(ctx context.Context, v any) (*models.TurnSubmissionInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputTurnSubmissionInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -30,6 +30,7 @@ var wireNames = func() map[string]string {
 	wireNamesOf(names, AllForkOperationPhase)
 	wireNamesOf(names, AllWorkspaceEventKind)
 	wireNamesOf(names, AllProviderForkBindingState)
+	wireNamesOf(names, AllForkVerificationStatus)
 	return names
 }()
 
@@ -49,6 +50,11 @@ func (p TurnPhase) Domain() forkengine.TurnPhase { return domain[forkengine.Turn
 
 // Domain returns the engine's turn outcome.
 func (o TurnOutcome) Domain() forkengine.TurnOutcome { return domain[forkengine.TurnOutcome](o) }
+
+// Domain returns the engine's submission content.
+func (c SubmissionContent) Domain() forkengine.SubmissionContent {
+	return domain[forkengine.SubmissionContent](c)
+}
 
 // Domain returns the engine's message role.
 func (r MessageRole) Domain() forkengine.MessageRole { return domain[forkengine.MessageRole](r) }

@@ -30,6 +30,12 @@ func (in ReportTurnInput) Domain() forkengine.TurnReport {
 	if in.Outcome != nil {
 		report.Outcome = in.Outcome.Domain()
 	}
+	if sub := in.Submission; sub != nil {
+		report.Submission = &forkengine.SubmissionReport{Content: sub.Content.Domain(), Text: sub.Text}
+		if sub.ClientSubmitID != nil {
+			report.Submission.ClientSubmitID = *sub.ClientSubmitID
+		}
+	}
 	return report
 }
 

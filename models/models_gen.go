@@ -61,6 +61,24 @@ type ForkSessionInput struct {
 	TargetSessionID *string `json:"targetSessionId,omitempty"`
 }
 
+// Whether a session's fork identity holds (`verifyForkedSession`).
+type ForkVerification struct {
+	// VERIFIED, NOT_A_FORK or UNVERIFIED.
+	Status ForkVerificationStatus `json:"status"`
+	// Why it is UNVERIFIED, null otherwise: `operation_missing` (the lineage names no operation that
+	// exists), `operation_not_committed`, `target_mismatch` (the operation made another session) or
+	// `provider_session_mismatch` (the session's provider session is not the one the fork made).
+	Reason *string `json:"reason,omitempty"`
+	// True when a runtime may resume the session: VERIFIED or NOT_A_FORK.
+	Resumable bool `json:"resumable"`
+	// The session checked.
+	Session *Session `json:"session"`
+	// Its lineage as a fork target, or null when it is not a fork.
+	Lineage *Lineage `json:"lineage,omitempty"`
+	// The fork operation the lineage names, or null when there is none (or it is missing).
+	ForkOperation *ForkOperation `json:"forkOperation,omitempty"`
+}
+
 // What forks the session's provider supports.
 type LifecycleCapabilities struct {
 	// A full-session fork. No driver supports it today, so it is false.
@@ -148,6 +166,10 @@ type ReportTurnInput struct {
 	ProviderTurnID *string `json:"providerTurnId,omitempty"`
 	// The provider's binding for the turn, a JSON object owned by the provider driver.
 	ProviderTurnBinding JSON `json:"providerTurnBinding,omitempty"`
+	// What the runtime submitted to the provider for this turn: the proof binding recovery looks the
+	// provider's history up with if the turn's binding is ever lost (docs/api.md, "Binding recovery").
+	// Recorded once; report it with the first report of the turn.
+	Submission *TurnSubmissionInput `json:"submission,omitempty"`
 }
 
 // A session and its position.
@@ -184,6 +206,17 @@ type TurnEdge struct {
 	Node *Turn `json:"node"`
 }
 
+// What an agent runtime submitted to its provider as a turn's prompt. forkgraph keeps the client
+// submit id and, for plain text, a keyed digest (HMAC-SHA256) of the text, never the text.
+type TurnSubmissionInput struct {
+	// The runtime's own opaque id for this submit, when the provider keeps it in its history: the first-choice proof.
+	ClientSubmitID *string `json:"clientSubmitId,omitempty"`
+	// What was submitted.
+	Content SubmissionContent `json:"content"`
+	// PLAIN_TEXT only (and then required): the one text block exactly as submitted. Only its keyed digest is kept.
+	Text *string `json:"text,omitempty"`
+}
+
 // Who the caller is, as the server sees the credential it presented.
 type Viewer struct {
 	// The caller: a JWT's `sub`, or a static token's name; null in open mode.
@@ -198,6 +231,20 @@ type Viewer struct {
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 	// The kind of credential.
 	Credential CredentialKind `json:"credential"`
+}
+
+// What an operator set for a workspace, and whether new forks may start in it.
+type WorkspaceSettings struct {
+	// The workspace.
+	WorkspaceID string `json:"workspaceId"`
+	// Whether a new fork may start now: both the workspace's switch and the server's are on.
+	ForkingEnabled bool `json:"forkingEnabled"`
+	// The workspace's own switch (`setWorkspaceForking`); true unless switched off.
+	WorkspaceForkingEnabled bool `json:"workspaceForkingEnabled"`
+	// False when the server runs with `-forking=false`, which stops new forks in every workspace.
+	ServerForkingEnabled bool `json:"serverForkingEnabled"`
+	// When the workspace's switch last changed, or null when it never did.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
 // The kind of credential a caller presented.
@@ -395,6 +442,67 @@ func (e ForkOperationStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The outcome of the resume check.
+type ForkVerificationStatus string
+
+const (
+	// The session is the committed target of its fork, with the provider session that fork made: resume it.
+	ForkVerificationStatusVerified ForkVerificationStatus = "VERIFIED"
+	// The session was not made by a fork: there is no fork identity to verify; resume it as any session.
+	ForkVerificationStatusNotAFork ForkVerificationStatus = "NOT_A_FORK"
+	// The fork identity does not hold (see `reason`): do not resume it.
+	ForkVerificationStatusUnverified ForkVerificationStatus = "UNVERIFIED"
+)
+
+var AllForkVerificationStatus = []ForkVerificationStatus{
+	ForkVerificationStatusVerified,
+	ForkVerificationStatusNotAFork,
+	ForkVerificationStatusUnverified,
+}
+
+func (e ForkVerificationStatus) IsValid() bool {
+	switch e {
+	case ForkVerificationStatusVerified, ForkVerificationStatusNotAFork, ForkVerificationStatusUnverified:
+		return true
+	}
+	return false
+}
+
+func (e ForkVerificationStatus) String() string {
+	return string(e)
+}
+
+func (e *ForkVerificationStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ForkVerificationStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ForkVerificationStatus", str)
+	}
+	return nil
+}
+
+func (e ForkVerificationStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ForkVerificationStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ForkVerificationStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // Whether the provider can fork a conversation through a turn.
 type ProviderForkBindingState string
 
@@ -574,6 +682,67 @@ func (e *SessionKind) UnmarshalJSON(b []byte) error {
 }
 
 func (e SessionKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What a runtime submitted as a turn's prompt, which decides what can prove the turn later.
+type SubmissionContent string
+
+const (
+	// One complete text block and nothing else: its keyed digest is a proof, besides the client submit id.
+	SubmissionContentPlainText SubmissionContent = "PLAIN_TEXT"
+	// Anything more (images, attachments, several blocks, added context): only the client submit id proves it.
+	SubmissionContentMultimodal SubmissionContent = "MULTIMODAL"
+	// The runtime did not record the whole submission: nothing proves it, and recovery fails closed.
+	SubmissionContentIncomplete SubmissionContent = "INCOMPLETE"
+)
+
+var AllSubmissionContent = []SubmissionContent{
+	SubmissionContentPlainText,
+	SubmissionContentMultimodal,
+	SubmissionContentIncomplete,
+}
+
+func (e SubmissionContent) IsValid() bool {
+	switch e {
+	case SubmissionContentPlainText, SubmissionContentMultimodal, SubmissionContentIncomplete:
+		return true
+	}
+	return false
+}
+
+func (e SubmissionContent) String() string {
+	return string(e)
+}
+
+func (e *SubmissionContent) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SubmissionContent(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SubmissionContent", str)
+	}
+	return nil
+}
+
+func (e SubmissionContent) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SubmissionContent) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SubmissionContent) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

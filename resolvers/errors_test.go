@@ -17,8 +17,9 @@ func TestErrorCodes(t *testing.T) {
 	api := newTestAPI(t, apiOptions{engine: func(c *forkengine.Config) { c.NoBackground = true; c.DisableBarrier = true }})
 	api.seedSession("w", "src", 2, "")
 	api.seedTurn("w", "src", "src-running", forkengine.PhaseRunning)
-	api.seedSession("w", "nodriver", 0, "")
-	_, err := api.engine.ReportSession(t.Context(), forkengine.SessionReport{WorkspaceID: "w", ID: "nodriver", Provider: "nope"})
+	noDriverSession := "p-nodriver"
+	_, err := api.engine.ReportSession(t.Context(), forkengine.SessionReport{WorkspaceID: "w", ID: "nodriver", Provider: "nope",
+		ProviderSessionID: &noDriverSession})
 	require.NoError(t, err)
 	api.seedTurn("w", "nodriver", "nodriver-t1", forkengine.PhaseSettled)
 

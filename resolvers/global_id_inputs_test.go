@@ -119,6 +119,9 @@ func TestEveryIDInputAcceptsGlobalIDs(t *testing.T) {
 			map[string]any{"id": sessionGID("w", "src")}, `{"forkOperations": {"totalCount": 2}}`)},
 		{[]string{"ForkOperationFilter.targetSessionId"}, filter("targetSessionId", sessionGID("w", target.ForkOperation.TargetSessionID))},
 		{[]string{"ForkOperationFilter.throughTurnId"}, filter("throughTurnId", turnGID("w", "src-t1"))},
+		{[]string{"Query.verifyForkedSession.sessionId"}, want(`query($id: ID!) { verifyForkedSession(workspaceId: "w", sessionId: $id) {
+			status session { localId } } }`, map[string]any{"id": sessionGID("w", "src")},
+			`{"verifyForkedSession": {"status": "NOT_A_FORK", "session": {"localId": "src"}}}`)},
 		{[]string{"Mutation.deleteSession.id"}, func(t *testing.T, api *testAPI) {
 			api.mustDo(`mutation($id: ID!) { deleteSession(workspaceId: "w", id: $id) }`, nil, map[string]any{"id": sessionGID("w", "gone")})
 			var got struct{ Session struct{ DeletedAt *string } }

@@ -20,6 +20,7 @@ import (
 var objectIDs = map[string]models.NodeType{
 	"Query.session.id":                     models.NodeSession,
 	"Query.forkOperation.id":               models.NodeForkOperation,
+	"Query.verifyForkedSession.sessionId":  models.NodeSession,
 	"Mutation.deleteSession.id":            models.NodeSession,
 	"Mutation.acknowledgeForkOperation.id": models.NodeForkOperation,
 	"Mutation.reconcileForkOperation.id":   models.NodeForkOperation,

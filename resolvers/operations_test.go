@@ -34,9 +34,9 @@ func TestReportAndRead(t *testing.T) {
 				Sequence  int
 			}
 		}
-		api.mustDo(`mutation($id: ID!) { reportTurn(input: {workspaceId: "w", sessionId: "s1", id: $id,
-			phase: SETTLED, outcome: COMPLETED, providerTurnId: "p-x", providerTurnBinding: {h: 1}}) {
-			id phase outcome sequence } }`, &tr, map[string]any{"id": turn})
+		api.mustDo(`mutation($id: ID!, $pt: String!) { reportTurn(input: {workspaceId: "w", sessionId: "s1", id: $id,
+			phase: SETTLED, outcome: COMPLETED, providerTurnId: $pt, providerTurnBinding: {h: 1}}) {
+			id phase outcome sequence } }`, &tr, map[string]any{"id": turn, "pt": "p-" + turn})
 		require.Equal(t, "SETTLED", tr.ReportTurn.Phase)
 		require.Equal(t, "COMPLETED", *tr.ReportTurn.Outcome)
 	}

@@ -126,6 +126,14 @@ func (r *mutationResolver) AbandonForkOperation(ctx context.Context, workspaceID
 	return models.ForkOperationFrom(op), nil
 }
 
+func (r *mutationResolver) SetWorkspaceForking(ctx context.Context, workspaceID string, enabled bool) (*models.WorkspaceSettings, error) {
+	state, err := r.engine.SetWorkspaceForking(ctx, workspaceID, enabled)
+	if err != nil {
+		return nil, err
+	}
+	return models.WorkspaceSettingsFrom(workspaceID, state), nil
+}
+
 func (r *queryResolver) Viewer(ctx context.Context) (*models.Viewer, error) {
 	p, err := r.identify.caller(ctx)
 	if err != nil {
@@ -197,6 +205,22 @@ func (r *queryResolver) WorkspaceEventCursor(ctx context.Context, workspaceID st
 		return "", err
 	}
 	return models.EventCursor(latest), nil // 0, the start of the log, for a workspace without events
+}
+
+func (r *queryResolver) VerifyForkedSession(ctx context.Context, workspaceID string, sessionID string) (*models.ForkVerification, error) {
+	v, err := r.engine.VerifyForkedSession(ctx, workspaceID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return models.ForkVerificationFrom(v, r.relations(ctx)), nil
+}
+
+func (r *queryResolver) WorkspaceSettings(ctx context.Context, workspaceID string) (*models.WorkspaceSettings, error) {
+	state, err := r.engine.Forking(ctx, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return models.WorkspaceSettingsFrom(workspaceID, state), nil
 }
 
 func (r *sessionResolver) Turns(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.TurnConnection, error) {

@@ -272,6 +272,14 @@ var migrations = []migration{
 		`ALTER TABLE fork_operations ADD COLUMN requested_by TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE fork_operations ADD COLUMN acknowledged_by TEXT NOT NULL DEFAULT ''`,
 	}},
+	{version: 17, name: "turn submissions and server keys", statements: []string{
+		submissionsTable,
+		// A purge removes a session's submissions with its turns.
+		`CREATE INDEX turn_submissions_by_session ON turn_submissions (workspace_id, session_id)`,
+		serverKeysTable,
+	}},
+	{version: 18, name: "turns by provider turn", statements: []string{turnsByProviderTurnIndex}},
+	{version: 19, name: "workspace settings", statements: []string{workspaceSettingsTable}},
 }
 
 func eventsTable(cursorType string) string {

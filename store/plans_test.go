@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -69,6 +70,14 @@ func planCases() []planCase {
 			_, err := db.ClaimOperations(ctx, forkengine.LeaseClaim{Owner: "i1", Now: now, Until: now.Add(time.Minute), After: cursor, Limit: 10})
 			return err
 		}, sqlite: []string{"fork_operations_recoverable (" + keysetSQLite}, postgres: []string{keysetPostgres}},
+		{name: "ProviderTurnOwner", read: func(ctx context.Context, db *DB) error {
+			_, err := db.ProviderTurnOwner(ctx, "ws", "big", "pt-big-t1", "big-t2")
+			if errors.Is(err, forkengine.ErrNotFound) {
+				err = nil
+			}
+			return err
+		}, sqlite: []string{"turns_by_provider_turn (workspace_id=? AND provider_turn_id=? AND session_id=?)"},
+			postgres: []string{"turns_by_provider_turn"}},
 		{name: "OperationReservingTarget", read: func(ctx context.Context, db *DB) error {
 			_, err := db.OperationReservingTarget(ctx, "ws", "fs001")
 			return err

@@ -177,6 +177,12 @@ func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
 	if err := tx.lockForkedSessions(ctx, args); err != nil {
 		return err
 	}
+	// Submissions go first: purgeHistory may move the session's turns to a tombstone workspace,
+	// and a submission's foreign key would hold them where they are. No reader of a history
+	// needs them (recovery repairs a session's own turns).
+	if err := tx.with(ctx).Exec(`DELETE FROM turn_submissions WHERE workspace_id = @ws AND session_id = @id`, args).Error; err != nil {
+		return classify(err, "purge submissions of session %s", id)
+	}
 	if err := tx.purgeHistory(ctx, ws, id); err != nil {
 		return err
 	}

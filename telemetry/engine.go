@@ -24,13 +24,21 @@ func (t *Telemetry) Drivers(ds map[string]forkengine.Driver) map[string]forkengi
 
 // Driver wraps d so that each call is counted (forkgraph_driver_calls_total), timed and traced
 // (a client span per call), and each probe's batch size is observed. The wrapper is a
-// forkengine.Reconciler exactly when d is one, so the engine still finds reconciliation, and
-// passes session validation (forkengine.SessionValidator) through.
+// forkengine.Reconciler exactly when d is one, and a forkengine.BindingRecoverer exactly when d
+// is one, so the engine still finds reconciliation and binding recovery, and passes session
+// validation (forkengine.SessionValidator) through.
 func (t *Telemetry) Driver(provider string, d forkengine.Driver) forkengine.Driver {
 	w := driver{t: t, provider: provider, next: d}
 	t.Metrics.seedProvider(provider)
-	if r, ok := d.(forkengine.Reconciler); ok {
+	r, reconciles := d.(forkengine.Reconciler)
+	b, recovers := d.(forkengine.BindingRecoverer)
+	switch {
+	case reconciles && recovers:
+		return reconcilingRecoveringDriver{reconcilingDriver{driver: w, reconciler: r}, bindingRecovery{w, b}}
+	case reconciles:
 		return reconcilingDriver{driver: w, reconciler: r}
+	case recovers:
+		return recoveringDriver{w, bindingRecovery{w, b}}
 	}
 	return w
 }
@@ -47,6 +55,7 @@ const (
 	kindProbe     = "probe"
 	kindFork      = "fork"
 	kindReconcile = "reconcile"
+	kindRecover   = "recover_binding"
 )
 
 // Describe calls the driver's Describe.
@@ -114,6 +123,45 @@ func (d reconcilingDriver) Reconcile(ctx context.Context, req forkengine.Reconci
 	res, err := d.reconciler.Reconcile(ctx, req)
 	done(answerLabel(res.Answer, err), err)
 	return res, err
+}
+
+// bindingRecovery is the RecoverBinding of a wrapped driver that has one. It holds the driver
+// rather than embedding it, so the wrappers that embed both have one Describe.
+type bindingRecovery struct {
+	d    driver
+	next forkengine.BindingRecoverer
+}
+
+// RecoverBinding calls the driver's RecoverBinding; the disposition label is its answer.
+func (b bindingRecovery) RecoverBinding(ctx context.Context, req forkengine.BindingRecoveryRequest) (forkengine.BindingRecoveryResult, error) {
+	ctx, done := b.d.start(ctx, kindRecover)
+	res, err := b.next.RecoverBinding(ctx, req)
+	done(recoveryLabel(res.Answer, err), err)
+	return res, err
+}
+
+// recoveringDriver is a driver whose provider can find a lost turn binding in its history.
+type recoveringDriver struct {
+	driver
+	bindingRecovery
+}
+
+// reconcilingRecoveringDriver is a driver that does both.
+type reconcilingRecoveringDriver struct {
+	reconcilingDriver
+	bindingRecovery
+}
+
+// recoveryLabel is a binding recovery's answer, "error" for an error without one, and otherLabel
+// for a value outside forkengine's set.
+func recoveryLabel(a forkengine.RecoveryAnswer, err error) string {
+	switch a {
+	case forkengine.RecoveryFound, forkengine.RecoveryAbsent, forkengine.RecoveryAmbiguous:
+		return string(a)
+	case "":
+		return okOrError(err)
+	}
+	return otherLabel
 }
 
 // answerLabel is a reconcile answer, "error" for an error without one, and otherLabel for a

@@ -100,7 +100,7 @@ func NewMetrics(build Build) *Metrics {
 	m.forkDuration = histogram("forkgraph_fork_duration_seconds",
 		"Time from a fork's freeze (prepared) to its terminal status, by that status.", forkBuckets, "status")
 	m.driverCalls = counter("forkgraph_driver_calls_total",
-		"Provider driver calls by provider, kind (describe, probe, fork) and disposition (a fork's answer; ok or error otherwise).",
+		"Provider driver calls by provider, kind (describe, probe, fork, reconcile, recover_binding) and disposition (the answer of a fork, reconcile or binding recovery; ok or error otherwise).",
 		"provider", "kind", "disposition")
 	m.driverDuration = histogram("forkgraph_driver_call_duration_seconds",
 		"Latency of provider driver calls by provider and kind.", driverBuckets, "provider", "kind")

@@ -208,6 +208,57 @@ func TestDriverKeepsReconciliation(t *testing.T) {
 	}
 }
 
+// fakeRecoverer is a driver that can recover bindings, and one that can also reconcile.
+type (
+	fakeRecoverer            struct{ fakeDriver }
+	fakeReconcilingRecoverer struct{ fakeReconciler }
+)
+
+func recoverAnswer(req forkengine.BindingRecoveryRequest) forkengine.BindingRecoveryResult {
+	if req.Proof.ClientSubmitID == "twice" {
+		return forkengine.BindingRecoveryResult{Answer: forkengine.RecoveryAmbiguous}
+	}
+	return forkengine.BindingRecoveryResult{Answer: forkengine.RecoveryFound, ProviderTurnID: "pt"}
+}
+
+func (fakeRecoverer) RecoverBinding(_ context.Context, req forkengine.BindingRecoveryRequest) (forkengine.BindingRecoveryResult, error) {
+	return recoverAnswer(req), nil
+}
+
+func (fakeReconcilingRecoverer) RecoverBinding(_ context.Context, req forkengine.BindingRecoveryRequest) (forkengine.BindingRecoveryResult, error) {
+	return recoverAnswer(req), nil
+}
+
+func TestDriverKeepsBindingRecovery(t *testing.T) {
+	tel := New(Options{})
+	for name, d := range map[string]forkengine.Driver{"plain": fakeDriver{}, "rec": fakeReconciler{}} {
+		if _, ok := tel.Driver(name, d).(forkengine.BindingRecoverer); ok {
+			t.Fatalf("%s: a driver that cannot recover bindings must not look as if it could", name)
+		}
+	}
+	for name, d := range map[string]forkengine.Driver{"recover": fakeRecoverer{}, "both": fakeReconcilingRecoverer{}} {
+		wrapped := tel.Driver(name, d)
+		b, ok := wrapped.(forkengine.BindingRecoverer)
+		if !ok {
+			t.Fatalf("%s: the wrapper of a BindingRecoverer hides it from the engine", name)
+		}
+		if _, reconciles := wrapped.(forkengine.Reconciler); reconciles != (name == "both") {
+			t.Fatalf("%s: the wrapper reconciles = %v", name, reconciles)
+		}
+		for _, id := range []string{"once", "twice"} {
+			req := forkengine.BindingRecoveryRequest{Proof: forkengine.BindingProof{ClientSubmitID: id}}
+			if _, err := b.RecoverBinding(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for answer, want := range map[string]float64{"found": 1, "ambiguous": 1} {
+			if got := testutil.ToFloat64(tel.Metrics.driverCalls.WithLabelValues(name, "recover_binding", answer)); got != want {
+				t.Errorf("%s: recover_binding %s = %v, want %v", name, answer, got, want)
+			}
+		}
+	}
+}
+
 // validatingDriver refuses sessions without a title.
 type validatingDriver struct{ fakeDriver }
 

@@ -37,6 +37,8 @@ var (
 			string(forkengine.DispositionUnknown), "error"},
 		kindReconcile: {string(forkengine.ReconcileFound), string(forkengine.ReconcileAbsent),
 			string(forkengine.ReconcileUnknown), "error"},
+		kindRecover: {string(forkengine.RecoveryFound), string(forkengine.RecoveryAbsent),
+			string(forkengine.RecoveryAmbiguous), "error"},
 	}
 )
 

@@ -33,6 +33,8 @@ type adapter struct {
 	log       *log.Logger
 	// maxForkBytes bounds a /fork or /reconcile body; 0 means maxForkRequestBytes.
 	maxForkBytes int64
+	// forkgraph is asked before a resume (/resume); nil: resumes are refused.
+	forkgraph *forkgraphClient
 }
 
 // refusal is a change that was not made, with the reason to send back; the state is not written.
@@ -57,6 +59,9 @@ func (a *adapter) routes() http.Handler {
 	mux.HandleFunc("POST /probe", a.probe)
 	mux.HandleFunc("POST /fork", a.fork)
 	mux.HandleFunc("POST /reconcile", a.reconcile)
+	mux.HandleFunc("POST /recover-binding", a.recoverBinding)
+	mux.HandleFunc("POST /submit", a.submit)
+	mux.HandleFunc("POST /resume", a.resume)
 	return mux
 }
 
@@ -65,7 +70,7 @@ func (a *adapter) routes() http.Handler {
 // has to make, remember and report again on /reconcile is the child's provider session id.
 func (a *adapter) descriptor() descriptor {
 	return descriptor{Kind: "reference-adapter", Version: "1", StateBindingMode: hostCopy,
-		ThroughTurn: true, Reconcile: true}
+		ThroughTurn: true, Reconcile: true, RecoverBinding: true}
 }
 
 // describe answers /describe. It reads nothing and changes nothing: forkgraph calls it on reads.

@@ -11,7 +11,8 @@ func TestDescribePromisesReconcile(t *testing.T) {
 	ta := newTestAdapter(t, "", 0)
 	var got descriptor
 	status := ta.post(t, "/describe", describeRequest{Session: forkOf("r").Source}, &got)
-	want := descriptor{Kind: "reference-adapter", Version: "1", StateBindingMode: hostCopy, ThroughTurn: true, Reconcile: true}
+	want := descriptor{Kind: "reference-adapter", Version: "1", StateBindingMode: hostCopy, ThroughTurn: true, Reconcile: true,
+		RecoverBinding: true}
 	if status != http.StatusOK || got != want {
 		t.Fatalf("describe = %d %+v, want 200 %+v", status, got, want)
 	}

@@ -1,6 +1,6 @@
 // Command provider-adapter is the reference provider adapter for forkgraph's webhook driver: a
 // small standalone program, standard library only, that implements the whole webhook protocol
-// (POST /describe, /probe, /fork and /reconcile; see docs/providers.md). Copy it and replace the
+// (POST /describe, /probe, /fork, /reconcile and /recover-binding; see docs/providers.md). Copy it and replace the
 // making of the child in recordFork with a call to your provider. Here the child and its record
 // are one atomic write; a real provider's fork is not, so record the request as pending before
 // calling it, pass the request id to the provider as its idempotency key, record the child after,
@@ -29,6 +29,19 @@
 // snapshot and the child keeps the source's turn bindings, so the adapter has only one thing to
 // make and remember per fork, the child's provider session id. provider_owned would also have it
 // mint a turn binding per turn and a receipt, store them, and report them again on /reconcile.
+//
+// It also plays the provider a runtime talks to: POST /submit records a prompt in a provider
+// session's history and answers with the provider turn id and binding the runtime reports to
+// forkgraph. /recover-binding finds a turn whose binding forkgraph lost in that history, read-only,
+// by the proof forkgraph recorded at submit: the client submit id first, else the HMAC of a
+// plain-text prompt under the key forkgraph sends, compared with each plain-text prompt of the
+// history; exactly one match is found, more are ambiguous, never is a turn picked by position. A
+// provider session made by /fork holds its parent's history up to the turn it was forked through.
+//
+// POST /resume is a runtime resuming a session, with the check forkgraph's reference makes first:
+// started with -forkgraph-url (and -forkgraph-token), it asks forkgraph's verifyForkedSession and
+// resumes only a session that verifies, or is no fork, as its own provider session; anything
+// else, a forkgraph it cannot ask included, fails closed.
 //
 // -fork-delay (for tests) makes /fork wait after recording the child and before answering, so a
 // fork in flight can be observed, or the adapter killed during it.

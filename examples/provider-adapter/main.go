@@ -32,6 +32,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:9100", "listen address; the adapter has no authentication, so keep it on loopback")
 	statePath := fs.String("state", "provider-adapter.json", "file that keeps provider sessions and fork requests across restarts")
 	forkDelay := fs.Duration("fork-delay", 0, "for tests: how long /fork waits, after recording the child, before it answers")
+	forkgraphURL := fs.String("forkgraph-url", "", "forkgraph's GraphQL endpoint, asked before a /resume (verifyForkedSession); empty: /resume refuses")
+	forkgraphToken := fs.String("forkgraph-token", os.Getenv("FORKGRAPH_TOKEN"), "bearer token for -forkgraph-url (default $FORKGRAPH_TOKEN)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,6 +46,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	a := &adapter{state: st, forkDelay: *forkDelay, now: time.Now, newID: randomID,
 		log: log.New(stderr, "provider-adapter: ", log.LstdFlags)}
+	if *forkgraphURL != "" {
+		a.forkgraph = &forkgraphClient{url: *forkgraphURL, token: *forkgraphToken, http: &http.Client{Timeout: forkgraphTimeout}}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err

@@ -24,6 +24,23 @@ type state struct {
 	Roots map[string]string `json:"roots"`
 	// Requests holds, per workspace and fork request id, what the adapter answered for it.
 	Requests map[string]map[string]requestRecord `json:"requests"`
+	// Turns is the provider's history: per provider session id, the turns submitted to it
+	// (POST /submit), in order. /recover-binding reads it, and nothing else writes it.
+	Turns map[string][]providerTurn `json:"turns"`
+	// Resumes counts, per provider session id, the resumes /resume let through.
+	Resumes map[string]int `json:"resumes"`
+}
+
+// providerTurn is one prompt the provider received. A real provider keeps the whole transcript;
+// this one keeps what finding a turn again by its proof needs: the runtime's submit id and, for a
+// plain-text prompt, the text.
+type providerTurn struct {
+	ID             string    `json:"id"`
+	WorkspaceID    string    `json:"workspaceId"`
+	ClientSubmitID string    `json:"clientSubmitId,omitempty"`
+	Content        string    `json:"content"`
+	Text           string    `json:"text,omitempty"`
+	SubmittedAt    time.Time `json:"submittedAt"`
 }
 
 // owner is the workspace a provider session belongs to, or "" when no workspace has used it yet.
@@ -90,7 +107,7 @@ type stateFile struct {
 // file is an error: starting empty over it would forget children and tombstones.
 func openState(path string) (*stateFile, error) {
 	f := &stateFile{path: path, st: state{Sessions: map[string]providerSession{}, Roots: map[string]string{},
-		Requests: map[string]map[string]requestRecord{}}}
+		Requests: map[string]map[string]requestRecord{}, Turns: map[string][]providerTurn{}, Resumes: map[string]int{}}}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
@@ -109,6 +126,12 @@ func openState(path string) (*stateFile, error) {
 	}
 	if f.st.Roots == nil { // a state file from before roots had owners
 		f.st.Roots = map[string]string{}
+	}
+	if f.st.Turns == nil {
+		f.st.Turns = map[string][]providerTurn{} // a state file from before the history
+	}
+	if f.st.Resumes == nil {
+		f.st.Resumes = map[string]int{}
 	}
 	return f, nil
 }

@@ -27,7 +27,8 @@ type wireTurn struct {
 	ProviderTurnBinding json.RawMessage `json:"providerTurnBinding"`
 }
 
-// descriptor says what the adapter can do; reconcile: true promises a truthful /reconcile.
+// descriptor says what the adapter can do; reconcile: true promises a truthful /reconcile, and
+// recoverBinding: true a /recover-binding that only reads the provider's history.
 type descriptor struct {
 	Kind             string `json:"kind"`
 	Version          string `json:"version"`
@@ -35,6 +36,7 @@ type descriptor struct {
 	ThroughTurn      bool   `json:"throughTurn"`
 	FullSession      bool   `json:"fullSession"`
 	Reconcile        bool   `json:"reconcile"`
+	RecoverBinding   bool   `json:"recoverBinding"`
 }
 
 type describeRequest struct {
@@ -84,6 +86,65 @@ type reconcileResponse struct {
 	ProviderSessionID string `json:"providerSessionId,omitempty"`
 	StateBindingMode  string `json:"stateBindingMode,omitempty"`
 	Error             string `json:"error,omitempty"`
+}
+
+// recoverBindingRequest is the body of /recover-binding: a turn whose binding forkgraph lost,
+// and the proof recorded when it was submitted.
+type recoverBindingRequest struct {
+	WorkspaceID string      `json:"workspaceId"`
+	Session     wireSession `json:"session"`
+	Turn        wireTurn    `json:"turn"`
+	Proof       wireProof   `json:"proof"`
+}
+
+// wireProof is the client submit id and, for a plain-text prompt, its keyed digest in hex.
+type wireProof struct {
+	ClientSubmitID string `json:"clientSubmitId"`
+	TextDigest     *struct {
+		Algorithm string `json:"algorithm"`
+		Key       string `json:"key"`
+		Digest    string `json:"digest"`
+	} `json:"textDigest"`
+}
+
+// recoverBindingResponse answers /recover-binding: found (with the turn), absent or ambiguous.
+type recoverBindingResponse struct {
+	Answer              string          `json:"answer"`
+	ProviderSessionID   string          `json:"providerSessionId,omitempty"`
+	ProviderTurnID      string          `json:"providerTurnId,omitempty"`
+	ProviderTurnBinding json.RawMessage `json:"providerTurnBinding,omitempty"`
+	Error               string          `json:"error,omitempty"`
+}
+
+// submitRequest is the body of /submit, the provider's own API for a runtime's prompt.
+type submitRequest struct {
+	WorkspaceID       string `json:"workspaceId"`
+	ProviderSessionID string `json:"providerSessionId"`
+	ClientSubmitID    string `json:"clientSubmitId"`
+	Content           string `json:"content"`
+	Text              string `json:"text"`
+}
+
+// submitResponse is the provider turn the prompt became, as the runtime reports it to forkgraph.
+type submitResponse struct {
+	ProviderTurnID      string          `json:"providerTurnId"`
+	ProviderTurnBinding json.RawMessage `json:"providerTurnBinding"`
+}
+
+// resumeRequest is the body of /resume: a runtime resuming forkgraph session sessionId, which
+// is provider session providerSessionId of this provider.
+type resumeRequest struct {
+	WorkspaceID       string `json:"workspaceId"`
+	SessionID         string `json:"sessionId"`
+	ProviderSessionID string `json:"providerSessionId"`
+}
+
+// resumeResponse says whether the session was resumed, and forkgraph's verification.
+type resumeResponse struct {
+	Resumed bool   `json:"resumed"`
+	Status  string `json:"status,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // errorResponse is the body of an answer that is not the call's normal shape.

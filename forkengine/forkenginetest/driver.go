@@ -29,7 +29,7 @@ type ForkStep struct {
 // (child session "child-<operation id>"; provider_owned: one binding per bound turn and a
 // receipt). It is safe for concurrent use.
 type ScriptedDriver struct {
-	describeCalls, probeCalls, probeBatches, forkCalls, reconcileCalls atomic.Int64
+	describeCalls, probeCalls, probeBatches, forkCalls, reconcileCalls, recoverCalls atomic.Int64
 
 	mu                sync.Mutex
 	descriptor        forkengine.Descriptor
@@ -45,6 +45,8 @@ type ScriptedDriver struct {
 	forks             []forkengine.ForkRequest
 	reconcileSteps    []ReconcileStep
 	reconciles        []forkengine.ReconcileRequest
+	recoverSteps      []RecoverStep
+	recoveries        []forkengine.BindingRecoveryRequest
 }
 
 type describeAnswer struct {

@@ -29,6 +29,12 @@ type memState struct {
 	lastCursor int64
 	// owners holds the workspace that owns each provider session (ClaimProviderSession).
 	owners map[providerSessionKey]string
+	// submissions holds each turn's recorded submission, keyed by turn id; serverKeys the
+	// server keys by name.
+	submissions map[rowKey]forkengine.Submission
+	serverKeys  map[string][]byte
+	// workspaces holds the workspaces' settings (the kill switch).
+	workspaces map[string]forkengine.WorkspaceSettings
 }
 
 func newMemState() *memState {
@@ -41,6 +47,10 @@ func newMemState() *memState {
 		histories:  map[rowKey]forkengine.History{},
 		positions:  map[string]int64{},
 		owners:     map[providerSessionKey]string{},
+
+		submissions: map[rowKey]forkengine.Submission{},
+		serverKeys:  map[string][]byte{},
+		workspaces:  map[string]forkengine.WorkspaceSettings{},
 	}
 }
 
@@ -59,6 +69,10 @@ func (s *memState) clone() *memState {
 		positions:  maps.Clone(s.positions),
 		lastCursor: s.lastCursor,
 		owners:     maps.Clone(s.owners),
+
+		submissions: maps.Clone(s.submissions),
+		serverKeys:  maps.Clone(s.serverKeys),
+		workspaces:  maps.Clone(s.workspaces),
 	}
 }
 

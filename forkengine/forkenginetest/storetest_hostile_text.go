@@ -182,8 +182,13 @@ func testHostileSessionFields(t *testing.T, s forkengine.Store) {
 				want = c.identifier
 			}
 			// A new session per value and an update of "base": a refusal creates nothing and
-			// changes nothing.
-			for _, id := range []string{fmt.Sprintf("%s-%d", f.name, i), "base"} {
+			// changes nothing. A provider session id is given to new sessions only: once set,
+			// it never changes (provider_session_changed).
+			ids := []string{fmt.Sprintf("%s-%d", f.name, i), "base"}
+			if f.name == "providerSessionId" {
+				ids = ids[:1]
+			}
+			for _, id := range ids {
 				report := forkengine.SessionReport{WorkspaceID: wsA, ID: id, Provider: "scripted"}
 				f.set(&report, c.value)
 				before := storeState(t, s, wsA)

@@ -58,17 +58,18 @@ func providerSessionTests() map[string]storeTest {
 			require.NoError(t, report(wsA, "s2", "thread-of-a"), "the owner may report it in several sessions")
 			require.NoError(t, report(wsB, "b1", "thread-of-b"))
 			beforeB := storeStateOf(t, s, wsB)
-			for _, id := range []string{"b2", "b1"} { // a new session, and one that had another
-				err := report(wsB, id, "thread-of-a")
-				requireOwned(t, err)
-				require.Equal(t, beforeB, storeStateOf(t, s, wsB), "the refused report of %s changed nothing", id)
-			}
+			requireOwned(t, report(wsB, "b2", "thread-of-a"))
+			require.Equal(t, beforeB, storeStateOf(t, s, wsB), "the refused report of b2 changed nothing")
+			// A session that has a provider session keeps it (issue 25), whoever owns the other.
+			err := report(wsB, "b1", "thread-of-a")
+			require.Equal(t, forkengine.ReasonProviderSessionChanged, forkengine.ErrorReason(err), "%v", err)
+			require.Equal(t, beforeB, storeStateOf(t, s, wsB), "the refused report of b1 changed nothing")
 			owner, err := s.ProviderSessionOwner(ctx, "scripted", "thread-of-a")
 			require.NoError(t, err)
 			require.Equal(t, wsA, owner)
-			// Moving a session to a new provider session claims that one; the old stays its owner's.
-			require.NoError(t, report(wsA, "s1", "thread-of-a-2"))
-			requireOwned(t, report(wsB, "b1", "thread-of-a-2"))
+			// A new session of a new provider session claims that one.
+			require.NoError(t, report(wsA, "s3", "thread-of-a-2"))
+			requireOwned(t, report(wsB, "b3", "thread-of-a-2"))
 		},
 		"ForkOfAProviderSessionAnotherWorkspaceOwnsIsForbidden": func(t *testing.T, s forkengine.Store) {
 			e := hostileEngine(t, s)

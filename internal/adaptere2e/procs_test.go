@@ -113,6 +113,13 @@ func (p *process) kill(t *testing.T) {
 // startAdapterOn starts the adapter on addr again, once the killed one's port can be bound.
 func startAdapterOn(t *testing.T, addr string, args ...string) *process {
 	t.Helper()
+	waitPortFree(t, addr)
+	return start(t, "provider-adapter", adapterBin, append([]string{"-addr", addr}, args...)...)
+}
+
+// waitPortFree returns once addr, a killed process's address, can be bound again.
+func waitPortFree(t *testing.T, addr string) {
+	t.Helper()
 	deadline := time.Now().Add(startDeadline)
 	for {
 		ln, err := net.Listen("tcp", addr)
@@ -121,11 +128,10 @@ func startAdapterOn(t *testing.T, addr string, args ...string) *process {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s is still taken %s after the adapter was killed: %v", addr, startDeadline, err)
+			t.Fatalf("%s is still taken %s after its process was killed: %v", addr, startDeadline, err)
 		}
 		time.Sleep(50 * time.Millisecond) // polling the port, bounded by the deadline
 	}
-	return start(t, "provider-adapter", adapterBin, append([]string{"-addr", addr}, args...)...)
 }
 
 // lockedBuffer collects a process's stderr for failure messages.

@@ -35,14 +35,16 @@ type Driver struct {
 	forkCalls     atomic.Int64
 	probeCalls    atomic.Int64
 	describeCalls atomic.Int64
-	// reconcileCalls counts Reconcile calls.
+	// reconcileCalls counts Reconcile calls, recoverCalls RecoverBinding calls.
 	reconcileCalls atomic.Int64
+	recoverCalls   atomic.Int64
 }
 
 var (
 	_ forkengine.Driver           = (*Driver)(nil)
 	_ forkengine.Reconciler       = (*Driver)(nil)
 	_ forkengine.SessionValidator = (*Driver)(nil)
+	_ forkengine.BindingRecoverer = (*Driver)(nil)
 )
 
 // New returns a simulated driver.
@@ -78,8 +80,41 @@ func (d *Driver) Describe(_ context.Context, s forkengine.Session) (forkengine.D
 		ThroughTurn:      true,
 		FullSession:      false,
 		Reconcile:        true,
+		RecoverBinding:   true,
 	}, nil
 }
+
+// RecoverBinding answers what the script says the provider's history holds for a turn whose
+// binding was lost: found (the default) names a provider turn derived from the session's provider
+// session and the proof, so one proof always finds the same turn (and two turns with one proof
+// find the same one, which the engine refuses for the second); absent or ambiguous find nothing.
+func (d *Driver) RecoverBinding(_ context.Context, req forkengine.BindingRecoveryRequest) (forkengine.BindingRecoveryResult, error) {
+	d.recoverCalls.Add(1)
+	script, err := ScriptFor(req.Session, d.opts.Latency)
+	if err != nil {
+		return forkengine.BindingRecoveryResult{Answer: forkengine.RecoveryAbsent, Error: err.Error()}, nil
+	}
+	switch script.Recover {
+	case forkengine.RecoveryAbsent:
+		return forkengine.BindingRecoveryResult{Answer: script.Recover, Error: "simulated provider has no turn with this proof"}, nil
+	case forkengine.RecoveryAmbiguous:
+		return forkengine.BindingRecoveryResult{Answer: script.Recover, Error: "simulated provider has several turns with this proof"}, nil
+	}
+	proof := req.Proof.ClientSubmitID
+	if proof == "" {
+		proof = "text:" + req.Proof.TextDigest
+	}
+	psid := req.Session.ProviderSessionID
+	turnID := "simturn-rec-" + digest(req.WorkspaceID, psid, proof)
+	binding, _ := json.Marshal(map[string]any{"simulated": map[string]any{ // strings and a bool always marshal
+		"providerSessionId": psid, "recovered": true,
+	}})
+	return forkengine.BindingRecoveryResult{Answer: forkengine.RecoveryFound, ProviderSessionID: psid,
+		ProviderTurnID: turnID, ProviderTurnBinding: binding}, nil
+}
+
+// RecoverCalls returns how many times RecoverBinding has been called.
+func (d *Driver) RecoverCalls() int64 { return d.recoverCalls.Load() }
 
 // Reconcile answers what the script says became of an unknown delivery: unknown for the first
 // reconcileAfter attempts, then reconcile (default found, with the very child Fork would have

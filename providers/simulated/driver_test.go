@@ -49,11 +49,12 @@ func TestDescribe(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "DefaultHostCopy", want: forkengine.Descriptor{Kind: "simulated", Version: "v1",
-			StateBindingMode: forkengine.BindingHostCopy, ThroughTurn: true, Reconcile: true}},
+			StateBindingMode: forkengine.BindingHostCopy, ThroughTurn: true, Reconcile: true, RecoverBinding: true}},
 		{name: "ProviderOwned", script: `{"bindingMode":"provider_owned"}`, version: "v7",
 			want: forkengine.Descriptor{Kind: "simulated", Version: "v7",
-				StateBindingMode: forkengine.BindingProviderOwned, ThroughTurn: true, Reconcile: true}},
+				StateBindingMode: forkengine.BindingProviderOwned, ThroughTurn: true, Reconcile: true, RecoverBinding: true}},
 		{name: "ErrUnknownReconcileAnswer", script: `{"reconcile":"maybe"}`, wantErr: true},
+		{name: "ErrUnknownRecoverAnswer", script: `{"recover":"maybe"}`, wantErr: true},
 		{name: "ErrNegativeReconcileAfter", script: `{"reconcileAfter":-1}`, wantErr: true},
 		{name: "ErrUnknownBindingMode", script: `{"bindingMode":"copy"}`, wantErr: true},
 		{name: "ErrUnknownForkOutcome", script: `{"fork":"maybe"}`, wantErr: true},
@@ -150,5 +151,43 @@ func TestReconcileOfARefusedForkIsAbsent(t *testing.T) {
 				t.Fatalf("script %s, attempt %d: %+v, %v; want %s without a child", script, attempt, res, err, want)
 			}
 		}
+	}
+}
+
+func TestRecoverBinding(t *testing.T) {
+	d := simulated.New(simulated.Options{})
+	ask := func(script, submitID, digest string) forkengine.BindingRecoveryResult {
+		t.Helper()
+		turn := boundTurn("t1", 1)
+		turn.ProviderTurnID, turn.ProviderTurnBinding = "", nil
+		res, err := d.RecoverBinding(context.Background(), forkengine.BindingRecoveryRequest{WorkspaceID: "ws",
+			Session: session(script), Turn: turn, Proof: forkengine.BindingProof{ClientSubmitID: submitID, TextDigest: digest}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	found := ask("", "submit-1", "")
+	if found.Answer != forkengine.RecoveryFound || found.ProviderSessionID != "src-provider" ||
+		!strings.HasPrefix(found.ProviderTurnID, "simturn-rec-") {
+		t.Fatalf("default answer = %+v, want found in the session's provider session", found)
+	}
+	if !json.Valid(found.ProviderTurnBinding) || !strings.Contains(string(found.ProviderTurnBinding), `"recovered":true`) {
+		t.Fatalf("binding %s", found.ProviderTurnBinding)
+	}
+	if again := ask("", "submit-1", ""); again.ProviderTurnID != found.ProviderTurnID {
+		t.Fatalf("one proof found %s, then %s", found.ProviderTurnID, again.ProviderTurnID)
+	}
+	if other := ask("", "", "ab12"); other.ProviderTurnID == found.ProviderTurnID || other.Answer != forkengine.RecoveryFound {
+		t.Fatalf("a text proof found %+v", other)
+	}
+	for _, answer := range []forkengine.RecoveryAnswer{forkengine.RecoveryAbsent, forkengine.RecoveryAmbiguous} {
+		res := ask(`{"recover":"`+string(answer)+`"}`, "submit-1", "")
+		if res.Answer != answer || res.ProviderTurnID != "" || res.Error == "" {
+			t.Fatalf("script %s answered %+v", answer, res)
+		}
+	}
+	if got := d.RecoverCalls(); got != 5 {
+		t.Fatalf("RecoverCalls = %d, want 5", got)
 	}
 }

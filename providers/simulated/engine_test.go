@@ -223,3 +223,49 @@ func TestReconcileFollowsTheScript(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoveryScriptsUnderTheEngine: turns reported without a binding but with their submit id
+// are forkable through recovery by default; recover absent or ambiguous keeps the refusal; and two
+// turns with one proof find one provider turn, which only the first may have.
+func TestRecoveryScriptsUnderTheEngine(t *testing.T) {
+	ctx := context.Background()
+	unbound := func(t *testing.T, h *harness, id, submitID string) {
+		t.Helper()
+		if _, err := h.engine.ReportTurn(ctx, forkengine.TurnReport{WorkspaceID: "ws", SessionID: "src", ID: id,
+			Phase: forkengine.PhaseSettled, Outcome: forkengine.OutcomeCompleted,
+			Submission: &forkengine.SubmissionReport{ClientSubmitID: submitID, Content: forkengine.SubmissionMultimodal}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("CommittedThroughTheRecoveredBinding", func(t *testing.T) {
+		h := newHarness(t, "")
+		unbound(t, h, "src-t4", "submit-4")
+		op, seen := h.fork(t, "src", "src-t4")
+		if op.Status != forkengine.StatusCommitted || len(seen) != 4 {
+			t.Fatalf("fork ended %s (%v): %s", op.Status, seen, op.Error)
+		}
+		if op.SourceProviderTurnID == "" || h.driver.RecoverCalls() != 1 {
+			t.Fatalf("forked through %q after %d recoveries", op.SourceProviderTurnID, h.driver.RecoverCalls())
+		}
+		unbound(t, h, "src-t5", "submit-4") // the same proof: the provider turn is src-t4's now
+		_, err := h.engine.StartFork(ctx, forkengine.ForkInput{WorkspaceID: "ws", SourceSessionID: "src",
+			ThroughTurnID: "src-t5", RequestID: "req-t5"})
+		if forkengine.ErrorReason(err) != forkengine.ReasonProviderTurnMissing {
+			t.Fatalf("a provider turn another turn owns: %v", err)
+		}
+	})
+	for _, script := range []string{`{"recover":"absent"}`, `{"recover":"ambiguous"}`} {
+		t.Run(script, func(t *testing.T) {
+			h := newHarness(t, script)
+			unbound(t, h, "src-t4", "submit-4")
+			_, err := h.engine.StartFork(ctx, forkengine.ForkInput{WorkspaceID: "ws", SourceSessionID: "src",
+				ThroughTurnID: "src-t4", RequestID: "req-t4"})
+			if forkengine.ErrorCode(err) != forkengine.CodeForkConflict || forkengine.ErrorReason(err) != forkengine.ReasonProviderTurnMissing {
+				t.Fatalf("StartFork = %v, want FORK_CONFLICT provider_turn_missing", err)
+			}
+			if h.driver.RecoverCalls() != 1 || h.driver.ForkCalls() != 0 {
+				t.Fatalf("%d recoveries and %d forks", h.driver.RecoverCalls(), h.driver.ForkCalls())
+			}
+		})
+	}
+}

@@ -26,6 +26,9 @@ type Script struct {
 	Reconcile forkengine.ReconcileAnswer
 	// ReconcileAfter makes the first ReconcileAfter attempts answer unknown before Reconcile.
 	ReconcileAfter int
+	// Recover is what RecoverBinding answers for a turn whose binding was lost: found (default:
+	// a provider turn derived from the proof), absent or ambiguous.
+	Recover forkengine.RecoveryAnswer
 }
 
 // scriptJSON is the wire shape; pointers tell "absent" from a zero value.
@@ -37,6 +40,7 @@ type scriptJSON struct {
 	BindingMode    string `json:"bindingMode"`
 	Reconcile      string `json:"reconcile"`
 	ReconcileAfter *int   `json:"reconcileAfter"`
+	Recover        string `json:"recover"`
 }
 
 // ScriptFor reads the script of a session, filling defaults for absent keys. It returns an error
@@ -49,6 +53,7 @@ func ScriptFor(s forkengine.Session, defaultLatency time.Duration) (Script, erro
 		Probe:       true,
 		BindingMode: forkengine.BindingHostCopy,
 		Reconcile:   forkengine.ReconcileFound,
+		Recover:     forkengine.RecoveryFound,
 	}
 	raw, err := simulatedSettings(s.Settings)
 	if err != nil || raw == nil {
@@ -111,6 +116,13 @@ func (s *Script) apply(in scriptJSON) error {
 		s.Reconcile = a
 	default:
 		return fmt.Errorf("unknown reconcile answer %q (want found, absent or unknown)", in.Reconcile)
+	}
+	switch a := forkengine.RecoveryAnswer(in.Recover); a {
+	case "":
+	case forkengine.RecoveryFound, forkengine.RecoveryAbsent, forkengine.RecoveryAmbiguous:
+		s.Recover = a
+	default:
+		return fmt.Errorf("unknown recover answer %q (want found, absent or ambiguous)", in.Recover)
 	}
 	if in.ReconcileAfter != nil {
 		if *in.ReconcileAfter < 0 {

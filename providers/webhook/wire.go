@@ -40,6 +40,7 @@ type wireDescriptor struct {
 	ThroughTurn      bool   `json:"throughTurn"`
 	FullSession      bool   `json:"fullSession"`
 	Reconcile        bool   `json:"reconcile"`
+	RecoverBinding   bool   `json:"recoverBinding"`
 }
 
 // describeRequest names its workspace beside the session, as every request of the protocol does,
@@ -97,6 +98,35 @@ type reconcileResponse struct {
 	Error             string                   `json:"error"`
 }
 
+// recoverBindingRequest asks where a turn whose binding was lost is in the provider's history.
+type recoverBindingRequest struct {
+	WorkspaceID string      `json:"workspaceId"`
+	Session     wireSession `json:"session"`
+	Turn        wireTurn    `json:"turn"`
+	Proof       wireProof   `json:"proof"`
+}
+
+// wireProof is what the runtime recorded when it submitted the turn: its client submit id, and
+// for a plain-text submission the keyed digest of the text (never the text).
+type wireProof struct {
+	ClientSubmitID string          `json:"clientSubmitId,omitempty"`
+	TextDigest     *wireTextDigest `json:"textDigest,omitempty"`
+}
+
+type wireTextDigest struct {
+	Algorithm string `json:"algorithm"`
+	Key       string `json:"key"`
+	Digest    string `json:"digest"`
+}
+
+type recoverBindingResponse struct {
+	Answer              string          `json:"answer"`
+	ProviderSessionID   string          `json:"providerSessionId"`
+	ProviderTurnID      string          `json:"providerTurnId"`
+	ProviderTurnBinding json.RawMessage `json:"providerTurnBinding"`
+	Error               string          `json:"error"`
+}
+
 // errorBody is the shape of any error answer; describe and probe use it too.
 type errorBody struct {
 	Error string `json:"error"`
@@ -139,6 +169,7 @@ func toWireDescriptor(d forkengine.Descriptor) wireDescriptor {
 	return wireDescriptor{
 		Kind: d.Kind, Version: d.Version, StateBindingMode: string(d.StateBindingMode),
 		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession, Reconcile: d.Reconcile,
+		RecoverBinding: d.RecoverBinding,
 	}
 }
 
@@ -146,5 +177,6 @@ func (d wireDescriptor) domain() forkengine.Descriptor {
 	return forkengine.Descriptor{
 		Kind: d.Kind, Version: d.Version, StateBindingMode: forkengine.BindingMode(d.StateBindingMode),
 		ThroughTurn: d.ThroughTurn, FullSession: d.FullSession, Reconcile: d.Reconcile,
+		RecoverBinding: d.RecoverBinding,
 	}
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestForkingFlag(t *testing.T) {
+	none := func(string) string { return "" }
+	cfg, err := parseConfig(nil, none, io.Discard)
+	require.NoError(t, err)
+	require.True(t, cfg.forking, "forking is on by default")
+	cfg, err = parseConfig(nil, func(k string) string { return map[string]string{"FORKGRAPH_FORKING": "off"}[k] }, io.Discard)
+	require.NoError(t, err)
+	require.False(t, cfg.forking)
+	cfg, err = parseConfig([]string{"-forking=false"}, none, io.Discard)
+	require.NoError(t, err)
+	require.False(t, cfg.forking)
+}
+
+// TestServerWithForkingOff runs the real server with -forking=false: the demo workspace reads,
+// its capabilities read false, a fork is refused with forking_disabled, and the workspace's
+// settings say it is the server's switch.
+func TestServerWithForkingOff(t *testing.T) {
+	base, _ := startServer(t, filepath.Join(t.TempDir(), "forkgraph.db"), "-forking=false")
+	var read struct {
+		Session struct {
+			LifecycleCapabilities struct{ ForkThroughTurn bool }
+			LatestTurn            struct{ ProviderForkBindingAvailable bool }
+		}
+		WorkspaceSettings struct {
+			ForkingEnabled, WorkspaceForkingEnabled, ServerForkingEnabled bool
+		}
+	}
+	post(t, base, `{ session(workspaceId: "demo", id: "lisbon-trip") { lifecycleCapabilities { forkThroughTurn }
+		latestTurn { providerForkBindingAvailable } }
+		workspaceSettings(workspaceId: "demo") { forkingEnabled workspaceForkingEnabled serverForkingEnabled } }`, nil, &read)
+	require.False(t, read.Session.LifecycleCapabilities.ForkThroughTurn)
+	require.False(t, read.Session.LatestTurn.ProviderForkBindingAvailable)
+	require.Equal(t, struct{ ForkingEnabled, WorkspaceForkingEnabled, ServerForkingEnabled bool }{false, true, false},
+		read.WorkspaceSettings)
+
+	body, err := json.Marshal(map[string]any{"query": `mutation { forkSession(input: {workspaceId: "demo",
+		sourceSessionId: "lisbon-trip", throughTurnId: "lisbon-trip-t2", requestId: "off"}) { id } }`})
+	require.NoError(t, err)
+	resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var answer struct {
+		Errors []struct {
+			Extensions struct{ Code, Reason string }
+		}
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&answer))
+	require.Len(t, answer.Errors, 1)
+	require.Equal(t, "FORK_UNSUPPORTED", answer.Errors[0].Extensions.Code)
+	require.Equal(t, "forking_disabled", answer.Errors[0].Extensions.Reason)
+}
