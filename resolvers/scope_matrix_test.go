@@ -55,6 +55,12 @@ var matrixFields = []matrixField{
 		}},
 	{"forkOperations", kindQuery, access.ScopeRead, `query($ws: ID!) { forkOperations(workspaceId: $ws, first: 1) { totalCount } }`, wsOnly},
 	{"workspaceEventCursor", kindQuery, access.ScopeRead, `query($ws: ID!) { workspaceEventCursor(workspaceId: $ws) }`, wsOnly},
+	{"verifyForkedSession", kindQuery, access.ScopeRead,
+		`query($ws: ID!) { verifyForkedSession(workspaceId: $ws, sessionId: "s") { status resumable } }`, wsOnly},
+	{"workspaceSettings", kindQuery, access.ScopeRead, `query($ws: ID!) { workspaceSettings(workspaceId: $ws) { forkingEnabled } }`, wsOnly},
+	{"setWorkspaceForking", kindMutation, access.ScopeAdmin,
+		// enabled: true, so the cells after it still fork; the refusals change nothing either way.
+		`mutation($ws: ID!) { setWorkspaceForking(workspaceId: $ws, enabled: true) { forkingEnabled } }`, wsOnly},
 	{"reportSession", kindMutation, access.ScopeIngest,
 		`mutation($ws: ID!, $id: ID!) { reportSession(input: {workspaceId: $ws, id: $id, provider: "simulated"}) { id } }`,
 		func(_ *matrixFixture, ws string, n int) map[string]any {

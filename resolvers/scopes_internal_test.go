@@ -27,6 +27,8 @@ func TestEveryRootFieldNamesItsScope(t *testing.T) {
 		"Mutation.reconcileForkOperation": access.ScopeFork, "Mutation.abandonForkOperation": access.ScopeFork,
 		"Mutation.reportSession": access.ScopeIngest, "Mutation.reportTurn": access.ScopeIngest,
 		"Mutation.appendMessages": access.ScopeIngest, "Mutation.deleteSession": access.ScopeAdmin,
+		"Query.verifyForkedSession": access.ScopeRead, "Query.workspaceSettings": access.ScopeRead,
+		"Mutation.setWorkspaceForking": access.ScopeAdmin,
 	}
 	for key, rule := range rules {
 		name := key.object + "." + key.field
