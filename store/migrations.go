@@ -1,5 +1,7 @@
 package store
 
+import "gorm.io/gorm"
+
 // migration is one schema step. Statements run on every dialect; perDialect adds statements for
 // one dialect only (after the shared ones). Versions only ever grow: never edit a released step,
 // append a new one.
@@ -8,6 +10,9 @@ type migration struct {
 	name       string
 	statements []string
 	perDialect map[string][]string
+	// fill, when set, runs after the statements in the step's transaction: what SQL alone
+	// cannot do, such as indexing stored text with words cut in Go (search.go).
+	fill func(tx *gorm.DB, d dialect) error
 }
 
 // The JSON columns are TEXT on both dialects: the store never queries inside them, and TEXT keeps
@@ -266,6 +271,8 @@ var migrations = []migration{
 	// A committed fork reads its inherited history through segments instead of holding a copy
 	// (history.go, docs/design/shared-history.md). Forks committed before keep their copies.
 	{version: 15, name: "shared history", statements: historyMigration},
+	// Sessions are found by the words of their titles and messages (search.go).
+	searchMigration,
 }
 
 func eventsTable(cursorType string) string {
