@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -93,7 +94,7 @@ var sqliteSearchTriggers = []string{
 	"CREATE TRIGGER lineages_terms_unforked AFTER DELETE ON lineages BEGIN " + unforkedTermsSQL + "; END",
 }
 
-// On PostgreSQL the counts are kept by statement triggers over transition tables: a message's
+// On PostgreSQL inserted and deleted rows are counted by statement triggers over transition tables: a message's
 // fifty new words are one grouped upsert of the count rows, not fifty trigger calls. Count rows
 // are sharded by backend pid as session_counts' are, and written in key order, so two writers
 // that share a shard wait for each other instead of deadlocking.
@@ -109,21 +110,23 @@ var postgresSearchTriggers = []string{
 	BEGIN ` + postgresBumpTermsSQL("new_rows", "") + `; RETURN NULL; END $$ LANGUAGE plpgsql`,
 	`CREATE OR REPLACE FUNCTION forkgraph_count_deleted_terms() RETURNS trigger AS $$
 	BEGIN ` + postgresBumpTermsSQL("old_rows", "-") + `; RETURN NULL; END $$ LANGUAGE plpgsql`,
-	// An update moves a row between classes when its class (or its key) changed; the rows an
-	// upsert only gave a new source cancel out and are left out.
-	`CREATE OR REPLACE FUNCTION forkgraph_count_updated_terms() RETURNS trigger AS $$
-	BEGIN ` + postgresBumpTermsSQL(`(SELECT o.* FROM old_rows o LEFT JOIN new_rows n ON n.workspace_id = o.workspace_id
-		AND n.term = o.term AND n.created_at_us = o.created_at_us AND n.session_id = o.session_id AND n.class = o.class
-		WHERE n.session_id IS NULL) moved`, "-") + `;
-	` + postgresBumpTermsSQL(`(SELECT n.* FROM new_rows n LEFT JOIN old_rows o ON n.workspace_id = o.workspace_id
-		AND n.term = o.term AND n.created_at_us = o.created_at_us AND n.session_id = o.session_id AND n.class = o.class
-		WHERE o.session_id IS NULL) moved`, "") + `; RETURN NULL; END $$ LANGUAGE plpgsql`,
+	// A row moves between classes only when a session's class changes (a soft delete, a visibility
+	// change, a lineage written or purged): rare, so a row trigger does it, named on class alone
+	// so that an upsert that only gives a row a new source fires nothing. (A statement trigger
+	// over transition tables fires for every upsert, and joining its two tables cost 16 ms.)
+	`CREATE OR REPLACE FUNCTION forkgraph_count_reclassed_term() RETURNS trigger AS $$
+	BEGIN
+		INSERT INTO session_term_counts (workspace_id, term, class, shard, n)
+		VALUES (OLD.workspace_id, OLD.term, OLD.class, pg_backend_pid() % 16, -1), (NEW.workspace_id, NEW.term, NEW.class, pg_backend_pid() % 16, 1)
+		ON CONFLICT (workspace_id, term, class, shard) DO UPDATE SET n = session_term_counts.n + excluded.n;
+		RETURN NULL;
+	END $$ LANGUAGE plpgsql`,
 	`CREATE TRIGGER session_terms_counted_insert AFTER INSERT ON session_terms REFERENCING NEW TABLE AS new_rows
 		FOR EACH STATEMENT EXECUTE FUNCTION forkgraph_count_inserted_terms()`,
 	`CREATE TRIGGER session_terms_counted_delete AFTER DELETE ON session_terms REFERENCING OLD TABLE AS old_rows
 		FOR EACH STATEMENT EXECUTE FUNCTION forkgraph_count_deleted_terms()`,
-	`CREATE TRIGGER session_terms_counted_update AFTER UPDATE ON session_terms REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-		FOR EACH STATEMENT EXECUTE FUNCTION forkgraph_count_updated_terms()`,
+	`CREATE TRIGGER session_terms_counted_update AFTER UPDATE OF class ON session_terms FOR EACH ROW
+		WHEN (OLD.class <> NEW.class) EXECUTE FUNCTION forkgraph_count_reclassed_term()`,
 	`CREATE OR REPLACE FUNCTION forkgraph_reclass_terms() RETURNS trigger AS $$
 	BEGIN
 		IF TG_TABLE_NAME = 'lineages' THEN
@@ -164,24 +167,62 @@ func (q queries) termRows(terms []string) (string, []any) {
 	return b.String(), args
 }
 
-// addTerms gives the session's rows of terms the source bit (1 title, 2 messages), inserting the
-// rows it lacks with the session's class and creation time, read from its row in the same
-// statement. A row that has the bit already is left alone (the upsert's WHERE), so a message of
-// words the session has said before writes nothing.
-func (q queries) addTerms(db *gorm.DB, ws, sessionID string, terms []string, source int) error {
-	for start := 0; start < len(terms); start += termBatch {
-		rows, args := q.termRows(terms[start:min(start+termBatch, len(terms))])
-		bit := strconv.Itoa(source)
+// sessionTerm is one word of one session's document.
+type sessionTerm struct{ session, term string }
+
+// pairRows is a derived table w (sid, value) of session and word pairs: json_each of one bound
+// array of pairs on SQLite, a VALUES list on PostgreSQL.
+func (q queries) pairRows(pairs []sessionTerm) (string, []any) {
+	if q.dialect.jsonIDLists {
+		list := make([][2]string, len(pairs))
+		for i, p := range pairs {
+			list[i] = [2]string{p.session, p.term}
+		}
+		raw, _ := json.Marshal(list) // strings only: cannot fail
+		return "(SELECT json_extract(value, '$[0]') AS sid, json_extract(value, '$[1]') AS value FROM json_each(?)) w", []any{string(raw)}
+	}
+	args := make([]any, 0, 2*len(pairs))
+	var b strings.Builder
+	b.WriteString("(VALUES ")
+	for i, p := range pairs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?)")
+		args = append(args, p.session, p.term)
+	}
+	b.WriteString(") AS w (sid, value)")
+	return b.String(), args
+}
+
+// addTerms gives each pair's row the source bit (1 title, 2 messages), inserting the rows that
+// are missing with their session's class and creation time, read from its row in the same
+// statement: one statement per termBatch pairs, whatever the number of sessions. A row that has
+// the bit already is left alone (the upsert's WHERE), so a message of words its session said
+// before writes nothing.
+func (q queries) addTerms(db *gorm.DB, ws string, pairs []sessionTerm, source int) error {
+	bit := strconv.Itoa(source)
+	for start := 0; start < len(pairs); start += termBatch {
+		rows, args := q.pairRows(pairs[start:min(start+termBatch, len(pairs))])
 		query := `INSERT INTO session_terms (workspace_id, term, created_at_us, session_id, class, sources)
 			SELECT s.workspace_id, w.value, s.created_at_us, s.id, ` + sessionClassSQL("s") + `, ` + bit + `
-			FROM sessions s CROSS JOIN ` + rows + ` WHERE s.workspace_id = ? AND s.id = ?
+			FROM ` + rows + ` CROSS JOIN sessions s WHERE s.workspace_id = ? AND s.id = w.sid
 			ON CONFLICT (workspace_id, term, created_at_us, session_id) DO UPDATE SET sources = session_terms.sources + ` + bit + `
 			WHERE session_terms.sources % ` + strconv.Itoa(source*2) + ` < ` + bit
-		if _, err := q.execFixed(db, query, append(args, ws, sessionID)...); err != nil {
-			return classify(err, "index %d words of session %s", len(terms), sessionID)
+		if _, err := q.execFixed(db, query, append(args, ws)...); err != nil {
+			return classify(err, "index %d words", len(pairs))
 		}
 	}
 	return nil
+}
+
+// termsOf pairs one session with each of terms.
+func termsOf(session string, terms []string) []sessionTerm {
+	out := make([]sessionTerm, len(terms))
+	for i, t := range terms {
+		out[i] = sessionTerm{session, t}
+	}
+	return out
 }
 
 // dropTitleTerms takes the title bit from the session's rows of terms and deletes the rows left
@@ -254,34 +295,30 @@ func (tx *txn) indexTitle(db *gorm.DB, prior priorTitle, s forkengine.Session) e
 			return err
 		}
 	}
-	return tx.addTerms(db, s.WorkspaceID, s.ID, next, 1)
+	return tx.addTerms(db, s.WorkspaceID, termsOf(s.ID, next), 1)
 }
 
-// indexMessages adds the words of msgs to their sessions' documents: one statement per session
-// (per termBatch words) with the distinct words of its messages.
+// indexMessages adds the words of msgs to their sessions' documents: per workspace, the
+// distinct (session, word) pairs of the batch, in statements of termBatch pairs.
 func (q queries) indexMessages(db *gorm.DB, msgs []forkengine.Message) error {
-	type sessionKey struct{ ws, id string }
-	var order []sessionKey
-	words := map[sessionKey][]string{}
-	seen := map[sessionKey]map[string]bool{}
+	type pairKey struct{ ws, session, term string }
+	seen := map[pairKey]bool{}
+	var order []string
+	pairs := map[string][]sessionTerm{}
 	for _, m := range msgs {
-		k := sessionKey{m.WorkspaceID, m.SessionID}
-		if seen[k] == nil {
-			seen[k] = map[string]bool{}
-			order = append(order, k)
+		if _, ok := pairs[m.WorkspaceID]; !ok {
+			order = append(order, m.WorkspaceID)
+			pairs[m.WorkspaceID] = nil
 		}
 		for _, w := range forkengine.SearchTerms(m.Content) {
-			if !seen[k][w] {
-				seen[k][w] = true
-				words[k] = append(words[k], w)
+			if k := (pairKey{m.WorkspaceID, m.SessionID, w}); !seen[k] {
+				seen[k] = true
+				pairs[m.WorkspaceID] = append(pairs[m.WorkspaceID], sessionTerm{m.SessionID, w})
 			}
 		}
 	}
-	for _, k := range order {
-		if len(words[k]) == 0 {
-			continue
-		}
-		if err := q.addTerms(db, k.ws, k.id, words[k], 2); err != nil {
+	for _, ws := range order {
+		if err := q.addTerms(db, ws, pairs[ws], 2); err != nil {
 			return err
 		}
 	}
@@ -308,7 +345,7 @@ func fillSearchIndex(db *gorm.DB, d dialect) error {
 	}
 	rows.Close()
 	for _, s := range sessions {
-		if err := q.addTerms(db, s.ws, s.id, forkengine.SearchTerms(s.title), 1); err != nil {
+		if err := q.addTerms(db, s.ws, termsOf(s.id, forkengine.SearchTerms(s.title)), 1); err != nil {
 			return err
 		}
 	}
