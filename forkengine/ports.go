@@ -24,6 +24,9 @@ type SessionFilter struct {
 	Visible        *bool
 	IncludeDeleted bool
 	RootsOnly      bool // sessions without a forkedFrom lineage
+	// Search keeps only the sessions whose title and own messages hold every one of these words
+	// (ParseSearch makes them from a client's text; search.go says what a word is). Nil: no search.
+	Search []string
 }
 
 // OperationFilter narrows ListOperations. Zero values mean "any".

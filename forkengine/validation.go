@@ -129,8 +129,17 @@ func checkTexts(fields map[string]*string) error {
 // Check applies the input rules to a filter a client gave: its provider follows the rules of the
 // provider sessions are reported with, so a value no report could have stored is refused instead
 // of matching nothing (on SQLite) or failing the read (on PostgreSQL, for a NUL). Errors:
-// BAD_USER_INPUT with reason invalid_id.
+// BAD_USER_INPUT with reason invalid_id; invalid_search for search words ParseSearch would not
+// have made (too many, or one that is not a word).
 func (f SessionFilter) Check() error {
+	if len(f.Search) > MaxSearchTerms {
+		return ReasonErrorf(CodeInvalid, ReasonInvalidSearch, "search has %d words; at most %d", len(f.Search), MaxSearchTerms)
+	}
+	for _, term := range f.Search {
+		if got := SearchTerms(term); len(got) != 1 || got[0] != term {
+			return ReasonErrorf(CodeInvalid, ReasonInvalidSearch, "search word %q is not one folded word", term)
+		}
+	}
 	if f.Provider == "" {
 		return nil
 	}

@@ -148,7 +148,7 @@ type ComplexityRoot struct {
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
 		Session              func(childComplexity int, workspaceID string, id string) int
-		Sessions             func(childComplexity int, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) int
+		Sessions             func(childComplexity int, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter, search *string) int
 		VerifyForkedSession  func(childComplexity int, workspaceID string, sessionID string) int
 		Viewer               func(childComplexity int) int
 		WorkspaceEventCursor func(childComplexity int, workspaceID string) int
@@ -291,7 +291,7 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (models.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]models.Node, error)
 	Session(ctx context.Context, workspaceID string, id string) (*models.Session, error)
-	Sessions(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) (*models.SessionConnection, error)
+	Sessions(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter, search *string) (*models.SessionConnection, error)
 	ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
 	ForkOperations(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.ForkOperationFilter) (*models.ForkOperationConnection, error)
 	WorkspaceEventCursor(ctx context.Context, workspaceID string) (string, error)
@@ -881,7 +881,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Sessions(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["filter"].(*models.SessionFilter)), true
+		return e.ComplexityRoot.Query.Sessions(childComplexity, args["workspaceId"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["filter"].(*models.SessionFilter), args["search"].(*string)), true
 	case "Query.verifyForkedSession":
 		if e.ComplexityRoot.Query.VerifyForkedSession == nil {
 			break
@@ -1698,8 +1698,9 @@ type Query {
   ): Session @requiresScope(scope: READ)
   """
   Sessions of a workspace, oldest first, as a Relay connection: page forward with ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + `,
-  backward with ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + `. Errors: BAD_USER_INPUT (reason invalid_first, invalid_last,
-  invalid_cursor, conflicting_page_arguments).
+  backward with ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + `. With ` + "`" + `search` + "`" + `, only the sessions whose title or own messages hold
+  every word of it, in the same order and with the same cursors. Errors: BAD_USER_INPUT (reason
+  invalid_first, invalid_last, invalid_cursor, conflicting_page_arguments, invalid_search).
   Requires scope READ.
   """
   sessions(
@@ -1715,6 +1716,12 @@ type Query {
     before: String
     "Narrows the list; omitted, every session that is not deleted."
     filter: SessionFilter
+    """
+    Only sessions whose title or own messages (not a fork's inherited history) contain every word
+    of this text: whole words, case-insensitive; punctuation separates words. At most 200 bytes
+    and 8 distinct words; empty or omitted, no search. Combines with ` + "`" + `filter` + "`" + ` and paging.
+    """
+    search: String
   ): SessionConnection! @requiresScope(scope: READ)
   """
   One fork operation by id, or null when it does not exist. Reading never acknowledges.
@@ -2237,7 +2244,7 @@ type SessionConnection {
   edges: [SessionEdge!]!
   "Whether more follow, and where to continue."
   pageInfo: PageInfo!
-  "How many sessions match the filter in total."
+  "How many sessions match the filter (and the search) in total."
   totalCount: Int!
 }
 
@@ -3281,6 +3288,14 @@ func (ec *executionContext) field_Query_sessions_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["filter"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg6
 	return args, nil
 }
 
@@ -5566,7 +5581,7 @@ func (ec *executionContext) _Query_sessions(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Sessions(ctx, fc.Args["workspaceId"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["filter"].(*models.SessionFilter))
+			return ec.Resolvers.Query().Sessions(ctx, fc.Args["workspaceId"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["filter"].(*models.SessionFilter), fc.Args["search"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.SessionConnection) graphql.Marshaler {

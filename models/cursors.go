@@ -85,8 +85,11 @@ func SessionListScope(workspaceID string, f forkengine.SessionFilter) ListScope 
 	if f.Visible != nil {
 		visible = strconv.FormatBool(*f.Visible)
 	}
-	return scopeOf(cursorSession, workspaceID, string(f.Kind), f.Provider, visible,
-		strconv.FormatBool(f.IncludeDeleted), strconv.FormatBool(f.RootsOnly))
+	parts := []string{cursorSession, workspaceID, string(f.Kind), f.Provider, visible, strconv.FormatBool(f.IncludeDeleted), strconv.FormatBool(f.RootsOnly)}
+	if len(f.Search) > 0 { // a search's words (sorted by ParseSearch); a list without one keeps its scope
+		parts = append(parts, strings.Join(f.Search, " "))
+	}
+	return scopeOf(parts...)
 }
 
 // OperationListScope is the scope of forkOperations(workspaceId, filter); the order of the

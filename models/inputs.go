@@ -80,6 +80,19 @@ func (f *SessionFilter) Domain() forkengine.SessionFilter {
 	return out
 }
 
+// SessionListFilter is the engine's filter of a sessions field: filter (nil: everything) and
+// the words of search (nil or blank: no search). Errors: BAD_USER_INPUT with reason
+// invalid_search (forkengine.ParseSearch).
+func SessionListFilter(f *SessionFilter, search *string) (forkengine.SessionFilter, error) {
+	out := f.Domain()
+	if search == nil {
+		return out, nil
+	}
+	terms, err := forkengine.ParseSearch(*search)
+	out.Search = terms
+	return out, err
+}
+
 // Domain returns the engine's operation filter (nil: everything).
 func (f *ForkOperationFilter) Domain() forkengine.OperationFilter {
 	if f == nil {

@@ -29,9 +29,18 @@ func pageComplexity(childComplexity int, first, last *int) int {
 	return 1 + size*childComplexity
 }
 
+// SearchComplexity is what a search adds to its sessions field: it reads an index per word and
+// walks the rarest word's rows, so twenty searches in one document (the root field limit) cost
+// 20,000 of the 50,000 a document may spend, and aliases cannot fan one out past that.
+const SearchComplexity = 1_000
+
 func connectionComplexity(c *graph.ComplexityRoot) {
-	c.Query.Sessions = func(child int, _ string, first *int, _ *string, last *int, _ *string, _ *models.SessionFilter) int {
-		return pageComplexity(child, first, last)
+	c.Query.Sessions = func(child int, _ string, first *int, _ *string, last *int, _ *string, _ *models.SessionFilter, search *string) int {
+		cost := pageComplexity(child, first, last)
+		if search != nil && *search != "" {
+			cost += SearchComplexity
+		}
+		return cost
 	}
 	c.Query.ForkOperations = func(child int, _ string, first *int, _ *string, last *int, _ *string, _ *models.ForkOperationFilter) int {
 		return pageComplexity(child, first, last)

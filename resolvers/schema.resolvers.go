@@ -162,17 +162,21 @@ func (r *queryResolver) Session(ctx context.Context, workspaceID string, id stri
 	return r.sessionView(ctx, workspaceID, id)
 }
 
-func (r *queryResolver) Sessions(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter) (*models.SessionConnection, error) {
-	page, cursor, err := pageArgs(first, last, after, before, models.SessionListScope(workspaceID, filter.Domain()), models.DecodeSessionCursor)
+func (r *queryResolver) Sessions(ctx context.Context, workspaceID string, first *int, after *string, last *int, before *string, filter *models.SessionFilter, search *string) (*models.SessionConnection, error) {
+	f, err := models.SessionListFilter(filter, search)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.sessionPage(ctx, workspaceID, filter.Domain(), page, cursor)
+	page, cursor, err := pageArgs(first, last, after, before, models.SessionListScope(workspaceID, f), models.DecodeSessionCursor)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.sessionPage(ctx, workspaceID, f, page, cursor)
 	if err != nil {
 		return nil, err
 	}
 	r.loaders(ctx).primeSessions(rows...)
-	return models.SessionConnectionFrom(workspaceID, filter.Domain(), rows, page, r.relations(ctx)), nil
+	return models.SessionConnectionFrom(workspaceID, f, rows, page, r.relations(ctx)), nil
 }
 
 func (r *queryResolver) ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error) {

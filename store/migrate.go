@@ -136,6 +136,11 @@ func applyMigration(db *gorm.DB, d dialect, m migration) (ran bool, err error) {
 				return err
 			}
 		}
+		if m.fill != nil {
+			if err := m.fill(tx, d); err != nil {
+				return err
+			}
+		}
 		ran = true
 		return tx.Exec("INSERT INTO schema_migrations (version, name, applied_at_us) VALUES (?, ?, ?)",
 			m.version, m.name, time.Now().UnixMicro()).Error

@@ -1,5 +1,7 @@
 package store
 
+import "gorm.io/gorm"
+
 // migration is one schema step. Statements run on every dialect; perDialect adds statements for
 // one dialect only (after the shared ones). Versions only ever grow: never edit a released step,
 // append a new one.
@@ -8,6 +10,9 @@ type migration struct {
 	name       string
 	statements []string
 	perDialect map[string][]string
+	// fill, when set, runs after the statements in the step's transaction: what SQL alone
+	// cannot do, such as indexing stored text with words cut in Go (search.go).
+	fill func(tx *gorm.DB, d dialect) error
 }
 
 // The JSON columns are TEXT on both dialects: the store never queries inside them, and TEXT keeps
@@ -280,6 +285,8 @@ var migrations = []migration{
 	}},
 	{version: 18, name: "turns by provider turn", statements: []string{turnsByProviderTurnIndex}},
 	{version: 19, name: "workspace settings", statements: []string{workspaceSettingsTable}},
+	// Sessions are found by the words of their titles and messages (search.go).
+	searchMigration,
 }
 
 func eventsTable(cursorType string) string {

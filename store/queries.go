@@ -121,6 +121,9 @@ func (q queries) SessionsByIDs(ctx context.Context, ws string, ids []string) (ma
 // (CreatedAt, ID) order. It is the list query's page read, so it runs fixed SQL scanned by hand
 // (sessionFilterSQL) instead of gorm's builder and reflective scanner.
 func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.SessionFilter, after forkengine.PageCursor, n int) ([]forkengine.Session, error) {
+	if len(f.Search) > 0 {
+		return q.searchSessions(ctx, ws, f, after, n, false)
+	}
 	where, args := sessionFilterSQL(ws, f)
 	if !after.IsZero() {
 		where += " AND (created_at_us, id) > (?, ?)" // see keyset

@@ -27,6 +27,9 @@ const newestFirst = "created_at_us DESC, id DESC"
 // ListSessionsBefore returns up to limit (<= 0: all) sessions matching f strictly before the
 // cursor, newest first.
 func (q queries) ListSessionsBefore(ctx context.Context, ws string, f forkengine.SessionFilter, before forkengine.PageCursor, n int) ([]forkengine.Session, error) {
+	if len(f.Search) > 0 {
+		return q.searchSessions(ctx, ws, f, before, n, true)
+	}
 	where, args := sessionFilterSQL(ws, f)
 	if !before.IsZero() {
 		where += " AND (created_at_us, id) < (?, ?)" // see keysetBefore

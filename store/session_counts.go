@@ -127,20 +127,15 @@ func countedClasses(f forkengine.SessionFilter) ([]string, bool) {
 	if f.Kind != "" || f.Provider != "" {
 		return nil, false
 	}
-	var classes []string
-	for c := range 8 {
-		deleted, visible, root := c&4 != 0, c&2 != 0, c&1 != 0
-		if (deleted && !f.IncludeDeleted) || (f.Visible != nil && *f.Visible != visible) || (f.RootsOnly && !root) {
-			continue
-		}
-		classes = append(classes, strconv.Itoa(c))
-	}
-	return classes, true
+	return filterClasses(f), true
 }
 
 // CountSessions counts the sessions matching f: from session_counts, O(1), unless f narrows by
-// kind or provider; then by counting the matching rows.
+// kind or provider; then by counting the matching rows. A search counts from its index (search.go).
 func (q queries) CountSessions(ctx context.Context, ws string, f forkengine.SessionFilter) (int, error) {
+	if len(f.Search) > 0 {
+		return q.countSearch(ctx, ws, f)
+	}
 	classes, ok := countedClasses(f)
 	if !ok {
 		return q.countSessionRows(ctx, ws, f)

@@ -49,10 +49,17 @@ func (tx *txn) execWith(db *gorm.DB) func(sql string, args ...any) error {
 }
 
 // UpsertSession inserts s or replaces every field of the stored row.
+// The search index follows its title (search.go).
 func (tx *txn) UpsertSession(ctx context.Context, s forkengine.Session) error {
+	prior, err := tx.titleBefore(ctx, s.WorkspaceID, s.ID)
+	if err != nil {
+		return err
+	}
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		_, err := tx.execFixed(db, upsertSessionSQL, sessionsTable.values(&s)...)
-		return classify(err, "upsert session %s", s.ID)
+		if _, err := tx.execFixed(db, upsertSessionSQL, sessionsTable.values(&s)...); err != nil {
+			return classify(err, "upsert session %s", s.ID)
+		}
+		return tx.indexTitle(db, prior, s)
 	})
 }
 
@@ -117,7 +124,10 @@ func (tx *txn) InsertMessages(ctx context.Context, msgs []forkengine.Message) ([
 		}
 	}
 	err := tx.guarded(ctx, func(db *gorm.DB) error {
-		return classify(insertRows(tx.execWith(db), messagesTable, out, !tx.dialect.numbered), "insert %d messages", len(out))
+		if err := insertRows(tx.execWith(db), messagesTable, out, !tx.dialect.numbered); err != nil {
+			return classify(err, "insert %d messages", len(out))
+		}
+		return tx.indexMessages(db, out) // their words join their sessions' documents (search.go)
 	})
 	if err != nil {
 		return nil, err

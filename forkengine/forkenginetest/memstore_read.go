@@ -77,6 +77,10 @@ func (v memView) SessionsByIDs(_ context.Context, ws string, ids []string) (map[
 func (v memView) filteredSessions(ws string, f forkengine.SessionFilter) []forkengine.Session {
 	st := v.load()
 	var rows []forkengine.Session
+	var said map[rowKey][]string
+	if len(f.Search) > 0 {
+		said = st.ownTexts(ws)
+	}
 	for k, s := range st.sessions {
 		if k.ws != ws || (f.Kind != "" && s.Kind != f.Kind) || (f.Provider != "" && s.Provider != f.Provider) {
 			continue
@@ -87,9 +91,25 @@ func (v memView) filteredSessions(ws string, f forkengine.SessionFilter) []forke
 		if _, forked := st.lineages[k]; f.RootsOnly && forked {
 			continue
 		}
+		if len(f.Search) > 0 && !forkengine.SearchDocumentMatches(f.Search, append([]string{s.Title}, said[k]...)...) {
+			continue
+		}
 		rows = append(rows, s)
 	}
 	return rows
+}
+
+// ownTexts is, per session, the text of the messages it holds itself: with its title, its search
+// document (a fork's inherited messages are the source's rows, not its own).
+func (st *memState) ownTexts(ws string) map[rowKey][]string {
+	out := map[rowKey][]string{}
+	for _, m := range st.messages {
+		if m.WorkspaceID == ws {
+			k := rowKey{ws, m.SessionID}
+			out[k] = append(out[k], m.Content)
+		}
+	}
+	return out
 }
 
 // ListSessions pages sessions in (CreatedAt, ID) order.

@@ -3,7 +3,9 @@ import { request } from '../graphql.js';
 import { routeHref } from '../route.js';
 import { ForestGraph } from './ForestGraph.jsx';
 import { ForkActivity } from './ForkActivity.jsx';
+import { SessionList } from './SessionList.jsx';
 import { SessionPanel } from './SessionPanel.jsx';
+import { formatCount } from './sessionList.js';
 import { createForkRunner } from './forks.js';
 import { SESSION_DETAIL, SESSION_NODE_QUERY } from './queries.js';
 import { initialState, reducer } from './state.js';
@@ -101,7 +103,7 @@ export function Explorer({ workspaceId }) {
   // a workspace switch remounts the explorer (key) and so goes through the same first load.
   useEffect(() => {
     const sync = followWorkspace(workspaceId, {
-      onSnapshot: (sessions, cursor) => dispatch({ type: 'sessionsLoaded', sessions, cursor }),
+      onSnapshot: (sessions, cursor, total) => dispatch({ type: 'sessionsLoaded', sessions, cursor, total }),
       onEvent: applyEvent,
       onStatus: (status) => dispatch({ type: 'live', status }),
       onLoadError: (err) => dispatch({ type: 'loadFailed', message: err.message }),
@@ -118,6 +120,7 @@ export function Explorer({ workspaceId }) {
   }, [state.selectedId, refreshDetail]);
 
   const select = useCallback((id) => dispatch({ type: 'select', id }), []);
+  const counted = useCallback((total) => dispatch({ type: 'totalCounted', total }), []);
   const fork = useCallback(async (turn) => {
     setStartError(null);
     try {
@@ -168,12 +171,21 @@ export function Explorer({ workspaceId }) {
           <ForestGraph sessions={state.sessions} loaded={state.loaded} selectedId={state.selectedId} highlightIds={myTargets} onSelect={select} workspaceId={workspaceId} />
         </section>
         <aside className="side-pane">
+          <SessionList workspaceId={workspaceId} selectedId={state.selectedId} onSelect={select} sessions={state.sessions} version={state.sessionsChanged} onTotal={counted} />
           <ForkActivity operations={state.operations} order={state.operationOrder} sessions={state.sessions} onSelect={select} onRetryAck={forks.acknowledge} />
           <SessionPanel detail={state.detail} selectedId={state.selectedId} error={state.detailError} sessions={state.sessions} operations={state.operations} actions={actions} startError={startError} />
         </aside>
       </div>
     </div>
   );
+}
+
+// graphCountText says how many sessions the graph draws, and of how many when it leaves some out
+// (it draws the oldest pages; the session list reaches the rest).
+function graphCountText(state) {
+  const drawn = Object.keys(state.sessions).length;
+  if (state.total == null || state.total <= drawn) return `${formatCount(drawn)} sessions`;
+  return `${formatCount(drawn)} of ${formatCount(state.total)} sessions in the graph; find the others in the list`;
 }
 
 const LIVE_LABELS = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', paused: 'Paused' };
@@ -193,7 +205,7 @@ function Toolbar({ workspaceId, state, sync }) {
         <input id="workspace-input" value={draft} onChange={(e) => setDraft(e.target.value)} spellCheck={false} autoComplete="off" />
         <button type="submit">Open</button>
       </form>
-      <span className="session-count">{Object.keys(state.sessions).length} sessions</span>
+      <span className="session-count" data-graph={Object.keys(state.sessions).length} data-total={state.total ?? ''}>{graphCountText(state)}</span>
       <span className={`live-status live-${state.live}`} role="status" data-live={state.live} data-cursor={state.cursor || ''}>
         {LIVE_LABELS[state.live] || state.live}
       </span>

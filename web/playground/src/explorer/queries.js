@@ -37,9 +37,23 @@ const OPERATION = `
 
 export const SESSIONS_PAGE = `query ExplorerSessions($workspaceId: ID!, $after: String) {
   sessions(workspaceId: $workspaceId, first: 100, after: $after) {
+    totalCount
     edges { node { ${SESSION_NODE} } }
     pageInfo { hasNextPage endCursor }
   }
+}`;
+
+// The session list (SessionList.jsx): a page of the workspace's sessions, or of a search's.
+export const SESSION_LIST_PAGE = `query ExplorerSessionList($workspaceId: ID!, $first: Int!, $after: String, $search: String) {
+  sessions(workspaceId: $workspaceId, first: $first, after: $after, search: $search) {
+    totalCount
+    edges { node { ${SESSION_NODE} } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+export const SESSION_COUNT = `query ExplorerSessionCount($workspaceId: ID!, $search: String) {
+  sessions(workspaceId: $workspaceId, first: 0, search: $search) { totalCount }
 }`;
 
 export const SESSION_NODE_QUERY = `query ExplorerSessionNode($workspaceId: ID!, $id: ID!) {

@@ -4,6 +4,8 @@
 
 export const initialState = {
   sessions: {}, // local id -> session node (see queries.js SESSION_NODE)
+  total: null, // the workspace's sessions (totalCount), of which `sessions` holds the graph's part
+  sessionsChanged: 0, // counts session events, so the session list knows to count again
   loaded: false,
   loadError: null,
   selectedId: null,
@@ -20,13 +22,18 @@ export const initialState = {
 export function reducer(state, action) {
   switch (action.type) {
     case 'sessionsLoaded':
-      return { ...state, loaded: true, loadError: null, sessions: indexById(action.sessions), cursor: action.cursor };
+      return {
+        ...state, loaded: true, loadError: null, sessions: indexById(action.sessions), cursor: action.cursor,
+        total: action.total ?? action.sessions.length, sessionsChanged: state.sessionsChanged + 1,
+      };
     case 'loadFailed':
       return { ...state, loadError: action.message };
     case 'sessionUpserted':
-      return upsertSession(state, action.session);
+      return { ...upsertSession(state, action.session), sessionsChanged: state.sessionsChanged + 1 };
     case 'sessionDeleted':
-      return deleteSession(state, action.id);
+      return { ...deleteSession(state, action.id), sessionsChanged: state.sessionsChanged + 1 };
+    case 'totalCounted':
+      return { ...state, total: action.total };
     case 'select':
       return { ...state, selectedId: action.id, detail: state.detail && state.detail.id === action.id ? state.detail : null, detailError: null };
     case 'detailLoaded':

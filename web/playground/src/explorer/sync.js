@@ -8,20 +8,25 @@ import { request } from '../graphql.js';
 import { forkgraphClient } from '../forkgraph.js';
 import { SESSIONS_PAGE } from './queries.js';
 
-const MAX_SESSION_PAGES = 50;
+// The graph draws the oldest GRAPH_PAGES pages of sessions (1,000); the session list
+// (SessionList.jsx) reaches every other one, a page at a time, and the toolbar says how many the
+// graph leaves out.
+export const GRAPH_PAGES = 10;
 
-/** loadSessions reads every page of the workspace's sessions. */
+/** loadSessions reads the graph's pages of the workspace's sessions and their totalCount. */
 export async function loadSessions(workspaceId) {
   const sessions = [];
   let after = null;
-  for (let page = 0; page < MAX_SESSION_PAGES; page++) {
+  let total = 0;
+  for (let page = 0; page < GRAPH_PAGES; page++) {
     const data = await request(SESSIONS_PAGE, { workspaceId, after });
     const conn = data.sessions;
+    total = conn.totalCount;
     for (const edge of conn.edges) sessions.push(edge.node);
     if (!conn.pageInfo.hasNextPage) break;
     after = conn.pageInfo.endCursor;
   }
-  return sessions;
+  return { sessions, total };
 }
 
 // The explorer keys everything by local id (queries.js); the client's objects carry the global
@@ -63,6 +68,7 @@ function explorerEvent(e) {
  * returns a controller with pause(), resume(), stop() and cursor(). onSnapshot gets (sessions,
  * cursor); onEvent gets each event (in the explorer's shape); onStatus gets connecting | live |
  * reconnecting | paused; onLoadError gets the error of a failed snapshot load, which is retried.
+ * onSnapshot also gets the workspace's session count, of which the snapshot may hold a part.
  */
 export function followWorkspace(workspaceId, { onSnapshot, onEvent, onStatus, onLoadError }) {
   let loaded = false;
@@ -70,7 +76,8 @@ export function followWorkspace(workspaceId, { onSnapshot, onEvent, onStatus, on
     workspaceId,
     onSnapshot: async (cursor) => {
       loaded = false;
-      onSnapshot(await loadSessions(workspaceId), cursor);
+      const { sessions, total } = await loadSessions(workspaceId);
+      onSnapshot(sessions, cursor, total);
       loaded = true;
     },
     // Until a snapshot is in, an error (the cursor read, a session page) is a failed load, which

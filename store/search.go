@@ -1,0 +1,519 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"gorm.io/gorm"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// Session search (forkengine/search.go says what matches). The index is an inverted index in a
+// plain b-tree table, the same on both databases: session_terms holds one row per (word,
+// session) whose document has the word, keyed (workspace_id, term, created_at_us, session_id).
+// A search page is then one range of that key, in the list's own (createdAt, id) order: the
+// rows after the cursor, LIMIT the page, and a page costs its rows whatever the word matches.
+//
+// Why not the engines' full-text indexes: neither returns its hits in (createdAt, id) order, so
+// a page of a word that matches 50,000 sessions would read and sort all 50,000 (O(matches), not
+// O(page)); SQLite's FTS5 needs the sqlite_fts5 build tag, which would change every build
+// command; and words cut in Go are the same words on both databases and in the in-memory store.
+//
+// Each row carries its session's class (the bits of session_counts: deleted 4, visible 2, root
+// 1) and where the word was seen (sources: 1 the title, 2 a message). Triggers keep the class
+// in step with the sessions and lineages (in the statement that changes them), delete a purged
+// session's rows, and keep session_term_counts: per (workspace, word, class) how many sessions
+// have the word, so a one-word search counts in O(1) as the plain list does. The rows are
+// written by the store's own writes: UpsertSession indexes the title (and re-indexes it when it
+// changes), InsertMessages indexes each message's words under the message's session.
+//
+// A fork's child indexes its title and the messages it holds itself, never its inherited
+// history (a fork is O(1) in its transcript and stays so): a search for what was said before a
+// fork finds the source, where it was said.
+
+// searchMigration creates the index (migration 16); fillSearchIndex indexes what is stored.
+var searchMigration = migration{version: 20, name: "session search index", fill: fillSearchIndex, perDialect: map[string][]string{
+	DriverSQLite: append([]string{
+		sessionTermsTable + " WITHOUT ROWID", sessionTermsBySession, sessionTermCountsTable + " WITHOUT ROWID",
+	}, sqliteSearchTriggers...),
+	DriverPostgres: append([]string{sessionTermsTable, sessionTermsBySession, sessionTermCountsTable}, postgresSearchTriggers...),
+}}
+
+const sessionTermsTable = `CREATE TABLE session_terms (
+	workspace_id  TEXT     NOT NULL,
+	term          TEXT     NOT NULL,
+	created_at_us BIGINT   NOT NULL,
+	session_id    TEXT     NOT NULL,
+	class         SMALLINT NOT NULL,
+	sources       SMALLINT NOT NULL,
+	PRIMARY KEY (workspace_id, term, created_at_us, session_id)
+)`
+
+// A session's rows: what a class change, a re-keyed creation time and a purge rewrite.
+const sessionTermsBySession = `CREATE INDEX session_terms_by_session ON session_terms (workspace_id, session_id)`
+
+const sessionTermCountsTable = `CREATE TABLE session_term_counts (
+	workspace_id TEXT   NOT NULL,
+	term         TEXT   NOT NULL,
+	class        BIGINT NOT NULL,
+	shard        BIGINT NOT NULL,
+	n            BIGINT NOT NULL,
+	PRIMARY KEY (workspace_id, term, class, shard)
+)`
+
+// The class of a session's rows follows the session (deleted and visible bits, from NEW) and
+// its lineage (the root bit), each keeping the other's bits.
+var (
+	reclassTermsSQL = "UPDATE session_terms SET class = " + sessionBaseClassSQL("NEW") +
+		" + class % 2 WHERE workspace_id = NEW.workspace_id AND session_id = NEW.id"
+	forkedTermsSQL   = "UPDATE session_terms SET class = class - class % 2 WHERE workspace_id = NEW.workspace_id AND session_id = NEW.target_session_id"
+	unforkedTermsSQL = "UPDATE session_terms SET class = class - class % 2 + 1 WHERE workspace_id = OLD.workspace_id AND session_id = OLD.target_session_id"
+	purgedTermsSQL   = "DELETE FROM session_terms WHERE workspace_id = OLD.workspace_id AND session_id = OLD.id"
+)
+
+func sqliteBumpTermSQL(row, delta string) string {
+	return "INSERT INTO session_term_counts (workspace_id, term, class, shard, n) VALUES (" + row + ".workspace_id, " + row +
+		".term, " + row + ".class, 0, " + delta + ") ON CONFLICT (workspace_id, term, class, shard) DO UPDATE SET n = session_term_counts.n + excluded.n;"
+}
+
+var sqliteSearchTriggers = []string{
+	"CREATE TRIGGER session_terms_counted_insert AFTER INSERT ON session_terms BEGIN " + sqliteBumpTermSQL("NEW", "1") + " END",
+	"CREATE TRIGGER session_terms_counted_delete AFTER DELETE ON session_terms BEGIN " + sqliteBumpTermSQL("OLD", "-1") + " END",
+	"CREATE TRIGGER session_terms_counted_update AFTER UPDATE OF class ON session_terms WHEN OLD.class <> NEW.class BEGIN " +
+		sqliteBumpTermSQL("OLD", "-1") + "\n" + sqliteBumpTermSQL("NEW", "1") + " END",
+	"CREATE TRIGGER sessions_terms_reclassed AFTER UPDATE OF deleted_at_us, visible ON sessions WHEN " + sessionClassChangedSQL +
+		" BEGIN " + reclassTermsSQL + "; END",
+	"CREATE TRIGGER sessions_terms_purged AFTER DELETE ON sessions BEGIN " + purgedTermsSQL + "; END",
+	"CREATE TRIGGER lineages_terms_forked AFTER INSERT ON lineages BEGIN " + forkedTermsSQL + "; END",
+	"CREATE TRIGGER lineages_terms_unforked AFTER DELETE ON lineages BEGIN " + unforkedTermsSQL + "; END",
+}
+
+// On PostgreSQL inserted and deleted rows are counted by statement triggers over transition tables: a message's
+// fifty new words are one grouped upsert of the count rows, not fifty trigger calls. Count rows
+// are sharded by backend pid as session_counts' are, and written in key order, so two writers
+// that share a shard wait for each other instead of deadlocking.
+func postgresBumpTermsSQL(rows, sign string) string {
+	return `INSERT INTO session_term_counts (workspace_id, term, class, shard, n)
+		SELECT workspace_id, term, class, pg_backend_pid() % 16, ` + sign + `COUNT(*) FROM ` + rows + `
+		GROUP BY workspace_id, term, class ORDER BY workspace_id, term, class
+		ON CONFLICT (workspace_id, term, class, shard) DO UPDATE SET n = session_term_counts.n + excluded.n`
+}
+
+var postgresSearchTriggers = []string{
+	`CREATE OR REPLACE FUNCTION forkgraph_count_inserted_terms() RETURNS trigger AS $$
+	BEGIN ` + postgresBumpTermsSQL("new_rows", "") + `; RETURN NULL; END $$ LANGUAGE plpgsql`,
+	`CREATE OR REPLACE FUNCTION forkgraph_count_deleted_terms() RETURNS trigger AS $$
+	BEGIN ` + postgresBumpTermsSQL("old_rows", "-") + `; RETURN NULL; END $$ LANGUAGE plpgsql`,
+	// A row moves between classes only when a session's class changes (a soft delete, a visibility
+	// change, a lineage written or purged): rare, so a row trigger does it, named on class alone
+	// so that an upsert that only gives a row a new source fires nothing. (A statement trigger
+	// over transition tables fires for every upsert, and joining its two tables cost 16 ms.)
+	`CREATE OR REPLACE FUNCTION forkgraph_count_reclassed_term() RETURNS trigger AS $$
+	BEGIN
+		INSERT INTO session_term_counts (workspace_id, term, class, shard, n)
+		VALUES (OLD.workspace_id, OLD.term, OLD.class, pg_backend_pid() % 16, -1), (NEW.workspace_id, NEW.term, NEW.class, pg_backend_pid() % 16, 1)
+		ON CONFLICT (workspace_id, term, class, shard) DO UPDATE SET n = session_term_counts.n + excluded.n;
+		RETURN NULL;
+	END $$ LANGUAGE plpgsql`,
+	`CREATE TRIGGER session_terms_counted_insert AFTER INSERT ON session_terms REFERENCING NEW TABLE AS new_rows
+		FOR EACH STATEMENT EXECUTE FUNCTION forkgraph_count_inserted_terms()`,
+	`CREATE TRIGGER session_terms_counted_delete AFTER DELETE ON session_terms REFERENCING OLD TABLE AS old_rows
+		FOR EACH STATEMENT EXECUTE FUNCTION forkgraph_count_deleted_terms()`,
+	`CREATE TRIGGER session_terms_counted_update AFTER UPDATE OF class ON session_terms FOR EACH ROW
+		WHEN (OLD.class <> NEW.class) EXECUTE FUNCTION forkgraph_count_reclassed_term()`,
+	`CREATE OR REPLACE FUNCTION forkgraph_reclass_terms() RETURNS trigger AS $$
+	BEGIN
+		IF TG_TABLE_NAME = 'lineages' THEN
+			IF TG_OP = 'INSERT' THEN ` + forkedTermsSQL + `;
+			ELSE ` + unforkedTermsSQL + `;
+			END IF;
+		ELSIF TG_OP = 'DELETE' THEN ` + purgedTermsSQL + `;
+		ELSE ` + reclassTermsSQL + `;
+		END IF;
+		RETURN NULL;
+	END $$ LANGUAGE plpgsql`,
+	`CREATE TRIGGER sessions_terms_reclassed AFTER UPDATE OF deleted_at_us, visible ON sessions FOR EACH ROW
+		WHEN (` + sessionClassChangedSQL + `) EXECUTE FUNCTION forkgraph_reclass_terms()`,
+	`CREATE TRIGGER sessions_terms_purged AFTER DELETE ON sessions FOR EACH ROW EXECUTE FUNCTION forkgraph_reclass_terms()`,
+	`CREATE TRIGGER lineages_terms_reclassed AFTER INSERT OR DELETE ON lineages FOR EACH ROW EXECUTE FUNCTION forkgraph_reclass_terms()`,
+}
+
+// termBatch bounds the words of one statement (PostgreSQL binds one parameter per word).
+const termBatch = 1000
+
+// termRows is a derived table of one column, value, holding terms: json_each of one bound array
+// on SQLite (idList), a VALUES list on PostgreSQL.
+func (q queries) termRows(terms []string) (string, []any) {
+	if q.dialect.jsonIDLists {
+		return "(SELECT value FROM json_each(?)) w", []any{idList(terms)}
+	}
+	args := make([]any, len(terms))
+	var b strings.Builder
+	b.WriteString("(VALUES ")
+	for i, t := range terms {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?)")
+		args[i] = t
+	}
+	b.WriteString(") AS w (value)")
+	return b.String(), args
+}
+
+// sessionTerm is one word of one session's document.
+type sessionTerm struct{ session, term string }
+
+// pairRows is a derived table w (sid, value) of session and word pairs: json_each of one bound
+// array of pairs on SQLite, a VALUES list on PostgreSQL.
+func (q queries) pairRows(pairs []sessionTerm) (string, []any) {
+	if q.dialect.jsonIDLists {
+		list := make([][2]string, len(pairs))
+		for i, p := range pairs {
+			list[i] = [2]string{p.session, p.term}
+		}
+		raw, _ := json.Marshal(list) // strings only: cannot fail
+		return "(SELECT json_extract(value, '$[0]') AS sid, json_extract(value, '$[1]') AS value FROM json_each(?)) w", []any{string(raw)}
+	}
+	args := make([]any, 0, 2*len(pairs))
+	var b strings.Builder
+	b.WriteString("(VALUES ")
+	for i, p := range pairs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?)")
+		args = append(args, p.session, p.term)
+	}
+	b.WriteString(") AS w (sid, value)")
+	return b.String(), args
+}
+
+// addTerms gives each pair's row the source bit (1 title, 2 messages), inserting the rows that
+// are missing with their session's class and creation time, read from its row in the same
+// statement: one statement per termBatch pairs, whatever the number of sessions. A row that has
+// the bit already is left alone (the upsert's WHERE), so a message of words its session said
+// before writes nothing.
+func (q queries) addTerms(db *gorm.DB, ws string, pairs []sessionTerm, source int) error {
+	bit := strconv.Itoa(source)
+	for start := 0; start < len(pairs); start += termBatch {
+		rows, args := q.pairRows(pairs[start:min(start+termBatch, len(pairs))])
+		query := `INSERT INTO session_terms (workspace_id, term, created_at_us, session_id, class, sources)
+			SELECT s.workspace_id, w.value, s.created_at_us, s.id, ` + sessionClassSQL("s") + `, ` + bit + `
+			FROM ` + rows + ` CROSS JOIN sessions s WHERE s.workspace_id = ? AND s.id = w.sid
+			ON CONFLICT (workspace_id, term, created_at_us, session_id) DO UPDATE SET sources = session_terms.sources + ` + bit + `
+			WHERE session_terms.sources % ` + strconv.Itoa(source*2) + ` < ` + bit
+		if _, err := q.execFixed(db, query, append(args, ws)...); err != nil {
+			return classify(err, "index %d words", len(pairs))
+		}
+	}
+	return nil
+}
+
+// termsOf pairs one session with each of terms.
+func termsOf(session string, terms []string) []sessionTerm {
+	out := make([]sessionTerm, len(terms))
+	for i, t := range terms {
+		out[i] = sessionTerm{session, t}
+	}
+	return out
+}
+
+// dropTitleTerms takes the title bit from the session's rows of terms and deletes the rows left
+// with no source.
+func (q queries) dropTitleTerms(db *gorm.DB, ws, sessionID string, createdAtUS int64, terms []string) error {
+	for start := 0; start < len(terms); start += termBatch {
+		rows, words := q.termRows(terms[start:min(start+termBatch, len(terms))])
+		where := " WHERE workspace_id = ? AND created_at_us = ? AND session_id = ? AND term IN (SELECT value FROM " + rows + ")"
+		args := append([]any{ws, createdAtUS, sessionID}, words...)
+		if _, err := q.execFixed(db, "UPDATE session_terms SET sources = sources - 1"+where+" AND sources % 2 = 1", args...); err != nil {
+			return classify(err, "unindex the old title of session %s", sessionID)
+		}
+		if _, err := q.execFixed(db, "DELETE FROM session_terms"+where+" AND sources = 0", args...); err != nil {
+			return classify(err, "unindex the old title of session %s", sessionID)
+		}
+	}
+	return nil
+}
+
+// titleBeforeSQL reads what a session upsert replaces: the indexed title and creation time.
+const titleBeforeSQL = "SELECT title, created_at_us FROM sessions WHERE workspace_id = ? AND id = ?"
+
+// priorTitle is the stored title and creation time of a session, before an upsert.
+type priorTitle struct {
+	found     bool
+	title     string
+	createdAt int64
+}
+
+func (tx *txn) titleBefore(ctx context.Context, ws, id string) (priorTitle, error) {
+	var p priorTitle
+	tx.statements.Add(1)
+	rows, err := tx.db.WithContext(ctx).Statement.ConnPool.QueryContext(ctx, tx.dialect.placeholders(titleBeforeSQL), ws, id)
+	if err != nil {
+		return p, classify(err, "read the title of session %s", id)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		p.found = true
+		if err := rows.Scan(&p.title, &p.createdAt); err != nil {
+			return p, classify(err, "read the title of session %s", id)
+		}
+	}
+	return p, classify(rows.Err(), "read the title of session %s", id)
+}
+
+// indexTitle brings the index in step with s, whose row was just written over prior: the words
+// of the new title gain the title bit, the old title's other words lose it, and a changed
+// creation time re-keys the session's rows. An unchanged title writes nothing.
+func (tx *txn) indexTitle(db *gorm.DB, prior priorTitle, s forkengine.Session) error {
+	created := micros(s.CreatedAt)
+	if prior.found && prior.createdAt != created {
+		if _, err := tx.execFixed(db, "UPDATE session_terms SET created_at_us = ? WHERE workspace_id = ? AND session_id = ?",
+			created, s.WorkspaceID, s.ID); err != nil {
+			return classify(err, "re-key the index of session %s", s.ID)
+		}
+	}
+	if prior.found && prior.title == s.Title {
+		return nil
+	}
+	next := forkengine.SearchTerms(s.Title)
+	if prior.found {
+		var gone []string
+		for _, w := range forkengine.SearchTerms(prior.title) {
+			if !slices.Contains(next, w) {
+				gone = append(gone, w)
+			}
+		}
+		if err := tx.dropTitleTerms(db, s.WorkspaceID, s.ID, created, gone); err != nil {
+			return err
+		}
+	}
+	return tx.addTerms(db, s.WorkspaceID, termsOf(s.ID, next), 1)
+}
+
+// indexMessages adds the words of msgs to their sessions' documents: per workspace, the
+// distinct (session, word) pairs of the batch, in statements of termBatch pairs.
+func (q queries) indexMessages(db *gorm.DB, msgs []forkengine.Message) error {
+	type pairKey struct{ ws, session, term string }
+	seen := map[pairKey]bool{}
+	var order []string
+	pairs := map[string][]sessionTerm{}
+	for _, m := range msgs {
+		if _, ok := pairs[m.WorkspaceID]; !ok {
+			order = append(order, m.WorkspaceID)
+			pairs[m.WorkspaceID] = nil
+		}
+		for _, w := range forkengine.SearchTerms(m.Content) {
+			if k := (pairKey{m.WorkspaceID, m.SessionID, w}); !seen[k] {
+				seen[k] = true
+				pairs[m.WorkspaceID] = append(pairs[m.WorkspaceID], sessionTerm{m.SessionID, w})
+			}
+		}
+	}
+	for _, ws := range order {
+		if err := q.addTerms(db, ws, pairs[ws], 2); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillSearchIndex indexes the sessions and messages stored before migration 16, in pages of
+// the messages' key, inside the migration's transaction.
+func fillSearchIndex(db *gorm.DB, d dialect) error {
+	q := queries{db: db, dialect: d, statements: new(atomic.Int64)}
+	type titled struct{ ws, id, title string }
+	var sessions []titled
+	rows, err := db.Raw("SELECT workspace_id, id, title FROM sessions").Rows()
+	if err != nil {
+		return fmt.Errorf("index session titles: %w", err)
+	}
+	for rows.Next() {
+		var s titled
+		if err := rows.Scan(&s.ws, &s.id, &s.title); err != nil {
+			rows.Close()
+			return fmt.Errorf("index session titles: %w", err)
+		}
+		sessions = append(sessions, s)
+	}
+	rows.Close()
+	for _, s := range sessions {
+		if err := q.addTerms(db, s.ws, termsOf(s.id, forkengine.SearchTerms(s.title)), 1); err != nil {
+			return err
+		}
+	}
+	const page = 2000
+	afterWS, afterID := "", ""
+	for {
+		var msgs []forkengine.Message
+		rows, err := db.Raw(`SELECT workspace_id, id, session_id, content FROM messages
+			WHERE (workspace_id, id) > (?, ?) ORDER BY workspace_id, id LIMIT `+strconv.Itoa(page), afterWS, afterID).Rows()
+		if err != nil {
+			return fmt.Errorf("index messages: %w", err)
+		}
+		for rows.Next() {
+			var m forkengine.Message
+			if err := rows.Scan(&m.WorkspaceID, &m.ID, &m.SessionID, &m.Content); err != nil {
+				rows.Close()
+				return fmt.Errorf("index messages: %w", err)
+			}
+			msgs = append(msgs, m)
+		}
+		rows.Close()
+		if len(msgs) == 0 {
+			return nil
+		}
+		if err := q.indexMessages(db, msgs); err != nil {
+			return err
+		}
+		last := msgs[len(msgs)-1]
+		afterWS, afterID = last.WorkspaceID, last.ID
+	}
+}
+
+// filterClasses lists the session classes f keeps (by deletion, visibility and roots only).
+func filterClasses(f forkengine.SessionFilter) []string {
+	var classes []string
+	for c := range 8 {
+		deleted, visible, root := c&4 != 0, c&2 != 0, c&1 != 0
+		if (deleted && !f.IncludeDeleted) || (f.Visible != nil && *f.Visible != visible) || (f.RootsOnly && !root) {
+			continue
+		}
+		classes = append(classes, strconv.Itoa(c))
+	}
+	return classes
+}
+
+// termCounts returns, for each of terms, how many sessions of the classes f keeps have it:
+// sums over session_term_counts, one statement.
+func (q queries) termCounts(ctx context.Context, ws string, f forkengine.SessionFilter, terms []string) (map[string]int64, error) {
+	rows, args := q.termRows(terms)
+	query := "SELECT c.term, CAST(SUM(c.n) AS BIGINT) FROM session_term_counts c WHERE c.workspace_id = ? AND c.class IN (" +
+		strings.Join(filterClasses(f), ", ") + ") AND c.term IN (SELECT value FROM " + rows + ") GROUP BY c.term"
+	out := map[string]int64{}
+	var term string
+	var n int64
+	err := scanEach(ctx, q, query, append([]any{ws}, args...), []any{&term, &n}, func() { out[term] = n })
+	if err != nil {
+		return nil, classify(err, "count search words")
+	}
+	return out, nil
+}
+
+// searchPlan is how one search reads: the word whose rows it walks (the rarest, from the
+// counts) and the others each row must also have. empty says a word matches no session, so
+// the search matches none and reads nothing more.
+type searchPlan struct {
+	lead   string
+	others []string
+	leadN  int64
+	empty  bool
+}
+
+// planSearch chooses the word to walk. One word needs no counts: it is the walk.
+func (q queries) planSearch(ctx context.Context, ws string, f forkengine.SessionFilter) (searchPlan, error) {
+	if len(f.Search) == 1 {
+		return searchPlan{lead: f.Search[0], leadN: -1}, nil
+	}
+	counts, err := q.termCounts(ctx, ws, f, f.Search)
+	if err != nil {
+		return searchPlan{}, err
+	}
+	plan := searchPlan{leadN: -1}
+	for _, t := range f.Search {
+		n := counts[t]
+		if n <= 0 {
+			return searchPlan{empty: true}, nil
+		}
+		if plan.leadN < 0 || n < plan.leadN {
+			plan.lead, plan.leadN = t, n
+		}
+	}
+	for _, t := range f.Search {
+		if t != plan.lead {
+			plan.others = append(plan.others, t)
+		}
+	}
+	return plan, nil
+}
+
+// searchWhere is the WHERE of a search over session_terms t joined to sessions s: the lead
+// word's rows of f's classes, each with every other word, and f's kind and provider.
+func (p searchPlan) where(ws string, f forkengine.SessionFilter) (string, []any) {
+	conds := []string{"t.workspace_id = ?", "t.term = ?", "t.class IN (" + strings.Join(filterClasses(f), ", ") + ")",
+		"s.workspace_id = t.workspace_id", "s.id = t.session_id"}
+	args := []any{ws, p.lead}
+	for _, o := range p.others {
+		conds = append(conds, `EXISTS (SELECT 1 FROM session_terms o WHERE o.workspace_id = t.workspace_id AND o.term = ?
+			AND o.created_at_us = t.created_at_us AND o.session_id = t.session_id)`)
+		args = append(args, o)
+	}
+	if f.Kind != "" {
+		conds, args = append(conds, "s.kind = ?"), append(args, string(f.Kind))
+	}
+	if f.Provider != "" {
+		conds, args = append(conds, "s.provider = ?"), append(args, f.Provider)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// searchSessionColumns are the session columns a search page selects, after workspace_id.
+var searchSessionColumns = sessionsTable.listAfterWorkspace("s.")
+
+// searchSessions reads a search page: up to n (<= 0: all) matching sessions strictly after the
+// cursor in (CreatedAt, ID) order, or strictly before it newest first when backward. It walks
+// the lead word's rows from the cursor in the index's order (CROSS JOIN keeps SQLite's planner
+// from driving the join from sessions instead), so it reads the page and the rows between it
+// that lack another word or are filtered out, never the whole match.
+func (q queries) searchSessions(ctx context.Context, ws string, f forkengine.SessionFilter, cursor forkengine.PageCursor, n int, backward bool) ([]forkengine.Session, error) {
+	out := make([]forkengine.Session, 0, min(max(n, 0), 1000))
+	plan, err := q.planSearch(ctx, ws, f)
+	if err != nil || plan.empty {
+		return out, err
+	}
+	where, args := plan.where(ws, f)
+	cmp, order := ">", "t.created_at_us, t.session_id"
+	if backward {
+		cmp, order = "<", "t.created_at_us DESC, t.session_id DESC"
+	}
+	if !cursor.IsZero() {
+		where += " AND (t.created_at_us, t.session_id) " + cmp + " (?, ?)"
+		args = append(args, micros(cursor.Time), cursor.ID)
+	}
+	query := "SELECT " + searchSessionColumns + " FROM session_terms t CROSS JOIN sessions s WHERE " + where + " ORDER BY " + order
+	if n > 0 {
+		query += " LIMIT " + strconv.Itoa(n)
+	}
+	err = eachOfWorkspace(ctx, q, sessionsTable, ws, query, args, func(s *forkengine.Session) { out = append(out, *s) })
+	if err != nil {
+		return nil, classify(err, "search sessions")
+	}
+	return out, nil
+}
+
+// countSearch counts the sessions a search matches: a one-word search without a kind or
+// provider filter from session_term_counts (O(1)); otherwise by walking the rarest word's rows
+// (O(its matches), as the plain list's count by kind or provider is O(matching sessions)).
+func (q queries) countSearch(ctx context.Context, ws string, f forkengine.SessionFilter) (int, error) {
+	if len(f.Search) == 1 && f.Kind == "" && f.Provider == "" {
+		counts, err := q.termCounts(ctx, ws, f, f.Search)
+		return int(counts[f.Search[0]]), err
+	}
+	plan, err := q.planSearch(ctx, ws, f)
+	if err != nil || plan.empty {
+		return 0, err
+	}
+	where, args := plan.where(ws, f)
+	n, err := q.queryInt(ctx, "SELECT COUNT(*) FROM session_terms t CROSS JOIN sessions s WHERE "+where, args...)
+	if err != nil {
+		return 0, classify(err, "count a search")
+	}
+	return int(n), nil
+}
