@@ -207,8 +207,9 @@ func (v *ForkSessionResponse) GetForkSession() *ForkSessionForkSessionForkOperat
 // ListSessionsResponse is returned by ListSessions on success.
 type ListSessionsResponse struct {
 	// Sessions of a workspace, oldest first, as a Relay connection: page forward with `first`/`after`,
-	// backward with `last`/`before`. Errors: BAD_USER_INPUT (reason invalid_first, invalid_last,
-	// invalid_cursor, conflicting_page_arguments).
+	// backward with `last`/`before`. With `search`, only the sessions whose title or own messages hold
+	// every word of it, in the same order and with the same cursors. Errors: BAD_USER_INPUT (reason
+	// invalid_first, invalid_last, invalid_cursor, conflicting_page_arguments, invalid_search).
 	// Requires scope READ.
 	Sessions *ListSessionsSessionsSessionConnection `json:"sessions"`
 }
@@ -223,7 +224,7 @@ func (v *ListSessionsResponse) GetSessions() *ListSessionsSessionsSessionConnect
 //
 // A page of sessions.
 type ListSessionsSessionsSessionConnection struct {
-	// How many sessions match the filter in total.
+	// How many sessions match the filter (and the search) in total.
 	TotalCount int `json:"totalCount"`
 	// The sessions of this page, each with its cursor.
 	Edges []*ListSessionsSessionsSessionConnectionEdgesSessionEdge `json:"edges"`
