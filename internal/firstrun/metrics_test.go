@@ -137,10 +137,20 @@ func documentedErrorCodes(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The rows of the error table only: the one whose header's first cell is `code`. Other tables
+	// of the page list other enumerations in their first cell (the resume check's statuses).
 	var codes []string
+	inTable := false
 	for _, line := range strings.Split(string(text), "\n") {
 		cells := strings.Split(line, "|")
-		if len(cells) < 3 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+		if len(cells) >= 3 && strings.TrimSpace(cells[1]) == "`code`" {
+			inTable = true
+			continue
+		}
+		if !strings.HasPrefix(line, "|") {
+			inTable = false
+		}
+		if !inTable || len(cells) < 3 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
 			continue
 		}
 		for _, code := range regexp.MustCompile("`([A-Z][A-Z_]+)`").FindAllStringSubmatch(cells[1], -1) {
