@@ -14,6 +14,18 @@ type MessageCursor struct {
 	Position int64
 }
 
+// TranscriptMessage is a message of a transcript page with the sequence of its turn, which its
+// MessageCursor needs.
+type TranscriptMessage struct {
+	Message
+	Sequence int64
+}
+
+// Cursor is the message's position in its transcript.
+func (m TranscriptMessage) Cursor() MessageCursor {
+	return MessageCursor{Sequence: m.Sequence, Position: m.Position}
+}
+
 // TranscriptEnd is the cursor past the last message of every transcript: where a backward page
 // without `before` starts.
 var TranscriptEnd = MessageCursor{Sequence: math.MaxInt64, Position: math.MaxInt64}
@@ -37,10 +49,10 @@ func (c MessageCursor) After(seq, position int64) bool {
 type PageReader interface {
 	// SessionMessagesAfter returns, per session, up to limit messages after the cursor in transcript
 	// order (see MessageCursor).
-	SessionMessagesAfter(ctx context.Context, workspaceID string, sessionIDs []string, after MessageCursor, limit int) (map[string][]Message, error)
+	SessionMessagesAfter(ctx context.Context, workspaceID string, sessionIDs []string, after MessageCursor, limit int) (map[string][]TranscriptMessage, error)
 	// SessionMessagesBefore returns, per session, up to limit messages strictly before the cursor
 	// (TranscriptEnd: from the last), nearest the cursor first.
-	SessionMessagesBefore(ctx context.Context, workspaceID string, sessionIDs []string, before MessageCursor, limit int) (map[string][]Message, error)
+	SessionMessagesBefore(ctx context.Context, workspaceID string, sessionIDs []string, before MessageCursor, limit int) (map[string][]TranscriptMessage, error)
 	// CountSessionMessages counts each session's transcript, inherited messages included (absent:
 	// none). One statement; it counts index entries, O(messages), so it runs only when asked.
 	CountSessionMessages(ctx context.Context, workspaceID string, sessionIDs []string) (map[string]int, error)

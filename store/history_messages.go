@@ -100,20 +100,20 @@ func sessionMessagesArgs(d dialect, c forkengine.MessageCursor, n int) []any {
 }
 
 // SessionMessagesAfter returns per session up to limit messages after the cursor.
-func (q queries) SessionMessagesAfter(ctx context.Context, ws string, sessionIDs []string, after forkengine.MessageCursor, limit int) (map[string][]forkengine.Message, error) {
+func (q queries) SessionMessagesAfter(ctx context.Context, ws string, sessionIDs []string, after forkengine.MessageCursor, limit int) (map[string][]forkengine.TranscriptMessage, error) {
 	return q.sessionMessages(ctx, ws, sessionIDs, after, limit, messagePageDirection{})
 }
 
 // SessionMessagesBefore returns per session up to limit messages before the cursor, nearest first.
-func (q queries) SessionMessagesBefore(ctx context.Context, ws string, sessionIDs []string, before forkengine.MessageCursor, limit int) (map[string][]forkengine.Message, error) {
+func (q queries) SessionMessagesBefore(ctx context.Context, ws string, sessionIDs []string, before forkengine.MessageCursor, limit int) (map[string][]forkengine.TranscriptMessage, error) {
 	return q.sessionMessages(ctx, ws, sessionIDs, before, limit, messagePageDirection{backward: true})
 }
 
 func (q queries) sessionMessages(ctx context.Context, ws string, sessionIDs []string, c forkengine.MessageCursor, limit int,
 	p messagePageDirection,
-) (map[string][]forkengine.Message, error) {
+) (map[string][]forkengine.TranscriptMessage, error) {
 	limit = max(limit, 1)
-	out := map[string][]forkengine.Message{}
+	out := map[string][]forkengine.TranscriptMessage{}
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
 		var sid, hkey string
 		var ord, seq int64
@@ -128,7 +128,7 @@ func (q queries) sessionMessages(ctx context.Context, ws string, sessionIDs []st
 			if ord != ownOrdinal {
 				got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, seq, got)
 			}
-			out[sid] = append(out[sid], got)
+			out[sid] = append(out[sid], forkengine.TranscriptMessage{Message: got, Sequence: seq})
 		})
 		return classify(err, "transcript pages of %d sessions", len(chunk))
 	})

@@ -11,24 +11,23 @@ import (
 // the unpaged reads build it and cut to the window, which is what the SQL stores must agree with.
 
 // transcript is a session's messages in transcript order, each with its turn's sequence.
-func (st *memState) transcript(ws, sessionID string) (msgs []forkengine.Message, seqs []int64) {
+func (st *memState) transcript(ws, sessionID string) (msgs []forkengine.TranscriptMessage) {
 	for _, t := range st.sessionTurns(ws, sessionID) {
 		for _, m := range st.turnMessages(t) {
-			msgs, seqs = append(msgs, m), append(seqs, t.Sequence)
+			msgs = append(msgs, forkengine.TranscriptMessage{Message: m, Sequence: t.Sequence})
 		}
 	}
-	return msgs, seqs
+	return msgs
 }
 
 // SessionMessagesAfter returns per session up to limit messages after the cursor.
-func (v memView) SessionMessagesAfter(_ context.Context, ws string, sessionIDs []string, after forkengine.MessageCursor, limit int) (map[string][]forkengine.Message, error) {
+func (v memView) SessionMessagesAfter(_ context.Context, ws string, sessionIDs []string, after forkengine.MessageCursor, limit int) (map[string][]forkengine.TranscriptMessage, error) {
 	st := v.load()
-	out := map[string][]forkengine.Message{}
+	out := map[string][]forkengine.TranscriptMessage{}
 	for sid := range idSet(sessionIDs) {
-		msgs, seqs := st.transcript(ws, sid)
-		var page []forkengine.Message
-		for i, m := range msgs {
-			if after.After(seqs[i], m.Position) {
+		var page []forkengine.TranscriptMessage
+		for _, m := range st.transcript(ws, sid) {
+			if after.After(m.Sequence, m.Position) {
 				page = append(page, m)
 			}
 		}
@@ -40,14 +39,14 @@ func (v memView) SessionMessagesAfter(_ context.Context, ws string, sessionIDs [
 }
 
 // SessionMessagesBefore returns per session up to limit messages before the cursor, nearest first.
-func (v memView) SessionMessagesBefore(_ context.Context, ws string, sessionIDs []string, before forkengine.MessageCursor, limit int) (map[string][]forkengine.Message, error) {
+func (v memView) SessionMessagesBefore(_ context.Context, ws string, sessionIDs []string, before forkengine.MessageCursor, limit int) (map[string][]forkengine.TranscriptMessage, error) {
 	st := v.load()
-	out := map[string][]forkengine.Message{}
+	out := map[string][]forkengine.TranscriptMessage{}
 	for sid := range idSet(sessionIDs) {
-		msgs, seqs := st.transcript(ws, sid)
-		var page []forkengine.Message
+		msgs := st.transcript(ws, sid)
+		var page []forkengine.TranscriptMessage
 		for i := len(msgs) - 1; i >= 0; i-- {
-			if before.Before(seqs[i], msgs[i].Position) {
+			if before.Before(msgs[i].Sequence, msgs[i].Position) {
 				page = append(page, msgs[i])
 			}
 		}
@@ -63,7 +62,7 @@ func (v memView) CountSessionMessages(_ context.Context, ws string, sessionIDs [
 	st := v.load()
 	out := map[string]int{}
 	for sid := range idSet(sessionIDs) {
-		if msgs, _ := st.transcript(ws, sid); len(msgs) > 0 {
+		if msgs := st.transcript(ws, sid); len(msgs) > 0 {
 			out[sid] = len(msgs)
 		}
 	}

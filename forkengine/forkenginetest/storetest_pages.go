@@ -57,13 +57,18 @@ func (tr transcript) flat() []forkengine.Message {
 	return out
 }
 
-func cursorOf(tr transcript, m forkengine.Message) forkengine.MessageCursor {
-	for _, t := range tr.Turns {
-		if t.ID == m.TurnID {
-			return forkengine.MessageCursor{Sequence: t.Sequence, Position: m.Position}
-		}
+// messagesOf checks that each page message carries its turn's sequence and returns the messages.
+func messagesOf(t *testing.T, tr transcript, page []forkengine.TranscriptMessage) []forkengine.Message {
+	seqs := map[string]int64{}
+	for _, turn := range tr.Turns {
+		seqs[turn.ID] = turn.Sequence
 	}
-	panic("message of no turn: " + m.ID)
+	var out []forkengine.Message
+	for _, m := range page {
+		require.Equal(t, seqs[m.TurnID], m.Sequence, "sequence of %s", m.ID)
+		out = append(out, m.Message)
+	}
+	return out
 }
 
 func testTranscriptPages(t *testing.T, s forkengine.Store) {
@@ -84,7 +89,7 @@ func testTranscriptPages(t *testing.T, s forkengine.Store) {
 	}
 	for _, size := range []int{1, 3, 7, 1000} {
 		// Forward, every session in one batch per page.
-		got := map[string][]forkengine.Message{}
+		got := map[string][]forkengine.TranscriptMessage{}
 		cursors := map[string]forkengine.MessageCursor{}
 		for pending := slices.Clone(ids); len(pending) > 0; {
 			var next []string
@@ -99,7 +104,7 @@ func testTranscriptPages(t *testing.T, s forkengine.Store) {
 					require.LessOrEqual(t, len(page[id]), size)
 					got[id] = append(got[id], page[id]...)
 					if len(page[id]) == size {
-						cursors[id] = cursorOf(whole[id], page[id][size-1])
+						cursors[id] = page[id][size-1].Cursor()
 						next = append(next, id)
 					}
 				}
@@ -107,11 +112,11 @@ func testTranscriptPages(t *testing.T, s forkengine.Store) {
 			pending = next
 		}
 		for _, id := range ids {
-			require.Equal(t, whole[id].flat(), got[id], "%s forward by %d", id, size)
+			require.Equal(t, whole[id].flat(), messagesOf(t, whole[id], got[id]), "%s forward by %d", id, size)
 		}
 		// Backward, one session at a time.
 		for _, id := range ids {
-			var back []forkengine.Message
+			var back []forkengine.TranscriptMessage
 			for c := forkengine.TranscriptEnd; ; {
 				page, err := s.SessionMessagesBefore(f.ctx, historyWS, []string{id}, c, size)
 				require.NoError(t, err)
@@ -119,10 +124,10 @@ func testTranscriptPages(t *testing.T, s forkengine.Store) {
 				if len(page[id]) < size {
 					break
 				}
-				c = cursorOf(whole[id], page[id][size-1])
+				c = page[id][size-1].Cursor()
 			}
 			slices.Reverse(back)
-			require.Equal(t, whole[id].flat(), back, "%s backward by %d", id, size)
+			require.Equal(t, whole[id].flat(), messagesOf(t, whole[id], back), "%s backward by %d", id, size)
 		}
 	}
 }
