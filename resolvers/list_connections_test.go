@@ -98,7 +98,9 @@ func TestMessageConnectionsPageTheTranscript(t *testing.T) {
 			for _, backward := range []bool{false, true} {
 				got, total := pageAll(t, size, backward, func(vars map[string]any) countedPage {
 					vars["id"] = session
-					var out struct{ Session struct{ MessagesConnection countedPage } }
+					var out struct {
+						Session struct{ MessagesConnection countedPage }
+					}
 					api.mustDo(`query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {
 						session(workspaceId: "w", id: $id) { messagesConnection(first: $first, after: $after, last: $last, before: $before) {
 						totalCount `+pageFields+` } } }`, &out, vars)
@@ -116,7 +118,9 @@ func TestMessageConnectionsPageTheTranscript(t *testing.T) {
 			for _, backward := range []bool{false, true} {
 				got, total := pageAll(t, 1, backward, func(vars map[string]any) countedPage {
 					vars["id"] = turn.Node.ID
-					var out struct{ Node struct{ MessagesConnection countedPage } }
+					var out struct {
+						Node struct{ MessagesConnection countedPage }
+					}
 					api.mustDo(`query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {
 						node(id: $id) { ... on Turn { messagesConnection(first: $first, after: $after, last: $last, before: $before) {
 						totalCount `+pageFields+` } } } }`, &out, vars)
@@ -152,7 +156,9 @@ func TestForksConnectionPagesTheForks(t *testing.T) {
 	}
 	const fields = `totalCount edges { cursor node { targetSessionId } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }`
 	var whole struct {
-		Session struct{ Forks []struct{ TargetSessionID string } }
+		Session struct {
+			Forks []struct{ TargetSessionID string }
+		}
 	}
 	api.mustDo(`{ session(workspaceId: "w", id: "src") { forks { targetSessionId } } }`, &whole, nil)
 	var want []string
@@ -161,7 +167,9 @@ func TestForksConnectionPagesTheForks(t *testing.T) {
 	}
 	require.Len(t, want, 5)
 	read := func(vars map[string]any) forkPage {
-		var out struct{ Session struct{ ForksConnection forkPage } }
+		var out struct {
+			Session struct{ ForksConnection forkPage }
+		}
 		api.mustDo(`query($first: Int, $after: String, $last: Int, $before: String) { session(workspaceId: "w", id: "src") {
 			forksConnection(first: $first, after: $after, last: $last, before: $before) { `+fields+` } } }`, &out, vars)
 		return out.Session.ForksConnection
@@ -194,7 +202,9 @@ func TestForksConnectionPagesTheForks(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 
-	var other struct{ Session struct{ ForksConnection forkPage } }
+	var other struct {
+		Session struct{ ForksConnection forkPage }
+	}
 	api.mustDo(`{ session(workspaceId: "w", id: "other") { forksConnection(first: 1) { `+fields+` } } }`, &other, nil)
 	e := api.with(t).expectCode("BAD_USER_INPUT", `query($after: String) { session(workspaceId: "w", id: "src") {
 		forksConnection(first: 1, after: $after) { totalCount } } }`, map[string]any{"after": other.Session.ForksConnection.Edges[0].Cursor})
@@ -253,7 +263,9 @@ func TestListConnectionsAreBatched(t *testing.T) {
 			through = fmt.Sprintf("c%d-t", i)
 			api.seedTurn("w", session, through, forkengine.PhaseSettled)
 		}
-		var out struct{ Session struct{ MessagesConnection countedPage } }
+		var out struct {
+			Session struct{ MessagesConnection countedPage }
+		}
 		before := api.db.Statements()
 		api.mustDo(`query($id: ID!) { session(workspaceId: "w", id: $id) { messagesConnection(last: 5) { totalCount `+pageFields+` } } }`,
 			&out, map[string]any{"id": session})
