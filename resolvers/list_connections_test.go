@@ -309,3 +309,26 @@ func TestDeprecatedListsRefuseLongLists(t *testing.T) {
 	require.Len(t, out.Session.LatestTurn.MessagesConnection.Edges, 200)
 	require.True(t, out.Session.LatestTurn.MessagesConnection.PageInfo.HasNextPage)
 }
+
+// TestListConnectionsCountInTheComplexityLimit: a connection costs its page size times its
+// selection, so 200 sessions × 200 messages each is refused before anything is read, and the
+// same document with pages of 10 is not.
+func TestListConnectionsCountInTheComplexityLimit(t *testing.T) {
+	api := newTestAPI(t, apiOptions{})
+	api.seedSession("w", "s", 1, "")
+	for _, field := range []string{"messagesConnection", "forksConnection"} {
+		node := "localId role content"
+		if field == "forksConnection" {
+			node = "targetSessionId sourceTurnId targetTurnId"
+		}
+		q := func(n int) string {
+			return fmt.Sprintf(`{ sessions(workspaceId: "w", first: 200) { edges { node { %s(first: %d) { edges { node { %s } } } } } } }`, field, n, node)
+		}
+		before := api.db.Statements()
+		api.with(t).expectCode("COMPLEXITY_LIMIT_EXCEEDED", q(200), nil)
+		require.Equal(t, before, api.db.Statements(), "refused before any read")
+		api.mustDo(q(10), &struct{}{}, nil)
+	}
+	api.with(t).expectCode("COMPLEXITY_LIMIT_EXCEEDED", `{ sessions(workspaceId: "w", first: 200) { edges { node {
+		turns(first: 200) { edges { node { messagesConnection(first: 10) { edges { node { localId } } } } } } } } } }`, nil)
+}
