@@ -149,6 +149,9 @@ type Reader interface {
 	// WorkspaceSettingsByIDs returns the stored settings of those of workspaceIDs that have any.
 	// One statement for the batch.
 	WorkspaceSettingsByIDs(ctx context.Context, workspaceIDs []string) (map[string]WorkspaceSettings, error)
+
+	// PageReader pages the transcript, a turn's messages and a session's forks (ports_pages.go).
+	PageReader
 }
 
 // Tx is one store transaction: reads see its own writes; nothing is visible to others until the

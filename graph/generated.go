@@ -32,6 +32,8 @@ type ResolverRoot interface {
 	ForkOperation() ForkOperationResolver
 	ForkOperationConnection() ForkOperationConnectionResolver
 	Lineage() LineageResolver
+	LineageConnection() LineageConnectionResolver
+	MessageConnection() MessageConnectionResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Session() SessionResolver
@@ -113,6 +115,17 @@ type ComplexityRoot struct {
 		TargetTurnID    func(childComplexity int) int
 	}
 
+	LineageConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	LineageEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Message struct {
 		Content   func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
@@ -121,6 +134,17 @@ type ComplexityRoot struct {
 		Role      func(childComplexity int) int
 		SessionID func(childComplexity int) int
 		TurnID    func(childComplexity int) int
+	}
+
+	MessageConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	MessageEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -162,12 +186,14 @@ type ComplexityRoot struct {
 		DeletedAt             func(childComplexity int) int
 		ForkedFrom            func(childComplexity int) int
 		Forks                 func(childComplexity int) int
+		ForksConnection       func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID                    func(childComplexity int) int
 		Kind                  func(childComplexity int) int
 		LatestTurn            func(childComplexity int) int
 		LifecycleCapabilities func(childComplexity int) int
 		LocalID               func(childComplexity int) int
 		Messages              func(childComplexity int) int
+		MessagesConnection    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Model                 func(childComplexity int) int
 		Provider              func(childComplexity int) int
 		ProviderSessionID     func(childComplexity int) int
@@ -200,6 +226,7 @@ type ComplexityRoot struct {
 		ID                           func(childComplexity int) int
 		LocalID                      func(childComplexity int) int
 		Messages                     func(childComplexity int) int
+		MessagesConnection           func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Origin                       func(childComplexity int) int
 		Outcome                      func(childComplexity int) int
 		PendingForkOperation         func(childComplexity int) int
@@ -275,6 +302,12 @@ type LineageResolver interface {
 	SourceTurn(ctx context.Context, obj *models.Lineage) (*models.Turn, error)
 	TargetTurn(ctx context.Context, obj *models.Lineage) (*models.Turn, error)
 }
+type LineageConnectionResolver interface {
+	TotalCount(ctx context.Context, obj *models.LineageConnection) (int, error)
+}
+type MessageConnectionResolver interface {
+	TotalCount(ctx context.Context, obj *models.MessageConnection) (int, error)
+}
 type MutationResolver interface {
 	ReportSession(ctx context.Context, input models.ReportSessionInput) (*models.Session, error)
 	ReportTurn(ctx context.Context, input models.ReportTurnInput) (*models.Turn, error)
@@ -303,9 +336,11 @@ type SessionResolver interface {
 
 	ActiveTurn(ctx context.Context, obj *models.Session) (*models.Turn, error)
 	Messages(ctx context.Context, obj *models.Session) ([]*models.Message, error)
+	MessagesConnection(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.MessageConnection, error)
 	LifecycleCapabilities(ctx context.Context, obj *models.Session) (*models.LifecycleCapabilities, error)
 
 	Forks(ctx context.Context, obj *models.Session) ([]*models.Lineage, error)
+	ForksConnection(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.LineageConnection, error)
 }
 type SessionConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *models.SessionConnection) (int, error)
@@ -317,6 +352,7 @@ type SubscriptionResolver interface {
 type TurnResolver interface {
 	ProviderForkBindingState(ctx context.Context, obj *models.Turn) (models.ProviderForkBindingState, error)
 
+	MessagesConnection(ctx context.Context, obj *models.Turn, first *int, after *string, last *int, before *string) (*models.MessageConnection, error)
 	Session(ctx context.Context, obj *models.Turn) (*models.Session, error)
 	PendingForkOperation(ctx context.Context, obj *models.Turn) (*models.ForkOperation, error)
 }
@@ -647,6 +683,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Lineage.TargetTurnID(childComplexity), true
 
+	case "LineageConnection.edges":
+		if e.ComplexityRoot.LineageConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageConnection.Edges(childComplexity), true
+	case "LineageConnection.pageInfo":
+		if e.ComplexityRoot.LineageConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageConnection.PageInfo(childComplexity), true
+	case "LineageConnection.totalCount":
+		if e.ComplexityRoot.LineageConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageConnection.TotalCount(childComplexity), true
+
+	case "LineageEdge.cursor":
+		if e.ComplexityRoot.LineageEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.Cursor(childComplexity), true
+	case "LineageEdge.node":
+		if e.ComplexityRoot.LineageEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageEdge.Node(childComplexity), true
+
 	case "Message.content":
 		if e.ComplexityRoot.Message.Content == nil {
 			break
@@ -689,6 +757,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.TurnID(childComplexity), true
+
+	case "MessageConnection.edges":
+		if e.ComplexityRoot.MessageConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageConnection.Edges(childComplexity), true
+	case "MessageConnection.pageInfo":
+		if e.ComplexityRoot.MessageConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageConnection.PageInfo(childComplexity), true
+	case "MessageConnection.totalCount":
+		if e.ComplexityRoot.MessageConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageConnection.TotalCount(childComplexity), true
+
+	case "MessageEdge.cursor":
+		if e.ComplexityRoot.MessageEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageEdge.Cursor(childComplexity), true
+	case "MessageEdge.node":
+		if e.ComplexityRoot.MessageEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageEdge.Node(childComplexity), true
 
 	case "Mutation.abandonForkOperation":
 		if e.ComplexityRoot.Mutation.AbandonForkOperation == nil {
@@ -958,6 +1058,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Forks(childComplexity), true
+	case "Session.forksConnection":
+		if e.ComplexityRoot.Session.ForksConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Session_forksConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.ForksConnection(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Session.id":
 		if e.ComplexityRoot.Session.ID == nil {
 			break
@@ -994,6 +1105,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Messages(childComplexity), true
+	case "Session.messagesConnection":
+		if e.ComplexityRoot.Session.MessagesConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Session_messagesConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Session.MessagesConnection(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Session.model":
 		if e.ComplexityRoot.Session.Model == nil {
 			break
@@ -1133,6 +1255,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.Messages(childComplexity), true
+	case "Turn.messagesConnection":
+		if e.ComplexityRoot.Turn.MessagesConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Turn_messagesConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Turn.MessagesConnection(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Turn.origin":
 		if e.ComplexityRoot.Turn.Origin == nil {
 			break
@@ -2035,14 +2168,51 @@ type Session implements Node {
   latestTurn: Turn
   "The most recent turn that is not settled yet, or null."
   activeTurn: Turn
-  "The whole transcript, in order."
-  messages: [Message!]!
+  """
+  The whole transcript, in order. Deprecated: a transcript of more than 1,000 messages is refused
+  with BAD_USER_INPUT (reason list_too_long); page through ` + "`" + `messagesConnection` + "`" + ` instead.
+  """
+  messages: [Message!]! @deprecated(reason: "Use messagesConnection; refuses more than 1,000 messages (list_too_long).")
+  """
+  The transcript (every turn's messages, inherited ones included) in order: by the turn's
+  sequence, then by the message's position in the turn, as a Relay connection (` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + `
+  forward, ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` backward). Errors: BAD_USER_INPUT (reason invalid_first, invalid_last,
+  invalid_cursor, conflicting_page_arguments).
+  """
+  messagesConnection(
+    "Page forward: at most this many edges (0..200; 0 answers only pageInfo). Defaults to 50 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Page forward: the edges after this cursor (an ` + "`" + `endCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    after: String
+    "Page backward: at most this many edges, the last ones before ` + "`" + `before` + "`" + ` (0..200)."
+    last: Int
+    "Page backward: the edges before this cursor (a ` + "`" + `startCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    before: String
+  ): MessageConnection!
   "What the session's provider can fork (resolved from its driver only when selected)."
   lifecycleCapabilities: LifecycleCapabilities!
   "The fork that created this session, or null for an original session."
   forkedFrom: Lineage
-  "The forks made from this session, oldest first."
-  forks: [Lineage!]!
+  """
+  The forks made from this session, oldest first. Deprecated: more than 1,000 forks are refused
+  with BAD_USER_INPUT (reason list_too_long); page through ` + "`" + `forksConnection` + "`" + ` instead.
+  """
+  forks: [Lineage!]! @deprecated(reason: "Use forksConnection; refuses more than 1,000 forks (list_too_long).")
+  """
+  The forks made from this session, oldest first (by when they were made, then by the child's id),
+  as a Relay connection. Errors: BAD_USER_INPUT (reason invalid_first, invalid_last,
+  invalid_cursor, conflicting_page_arguments).
+  """
+  forksConnection(
+    "Page forward: at most this many edges (0..200; 0 answers only pageInfo). Defaults to 50 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Page forward: the edges after this cursor (an ` + "`" + `endCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    after: String
+    "Page backward: at most this many edges, the last ones before ` + "`" + `before` + "`" + ` (0..200)."
+    last: Int
+    "Page backward: the edges before this cursor (a ` + "`" + `startCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    before: String
+  ): LineageConnection!
 }
 
 "One prompt of a session and the agent's work on it."
@@ -2074,8 +2244,25 @@ type Turn implements Node {
   providerForkBindingAvailable: Boolean!
   "BOUND when available, RECOVERY_REQUIRED when settled but not available, else UNAVAILABLE."
   providerForkBindingState: ProviderForkBindingState!
-  "The turn's messages, in order."
-  messages: [Message!]!
+  """
+  The turn's messages, in order. Deprecated: more than 1,000 messages are refused with
+  BAD_USER_INPUT (reason list_too_long); page through ` + "`" + `messagesConnection` + "`" + ` instead.
+  """
+  messages: [Message!]! @deprecated(reason: "Use messagesConnection; refuses more than 1,000 messages (list_too_long).")
+  """
+  The turn's messages in order, as a Relay connection. Errors: BAD_USER_INPUT (reason
+  invalid_first, invalid_last, invalid_cursor, conflicting_page_arguments).
+  """
+  messagesConnection(
+    "Page forward: at most this many edges (0..200; 0 answers only pageInfo). Defaults to 50 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Page forward: the edges after this cursor (an ` + "`" + `endCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    after: String
+    "Page backward: at most this many edges, the last ones before ` + "`" + `before` + "`" + ` (0..200)."
+    last: Int
+    "Page backward: the edges before this cursor (a ` + "`" + `startCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
+    before: String
+  ): MessageConnection!
   "The session the turn belongs to."
   session: Session!
   """
@@ -2272,6 +2459,42 @@ type TurnEdge {
   cursor: String!
   "The turn."
   node: Turn!
+}
+
+"A page of messages: of a session's transcript or of one turn."
+type MessageConnection {
+  "The messages of this page, each with its cursor."
+  edges: [MessageEdge!]!
+  "Whether more follow, and where to continue."
+  pageInfo: PageInfo!
+  "How many messages the transcript (or the turn) has."
+  totalCount: Int!
+}
+
+"A message and its position."
+type MessageEdge {
+  "An opaque position; pass it as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + `."
+  cursor: String!
+  "The message."
+  node: Message!
+}
+
+"A page of a session's forks."
+type LineageConnection {
+  "The forks of this page, each with its cursor."
+  edges: [LineageEdge!]!
+  "Whether more follow, and where to continue."
+  pageInfo: PageInfo!
+  "How many forks the session has."
+  totalCount: Int!
+}
+
+"A fork and its position."
+type LineageEdge {
+  "An opaque position; pass it as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + `."
+  cursor: String!
+  "The fork."
+  node: Lineage!
 }
 
 "A page of fork operations."
@@ -2573,6 +2796,28 @@ func (ec *executionContext) childFields_Lineage(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Lineage", field.Name)
 }
 
+func (ec *executionContext) childFields_LineageConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_LineageConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_LineageConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_LineageConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineageConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_LineageEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_LineageEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_LineageEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineageEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Message(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2591,6 +2836,28 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
+}
+
+func (ec *executionContext) childFields_MessageConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_MessageConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_MessageConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_MessageConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MessageConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_MessageEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_MessageEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_MessageEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MessageEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2647,12 +2914,16 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_activeTurn(ctx, field)
 	case "messages":
 		return ec.fieldContext_Session_messages(ctx, field)
+	case "messagesConnection":
+		return ec.fieldContext_Session_messagesConnection(ctx, field)
 	case "lifecycleCapabilities":
 		return ec.fieldContext_Session_lifecycleCapabilities(ctx, field)
 	case "forkedFrom":
 		return ec.fieldContext_Session_forkedFrom(ctx, field)
 	case "forks":
 		return ec.fieldContext_Session_forks(ctx, field)
+	case "forksConnection":
+		return ec.fieldContext_Session_forksConnection(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -2707,6 +2978,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_providerForkBindingState(ctx, field)
 	case "messages":
 		return ec.fieldContext_Turn_messages(ctx, field)
+	case "messagesConnection":
+		return ec.fieldContext_Turn_messagesConnection(ctx, field)
 	case "session":
 		return ec.fieldContext_Turn_session(ctx, field)
 	case "pendingForkOperation":
@@ -3349,6 +3622,82 @@ func (ec *executionContext) field_Query_workspaceSettings_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Session_forksConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Session_messagesConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Session_turns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3428,6 +3777,44 @@ func (ec *executionContext) field_Subscription_workspaceEvents_args(ctx context.
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Turn_messagesConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -4758,6 +5145,148 @@ func (ec *executionContext) fieldContext_Lineage_targetTurn(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _LineageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *models.LineageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.LineageEdge) graphql.Marshaler {
+			return ec.marshalNLineageEdge2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐLineageEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *models.LineageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LineageConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *models.LineageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LineageConnection().TotalCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageConnection", field, true, true, "Int")
+}
+
+func (ec *executionContext) _LineageEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *models.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _LineageEdge_node(ctx context.Context, field graphql.CollectedField, obj *models.LineageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Lineage) graphql.Marshaler {
+			return ec.marshalNLineage2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐLineage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LineageEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LineageEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Lineage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Message_id(ctx context.Context, field graphql.CollectedField, obj *models.Message) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4917,6 +5446,148 @@ func (ec *executionContext) _Message_createdAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Message_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, "Time")
+}
+
+func (ec *executionContext) _MessageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *models.MessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.MessageEdge) graphql.Marshaler {
+			return ec.marshalNMessageEdge2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MessageConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MessageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MessageConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *models.MessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MessageConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MessageConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *models.MessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MessageConnection().TotalCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageConnection", field, true, true, "Int")
+}
+
+func (ec *executionContext) _MessageEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *models.MessageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _MessageEdge_node(ctx context.Context, field graphql.CollectedField, obj *models.MessageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Message) graphql.Marshaler {
+			return ec.marshalNMessage2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MessageEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Message(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_reportSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -6396,6 +7067,50 @@ func (ec *executionContext) fieldContext_Session_messages(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_messagesConnection(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_messagesConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Session().MessagesConnection(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.MessageConnection) graphql.Marshaler {
+			return ec.marshalNMessageConnection2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_messagesConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MessageConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Session_messagesConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Session_lifecycleCapabilities(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6488,6 +7203,50 @@ func (ec *executionContext) fieldContext_Session_forks(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Lineage(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Session_forksConnection(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_forksConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Session().ForksConnection(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.LineageConnection) graphql.Marshaler {
+			return ec.marshalNLineageConnection2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐLineageConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_forksConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineageConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Session_forksConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -7026,6 +7785,50 @@ func (ec *executionContext) fieldContext_Turn_messages(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Message(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Turn_messagesConnection(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_messagesConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Turn().MessagesConnection(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.MessageConnection) graphql.Marshaler {
+			return ec.marshalNMessageConnection2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_messagesConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MessageConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Turn_messagesConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -9911,6 +10714,88 @@ func (ec *executionContext) _Lineage(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var lineageConnectionImplementors = []string{"LineageConnection"}
+
+func (ec *executionContext) _LineageConnection(ctx context.Context, sel ast.SelectionSet, obj *models.LineageConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineageConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineageConnection")
+		case "edges":
+			out.Values[i] = ec._LineageConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._LineageConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._LineageConnection_totalCount(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var lineageEdgeImplementors = []string{"LineageEdge"}
+
+func (ec *executionContext) _LineageEdge(ctx context.Context, sel ast.SelectionSet, obj *models.LineageEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineageEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineageEdge")
+		case "cursor":
+			out.Values[i] = ec._LineageEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._LineageEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var messageImplementors = []string{"Message", "Node"}
 
 func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, obj *models.Message) graphql.Marshaler {
@@ -9954,6 +10839,88 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "createdAt":
 			out.Values[i] = ec._Message_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var messageConnectionImplementors = []string{"MessageConnection"}
+
+func (ec *executionContext) _MessageConnection(ctx context.Context, sel ast.SelectionSet, obj *models.MessageConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, messageConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MessageConnection")
+		case "edges":
+			out.Values[i] = ec._MessageConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._MessageConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._MessageConnection_totalCount(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var messageEdgeImplementors = []string{"MessageEdge"}
+
+func (ec *executionContext) _MessageEdge(ctx context.Context, sel ast.SelectionSet, obj *models.MessageEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, messageEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MessageEdge")
+		case "cursor":
+			out.Values[i] = ec._MessageEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._MessageEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -10341,6 +11308,12 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_messages(ctx, field, obj)
 				})
+		case "messagesConnection":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_messagesConnection(ctx, field, obj)
+				})
 		case "lifecycleCapabilities":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -10357,6 +11330,12 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_forks(ctx, field, obj)
+				})
+		case "forksConnection":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_forksConnection(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -10556,6 +11535,12 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "messagesConnection":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Turn_messagesConnection(ctx, field, obj)
+				})
 		case "session":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -11455,6 +12440,38 @@ func (ec *executionContext) marshalNLineage2ᚖgithubᚗcomᚋforkgraphᚋforkgr
 	return ec._Lineage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNLineageConnection2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐLineageConnection(ctx context.Context, sel ast.SelectionSet, v *models.LineageConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LineageConnection!")
+		return graphql.Null
+	}
+	return ec._LineageConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLineageEdge2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐLineageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.LineageEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLineageEdge2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐLineageEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLineageEdge2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐLineageEdge(ctx context.Context, sel ast.SelectionSet, v *models.LineageEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LineageEdge!")
+		return graphql.Null
+	}
+	return ec._LineageEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMessage2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.Message) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -11477,6 +12494,38 @@ func (ec *executionContext) marshalNMessage2ᚖgithubᚗcomᚋforkgraphᚋforkgr
 		return graphql.Null
 	}
 	return ec._Message(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMessageConnection2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageConnection(ctx context.Context, sel ast.SelectionSet, v *models.MessageConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MessageConnection!")
+		return graphql.Null
+	}
+	return ec._MessageConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMessageEdge2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.MessageEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMessageEdge2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMessageEdge2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageEdge(ctx context.Context, sel ast.SelectionSet, v *models.MessageEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MessageEdge!")
+		return graphql.Null
+	}
+	return ec._MessageEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNMessageInput2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageInputᚄ(ctx context.Context, v any) ([]*models.MessageInput, error) {

@@ -87,6 +87,22 @@ type LifecycleCapabilities struct {
 	ForkThroughTurn bool `json:"forkThroughTurn"`
 }
 
+// A fork and its position.
+type LineageEdge struct {
+	// An opaque position; pass it as `after` or `before`.
+	Cursor string `json:"cursor"`
+	// The fork.
+	Node *Lineage `json:"node"`
+}
+
+// A message and its position.
+type MessageEdge struct {
+	// An opaque position; pass it as `after` or `before`.
+	Cursor string `json:"cursor"`
+	// The message.
+	Node *Message `json:"node"`
+}
+
 // One message to append.
 type MessageInput struct {
 	// An id for idempotent retries (local, never of global form, or a global id); omitted, the server generates one.

@@ -48,6 +48,15 @@ func connectionComplexity(c *graph.ComplexityRoot) {
 	c.Session.Turns = func(child int, first *int, _ *string, last *int, _ *string) int {
 		return pageComplexity(child, first, last)
 	}
+	c.Session.MessagesConnection = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return pageComplexity(child, first, last)
+	}
+	c.Session.ForksConnection = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return pageComplexity(child, first, last)
+	}
+	c.Turn.MessagesConnection = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return pageComplexity(child, first, last)
+	}
 	// nodes is a list of as many objects as it has ids.
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + min(len(ids), MaxNodeIDs)*child }
 }

@@ -20,13 +20,20 @@ func TestLoaderNamesAreTheLoaders(t *testing.T) {
 	require.NoError(t, err)
 	l := reflect.ValueOf(newLoaders(context.Background(), loaderSources{engine: engine})).Elem()
 	var names []string
-	for i := range l.NumField() {
-		f := l.Field(i)
-		if f.Kind() != reflect.Pointer || f.IsNil() || !strings.HasPrefix(f.Type().Elem().Name(), "relation[") {
-			continue
+	var collect func(v reflect.Value)
+	collect = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Field(i)
+			if f.Kind() == reflect.Struct && f.Type().Name() == "listLoaders" { // the paged lists' group
+				collect(f)
+			}
+			if f.Kind() != reflect.Pointer || f.IsNil() || !strings.HasPrefix(f.Type().Elem().Name(), "relation[") {
+				continue
+			}
+			names = append(names, f.Elem().FieldByName("name").String())
 		}
-		names = append(names, f.Elem().FieldByName("name").String())
 	}
+	collect(l)
 	require.NotEmpty(t, names)
 	require.ElementsMatch(t, LoaderNames, names)
 	require.Equal(t, len(names), len(slices.Compact(slices.Sorted(slices.Values(names)))), "each name once")

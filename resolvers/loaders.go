@@ -56,6 +56,7 @@ type loaders struct {
 	probeTurns     map[key]forkengine.Turn // every turn of the response, for forkability probes
 	pageSessionsMu sync.Mutex
 	pageSessions   map[string][]string // sessions seen per workspace, to batch turn pages
+	lists          listLoaders         // the paged lists (loaders_lists.go)
 	sessionHints   *hintSet[key]       // every session the response read (sawSessions)
 	turnHints      *hintSet[key]       // every turn the response read (sawTurns)
 }
@@ -144,7 +145,8 @@ func (mutationFieldLoaders) MutateOperationContext(_ context.Context, oc *graphq
 // LoaderNames are the names newLoaders gives its relations, the loader label of the batches
 // Config.Batch observes (telemetry exports forkgraph_dataloader_batch_size for each from the start).
 var LoaderNames = []string{"sessions", "turns", "latestTurn", "activeTurn", "turnPages", "turnCounts", "turnMessages",
-	"messages", "transcripts", "forkedFrom", "forks", "operations", "committed", "forkability", "pending", "capabilities"}
+	"messages", "transcripts", "forkedFrom", "forks", "operations", "committed", "forkability", "pending", "capabilities",
+	"transcriptPages", "transcriptCounts", "turnMessagePages", "turnMessageCounts", "forkPages", "forkCounts"}
 
 func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	engine, batch, rd := with.engine, with.batch, with.engine.Reader()
@@ -183,7 +185,10 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 		return m, err
 	})
 	l.forks = newRelation(batch, "forks", func(ctx context.Context, keys []key) (map[key][]forkengine.Lineage, error) {
-		m, err := byWorkspace(ctx, keys, rd.LineagesBySourceIDs)
+		m, err := byWorkspace(ctx, keys, func(ctx context.Context, ws string, ids []string) (map[string][]forkengine.Lineage, error) {
+			// One more than the deprecated list may hold: Session.forks refuses that many.
+			return rd.LineagesBySourceIDsAfter(ctx, ws, ids, forkengine.PageCursor{}, MaxListLength+1)
+		})
 		for _, ls := range m {
 			l.sawLineages(ls)
 		}
@@ -199,6 +204,7 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	l.pending = newRelation(batch, "pending", l.readPending)
 	l.capabilities = newRelation(batch, "capabilities", l.describe)
 	l.sessionHints, l.turnHints = newHintSet[key](), newHintSet[key]()
+	l.newListLoaders(batch)
 	for _, r := range []*relation[key, forkengine.Turn]{l.latestTurn, l.activeTurn} {
 		r.follow(l.sessionHints)
 	}

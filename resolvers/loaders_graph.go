@@ -114,30 +114,23 @@ func (l *loaders) readTurnPages(ctx context.Context, keys []pageKey) (map[pageKe
 	return out, nil
 }
 
-// readTranscripts reads whole transcripts: every turn of the sessions, then their messages, in
-// turn sequence and message position order.
+// readTranscripts reads the deprecated whole transcripts of Session.messages: the first
+// MaxListLength+1 messages of each through the paged read, so a transcript too long to return is
+// refused after reading one row more than the list may hold, never the whole of it.
 func (l *loaders) readTranscripts(ctx context.Context, keys []key) (map[key][]forkengine.Message, error) {
-	turns, err := byWorkspace(ctx, keys, func(ctx context.Context, ws string, ids []string) (map[string][]forkengine.Turn, error) {
-		return l.engine.Reader().TurnsBySessionIDs(ctx, ws, ids, 0, 0)
+	pages, err := byWorkspace(ctx, keys, func(ctx context.Context, ws string, ids []string) (map[string][]forkengine.TranscriptMessage, error) {
+		return l.engine.Reader().SessionMessagesAfter(ctx, ws, ids, forkengine.MessageCursor{}, MaxListLength+1)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("transcripts: %w", err)
 	}
-	var turnKeys []key
-	for k, ts := range turns {
-		for _, t := range ts {
-			turnKeys = append(turnKeys, key{k.ws, t.ID})
+	out := make(map[key][]forkengine.Message, len(pages))
+	for k, rows := range pages {
+		msgs := make([]forkengine.Message, len(rows))
+		for i, m := range rows {
+			msgs[i] = m.Message
 		}
-	}
-	messages, err := l.turnMessages.getMany(ctx, turnKeys)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[key][]forkengine.Message, len(keys))
-	for k, ts := range turns {
-		for _, t := range ts {
-			out[k] = append(out[k], messages[key{k.ws, t.ID}]...)
-		}
+		out[k] = msgs
 	}
 	return out, nil
 }

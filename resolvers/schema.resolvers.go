@@ -59,6 +59,21 @@ func (r *lineageResolver) TargetTurn(ctx context.Context, obj *models.Lineage) (
 	return r.liveTurnView(ctx, obj.WorkspaceID, obj.TargetTurnID)
 }
 
+func (r *lineageConnectionResolver) TotalCount(ctx context.Context, obj *models.LineageConnection) (int, error) {
+	count, _, err := r.loaders(ctx).lists.forkCounts.load(ctx, key{obj.WorkspaceID, obj.SessionID})
+	return count, err
+}
+
+func (r *messageConnectionResolver) TotalCount(ctx context.Context, obj *models.MessageConnection) (int, error) {
+	lists := r.loaders(ctx).lists
+	if obj.TurnID != "" {
+		count, _, err := lists.turnMessageCounts.load(ctx, key{obj.WorkspaceID, obj.TurnID})
+		return count, err
+	}
+	count, _, err := lists.transcriptCounts.load(ctx, key{obj.WorkspaceID, obj.SessionID})
+	return count, err
+}
+
 func (r *mutationResolver) ReportSession(ctx context.Context, input models.ReportSessionInput) (*models.Session, error) {
 	s, err := r.engine.ReportSession(ctx, input.Domain())
 	if err != nil {
@@ -246,7 +261,22 @@ func (r *sessionResolver) ActiveTurn(ctx context.Context, obj *models.Session) (
 
 func (r *sessionResolver) Messages(ctx context.Context, obj *models.Session) ([]*models.Message, error) {
 	msgs, _, err := r.loaders(ctx).transcripts.load(ctx, key{obj.WorkspaceID, obj.LocalID})
+	if err == nil && len(msgs) > MaxListLength {
+		return nil, listTooLong("Session.messages", "Session.messagesConnection")
+	}
 	return models.MessagesFrom(msgs), err
+}
+
+func (r *sessionResolver) MessagesConnection(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.MessageConnection, error) {
+	page, cursor, err := pageArgs(first, last, after, before, models.TranscriptListScope(obj.WorkspaceID, obj.LocalID), models.DecodeTranscriptCursor)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.loaders(ctx).transcriptPage(ctx, obj.WorkspaceID, obj.LocalID, page, cursor)
+	if err != nil {
+		return nil, err
+	}
+	return models.TranscriptConnectionFrom(obj.WorkspaceID, obj.LocalID, rows, page), nil
 }
 
 func (r *sessionResolver) LifecycleCapabilities(ctx context.Context, obj *models.Session) (*models.LifecycleCapabilities, error) {
@@ -256,7 +286,22 @@ func (r *sessionResolver) LifecycleCapabilities(ctx context.Context, obj *models
 
 func (r *sessionResolver) Forks(ctx context.Context, obj *models.Session) ([]*models.Lineage, error) {
 	lineages, _, err := r.loaders(ctx).forks.load(ctx, key{obj.WorkspaceID, obj.LocalID})
+	if err == nil && len(lineages) > MaxListLength {
+		return nil, listTooLong("Session.forks", "Session.forksConnection")
+	}
 	return models.LineagesFrom(lineages, r.relations(ctx)), err
+}
+
+func (r *sessionResolver) ForksConnection(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.LineageConnection, error) {
+	page, cursor, err := pageArgs(first, last, after, before, models.ForkListScope(obj.WorkspaceID, obj.LocalID), models.DecodeForkCursor)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.loaders(ctx).forkPage(ctx, obj.WorkspaceID, obj.LocalID, page, cursor)
+	if err != nil {
+		return nil, err
+	}
+	return models.LineageConnectionFrom(obj.WorkspaceID, obj.LocalID, rows, page, r.relations(ctx)), nil
 }
 
 func (r *sessionConnectionResolver) TotalCount(ctx context.Context, obj *models.SessionConnection) (int, error) {
@@ -274,6 +319,19 @@ func (r *subscriptionResolver) WorkspaceEvents(ctx context.Context, workspaceID 
 func (r *turnResolver) ProviderForkBindingState(ctx context.Context, obj *models.Turn) (models.ProviderForkBindingState, error) {
 	available, err := r.loaders(ctx).forkable(ctx, obj.Domain())
 	return models.BindingStateFrom(forkengine.TurnBindingState(obj.Domain(), available)), err
+}
+
+func (r *turnResolver) MessagesConnection(ctx context.Context, obj *models.Turn, first *int, after *string, last *int, before *string) (*models.MessageConnection, error) {
+	ws := obj.Domain().WorkspaceID
+	page, position, err := pageArgs(first, last, after, before, models.TurnMessageListScope(ws, obj.LocalID), models.DecodeTurnMessageCursor)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.loaders(ctx).turnMessagePage(ctx, ws, obj.LocalID, page, position)
+	if err != nil {
+		return nil, err
+	}
+	return models.TurnMessageConnectionFrom(ws, obj.SessionID, obj.LocalID, rows, page), nil
 }
 
 func (r *turnResolver) Session(ctx context.Context, obj *models.Turn) (*models.Session, error) {
@@ -330,6 +388,14 @@ func (r *Resolver) ForkOperationConnection() graph.ForkOperationConnectionResolv
 
 func (r *Resolver) Lineage() graph.LineageResolver { return &lineageResolver{r} }
 
+func (r *Resolver) LineageConnection() graph.LineageConnectionResolver {
+	return &lineageConnectionResolver{r}
+}
+
+func (r *Resolver) MessageConnection() graph.MessageConnectionResolver {
+	return &messageConnectionResolver{r}
+}
+
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
@@ -352,6 +418,8 @@ type (
 	forkOperationResolver           struct{ *Resolver }
 	forkOperationConnectionResolver struct{ *Resolver }
 	lineageResolver                 struct{ *Resolver }
+	lineageConnectionResolver       struct{ *Resolver }
+	messageConnectionResolver       struct{ *Resolver }
 	mutationResolver                struct{ *Resolver }
 	queryResolver                   struct{ *Resolver }
 	sessionResolver                 struct{ *Resolver }

@@ -41,6 +41,9 @@ func (v *viewRelations) TurnForkable(t *models.Turn) (bool, error) {
 
 func (v *viewRelations) TurnMessages(t *models.Turn) ([]*models.Message, error) {
 	msgs, _, err := v.l.turnMessages.load(v.ctx, key{t.Domain().WorkspaceID, t.LocalID})
+	if err == nil && len(msgs) > MaxListLength {
+		return nil, listTooLong("Turn.messages", "Turn.messagesConnection")
+	}
 	return models.MessagesFrom(msgs), err
 }
 

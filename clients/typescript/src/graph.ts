@@ -3,15 +3,27 @@
 // Turn events move fork buttons (providerForkBindingAvailable/State) and operation events move
 // each turn's pendingForkOperation, without a reload.
 import type { ForkgraphError } from './errors.js';
-import { SessionNodeDocument, SessionTurnsPageDocument, SessionsPageDocument, type SessionTurnsPageQuery, type SessionsPageQuery } from './generated/graphql.js';
+import {
+  SessionNodeDocument,
+  SessionTurnsPageDocument,
+  SessionsPageDocument,
+  TurnMessagesPageDocument,
+  type SessionTurnsPageQuery,
+  type SessionsPageQuery,
+  type TurnMessagesPageFieldsFragment,
+  type TurnMessagesPageQuery,
+} from './generated/graphql.js';
 import type { HttpTransport } from './http.js';
 import { isPendingOperation, type ForkOperation, type Session, type Turn, type WorkspaceEvent } from './types.js';
 import type { WatchStatus, WatchWorkspaceOptions, WorkspaceWatch } from './watch.js';
 
 /** A session of the graph, with its latest turn. */
 export type GraphSession = Session & { latestTurn: Turn | null };
-/** A turn of a session whose turns were loaded, with its messages. */
-export type GraphTurn = NonNullable<SessionTurnsPageQuery['session']>['turns']['edges'][number]['node'];
+type LoadedTurn = NonNullable<SessionTurnsPageQuery['session']>['turns']['edges'][number]['node'];
+/** A message of a loaded turn. */
+export type GraphMessage = TurnMessagesPageFieldsFragment['edges'][number]['node'];
+/** A turn of a session whose turns were loaded, with all its messages (read page by page). */
+export type GraphTurn = Omit<LoadedTurn, 'messagesConnection'> & { messages: GraphMessage[] };
 
 /** What a SessionGraph holds; a new object after every change (compare by reference). */
 export interface SessionGraphState {
@@ -37,6 +49,10 @@ export interface GraphContext {
 }
 
 const PAGE = 100;
+// Turns per page of SessionTurnsPage: each carries its first 50 messages, and the complexity limit
+// counts a page's size times its selection (50 × 50 messages stays far under it).
+const TURN_PAGE = 50;
+const MESSAGE_PAGE = 200;
 const MAX_PAGES = 50;
 
 /**
@@ -127,9 +143,9 @@ export class SessionGraph {
         const turns: GraphTurn[] = [];
         let after: string | null = null;
         for (let page = 0; page < MAX_PAGES; page++) {
-          const data: SessionTurnsPageQuery = await this.ctx.http.execute(SessionTurnsPageDocument, { workspaceId: this.state.workspaceId, id: sessionId, first: PAGE, after });
+          const data: SessionTurnsPageQuery = await this.ctx.http.execute(SessionTurnsPageDocument, { workspaceId: this.state.workspaceId, id: sessionId, first: TURN_PAGE, after });
           if (!data.session) break;
-          turns.push(...data.session.turns.edges.map((e) => e.node));
+          for (const { node } of data.session.turns.edges) turns.push(await this.withMessages(node));
           if (!data.session.turns.pageInfo.hasNextPage) break;
           after = data.session.turns.pageInfo.endCursor;
         }
@@ -140,6 +156,21 @@ export class SessionGraph {
     } finally {
       this.reloading.delete(sessionId);
     }
+  }
+
+  // withMessages is a loaded turn with every message: the first page came with it, the rest is
+  // read through the turn's messagesConnection (the whole list is capped by the server).
+  private async withMessages(loaded: LoadedTurn): Promise<GraphTurn> {
+    const { messagesConnection, ...turn } = loaded;
+    const messages = messagesConnection.edges.map((e) => e.node);
+    let page: TurnMessagesPageFieldsFragment = messagesConnection;
+    for (let n = 0; page.pageInfo.hasNextPage && n < MAX_PAGES * 10; n++) {
+      const data: TurnMessagesPageQuery = await this.ctx.http.execute(TurnMessagesPageDocument, { id: turn.id, first: MESSAGE_PAGE, after: page.pageInfo.endCursor });
+      if (!data.node || !('messagesConnection' in data.node)) break;
+      page = data.node.messagesConnection;
+      messages.push(...page.edges.map((e) => e.node));
+    }
+    return { ...turn, messages };
   }
 
   private upsertSession(session: GraphSession | Session): void {

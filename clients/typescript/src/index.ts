@@ -3,7 +3,7 @@ export { createForkgraphClient, ForkgraphClient, type ForkgraphClientOptions } f
 export { ForkgraphError, TransportError, isTokenError, type GraphQLErrorEntry } from './errors.js';
 export { ForkHandle, DEFAULT_FORK_TIMING, validChild, type ForkState, type ForkTiming } from './fork-handle.js';
 export { forkRefusal, type ForkThroughTurnInput, type ResumeOptions } from './forks.js';
-export { SessionGraph, type GraphSession, type GraphTurn, type SessionGraphState } from './graph.js';
+export { SessionGraph, type GraphMessage, type GraphSession, type GraphTurn, type SessionGraphState } from './graph.js';
 export { HttpTransport, type Document, type RequestOptions, type TokenProvider } from './http.js';
 export {
   MemoryForkRecordStore,

@@ -140,4 +140,21 @@ describe('React bindings', () => {
     assert.equal(seen.fork.state.operationId, mid.operationId);
     TestRenderer.act(() => renderer.unmount());
   });
+
+  test('loadTurns reads every message of a long turn, page by page through messagesConnection', async () => {
+    const ws = uniqueWorkspace('long-turn');
+    const s = await seedSession(server.url, { workspaceId: ws, turns: 2 });
+    const messages = Array.from({ length: 300 }, (_, i) => ({ id: `long-${i}`, role: 'ASSISTANT', content: `line ${i}` }));
+    await gql(server.url, `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { id } }`,
+      { input: { workspaceId: ws, sessionId: s.sessionId, turnId: s.turnIds[0], messages } });
+    const client = newClient(server.url);
+    const graph = client.sessionGraph(ws);
+    const turns = await graph.loadTurns(s.sessionId);
+    assert.deepEqual(turns.map((t) => t.localId), s.turnIds);
+    assert.equal(turns[0].messages.length, 302, 'the seeded two and the 300 appended, past the first page of 50');
+    assert.deepEqual(turns[0].messages.slice(0, 3).map((m) => m.localId), [`${s.turnIds[0]}-u`, `${s.turnIds[0]}-a`, 'long-0']);
+    assert.equal(turns[0].messages.at(-1).localId, 'long-299');
+    assert.deepEqual(turns[1].messages.map((m) => m.content), ['question 2', 'answer 2']);
+    graph.close();
+  });
 });

@@ -180,6 +180,23 @@ describe('explorer', () => {
     await turn.locator('button.fork-button:enabled').waitFor({ timeout: TIMEOUT });
   });
 
+  test('a turn longer than a page of messages shows every message, read through messagesConnection', async () => {
+    const { page } = browser;
+    const session = await seedSession({ title: 'A long turn', turns: 1 });
+    const turnId = session.turnIds[0];
+    const messages = Array.from({ length: 258 }, (_, i) => ({ role: 'ASSISTANT', content: `long line ${i + 1}` }));
+    await gql(
+      `mutation($input: AppendMessagesInput!) { appendMessages(input: $input) { id } }`,
+      { input: { workspaceId: 'demo', sessionId: session.id, turnId, messages } },
+    );
+    await node(page, session.id).waitFor({ timeout: TIMEOUT });
+    await selectSession(page, session.id);
+    const turn = page.locator(`li.turn[data-turn-id="${turnId}"]`);
+    await turn.locator('.message .content', { hasText: 'long line 258' }).waitFor({ timeout: TIMEOUT });
+    assert.equal(await turn.locator('li.message').count(), 260, 'the two seeded messages and the 258 appended ones');
+    assert.equal(await turn.locator('li.message').nth(2).locator('.content').textContent(), 'long line 1');
+  });
+
   test('the fork button is disabled when the provider says the turn cannot be forked', async () => {
     const { page } = browser;
     const session = await seedSession({ title: 'Provider cannot fork', turns: 1, settings: { simulated: { probe: false } } });

@@ -205,7 +205,21 @@ export type SessionTurnsPageQueryVariables = Exact<{
 }>;
 
 
-export type SessionTurnsPageQuery = { session: { id: string, localId: string, turns: { edges: Array<{ node: { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, messages: Array<{ id: string, localId: string, role: MessageRole, content: string }>, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
+export type SessionTurnsPageQuery = { session: { id: string, localId: string, turns: { edges: Array<{ node: { id: string, localId: string, sessionId: string, sequence: number, phase: TurnPhase, outcome: TurnOutcome | null, updatedAt: string, providerForkBindingAvailable: boolean, providerForkBindingState: ProviderForkBindingState, messagesConnection: { edges: Array<{ node: { id: string, localId: string, role: MessageRole, content: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } }, pendingForkOperation: { id: string, localId: string, workspaceId: string, requestId: string, status: ForkOperationStatus, phase: ForkOperationPhase, error: string | null, errorReason: string | null, sourceSessionId: string, targetSessionId: string, throughTurnId: string, targetTurnId: string | null, reconcileAttempts: number, lastReconciledAt: string | null, nextReconcileAt: string | null, acknowledgedAt: string | null, createdAt: string, updatedAt: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
+
+export type TurnMessagesPageFieldsFragment = { edges: Array<{ node: { id: string, localId: string, role: MessageRole, content: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } };
+
+export type TurnMessagesPageQueryVariables = Exact<{
+  id: string | number;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type TurnMessagesPageQuery = { node:
+    | { messagesConnection: { edges: Array<{ node: { id: string, localId: string, role: MessageRole, content: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } }
+    | Record<PropertyKey, never>
+   | null };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -391,6 +405,22 @@ fragment SessionFields on Session {
     ...LineageFields
   }
 }`, {"fragmentName":"ForkResultFields"}) as unknown as TypedDocumentString<ForkResultFieldsFragment, unknown>;
+export const TurnMessagesPageFieldsFragmentDoc = new TypedDocumentString(`
+    fragment TurnMessagesPageFields on MessageConnection {
+  edges {
+    node {
+      id
+      localId
+      role
+      content
+    }
+  }
+  pageInfo {
+    hasNextPage
+    endCursor
+  }
+}
+    `, {"fragmentName":"TurnMessagesPageFields"}) as unknown as TypedDocumentString<TurnMessagesPageFieldsFragment, unknown>;
 export const ForkSessionDocument = new TypedDocumentString(`
     mutation ForkSession($input: ForkSessionInput!) {
   forkSession(input: $input) {
@@ -1057,11 +1087,8 @@ export const SessionTurnsPageDocument = new TypedDocumentString(`
       edges {
         node {
           ...TurnFields
-          messages {
-            id
-            localId
-            role
-            content
+          messagesConnection(first: 50) {
+            ...TurnMessagesPageFields
           }
         }
       }
@@ -1105,4 +1132,42 @@ fragment TurnFields on Turn {
   pendingForkOperation {
     ...ForkOperationFields
   }
+}
+fragment TurnMessagesPageFields on MessageConnection {
+  edges {
+    node {
+      id
+      localId
+      role
+      content
+    }
+  }
+  pageInfo {
+    hasNextPage
+    endCursor
+  }
 }`) as unknown as TypedDocumentString<SessionTurnsPageQuery, SessionTurnsPageQueryVariables>;
+export const TurnMessagesPageDocument = new TypedDocumentString(`
+    query TurnMessagesPage($id: ID!, $first: Int, $after: String) {
+  node(id: $id) {
+    ... on Turn {
+      messagesConnection(first: $first, after: $after) {
+        ...TurnMessagesPageFields
+      }
+    }
+  }
+}
+    fragment TurnMessagesPageFields on MessageConnection {
+  edges {
+    node {
+      id
+      localId
+      role
+      content
+    }
+  }
+  pageInfo {
+    hasNextPage
+    endCursor
+  }
+}`) as unknown as TypedDocumentString<TurnMessagesPageQuery, TurnMessagesPageQueryVariables>;

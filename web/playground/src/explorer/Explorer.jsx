@@ -7,11 +7,26 @@ import { SessionList } from './SessionList.jsx';
 import { SessionPanel } from './SessionPanel.jsx';
 import { formatCount } from './sessionList.js';
 import { createForkRunner } from './forks.js';
-import { SESSION_DETAIL, SESSION_NODE_QUERY } from './queries.js';
+import { SESSION_DETAIL, SESSION_NODE_QUERY, TURN_MESSAGES } from './queries.js';
 import { initialState, reducer } from './state.js';
 import { followWorkspace } from './sync.js';
 
-const MAX_TURN_PAGES = 20;
+const MAX_TURN_PAGES = 40;
+const MAX_MESSAGE_PAGES = 50;
+
+// withMessages turns a turn's first page of messages into its messages, reading the rest of a
+// longer turn page by page.
+async function withMessages({ messagesConnection, ...turn }) {
+  const messages = messagesConnection.edges.map((e) => e.node);
+  let page = messagesConnection;
+  for (let n = 0; page.pageInfo.hasNextPage && n < MAX_MESSAGE_PAGES; n++) {
+    const data = await request(TURN_MESSAGES, { id: turn.globalId, after: page.pageInfo.endCursor });
+    if (!data.node?.messagesConnection) break;
+    page = data.node.messagesConnection;
+    messages.push(...page.edges.map((e) => e.node));
+  }
+  return { ...turn, messages };
+}
 
 async function loadDetail(workspaceId, id) {
   let detail = null;
@@ -19,8 +34,8 @@ async function loadDetail(workspaceId, id) {
   for (let page = 0; page < MAX_TURN_PAGES; page++) {
     const data = await request(SESSION_DETAIL, { workspaceId, id, after });
     if (!data.session) return null;
-    const edges = data.session.turns.edges;
-    detail = detail ? { ...detail, turns: [...detail.turns, ...edges.map((e) => e.node)] } : { ...data.session, turns: edges.map((e) => e.node) };
+    const turns = await Promise.all(data.session.turns.edges.map((e) => withMessages(e.node)));
+    detail = detail ? { ...detail, turns: [...detail.turns, ...turns] } : { ...data.session, turns };
     if (!data.session.turns.pageInfo.hasNextPage) break;
     after = data.session.turns.pageInfo.endCursor;
   }

@@ -60,6 +60,15 @@ export const SESSION_NODE_QUERY = `query ExplorerSessionNode($workspaceId: ID!, 
   session(workspaceId: $workspaceId, id: $id) { ${SESSION_NODE} }
 }`;
 
+// A page of a turn's messages. SESSION_DETAIL reads each turn's first 50 (50 turns × 50 messages
+// stay far under the complexity limit, which counts a page's size times its selection); the
+// rest of a longer turn is read with TURN_MESSAGES (Turn.messages refuses more than 1,000).
+const MESSAGES_PAGE = `edges { node { id: localId role content } } pageInfo { hasNextPage endCursor }`;
+
+export const TURN_MESSAGES = `query ExplorerTurnMessages($id: ID!, $after: String) {
+  node(id: $id) { ... on Turn { messagesConnection(first: 200, after: $after) { ${MESSAGES_PAGE} } } }
+}`;
+
 export const SESSION_DETAIL = `query ExplorerSession($workspaceId: ID!, $id: ID!, $after: String) {
   session(workspaceId: $workspaceId, id: $id) {
     ${SESSION_NODE}
@@ -67,17 +76,18 @@ export const SESSION_DETAIL = `query ExplorerSession($workspaceId: ID!, $id: ID!
     provider
     model
     lifecycleCapabilities { forkThroughTurn }
-    turns(first: 100, after: $after) {
+    turns(first: 50, after: $after) {
       edges {
         node {
           id: localId
+          globalId: id
           sequence
           phase
           outcome
           providerForkBindingAvailable
           providerForkBindingState
           pendingForkOperation { ${OPERATION} }
-          messages { id: localId role content }
+          messagesConnection(first: 50) { ${MESSAGES_PAGE} }
         }
       }
       pageInfo { hasNextPage endCursor }

@@ -21,7 +21,9 @@ query ListSessions {
         localId
         phase
         providerForkBindingAvailable
-        messages { role content }
+        messagesConnection(first: 10) {
+          edges { node { role content } }
+        }
       } } }
     } }
   }
