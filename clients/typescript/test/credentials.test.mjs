@@ -6,9 +6,7 @@
 // CredentialError and a watch that waits (status `unauthenticated`) until resume().
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { cleanup, eventCursor, gql, report, startIssuer, startServer, tempDir, uniqueWorkspace, until } from './harness.mjs';
+import { cleanup, eventCursor, gql, report, startIssuer, startServer, tokensFile, uniqueWorkspace, until } from './harness.mjs';
 import { closeClients, collect, createSSEClient, ids, newClient, noRepeat, truth } from './lib.mjs';
 import { CredentialError, documents } from '../dist/index.js';
 
@@ -125,17 +123,12 @@ describe('a static token removed from the tokens file', () => {
   for (const transport of ['ws', 'sse']) {
     test(`over ${transport}: TOKEN_REVOKED, then a CredentialError while the provider has no other token; resume() with a new one loses nothing`, async () => {
       const ws = uniqueWorkspace(`revoked-${transport}`);
-      const dir = tempDir();
-      const file = join(dir, 'tokens.txt');
       const writerToken = `writer-${transport}-0123456789abcdef`;
       const oldToken = `viewer-old-${transport}-0123456789abcdef`;
       const newToken = `viewer-new-${transport}-0123456789abcdef`;
-      const writeTokens = (lines) => {
-        writeFileSync(`${file}.tmp`, `${lines.join('\n')}\n`);
-        renameSync(`${file}.tmp`, file); // a rename over it, as configuration tools do
-      };
-      writeTokens([`writer ${writerToken} ${ws} all`, `viewer ${oldToken} ${ws} read`]);
-      const secured = await startServer({ flags: ['-tokens-file', file, '-tokens-file-poll', '50ms'] });
+      const tokens = tokensFile([`writer ${writerToken} ${ws} all`, `viewer ${oldToken} ${ws} read`]);
+      const writeTokens = tokens.write;
+      const secured = await startServer({ flags: ['-tokens-file', tokens.path, '-tokens-file-poll', '50ms'] });
       const writer = bearer(writerToken);
       const start = await eventCursor(secured.url, ws, writer);
 

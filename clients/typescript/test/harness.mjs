@@ -3,7 +3,7 @@
 // seed sessions. Every wait on the external server is a bounded poll; every wait on the client is
 // on its own state changes.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -52,6 +52,20 @@ export function tempDir() {
   const d = mkdtempSync(join(tmpdir(), 'forkgraph-client-'));
   dirs.add(d);
   return d;
+}
+
+/**
+ * tokensFile makes a -tokens-file for a server: write(lines) replaces its lines (`name token
+ * workspaces scopes`) by a rename over it, as configuration tools do, which the server reloads.
+ */
+export function tokensFile(lines) {
+  const path = join(tempDir(), 'tokens.txt');
+  const write = (next) => {
+    writeFileSync(`${path}.tmp`, `${next.join('\n')}\n`);
+    renameSync(`${path}.tmp`, path);
+  };
+  write(lines);
+  return { path, write };
 }
 
 /**

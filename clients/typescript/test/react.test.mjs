@@ -7,10 +7,8 @@ import assert from 'node:assert/strict';
 import { createElement } from 'react';
 import TestRenderer from 'react-test-renderer';
 import { ForkgraphProvider, useForkThroughTurn, useSessionGraph, useWorkspaceEvents } from '../dist/react/index.js';
-import { renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { CredentialError, MemoryForkRecordStore } from '../dist/index.js';
-import { boundaryFacts, cleanup, eventCursor, gql, report, seedSession, startServer, tempDir, uniqueWorkspace, until } from './harness.mjs';
+import { boundaryFacts, cleanup, eventCursor, gql, report, seedSession, startServer, tokensFile, uniqueWorkspace, until } from './harness.mjs';
 import { closeClients, ids, newClient, noRepeat, truth } from './lib.mjs';
 
 let server;
@@ -147,14 +145,10 @@ describe('React bindings', () => {
   test('useWorkspaceEvents: events and cursor live; a revoked token shows unauthenticated with its CredentialError, and resume() replays the gap', async () => {
     globalThis.IS_REACT_ACT_ENVIRONMENT = false;
     const ws = uniqueWorkspace('react-events');
-    const file = join(tempDir(), 'tokens.txt');
     const writerToken = 'react-writer-0123456789abcdef';
-    const writeTokens = (lines) => {
-      writeFileSync(`${file}.tmp`, `${lines.join('\n')}\n`);
-      renameSync(`${file}.tmp`, file);
-    };
-    writeTokens([`writer ${writerToken} ${ws} all`, `viewer react-viewer-old-0123456789 ${ws} read`]);
-    const secured = await startServer({ flags: ['-tokens-file', file, '-tokens-file-poll', '50ms'] });
+    const tokens = tokensFile([`writer ${writerToken} ${ws} all`, `viewer react-viewer-old-0123456789 ${ws} read`]);
+    const writeTokens = tokens.write;
+    const secured = await startServer({ flags: ['-tokens-file', tokens.path, '-tokens-file-poll', '50ms'] });
     const writer = { authorization: `Bearer ${writerToken}` };
     const start = await eventCursor(secured.url, ws, writer);
     let issued = 'react-viewer-old-0123456789';
