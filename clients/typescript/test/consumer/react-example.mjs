@@ -28,7 +28,17 @@ globalThis.localStorage = {
   removeItem: (k) => void items.delete(k),
   clear: () => items.clear(),
 };
-globalThis.IS_REACT_ACT_ENVIRONMENT = false; // the server drives the updates, not act()
+// The server drives the updates, not act(); act() wraps only the renderer's own steps (mount, a
+// click, unmount), which it flushes at once.
+globalThis.IS_REACT_ACT_ENVIRONMENT = false;
+function act(fn) {
+  globalThis.IS_REACT_ACT_ENVIRONMENT = true;
+  try {
+    TestRenderer.act(fn);
+  } finally {
+    globalThis.IS_REACT_ACT_ENVIRONMENT = false;
+  }
+}
 
 const fail = (message) => {
   console.error(`README React example: ${message}`);
@@ -56,7 +66,7 @@ if (!source) fail('no forkable session in the demo workspace');
 
 const { App } = await import(new URL('./out/readme-react.js', import.meta.url).href);
 let renderer;
-TestRenderer.act(() => {
+act(() => {
   renderer = TestRenderer.create(createElement(App));
 });
 const root = () => renderer.root;
@@ -64,12 +74,12 @@ const buttons = (label) => root().findAll((n) => n.type === 'button' && text(n) 
 
 await until('the live status line', () => root().findAll((n) => n.type === 'p' && n.props.role === 'status' && text(n).startsWith('live')).length > 0);
 const open = await until(`the session "${source.title}" in the list`, () => buttons(source.title)[0]);
-TestRenderer.act(() => open.props.onClick());
+act(() => open.props.onClick());
 const fork = await until('an enabled Fork button on its latest turn', () => {
   const row = root().findAll((n) => n.type === 'div' && n.props['data-turn'] === source.latestTurn.localId)[0];
   return row?.findAll((n) => n.type === 'button' && text(n) === 'Fork through this turn' && !n.props.disabled)[0];
 });
-TestRenderer.act(() => fork.props.onClick());
+act(() => fork.props.onClick());
 const row = () => root().findAll((n) => n.type === 'div' && n.props['data-turn'] === source.latestTurn.localId)[0];
 const forked = await until('"forked into" on the turn', () => {
   const alert = row()?.findAll((n) => n.props.role === 'alert')[0];
@@ -91,6 +101,6 @@ while (!acked) {
 }
 await until('the status line to show the stream\'s last change', () => root().findAll((n) => n.props.role === 'status' && /last change: \w+/.test(text(n))).length > 0);
 console.log(`acknowledged: true (operation ${acked.localId})`);
-TestRenderer.act(() => renderer.unmount());
+act(() => renderer.unmount());
 probe.close();
 process.exit(0);
