@@ -4,8 +4,10 @@
 #   2. the package builds with tsc (ESM + declarations);
 #   3. the Node tests (node --test) run against real forkgraph servers built from this checkout;
 #   4. the consumer checks: `npm pack`'s tarball installs into an empty project, the declarations
-#      compile there under tsc --strict (test/consumer/usage.ts and README.md's React example),
-#      and README.md's Node example runs against a server with the seeded demo workspace.
+#      compile there under tsc --strict (test/consumer/usage.ts and README.md's examples), and
+#      README.md's examples run against a server with the seeded demo workspace: the Node one as
+#      it stands, the React one rendered by test/consumer/react-example.mjs (react-test-renderer),
+#      which opens a session, clicks Fork and waits for the acknowledged child.
 # Exit status: 0 passed, 1 failed, 3 a needed tool is missing (node, npm, go) or npm ci failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,7 +58,7 @@ fi
 echo "client: node tests against the real server"
 node --test --test-concurrency=1 --test-timeout=120000 test/*.test.mjs || fail "node tests"
 
-echo "client: npm pack, install into an empty project, compile under --strict, run the README example"
+echo "client: npm pack, install into an empty project, compile under --strict, run the README examples"
 npm pack --silent --pack-destination "$tmp" >"$tmp/pack.log" || fail "npm pack"
 tarball="$tmp/$(tail -n 1 "$tmp/pack.log")"
 [ -f "$tarball" ] || fail "npm pack made no tarball ($tarball)"
@@ -69,13 +71,13 @@ JSON
 # cache when it has them.
 ver() { node -p "require('$here/package-lock.json').packages['node_modules/$1'].version"; }
 deps=("$tarball")
-for dep in graphql-ws ws react @types/react @types/ws @types/node typescript; do
+for dep in graphql-ws ws react react-test-renderer @types/react @types/ws @types/node typescript; do
   v=$(ver "$dep") || fail "no locked version of $dep"
   deps+=("$dep@$v")
 done
 (cd "$consumer" && npm install --prefer-offline --no-audit --no-fund --loglevel=error "${deps[@]}") ||
   fail "installing the tarball into an empty project"
-cp test/consumer/tsconfig.json test/consumer/usage.ts "$consumer/"
+cp test/consumer/tsconfig.json test/consumer/usage.ts test/consumer/react-example.mjs "$consumer/"
 node scripts/readme-examples.mjs README.md "$consumer" || fail "extracting README.md's examples"
 (cd "$consumer" && npx tsc -p tsconfig.json) || fail "the consumer project does not compile under --strict"
 port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
@@ -90,4 +92,8 @@ done
   { cat "$tmp/example.log" >&2; fail "README.md's example did not run"; }
 cat "$tmp/example.log"
 grep -q 'acknowledged: true' "$tmp/example.log" || fail "README.md's example did not end with an acknowledged fork"
+(cd "$consumer" && FORKGRAPH_URL="http://127.0.0.1:$port/graphql" timeout 60 node react-example.mjs) >"$tmp/react-example.log" 2>&1 ||
+  { cat "$tmp/react-example.log" >&2; fail "README.md's React example did not run"; }
+cat "$tmp/react-example.log"
+grep -q 'acknowledged: true' "$tmp/react-example.log" || fail "README.md's React example did not end with an acknowledged fork"
 echo "client: all passed"

@@ -9,7 +9,7 @@ import {
   ReconcileForkOperationDocument,
 } from './generated/graphql.js';
 import { SessionGraph } from './graph.js';
-import { HttpTransport, type Document, type RequestOptions, type TokenProvider } from './http.js';
+import { Credentials, HttpTransport, type Document, type RequestOptions, type TokenProvider } from './http.js';
 import { MemoryForkRecordStore, type Boundary, type ForkRecord, type ForkRecordStore } from './records.js';
 import { SseStreams, WsStreams, type SSEClientFactory, type StreamSink, type Streams } from './streams.js';
 import type { Schedule } from './timing.js';
@@ -18,9 +18,12 @@ import { startWatch, type WatchWorkspaceOptions, type WorkspaceWatch } from './w
 
 /** Options of createForkgraphClient. */
 export interface ForkgraphClientOptions {
-  /** The GraphQL endpoint over HTTP, e.g. http://127.0.0.1:8080/graphql. */
+  /**
+   * The GraphQL endpoint over HTTP, e.g. http://127.0.0.1:8080/graphql, or a path such as
+   * `/graphql`, resolved against the page's location.
+   */
   url: string;
-  /** The websocket endpoint; default: url with ws: / wss:. */
+  /** The websocket endpoint; default: url (resolved) with ws: / wss:. */
   wsUrl?: string;
   /** A static API token, or a provider called before each request and connection (see TokenProvider). */
   token?: string | TokenProvider;
@@ -65,14 +68,16 @@ export class ForkgraphClient {
   constructor(options: ForkgraphClientOptions) {
     const token: TokenProvider | undefined = typeof options.token === 'string' ? () => options.token as string : options.token;
     const report = options.onError ?? ((err: Error) => console.warn(`forkgraph client: ${err.message}`));
-    this.http = new HttpTransport({ url: options.url, fetch: options.fetch, token, headers: options.headers, timeoutMs: options.requestTimeoutMs ?? 15000 });
+    const credentials = new Credentials(token);
+    const url = resolveUrl(options.url);
+    this.http = new HttpTransport({ url, fetch: options.fetch, token, headers: options.headers, timeoutMs: options.requestTimeoutMs ?? 15000 }, credentials);
     const kind = options.subscriptions ?? 'ws';
     if (kind === 'sse') {
       if (!options.sseClient) throw new Error("subscriptions: 'sse' needs sseClient (graphql-sse's createClient)");
-      this.streams = new SseStreams({ url: options.url, token, createClient: options.sseClient, fetch: options.fetch });
+      this.streams = new SseStreams({ url, credentials, createClient: options.sseClient, fetch: options.fetch });
     } else if (kind === 'ws') {
-      const wsUrl = options.wsUrl ?? options.url.replace(/^http/, 'ws');
-      this.streams = new WsStreams({ url: wsUrl, token, webSocketImpl: options.webSocketImpl, keepAliveMs: options.keepAliveMs ?? 10000 });
+      const wsUrl = options.wsUrl ? resolveUrl(options.wsUrl) : url.replace(/^http/, 'ws');
+      this.streams = new WsStreams({ url: wsUrl, credentials, webSocketImpl: options.webSocketImpl, keepAliveMs: options.keepAliveMs ?? 10000 });
     } else {
       this.streams = null;
     }
@@ -219,6 +224,21 @@ export class ForkgraphClient {
     for (const w of [...this.watches]) w.stop();
     this.forks.close();
     this.streams?.dispose();
+  }
+}
+
+/**
+ * resolveUrl resolves a path such as `/graphql` against the page's location, so the websocket
+ * URL derived from it is absolute (not every browser's WebSocket takes a relative one); outside
+ * a page it is returned as it is.
+ */
+function resolveUrl(url: string): string {
+  const base = (globalThis as { location?: { href?: unknown } }).location?.href;
+  if (typeof base !== 'string' || !base) return url;
+  try {
+    return new URL(url, base).href;
+  } catch {
+    return url;
   }
 }
 

@@ -21,7 +21,8 @@ export interface ForkgraphErrorOptions {
 /**
  * ForkgraphError is a refusal the server stated (its `extensions.code`, e.g. FORK_CONFLICT with
  * reason `turn_not_settled`), or one of the client's own codes: NETWORK_ERROR (TransportError),
- * STREAM_CLOSED, INVALID_RESPONSE, FORK_NOT_ALLOWED. A refusal changed nothing on the server.
+ * STREAM_CLOSED, CONNECTION_FORBIDDEN, INVALID_RESPONSE, FORK_NOT_ALLOWED. A refusal changed
+ * nothing on the server.
  */
 export class ForkgraphError extends Error {
   /** The server's `extensions.code`, or the client's own code. */
@@ -69,12 +70,43 @@ export class TransportError extends ForkgraphError {
   }
 }
 
-/** Codes after which a new token may help: the stream or request is retried with a refreshed one. */
-export const TOKEN_CODES: ReadonlySet<string> = new Set(['UNAUTHENTICATED', 'TOKEN_EXPIRED']);
+/**
+ * Codes after which a new token may help: the stream or request is retried with a refreshed one.
+ * UNAUTHENTICATED is an HTTP or SSE refusal (reason `token_expired`, `token_revoked`, ...);
+ * TOKEN_EXPIRED and TOKEN_REVOKED end a stream whose credential ended (websocket close 4403 with
+ * the code as its reason, SSE a last error event); CONNECTION_FORBIDDEN is a websocket whose
+ * `connection_init` was refused (close 4403 `Forbidden`).
+ */
+export const TOKEN_CODES: ReadonlySet<string> = new Set(['UNAUTHENTICATED', 'TOKEN_EXPIRED', 'TOKEN_REVOKED', 'CONNECTION_FORBIDDEN']);
 
-/** isTokenError tells whether err asks for a fresh token (UNAUTHENTICATED, TOKEN_EXPIRED, close 4403). */
+/** isTokenError tells whether err asks for a fresh token (UNAUTHENTICATED, TOKEN_EXPIRED, TOKEN_REVOKED, close 4403). */
 export function isTokenError(err: unknown): boolean {
-  return err instanceof ForkgraphError && (TOKEN_CODES.has(err.code) || err.code === 'CONNECTION_FORBIDDEN');
+  return err instanceof ForkgraphError && TOKEN_CODES.has(err.code);
+}
+
+/**
+ * CredentialError: the server refused or ended the token (the refusal's code and reason are
+ * kept: UNAUTHENTICATED, TOKEN_EXPIRED, TOKEN_REVOKED, CONNECTION_FORBIDDEN), and the token
+ * provider, asked with forceRefresh, had no other token (it returned the same one, or none).
+ * Nothing is retried until the application has a new token: a request rejects with it, and a
+ * workspace watch waits in status `unauthenticated` until `resume()`.
+ */
+export class CredentialError extends ForkgraphError {
+  /** The refusal the provider could not answer with a new token. */
+  readonly refusal: ForkgraphError;
+
+  constructor(refusal: ForkgraphError) {
+    super(`${refusal.message} (the token provider has no new token: sign in again, then retry or resume)`, {
+      code: refusal.code,
+      reason: refusal.reason,
+      retryable: false,
+      errors: refusal.errors,
+      status: refusal.status,
+      cause: refusal,
+    });
+    this.name = 'CredentialError';
+    this.refusal = refusal;
+  }
 }
 
 /** asError turns anything thrown into an Error. */

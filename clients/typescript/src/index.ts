@@ -1,10 +1,10 @@
 // @forkgraph/client: forkgraph's first-party client for frontends.
 export { createForkgraphClient, ForkgraphClient, type ForkgraphClientOptions } from './client.js';
-export { ForkgraphError, TransportError, isTokenError, type GraphQLErrorEntry } from './errors.js';
+export { CredentialError, ForkgraphError, TransportError, TOKEN_CODES, isTokenError, type GraphQLErrorEntry } from './errors.js';
 export { ForkHandle, DEFAULT_FORK_TIMING, validChild, type ForkState, type ForkTiming } from './fork-handle.js';
 export { forkRefusal, type ForkThroughTurnInput, type ResumeOptions } from './forks.js';
 export { SessionGraph, type GraphMessage, type GraphSession, type GraphTurn, type SessionGraphState } from './graph.js';
-export { HttpTransport, type Document, type RequestOptions, type TokenProvider } from './http.js';
+export { Credentials, HttpTransport, type Document, type RequestOptions, type TokenProvider } from './http.js';
 export {
   MemoryForkRecordStore,
   WebStorageForkRecordStore,

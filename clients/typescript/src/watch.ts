@@ -2,16 +2,22 @@
 // workspaceEventCursor, and every resume (a dropped connection, RESUME_REQUIRED, a refreshed
 // token) subscribes again with `after:` the last cursor received, so the server replays exactly
 // what was missed. A cursor the server no longer knows (cursor_expired, invalid_cursor) cannot be
-// replayed from: the snapshot step runs again with a fresh cursor.
-import { ForkgraphError, asError, isTokenError } from './errors.js';
+// replayed from: the snapshot step runs again with a fresh cursor. A token the server ended or
+// refused that the provider cannot replace (CredentialError) stops the retries until resume():
+// the same token could only be refused again.
+import { CredentialError, ForkgraphError, asError, isTokenError } from './errors.js';
 import { WorkspaceEventCursorDocument, WorkspaceEventsDocument } from './generated/graphql.js';
 import type { HttpTransport } from './http.js';
 import type { Streams } from './streams.js';
 import { Wake, delayAt, type Schedule } from './timing.js';
 import type { WorkspaceEvent } from './types.js';
 
-/** Where a watch is. */
-export type WatchStatus = 'connecting' | 'live' | 'reconnecting' | 'paused' | 'stopped';
+/**
+ * Where a watch is. `unauthenticated`: the server ended or refused the token (TOKEN_EXPIRED,
+ * TOKEN_REVOKED, UNAUTHENTICATED) and the token provider had no new one; onError got the
+ * CredentialError, and resume() tries again (after the user signed in) from the last cursor.
+ */
+export type WatchStatus = 'connecting' | 'live' | 'reconnecting' | 'paused' | 'unauthenticated' | 'stopped';
 
 /** Options of watchWorkspace. */
 export interface WatchWorkspaceOptions {
@@ -41,7 +47,7 @@ export interface WorkspaceWatch {
   readonly status: WatchStatus;
   /** How many times the stream was subscribed again after it ended. */
   readonly resumes: number;
-  /** pause ends the stream but keeps the cursor; resume picks up after it. */
+  /** pause ends the stream but keeps the cursor; resume picks up after it (also from `unauthenticated`). */
   pause(): void;
   resume(): void;
   /** stop ends the watch for good. */
@@ -66,6 +72,7 @@ export function startWatch(ctx: WatchContext, opts: WatchWorkspaceOptions): Work
   let status: WatchStatus = 'connecting';
   let paused = false;
   let stopped = false;
+  let unauthenticated = false;
   let attempt = 0;
   let resumes = 0;
   let ever = false;
@@ -125,7 +132,7 @@ export function startWatch(ctx: WatchContext, opts: WatchWorkspaceOptions): Work
 
   const run = async () => {
     while (!stopped) {
-      if (paused) {
+      if (paused || unauthenticated) {
         await wake.wait();
         continue;
       }
@@ -137,7 +144,8 @@ export function startWatch(ctx: WatchContext, opts: WatchWorkspaceOptions): Work
         } catch (err) {
           if (signal.aborted) continue;
           fail(err);
-          await wake.wait(delayAt(ctx.retryDelaysMs, attempt++), signal);
+          if (err instanceof CredentialError) block();
+          else await wake.wait(delayAt(ctx.retryDelaysMs, attempt++), signal);
           continue;
         }
       }
@@ -147,19 +155,31 @@ export function startWatch(ctx: WatchContext, opts: WatchWorkspaceOptions): Work
       if (signal.aborted || stopped || paused) continue;
       resumes++;
       let pause = delayAt(ctx.retryDelaysMs, attempt++);
+      if (err instanceof CredentialError) {
+        fail(err);
+        block();
+        continue;
+      }
       if (err) {
         fail(err);
         if (err.code === 'BAD_USER_INPUT' && err.reason && NEEDS_SNAPSHOT.has(err.reason)) {
           needsSnapshot = true;
           cursor = null;
         }
-        // The server asked for it (it dropped us rather than an event), or the stream's
-        // connection was replaced to carry a fresh token: resume at once, the first time.
+        // The server asked for it (it dropped us rather than an event), or the stream ended
+        // with its token (TOKEN_EXPIRED, TOKEN_REVOKED, a refusal) and the next one carries a
+        // refreshed token: resume at once, the first time.
         if ((err.code === 'RESUME_REQUIRED' || isTokenError(err)) && attempt === 1) pause = 0;
       }
       setStatus('reconnecting');
       await wake.wait(pause, signal);
     }
+  };
+
+  // block waits for resume() (or stop()) after a CredentialError.
+  const block = () => {
+    unauthenticated = true;
+    setStatus('unauthenticated');
   };
 
   opts.onStatus?.(status);
@@ -178,13 +198,15 @@ export function startWatch(ctx: WatchContext, opts: WatchWorkspaceOptions): Work
     pause() {
       if (paused || stopped) return;
       paused = true;
+      unauthenticated = false;
       abort.abort();
       abort = new AbortController();
       setStatus('paused');
     },
     resume() {
-      if (!paused || stopped) return;
+      if ((!paused && !unauthenticated) || stopped) return;
       paused = false;
+      unauthenticated = false;
       attempt = 0;
       wake.notify();
     },

@@ -3,11 +3,12 @@
 // seed sessions. Every wait on the external server is a bounded poll; every wait on the client is
 // on its own state changes.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 
 const BIN = process.env.FORKGRAPH_BIN;
@@ -54,6 +55,20 @@ export function tempDir() {
 }
 
 /**
+ * tokensFile makes a -tokens-file for a server: write(lines) replaces its lines (`name token
+ * workspaces scopes`) by a rename over it, as configuration tools do, which the server reloads.
+ */
+export function tokensFile(lines) {
+  const path = join(tempDir(), 'tokens.txt');
+  const write = (next) => {
+    writeFileSync(`${path}.tmp`, `${next.join('\n')}\n`);
+    renameSync(`${path}.tmp`, path);
+  };
+  write(lines);
+  return { path, write };
+}
+
+/**
  * startServer runs forkgraph on a free port with its own SQLite file (or db) and resolves once
  * /healthz answers. flags are extra command-line flags.
  */
@@ -89,9 +104,52 @@ export async function startServer({ db = join(tempDir(), 'forkgraph.db'), flags 
   return server;
 }
 
-/** cleanup stops every server and proxy and removes temp dirs. */
+// The browser suite's OpenID Connect issuer (discovery, a JWKS with one generated ES256 key, and
+// GET /mint for the tests), run as its own process so forkgraph verifies real signatures.
+const ISSUER_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '../../../web/playground/test/issuer.mjs');
+/** The `aud` the issuer's tokens carry (issuer.mjs's AUDIENCE): the servers' -jwt-audience. */
+export const JWT_AUDIENCE = 'https://forkgraph.test/playground';
+const issuers = new Set();
+
+/**
+ * startIssuer runs the test issuer on a free port. mint({ sub, scope, workspaces, ttl }) returns a
+ * JWT for workspaces (a string or a list) that expires ttl seconds from now (negative: already
+ * expired). jwtFlags are the flags of a server that trusts it, with no clock skew, so a token ends
+ * at its exp.
+ */
+export async function startIssuer() {
+  const port = await freePort();
+  const proc = spawn(process.execPath, [ISSUER_SCRIPT], { env: { ...process.env, ISSUER_PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  const issuer = {
+    url,
+    jwtFlags: ['-oidc-issuer', url, '-jwt-audience', JWT_AUDIENCE, '-jwt-clock-skew', '0s'],
+    async mint({ sub = 'client-test', scope = 'read', workspaces, ttl = 3600 }) {
+      const q = new URLSearchParams({ sub, scope, workspaces: [].concat(workspaces).join(','), ttl: String(ttl) });
+      const r = await fetch(`${url}/mint?${q}`);
+      if (!r.ok) throw new Error(`the issuer answered ${r.status}`);
+      return r.text();
+    },
+    stop() {
+      issuers.delete(issuer);
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill();
+      return exited;
+    },
+  };
+  issuers.add(issuer);
+  await until(async () => {
+    if (proc.exitCode !== null) throw new Error('the issuer exited');
+    const r = await fetch(`${url}/jwks`).catch(() => null);
+    return r && r.ok;
+  }, { timeoutMs: 10000, what: 'the test issuer' });
+  return issuer;
+}
+
+/** cleanup stops every server, issuer and proxy and removes temp dirs. */
 export async function cleanup() {
   await Promise.all([...servers].map((s) => s.stop()));
+  await Promise.all([...issuers].map((i) => i.stop()));
   await Promise.all([...proxies].map((p) => p.close()));
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
   dirs.clear();
@@ -268,6 +326,14 @@ export async function seedSession(url, { workspaceId, id = `s-${randomUUID().sli
   }
   return { workspaceId, sessionId: id, turnIds };
 }
+
+/** report reports (upserts) session id of the simulated provider: one SESSION_UPSERTED event in workspaceId's log. */
+export const report = (url, workspaceId, id, extra = {}, headers = {}) =>
+  gql(url, REPORT_SESSION, { input: { workspaceId, id, provider: 'simulated', providerSessionId: `p-${workspaceId}-${id}`, ...extra } }, headers);
+
+/** eventCursor reads workspaceEventCursor (for a workspace without events: the start of its log). */
+export const eventCursor = async (url, workspaceId, headers = {}) =>
+  (await gql(url, `query($ws: ID!) { workspaceEventCursor(workspaceId: $ws) }`, { ws: workspaceId }, headers)).workspaceEventCursor;
 
 /** setScript changes a seeded session's simulated provider script. */
 export function setScript(url, { workspaceId, sessionId }, simulated, headers = {}) {

@@ -1,6 +1,7 @@
 // Shared test setup: a client with short schedules (the flow is the same, the pauses shorter),
 // a Web Storage stand-in for Node (a Map behind the Storage interface; browsers have the real
 // one, which the playground's browser suite uses), and small helpers.
+import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { createClient as createSSEClient } from 'graphql-sse';
 import { createForkgraphClient } from '../dist/index.js';
@@ -63,3 +64,53 @@ export class MapStorage {
 
 /** boundaryOf names the boundary of a seeded session's turn (default: its last). */
 export const boundaryOf = (s, i = s.turnIds.length - 1) => ({ workspaceId: s.workspaceId, sessionId: s.sessionId, turnId: s.turnIds[i] });
+
+/** collect starts a watch and returns it with its events and a way to await them. */
+export function collect(client, options) {
+  const events = [];
+  const errors = [];
+  const statuses = [];
+  let waiters = [];
+  const poke = () => {
+    waiters = waiters.filter((w) => !w());
+  };
+  const watch = client.watchWorkspace({
+    ...options,
+    onEvent: (e) => {
+      events.push(e);
+      poke();
+    },
+    onError: (e) => {
+      errors.push(e);
+      poke();
+    },
+    onStatus: (st) => {
+      statuses.push(st);
+      poke();
+    },
+  });
+  const until = (predicate, what = 'events') =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; got ${events.length} events, errors ${errors.map((e) => e.code)}`)), 20000);
+      const check = () => {
+        if (!predicate()) return false;
+        clearTimeout(timer);
+        resolve();
+        return true;
+      };
+      if (!check()) waiters.push(check);
+    });
+  return { watch, events, errors, statuses, until };
+}
+
+/** truth replays the workspace's log from its start with a fresh client. */
+export async function truth(url, workspaceId, lastSession, options = {}) {
+  const c = newClient(url, options);
+  const t = collect(c, { workspaceId, after: options.start });
+  await t.until(() => t.events.some((e) => e.sessionId === lastSession), 'the whole log');
+  t.watch.stop();
+  return t.events.map((e) => e.cursor);
+}
+
+export const ids = (events) => events.map((e) => e.cursor);
+export const noRepeat = (cursors) => assert.equal(new Set(cursors).size, cursors.length, 'no event twice');

@@ -1,14 +1,15 @@
 // The session graph and the React bindings against the real server: sessions with their
 // forkability kept live, fork buttons that appear and disappear with turn events, and the fork
-// flow driven by useForkThroughTurn (rendered with react-test-renderer, no DOM).
+// flow driven by useForkThroughTurn, and useWorkspaceEvents through a revoked token and resume()
+// (rendered with react-test-renderer, no DOM).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createElement } from 'react';
 import TestRenderer from 'react-test-renderer';
 import { ForkgraphProvider, useForkThroughTurn, useSessionGraph, useWorkspaceEvents } from '../dist/react/index.js';
-import { MemoryForkRecordStore } from '../dist/index.js';
-import { boundaryFacts, cleanup, gql, seedSession, startServer, uniqueWorkspace, until } from './harness.mjs';
-import { closeClients, newClient } from './lib.mjs';
+import { CredentialError, MemoryForkRecordStore } from '../dist/index.js';
+import { boundaryFacts, cleanup, eventCursor, gql, report, seedSession, startServer, tokensFile, uniqueWorkspace, until } from './harness.mjs';
+import { closeClients, ids, newClient, noRepeat, truth } from './lib.mjs';
 
 let server;
 before(async () => {
@@ -156,5 +157,48 @@ describe('React bindings', () => {
     assert.equal(turns[0].messages.at(-1).localId, 'long-299');
     assert.deepEqual(turns[1].messages.map((m) => m.content), ['question 2', 'answer 2']);
     graph.close();
+  });
+
+  test('useWorkspaceEvents: events and cursor live; a revoked token shows unauthenticated with its CredentialError, and resume() replays the gap', async () => {
+    globalThis.IS_REACT_ACT_ENVIRONMENT = false;
+    const ws = uniqueWorkspace('react-events');
+    const writerToken = 'react-writer-0123456789abcdef';
+    const tokens = tokensFile([`writer ${writerToken} ${ws} all`, `viewer react-viewer-old-0123456789 ${ws} read`]);
+    const writeTokens = tokens.write;
+    const secured = await startServer({ flags: ['-tokens-file', tokens.path, '-tokens-file-poll', '50ms'] });
+    const writer = { authorization: `Bearer ${writerToken}` };
+    const start = await eventCursor(secured.url, ws, writer);
+    let issued = 'react-viewer-old-0123456789';
+    const client = newClient(secured.url, { token: () => issued });
+    const seen = { events: [], hook: null };
+    function Events() {
+      seen.hook = useWorkspaceEvents({ after: start, onEvent: (e) => seen.events.push(e) });
+      return null;
+    }
+    const renderer = mount(createElement(ForkgraphProvider, { client, workspaceId: ws }, createElement(Events)));
+    await report(secured.url, ws, 'one', {}, writer);
+    await until(() => seen.hook?.lastEvent?.sessionId === 'one', { what: 'the first event in the hook' });
+    assert.equal(seen.hook.status, 'live');
+    assert.equal(seen.hook.cursor, seen.events.at(-1).cursor);
+
+    writeTokens([`writer ${writerToken} ${ws} all`]);
+    await until(() => seen.hook.status === 'unauthenticated', { what: 'the hook to say unauthenticated' });
+    assert.ok(seen.hook.error instanceof CredentialError, `the hook's error is a CredentialError: ${seen.hook.error}`);
+    assert.equal(seen.hook.error.code, 'TOKEN_REVOKED');
+    await report(secured.url, ws, 'missed', {}, writer);
+
+    writeTokens([`writer ${writerToken} ${ws} all`, `viewer react-viewer-new-0123456789 ${ws} read`]);
+    await until(() => gql(secured.url, `{ viewer { subject } }`, {}, { authorization: 'Bearer react-viewer-new-0123456789' }).then(() => true, () => false), { what: 'the new token taken' });
+    issued = 'react-viewer-new-0123456789';
+    seen.hook.resume();
+    await until(() => seen.hook.lastEvent?.sessionId === 'missed', { what: 'the gap replayed after resume()' });
+    await report(secured.url, ws, 'end', {}, writer);
+    await until(() => seen.hook.lastEvent?.sessionId === 'end' && seen.hook.status === 'live', { what: 'live again' });
+    assert.equal(seen.hook.error, null, 'the error is cleared by the next event');
+    noRepeat(ids(seen.events));
+    assert.deepEqual(ids(seen.events), await truth(secured.url, ws, 'end', { start, token: writerToken }));
+    TestRenderer.act(() => renderer.unmount());
+    client.close();
+    await secured.stop();
   });
 });

@@ -4,8 +4,8 @@
 // twice.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cleanup, gql, seedSession, startProxy, startServer, uniqueWorkspace, until } from './harness.mjs';
-import { closeClients, createSSEClient, newClient } from './lib.mjs';
+import { cleanup, gql, report, seedSession, startProxy, startServer, uniqueWorkspace, until } from './harness.mjs';
+import { closeClients, collect, createSSEClient, ids, newClient, noRepeat, truth } from './lib.mjs';
 import { documents } from '../dist/index.js';
 
 let server;
@@ -19,60 +19,6 @@ after(async () => {
   closeClients();
   await cleanup();
 });
-
-const REPORT = `mutation($input: ReportSessionInput!) { reportSession(input: $input) { localId } }`;
-const report = (url, workspaceId, id, extra = {}, headers = {}) =>
-  gql(url, REPORT, { input: { workspaceId, id, provider: 'simulated', providerSessionId: `p-${workspaceId}-${id}`, ...extra } }, headers);
-
-/** collect starts a watch and returns it with its events and a way to await them. */
-function collect(client, options) {
-  const events = [];
-  const errors = [];
-  const statuses = [];
-  let waiters = [];
-  const poke = () => {
-    waiters = waiters.filter((w) => !w());
-  };
-  const watch = client.watchWorkspace({
-    ...options,
-    onEvent: (e) => {
-      events.push(e);
-      poke();
-    },
-    onError: (e) => {
-      errors.push(e);
-      poke();
-    },
-    onStatus: (st) => {
-      statuses.push(st);
-      poke();
-    },
-  });
-  const until = (predicate, what = 'events') =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; got ${events.length} events, errors ${errors.map((e) => e.code)}`)), 20000);
-      const check = () => {
-        if (!predicate()) return false;
-        clearTimeout(timer);
-        resolve();
-        return true;
-      };
-      if (!check()) waiters.push(check);
-    });
-  return { watch, events, errors, statuses, until };
-}
-
-/** truth replays the workspace's log from its start with a fresh client. */
-async function truth(url, workspaceId, lastSession, options = {}) {
-  const c = newClient(url, options);
-  const t = collect(c, { workspaceId, after: options.start });
-  await t.until(() => t.events.some((e) => e.sessionId === lastSession), 'the whole log');
-  t.watch.stop();
-  return t.events.map((e) => e.cursor);
-}
-
-const ids = (events) => events.map((e) => e.cursor);
-const noRepeat = (cursors) => assert.equal(new Set(cursors).size, cursors.length, 'no event twice');
 
 describe('watchWorkspace', () => {
   test('snapshot-then-follow: a change made while the snapshot loads is replayed', async () => {

@@ -99,3 +99,18 @@ test('a JWT signs in: the token control shows who and until when, and its scopes
   assert.match(await button.getAttribute('title'), /FORK scope/);
   await screenshot(page, 'explorer-jwt-read-only');
 });
+
+test('a JWT that expires ends the live stream: the explorer says the token ended, and a new one brings it back', async () => {
+  const { page } = browser;
+  // The server allows 30 s of clock skew: a token whose exp was 25 s ago is accepted for ~5 s more.
+  const short = await mint({ sub: 'cy', scope: 'read', ttl: '-25' });
+  await signIn(page, short);
+  const status = page.locator('[data-live="unauthenticated"]');
+  await status.waitFor({ timeout: TIMEOUT }); // closed with 4403 TOKEN_EXPIRED; the token field has no other
+  assert.match(await status.textContent(), /Token ended/);
+  assert.equal(await page.getByRole('button', { name: 'Resume live updates' }).count(), 1);
+  await screenshot(page, 'explorer-token-ended');
+
+  await signIn(page, await mint({ sub: 'cy', scope: 'read' }));
+  await page.locator('[data-live="live"]').waitFor({ timeout: TIMEOUT });
+});

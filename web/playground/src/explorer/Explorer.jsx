@@ -203,7 +203,9 @@ function graphCountText(state) {
   return `${formatCount(drawn)} of ${formatCount(state.total)} sessions in the graph; find the others in the list`;
 }
 
-const LIVE_LABELS = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', paused: 'Paused' };
+// unauthenticated: the server ended the stream's token (expired, revoked) and the token field has
+// no other; after a new token is entered, "Resume live updates" picks up after the last cursor.
+const LIVE_LABELS = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', paused: 'Paused', unauthenticated: 'Token ended: enter a new one' };
 
 function Toolbar({ workspaceId, state, sync }) {
   const [draft, setDraft] = useState(workspaceId);
@@ -212,7 +214,7 @@ function Toolbar({ workspaceId, state, sync }) {
     const next = draft.trim();
     if (next) window.location.hash = routeHref({ view: 'explorer', workspace: next });
   };
-  const paused = state.live === 'paused';
+  const paused = state.live === 'paused' || state.live === 'unauthenticated';
   return (
     <div className="explorer-toolbar">
       <form onSubmit={submit} className="workspace-form">

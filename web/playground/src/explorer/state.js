@@ -13,7 +13,7 @@ export const initialState = {
   detailError: null,
   operations: {}, // local id -> fork operation, with mine/followError/ackError flags added by the client
   operationOrder: [], // newest first
-  live: 'connecting', // connecting | live | reconnecting | paused
+  live: 'connecting', // connecting | live | reconnecting | paused | unauthenticated
   cursor: null, // the snapshot's workspaceEventCursor, then the last workspaceEvents cursor applied
   eventsApplied: 0,
 };

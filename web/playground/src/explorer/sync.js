@@ -67,7 +67,8 @@ function explorerEvent(e) {
  * followWorkspace loads the snapshot, then follows workspaceEvents from the snapshot's cursor, and
  * returns a controller with pause(), resume(), stop() and cursor(). onSnapshot gets (sessions,
  * cursor); onEvent gets each event (in the explorer's shape); onStatus gets connecting | live |
- * reconnecting | paused; onLoadError gets the error of a failed snapshot load, which is retried.
+ * reconnecting | paused | unauthenticated (the token ended and there is no other: resume() after a
+ * new one is entered); onLoadError gets the error of a failed snapshot load, which is retried.
  * onSnapshot also gets the workspace's session count, of which the snapshot may hold a part.
  */
 export function followWorkspace(workspaceId, { onSnapshot, onEvent, onStatus, onLoadError }) {
