@@ -111,6 +111,9 @@ func cleanTarget(in *TargetInput) error {
 	}
 	if in.Cwd != nil {
 		cwd := strings.TrimSpace(*in.Cwd)
+		if len(cwd) > MaxTextLength {
+			return ReasonErrorf(CodeInvalid, ReasonInvalidTarget, "target.cwd is longer than %d bytes", MaxTextLength)
+		}
 		if err := checkText("target.cwd", &cwd); err != nil {
 			return err
 		}
@@ -213,6 +216,9 @@ func canonicalJSON(field string, raw json.RawMessage) (json.RawMessage, error) {
 	}
 	if !utf8.Valid(raw) {
 		return nil, ReasonErrorf(CodeInvalid, ReasonInvalidText, "%s must be valid UTF-8", field)
+	}
+	if !json.Valid(raw) { // one value and nothing after it, which the decoder alone lets through
+		return nil, ReasonErrorf(CodeInvalid, ReasonInvalidTarget, "%s must be one JSON value", field)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

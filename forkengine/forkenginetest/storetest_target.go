@@ -3,6 +3,7 @@ package forkenginetest
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -227,6 +228,8 @@ func targetTests() map[string]storeTest {
 				"browserUse not JSON":   {&forkengine.TargetInput{Settings: &forkengine.SettingsOverlay{BrowserUse: json.RawMessage(`{`)}}, forkengine.ReasonInvalidTarget},
 				"computerUse two":       {&forkengine.TargetInput{Settings: &forkengine.SettingsOverlay{ComputerUse: json.RawMessage(`1 2`)}}, forkengine.ReasonInvalidTarget},
 				"NUL in cwd":            {&forkengine.TargetInput{Cwd: strPtr("/a\x00b")}, forkengine.ReasonInvalidText},
+				"cwd too long":          {&forkengine.TargetInput{Cwd: strPtr("/" + strings.Repeat("a", forkengine.MaxTextLength))}, forkengine.ReasonInvalidTarget},
+				"context trailing":      {&forkengine.TargetInput{RuntimeContext: json.RawMessage(`{"a":1} }`)}, forkengine.ReasonInvalidTarget},
 				"context not an object": {&forkengine.TargetInput{RuntimeContext: json.RawMessage(`[1]`)}, forkengine.ReasonInvalidTarget},
 				"context too large":     {&forkengine.TargetInput{RuntimeContext: json.RawMessage(append(big, ' '))}, forkengine.ReasonInvalidTarget},
 				"env name":              {&forkengine.TargetInput{Environment: []forkengine.EnvironmentVariable{{Name: "1X", Value: "v"}}}, forkengine.ReasonInvalidTarget},
