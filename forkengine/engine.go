@@ -118,6 +118,9 @@ type ForkInput struct {
 	// recorded on the operation a new request creates and is not part of the request's identity:
 	// a replay by anyone gets the operation as its first requester made it.
 	RequestedBy string
+	// Target is the target's settings overlay and prepared context (reference §5.5); nil: the
+	// child copies the source's settings, model and cwd as they are.
+	Target *TargetInput
 }
 
 // ForkabilityQuery names one turn of one session for a forkability probe.

@@ -238,12 +238,17 @@ func checkTargetAbsent(ctx context.Context, r Reader, op ForkOperation) error {
 }
 
 // targetSession is the fork target as created at time at: a root session of the same provider
-// holding the child the provider made, with the frozen title and the source's presentation.
+// holding the child the provider made, with the frozen title, the frozen target settings, model
+// and cwd (TargetValues), and the source's presentation.
 //
 // It starts from the source's fields and replaces the ones that name or date the target, so a
 // field added to Session reaches a fork without a line here.
 func targetSession(op ForkOperation, at time.Time) Session {
 	s := op.Snapshot.Session.Clone()
+	if op.Target != nil {
+		target := op.TargetValues()
+		s.Cwd, s.Model, s.Settings = target.Cwd, target.Model, target.Settings
+	}
 	if len(s.Settings) == 0 {
 		s.Settings = nil // as the field-by-field copy it replaced made it
 	}

@@ -228,7 +228,11 @@ func (e *Engine) verifyBeforeDispatch(ctx context.Context, op ForkOperation) (De
 func (e *Engine) callFork(ctx context.Context, driver Driver, op ForkOperation, desc Descriptor) verdict {
 	callCtx, cancel := context.WithTimeout(ctx, e.cfg.DispatchTimeout)
 	defer cancel()
-	result, err := driver.Fork(callCtx, forkRequest(op, desc))
+	req := forkRequest(op, desc)
+	if only := dispatchOnlyFrom(ctx, op.ID); only != nil {
+		req.Environment, req.ProviderTargetRef = append([]EnvironmentVariable(nil), only.environment...), only.providerTargetRef
+	}
+	result, err := driver.Fork(callCtx, req)
 	timedOut := err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded)
 	if err != nil {
 		// The operation shows the provider's explanation or a fixed text (providerErrorText);
@@ -244,14 +248,15 @@ func (e *Engine) callFork(ctx context.Context, driver Driver, op ForkOperation, 
 }
 
 // forkRequest is what the driver is told of op's fork: the source, the boundary and the prefix's
-// counts as frozen, the target.
+// counts as frozen, the target. Its values are copies: what a driver does to its request never
+// reaches the operation it came from (reference scenario 38).
 func forkRequest(op ForkOperation, desc Descriptor) ForkRequest {
 	through, _ := op.Snapshot.through()
 	prefix, bound := prefixCounts(op.Snapshot)
 	return ForkRequest{
 		WorkspaceID: op.WorkspaceID, RequestedBy: op.RequestedBy, OperationID: op.ID, RequestID: op.RequestID,
-		Source: op.Snapshot.Session, ThroughTurn: through, PrefixTurns: prefix, BoundTurns: bound,
-		TargetSessionID: op.TargetSessionID, TargetTitle: op.TargetTitle, Descriptor: desc,
+		Source: op.Snapshot.Session.Clone(), ThroughTurn: through.Clone(), PrefixTurns: prefix, BoundTurns: bound,
+		TargetSessionID: op.TargetSessionID, TargetTitle: op.TargetTitle, Target: op.TargetValues(), Descriptor: desc,
 	}
 }
 

@@ -73,6 +73,10 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 	if err != nil {
 		return ForkOperation{}, err
 	}
+	target, err := freezeTarget(source, in.Target)
+	if err != nil {
+		return ForkOperation{}, err
+	}
 	leaseUntil := now.Add(e.cfg.LeaseDuration)
 	return ForkOperation{
 		WorkspaceID: in.WorkspaceID, ID: e.newID(), RequestID: in.RequestID, RequestHash: hash, RequestedBy: in.RequestedBy,
@@ -80,7 +84,7 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 		SourceProviderSessionID: source.ProviderSessionID, SourceProviderTurnID: boundary.ProviderTurnID,
 		SourceProviderTurnBinding: boundary.ProviderTurnBinding,
 		Provider:                  source.Provider, DriverKind: desc.Kind, DriverVersion: desc.Version,
-		Status: StatusPrepared, TargetTitle: title, Snapshot: snap, SnapshotHash: snapHash,
+		Status: StatusPrepared, TargetTitle: title, Target: target, Snapshot: snap, SnapshotHash: snapHash,
 		CreatedAt: now, UpdatedAt: now, LeaseOwner: e.cfg.InstanceID, LeaseExpiresAt: &leaseUntil,
 	}, nil
 }

@@ -42,7 +42,7 @@ func (e *Engine) StartFork(ctx context.Context, in ForkInput) (ForkOperation, er
 		return ForkOperation{}, fmt.Errorf("start fork %s: %w", in.RequestID, err)
 	}
 	if created && !e.cfg.NoBackground {
-		e.processInBackground(ctx, op)
+		e.processInBackground(ctx, op, dispatchValues(in.Target))
 	}
 	return op, nil
 }
@@ -63,7 +63,7 @@ func cleanForkInput(in *ForkInput) error {
 	if in.SourceSessionID == in.TargetSessionID {
 		return Errorf(CodeInvalid, "targetSessionId must differ from sourceSessionId")
 	}
-	return nil
+	return cleanTarget(in.Target)
 }
 
 // startFork runs the checks in the order SPEC §2.1 gives them. The cheap read-only checks and the
@@ -81,6 +81,11 @@ func (e *Engine) startFork(ctx context.Context, in ForkInput) (ForkOperation, bo
 		return ForkOperation{}, false, err
 	}
 	if err := checkOwnedSource(ctx, e.store, source); err != nil {
+		return ForkOperation{}, false, err
+	}
+	// The target is frozen in the transaction, from the source it reads; applying the rule to
+	// this read first refuses a target that cannot be frozen before any driver is asked.
+	if _, err := freezeTarget(source, in.Target); err != nil {
 		return ForkOperation{}, false, err
 	}
 	if op, found, err := e.blockingOperation(ctx, e.store, in); found || err != nil {
@@ -234,11 +239,15 @@ func providerUnavailable(source Session, err error) error {
 
 // processInBackground dispatches a prepared operation on its own goroutine. The work is detached
 // from the caller's context: the request that started a fork may end long before the fork does.
-func (e *Engine) processInBackground(ctx context.Context, op ForkOperation) {
+//
+// only is the request's dispatch-only part (environment, provider target ref): it travels with
+// this goroutine's context to the one Fork call it may make, and nowhere else.
+func (e *Engine) processInBackground(ctx context.Context, op ForkOperation, only *dispatchOnly) {
 	detached, end := context.WithoutCancel(ctx), func() {}
 	if e.cfg.DetachContext != nil {
 		detached, end = e.cfg.DetachContext(ctx)
 	}
+	detached = withDispatchOnly(detached, op.ID, only)
 	// op is what prepare just committed, so it is not read back: a fork that something else moved
 	// meanwhile loses its first compare-and-swap and continues from the stored state. The snapshot
 	// is copied first (the whole operation: its source binding and the snapshot's boundary are

@@ -119,15 +119,24 @@ type requestBody struct {
 	SourceSessionID string `json:"sourceSessionId"`
 	TargetSessionID string `json:"targetSessionId"`
 	ThroughTurnID   string `json:"throughTurnId"`
+	// Target is the frozen part of the target input; absent when it freezes nothing, so the
+	// hash of a request without one is what it was before targets existed.
+	Target *TargetInput `json:"target,omitempty"`
 }
 
 // requestHash is the sha256 hex of the canonical JSON request body.
 func requestHash(in ForkInput) string {
-	body, err := json.Marshal(requestBody{in.WorkspaceID, in.SourceSessionID, in.TargetSessionID, in.ThroughTurnID})
-	if err != nil {
-		panic(fmt.Sprintf("forkengine: marshal request body: %v", err)) // four strings always marshal
+	body := requestBody{WorkspaceID: in.WorkspaceID, SourceSessionID: in.SourceSessionID,
+		TargetSessionID: in.TargetSessionID, ThroughTurnID: in.ThroughTurnID}
+	if in.Target.frozen() {
+		body.Target = in.Target
 	}
-	sum := sha256.Sum256(body)
+	encoded, err := json.Marshal(body)
+	if err != nil {
+		// strings, booleans and JSON values cleanTarget made canonical always marshal
+		panic(fmt.Sprintf("forkengine: marshal request body: %v", err))
+	}
+	sum := sha256.Sum256(encoded)
 	return hex.EncodeToString(sum[:])
 }
 

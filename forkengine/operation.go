@@ -145,7 +145,11 @@ type ForkOperation struct {
 	LastReconciledAt  *time.Time
 	NextReconcileAt   *time.Time
 
-	TargetTitle             string
+	TargetTitle string
+	// Target is the target's settings and context frozen at prepare from the request's overlay
+	// and prepared context (reference §5.5); nil when the request named none, and then the child
+	// copies the source's (TargetValues). Like the snapshot, it never changes after insert.
+	Target                  *ForkTarget
 	TargetProviderSessionID string
 	StateBindingMode        BindingMode
 	TargetTurnBindings      []TurnBinding
@@ -285,6 +289,7 @@ func (op ForkOperation) Clone() ForkOperation {
 		op.TargetTurnBindings = bindings
 	}
 	op.Snapshot = op.Snapshot.Clone()
+	op.Target = op.Target.Clone()
 	for _, p := range []**time.Time{&op.DispatchedAt, &op.AcceptedAt, &op.CompletedAt, &op.AcknowledgedAt,
 		&op.LeaseExpiresAt, &op.LastReconciledAt, &op.NextReconcileAt} {
 		*p = clonePtr(*p)

@@ -332,7 +332,15 @@ type ForkRequest struct {
 	BoundTurns      int
 	TargetSessionID string
 	TargetTitle     string
-	Descriptor      Descriptor
+	// Target is what the child will be given (ForkOperation.TargetValues): the settings, model,
+	// cwd and runtime context frozen at prepare, or the source's when the fork named none.
+	Target     ForkTarget
+	Descriptor Descriptor
+	// Environment and ProviderTargetRef are the request's dispatch-only values: set on the Fork
+	// call the start of the fork made, never stored, so a dispatch after a restart or a
+	// takeover has none. A driver must not record them either.
+	Environment       []EnvironmentVariable
+	ProviderTargetRef string
 }
 
 // ForkResult is a driver's answer. An error returned beside it means the result is unverifiable

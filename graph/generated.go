@@ -68,6 +68,7 @@ type ComplexityRoot struct {
 		SourceSession     func(childComplexity int) int
 		SourceSessionID   func(childComplexity int) int
 		Status            func(childComplexity int) int
+		Target            func(childComplexity int) int
 		TargetSessionID   func(childComplexity int) int
 		TargetTurnID      func(childComplexity int) int
 		ThroughTurn       func(childComplexity int) int
@@ -85,6 +86,13 @@ type ComplexityRoot struct {
 	ForkOperationEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ForkTarget struct {
+		Cwd            func(childComplexity int) int
+		Model          func(childComplexity int) int
+		RuntimeContext func(childComplexity int) int
+		Settings       func(childComplexity int) int
 	}
 
 	ForkVerification struct {
@@ -497,6 +505,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ForkOperation.Status(childComplexity), true
+	case "ForkOperation.target":
+		if e.ComplexityRoot.ForkOperation.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkOperation.Target(childComplexity), true
 	case "ForkOperation.targetSessionId":
 		if e.ComplexityRoot.ForkOperation.TargetSessionID == nil {
 			break
@@ -565,6 +579,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ForkOperationEdge.Node(childComplexity), true
+
+	case "ForkTarget.cwd":
+		if e.ComplexityRoot.ForkTarget.Cwd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkTarget.Cwd(childComplexity), true
+	case "ForkTarget.model":
+		if e.ComplexityRoot.ForkTarget.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkTarget.Model(childComplexity), true
+	case "ForkTarget.runtimeContext":
+		if e.ComplexityRoot.ForkTarget.RuntimeContext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkTarget.RuntimeContext(childComplexity), true
+	case "ForkTarget.settings":
+		if e.ComplexityRoot.ForkTarget.Settings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ForkTarget.Settings(childComplexity), true
 
 	case "ForkVerification.forkOperation":
 		if e.ComplexityRoot.ForkVerification.ForkOperation == nil {
@@ -1516,8 +1555,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("AppendMessagesInput", ec.unmarshalInputAppendMessagesInput),
+			graphql.NewInputUnmarshaler("ForkEnvironmentVariableInput", ec.unmarshalInputForkEnvironmentVariableInput),
 			graphql.NewInputUnmarshaler("ForkOperationFilter", ec.unmarshalInputForkOperationFilter),
 			graphql.NewInputUnmarshaler("ForkSessionInput", ec.unmarshalInputForkSessionInput),
+			graphql.NewInputUnmarshaler("ForkSettingsOverlayInput", ec.unmarshalInputForkSettingsOverlayInput),
+			graphql.NewInputUnmarshaler("ForkTargetInput", ec.unmarshalInputForkTargetInput),
 			graphql.NewInputUnmarshaler("MessageInput", ec.unmarshalInputMessageInput),
 			graphql.NewInputUnmarshaler("ReportSessionInput", ec.unmarshalInputReportSessionInput),
 			graphql.NewInputUnmarshaler("ReportTurnInput", ec.unmarshalInputReportTurnInput),
@@ -2347,6 +2389,23 @@ type ForkOperation implements Node {
   requestedBy: String
   "Who acknowledged the committed fork first, as ` + "`" + `requestedBy` + "`" + ` names callers; null until then, and in open mode."
   acknowledgedBy: String
+  """
+  The settings and context frozen for the new session when the fork was accepted (from the
+  request's ` + "`" + `target` + "`" + `), or null when the request named none and the new session copies the source's.
+  """
+  target: ForkTarget
+}
+
+"The settings and context a fork froze for its new session (never its environment)."
+type ForkTarget {
+  "The new session's settings: the overlay over a copy of the source's."
+  settings: JSON!
+  "The new session's model: ` + "`" + `settings.model` + "`" + ` when that is a string, else the source's."
+  model: String
+  "The new session's working directory."
+  cwd: String
+  "The runtime context prepared for the new session, or null."
+  runtimeContext: JSON
 }
 
 "That a session was created by forking another through one turn. Lineages form the session graph."
@@ -2653,6 +2712,73 @@ input ForkSessionInput {
   requestId: ID!
   "The local id for the new session (or a global id of that form); omitted, the server picks one and keeps it on replay."
   targetSessionId: ID
+  """
+  The new session's settings and context: an overlay over a copy of the source's settings, and
+  the working directory and runtime context the runtime prepared for it (reference §5.5). They
+  are frozen when the fork is accepted, sent to the provider, and given to the new session;
+  omitted, it copies the source's settings, model and cwd as they are. They are part of the
+  request: a replay of ` + "`" + `requestId` + "`" + ` with other values is FORK_CONFLICT reason ` + "`" + `request_conflict` + "`" + `.
+  Errors: BAD_USER_INPUT (reason ` + "`" + `invalid_id` + "`" + `, ` + "`" + `invalid_text` + "`" + ` or ` + "`" + `invalid_target` + "`" + `).
+  """
+  target: ForkTargetInput
+}
+
+"What a fork gives its new session beyond the source's history (reference §5.5)."
+input ForkTargetInput {
+  "Values written over a copy of the source's settings; omitted, the settings are copied as they are."
+  settings: ForkSettingsOverlayInput
+  "The working directory the runtime prepared for the new session (trimmed); omitted, the source's."
+  cwd: String
+  """
+  The runtime context the runtime prepared for the new session (a JSON object, at most 64 KiB),
+  kept whole: worktree isolation facts such as ` + "`" + `{"isolation": {"mode": "worktree", "worktreeId": …}}` + "`" + `
+  stay as they are. It is sent to the provider and kept on the operation (` + "`" + `ForkOperation.target` + "`" + `).
+  """
+  runtimeContext: JSON
+  """
+  Environment variables for the provider's fork call only: sent with the call this request starts,
+  never stored (not in the operation, nor in the request's identity), so a dispatch after a
+  restart has none. At most 200, each name once.
+  """
+  environment: [ForkEnvironmentVariableInput!]
+  "A provider's own reference to where the child should run, for the fork call only; never stored."
+  providerTargetRef: String
+}
+
+"""
+Settings values a fork writes over a copy of its source's settings, under these keys. Each string
+follows the id rules. ` + "`" + `model` + "`" + `, ` + "`" + `modelPlanId` + "`" + `, ` + "`" + `permissionModeId` + "`" + `, ` + "`" + `planMode` + "`" + `, ` + "`" + `reasoningEffort` + "`" + `,
+` + "`" + `speed` + "`" + ` and ` + "`" + `conversationDetailMode` + "`" + ` are written when given and kept from the source when not;
+` + "`" + `browserUse` + "`" + ` and ` + "`" + `computerUse` + "`" + ` are set when given and removed when not. The new session's
+` + "`" + `model` + "`" + ` is then ` + "`" + `settings.model` + "`" + ` when that is a string, else the source's model.
+"""
+input ForkSettingsOverlayInput {
+  "The model (the new session's ` + "`" + `model` + "`" + ` too)."
+  model: String
+  "The model plan."
+  modelPlanId: String
+  "The permission mode."
+  permissionModeId: String
+  "Whether the agent plans before acting."
+  planMode: Boolean
+  "The reasoning effort (for example ` + "`" + `low` + "`" + `, ` + "`" + `high` + "`" + `)."
+  reasoningEffort: String
+  "The speed tier."
+  speed: String
+  "How much of the conversation the agent is shown."
+  conversationDetailMode: String
+  "Browser use settings (any JSON value); omitted or null, removed from the copy."
+  browserUse: JSON
+  "Computer use settings (any JSON value); omitted or null, removed from the copy."
+  computerUse: JSON
+}
+
+"One environment variable of a fork call."
+input ForkEnvironmentVariableInput {
+  "Letters, digits and ` + "`" + `_` + "`" + `, not starting with a digit."
+  name: String!
+  "Valid UTF-8 without NUL, at most 32 KiB; never stored and never shown in an error."
+  value: String!
 }
 `, BuiltIn: false},
 }
@@ -2714,6 +2840,8 @@ func (ec *executionContext) childFields_ForkOperation(ctx context.Context, field
 		return ec.fieldContext_ForkOperation_requestedBy(ctx, field)
 	case "acknowledgedBy":
 		return ec.fieldContext_ForkOperation_acknowledgedBy(ctx, field)
+	case "target":
+		return ec.fieldContext_ForkOperation_target(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ForkOperation", field.Name)
 }
@@ -2738,6 +2866,20 @@ func (ec *executionContext) childFields_ForkOperationEdge(ctx context.Context, f
 		return ec.fieldContext_ForkOperationEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ForkOperationEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ForkTarget(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "settings":
+		return ec.fieldContext_ForkTarget_settings(ctx, field)
+	case "model":
+		return ec.fieldContext_ForkTarget_model(ctx, field)
+	case "cwd":
+		return ec.fieldContext_ForkTarget_cwd(ctx, field)
+	case "runtimeContext":
+		return ec.fieldContext_ForkTarget_runtimeContext(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ForkTarget", field.Name)
 }
 
 func (ec *executionContext) childFields_ForkVerification(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4503,6 +4645,38 @@ func (ec *executionContext) fieldContext_ForkOperation_acknowledgedBy(_ context.
 	return graphql.NewScalarFieldContext("ForkOperation", field, false, false, "String")
 }
 
+func (ec *executionContext) _ForkOperation_target(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkOperation_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.ForkTarget) graphql.Marshaler {
+			return ec.marshalOForkTarget2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkTarget(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkOperation_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ForkOperation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ForkTarget(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ForkOperationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4643,6 +4817,98 @@ func (ec *executionContext) fieldContext_ForkOperationEdge_node(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ForkTarget_settings(ctx context.Context, field graphql.CollectedField, obj *models.ForkTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkTarget_settings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Settings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ForkTarget_settings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkTarget", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _ForkTarget_model(ctx context.Context, field graphql.CollectedField, obj *models.ForkTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkTarget_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkTarget_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkTarget", field, false, false, "String")
+}
+
+func (ec *executionContext) _ForkTarget_cwd(ctx context.Context, field graphql.CollectedField, obj *models.ForkTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkTarget_cwd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cwd, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkTarget_cwd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkTarget", field, false, false, "String")
+}
+
+func (ec *executionContext) _ForkTarget_runtimeContext(ctx context.Context, field graphql.CollectedField, obj *models.ForkTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ForkTarget_runtimeContext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuntimeContext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ForkTarget_runtimeContext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ForkTarget", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _ForkVerification_status(ctx context.Context, field graphql.CollectedField, obj *models.ForkVerification) (ret graphql.Marshaler) {
@@ -9708,6 +9974,55 @@ func UnmarshalAppendMessagesInput(ctx context.Context, raw any) (models.AppendMe
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputForkEnvironmentVariableInput(ctx context.Context, obj any) (models.ForkEnvironmentVariableInput, error) {
+	var it models.ForkEnvironmentVariableInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "value"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "value":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalForkEnvironmentVariableInput unmarshals raw into the ForkEnvironmentVariableInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalForkEnvironmentVariableInput(ctx context.Context, raw any) (models.ForkEnvironmentVariableInput, error) {
+	var out models.ForkEnvironmentVariableInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ForkEnvironmentVariableInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputForkOperationFilter(ctx context.Context, obj any) (models.ForkOperationFilter, error) {
 	var it models.ForkOperationFilter
 	if obj == nil {
@@ -9782,7 +10097,7 @@ func (ec *executionContext) unmarshalInputForkSessionInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "sourceSessionId", "throughTurnId", "requestId", "targetSessionId"}
+	fieldsInOrder := [...]string{"workspaceId", "sourceSessionId", "throughTurnId", "requestId", "targetSessionId", "target"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9824,6 +10139,13 @@ func (ec *executionContext) unmarshalInputForkSessionInput(ctx context.Context, 
 				return it, err
 			}
 			it.TargetSessionID = data
+		case "target":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("target"))
+			data, err := ec.unmarshalOForkTargetInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkTargetInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Target = data
 		}
 	}
 	return it, nil
@@ -9838,6 +10160,174 @@ func (ec *executionContext) unmarshalInputForkSessionInput(ctx context.Context, 
 func UnmarshalForkSessionInput(ctx context.Context, raw any) (models.ForkSessionInput, error) {
 	var out models.ForkSessionInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ForkSessionInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputForkSettingsOverlayInput(ctx context.Context, obj any) (models.ForkSettingsOverlayInput, error) {
+	var it models.ForkSettingsOverlayInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"model", "modelPlanId", "permissionModeId", "planMode", "reasoningEffort", "speed", "conversationDetailMode", "browserUse", "computerUse"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "modelPlanId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelPlanId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelPlanID = data
+		case "permissionModeId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("permissionModeId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PermissionModeID = data
+		case "planMode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("planMode"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PlanMode = data
+		case "reasoningEffort":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasoningEffort"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasoningEffort = data
+		case "speed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("speed"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Speed = data
+		case "conversationDetailMode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("conversationDetailMode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConversationDetailMode = data
+		case "browserUse":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("browserUse"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrowserUse = data
+		case "computerUse":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("computerUse"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ComputerUse = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalForkSettingsOverlayInput unmarshals raw into the ForkSettingsOverlayInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalForkSettingsOverlayInput(ctx context.Context, raw any) (models.ForkSettingsOverlayInput, error) {
+	var out models.ForkSettingsOverlayInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ForkSettingsOverlayInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputForkTargetInput(ctx context.Context, obj any) (models.ForkTargetInput, error) {
+	var it models.ForkTargetInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"settings", "cwd", "runtimeContext", "environment", "providerTargetRef"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "settings":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("settings"))
+			data, err := ec.unmarshalOForkSettingsOverlayInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkSettingsOverlayInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Settings = data
+		case "cwd":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cwd"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Cwd = data
+		case "runtimeContext":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("runtimeContext"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuntimeContext = data
+		case "environment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environment"))
+			data, err := ec.unmarshalOForkEnvironmentVariableInput2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkEnvironmentVariableInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Environment = data
+		case "providerTargetRef":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providerTargetRef"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProviderTargetRef = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalForkTargetInput unmarshals raw into the ForkTargetInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalForkTargetInput(ctx context.Context, raw any) (models.ForkTargetInput, error) {
+	var out models.ForkTargetInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ForkTargetInput", raw, &out)
 	return out, err
 }
 
@@ -10433,6 +10923,11 @@ func (ec *executionContext) _ForkOperation(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "target":
+			out.Values[i] = ec._ForkOperation_target(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10513,6 +11008,54 @@ func (ec *executionContext) _ForkOperationEdge(ctx context.Context, sel ast.Sele
 		case "node":
 			out.Values[i] = ec._ForkOperationEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var forkTargetImplementors = []string{"ForkTarget"}
+
+func (ec *executionContext) _ForkTarget(ctx context.Context, sel ast.SelectionSet, obj *models.ForkTarget) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, forkTargetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ForkTarget")
+		case "settings":
+			out.Values[i] = ec._ForkTarget_settings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._ForkTarget_model(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cwd":
+			out.Values[i] = ec._ForkTarget_cwd(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "runtimeContext":
+			out.Values[i] = ec._ForkTarget_runtimeContext(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -12240,6 +12783,11 @@ func (ec *executionContext) marshalNCredentialKind2githubᚗcomᚋforkgraphᚋfo
 	return v
 }
 
+func (ec *executionContext) unmarshalNForkEnvironmentVariableInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkEnvironmentVariableInput(ctx context.Context, v any) (*models.ForkEnvironmentVariableInput, error) {
+	res, err := ec.unmarshalInputForkEnvironmentVariableInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNForkOperation2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkOperation(ctx context.Context, sel ast.SelectionSet, v *models.ForkOperation) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ForkOperation!")
@@ -12979,6 +13527,23 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) unmarshalOForkEnvironmentVariableInput2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkEnvironmentVariableInputᚄ(ctx context.Context, v any) ([]*models.ForkEnvironmentVariableInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*models.ForkEnvironmentVariableInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNForkEnvironmentVariableInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkEnvironmentVariableInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalOForkOperation2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkOperation(ctx context.Context, sel ast.SelectionSet, v *models.ForkOperation) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -13060,6 +13625,29 @@ func (ec *executionContext) marshalOForkOperationStatus2ᚖgithubᚗcomᚋforkgr
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOForkSettingsOverlayInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkSettingsOverlayInput(ctx context.Context, v any) (*models.ForkSettingsOverlayInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputForkSettingsOverlayInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOForkTarget2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkTarget(ctx context.Context, sel ast.SelectionSet, v *models.ForkTarget) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ForkTarget(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOForkTargetInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkTargetInput(ctx context.Context, v any) (*models.ForkTargetInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputForkTargetInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

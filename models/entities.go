@@ -157,6 +157,8 @@ type ForkOperation struct {
 	// unknown.
 	RequestedBy    *string
 	AcknowledgedBy *string
+	// Target is the frozen target (forkengine.ForkOperation.Target); nil when none was frozen.
+	Target *ForkTarget
 
 	domain forkengine.ForkOperation
 }
@@ -176,8 +178,16 @@ func ForkOperationFrom(op forkengine.ForkOperation) *ForkOperation {
 		ErrorReason: optional(op.ErrorReason), ReconcileAttempts: op.ReconcileAttempts,
 		LastReconciledAt: op.LastReconciledAt, NextReconcileAt: op.NextReconcileAt,
 		RequestedBy: optional(op.RequestedBy), AcknowledgedBy: optional(op.AcknowledgedBy),
-		domain: op,
+		Target: forkTargetFrom(op.Target), domain: op,
 	}
+}
+
+func forkTargetFrom(t *forkengine.ForkTarget) *ForkTarget {
+	if t == nil {
+		return nil
+	}
+	return &ForkTarget{Settings: JSON(t.Settings), Model: optional(t.Model), Cwd: optional(t.Cwd),
+		RuntimeContext: JSON(t.RuntimeContext)}
 }
 
 // Lineage is the API view of a forkengine.Lineage.

@@ -62,7 +62,37 @@ func (in ForkSessionInput) Domain() forkengine.ForkInput {
 	if in.TargetSessionID != nil {
 		fork.TargetSessionID = *in.TargetSessionID
 	}
+	fork.Target = in.Target.Domain()
 	return fork
+}
+
+// Domain returns the engine's target input (nil when none was given). A JSON null is what
+// omitting the value means.
+func (in *ForkTargetInput) Domain() *forkengine.TargetInput {
+	if in == nil {
+		return nil
+	}
+	out := &forkengine.TargetInput{Cwd: in.Cwd, RuntimeContext: jsonOrNil(in.RuntimeContext),
+		ProviderTargetRef: deref(in.ProviderTargetRef)}
+	if o := in.Settings; o != nil {
+		out.Settings = &forkengine.SettingsOverlay{Model: o.Model, ModelPlanID: o.ModelPlanID,
+			PermissionModeID: o.PermissionModeID, PlanMode: o.PlanMode, ReasoningEffort: o.ReasoningEffort,
+			Speed: o.Speed, ConversationDetailMode: o.ConversationDetailMode,
+			BrowserUse: jsonOrNil(o.BrowserUse), ComputerUse: jsonOrNil(o.ComputerUse)}
+	}
+	for _, v := range in.Environment {
+		if v != nil {
+			out.Environment = append(out.Environment, forkengine.EnvironmentVariable{Name: v.Name, Value: v.Value})
+		}
+	}
+	return out
+}
+
+func jsonOrNil(j JSON) json.RawMessage {
+	if len(j) == 0 || string(j) == "null" {
+		return nil
+	}
+	return json.RawMessage(j)
 }
 
 // Domain returns the engine's session filter (nil: everything).

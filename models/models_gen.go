@@ -27,6 +27,14 @@ type AppendMessagesInput struct {
 	Messages []*MessageInput `json:"messages"`
 }
 
+// One environment variable of a fork call.
+type ForkEnvironmentVariableInput struct {
+	// Letters, digits and `_`, not starting with a digit.
+	Name string `json:"name"`
+	// Valid UTF-8 without NUL, at most 32 KiB; never stored and never shown in an error.
+	Value string `json:"value"`
+}
+
 // A fork operation and its position.
 type ForkOperationEdge struct {
 	// An opaque position; pass it as `after` or `before`.
@@ -59,6 +67,69 @@ type ForkSessionInput struct {
 	RequestID string `json:"requestId"`
 	// The local id for the new session (or a global id of that form); omitted, the server picks one and keeps it on replay.
 	TargetSessionID *string `json:"targetSessionId,omitempty"`
+	// The new session's settings and context: an overlay over a copy of the source's settings, and
+	// the working directory and runtime context the runtime prepared for it (reference §5.5). They
+	// are frozen when the fork is accepted, sent to the provider, and given to the new session;
+	// omitted, it copies the source's settings, model and cwd as they are. They are part of the
+	// request: a replay of `requestId` with other values is FORK_CONFLICT reason `request_conflict`.
+	// Errors: BAD_USER_INPUT (reason `invalid_id`, `invalid_text` or `invalid_target`).
+	Target *ForkTargetInput `json:"target,omitempty"`
+}
+
+// Settings values a fork writes over a copy of its source's settings, under these keys. Each string
+// follows the id rules. `model`, `modelPlanId`, `permissionModeId`, `planMode`, `reasoningEffort`,
+// `speed` and `conversationDetailMode` are written when given and kept from the source when not;
+// `browserUse` and `computerUse` are set when given and removed when not. The new session's
+// `model` is then `settings.model` when that is a string, else the source's model.
+type ForkSettingsOverlayInput struct {
+	// The model (the new session's `model` too).
+	Model *string `json:"model,omitempty"`
+	// The model plan.
+	ModelPlanID *string `json:"modelPlanId,omitempty"`
+	// The permission mode.
+	PermissionModeID *string `json:"permissionModeId,omitempty"`
+	// Whether the agent plans before acting.
+	PlanMode *bool `json:"planMode,omitempty"`
+	// The reasoning effort (for example `low`, `high`).
+	ReasoningEffort *string `json:"reasoningEffort,omitempty"`
+	// The speed tier.
+	Speed *string `json:"speed,omitempty"`
+	// How much of the conversation the agent is shown.
+	ConversationDetailMode *string `json:"conversationDetailMode,omitempty"`
+	// Browser use settings (any JSON value); omitted or null, removed from the copy.
+	BrowserUse JSON `json:"browserUse,omitempty"`
+	// Computer use settings (any JSON value); omitted or null, removed from the copy.
+	ComputerUse JSON `json:"computerUse,omitempty"`
+}
+
+// The settings and context a fork froze for its new session (never its environment).
+type ForkTarget struct {
+	// The new session's settings: the overlay over a copy of the source's.
+	Settings JSON `json:"settings"`
+	// The new session's model: `settings.model` when that is a string, else the source's.
+	Model *string `json:"model,omitempty"`
+	// The new session's working directory.
+	Cwd *string `json:"cwd,omitempty"`
+	// The runtime context prepared for the new session, or null.
+	RuntimeContext JSON `json:"runtimeContext,omitempty"`
+}
+
+// What a fork gives its new session beyond the source's history (reference §5.5).
+type ForkTargetInput struct {
+	// Values written over a copy of the source's settings; omitted, the settings are copied as they are.
+	Settings *ForkSettingsOverlayInput `json:"settings,omitempty"`
+	// The working directory the runtime prepared for the new session (trimmed); omitted, the source's.
+	Cwd *string `json:"cwd,omitempty"`
+	// The runtime context the runtime prepared for the new session (a JSON object, at most 64 KiB),
+	// kept whole: worktree isolation facts such as `{"isolation": {"mode": "worktree", "worktreeId": …}}`
+	// stay as they are. It is sent to the provider and kept on the operation (`ForkOperation.target`).
+	RuntimeContext JSON `json:"runtimeContext,omitempty"`
+	// Environment variables for the provider's fork call only: sent with the call this request starts,
+	// never stored (not in the operation, nor in the request's identity), so a dispatch after a
+	// restart has none. At most 200, each name once.
+	Environment []*ForkEnvironmentVariableInput `json:"environment,omitempty"`
+	// A provider's own reference to where the child should run, for the fork call only; never stored.
+	ProviderTargetRef *string `json:"providerTargetRef,omitempty"`
 }
 
 // Whether a session's fork identity holds (`verifyForkedSession`).

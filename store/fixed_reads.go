@@ -24,7 +24,7 @@ var (
 )
 
 func (r *operationRow) targets() []any {
-	return []any{&r.WorkspaceID, &r.ID, &r.SnapshotHash, &r.RequestID, &r.RequestHash, &r.SourceSessionID,
+	return []any{&r.WorkspaceID, &r.ID, &r.SnapshotHash, &r.Target, &r.RequestID, &r.RequestHash, &r.SourceSessionID,
 		&r.TargetSessionID, &r.ThroughTurnID, &r.TargetTurnID, &r.SourceProviderSessionID, &r.SourceProviderTurnID,
 		&r.SourceProviderTurnBinding, &r.Provider, &r.DriverKind, &r.DriverVersion, &r.Status, &r.Error,
 		&r.TargetTitle, &r.TargetProviderSessionID, &r.StateBindingMode, &r.TargetTurnBindings,

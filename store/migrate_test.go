@@ -143,7 +143,7 @@ func openBefore(t *testing.T, cfg Config, version int) (*DB, int) {
 
 // insertVersion12Operation writes op and its stored snapshot text as a forkgraph of schema
 // version 11 or 12 did: without the derived columns of migration 13, nor migration 16's
-// requested_by and acknowledged_by.
+// requested_by and acknowledged_by, nor migration 21's target.
 func insertVersion12Operation(t *testing.T, db *DB, op forkengine.ForkOperation, snapshot string) {
 	t.Helper()
 	row, err := toOperationRow(op)
@@ -151,7 +151,7 @@ func insertVersion12Operation(t *testing.T, db *DB, op forkengine.ForkOperation,
 	var columns []string
 	var values []any
 	for i, v := range row.values() {
-		if c := operationColumns[i]; c != "requested_by" && c != "acknowledged_by" {
+		if c := operationColumns[i]; c != "requested_by" && c != "acknowledged_by" && c != "target" {
 			columns, values = append(columns, c), append(values, v)
 		}
 	}

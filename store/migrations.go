@@ -287,6 +287,7 @@ var migrations = []migration{
 	{version: 19, name: "workspace settings", statements: []string{workspaceSettingsTable}},
 	// Sessions are found by the words of their titles and messages (search.go).
 	searchMigration,
+	targetMigration,
 }
 
 func eventsTable(cursorType string) string {

@@ -30,6 +30,7 @@ type operationRow struct {
 	TargetTurnBindings        *string `gorm:"column:target_turn_bindings"`
 	Receipt                   string  `gorm:"column:receipt"`
 	SnapshotHash              string  `gorm:"column:snapshot_hash"`
+	Target                    *string `gorm:"column:target"`
 	CreatedAtUs               int64   `gorm:"column:created_at_us"`
 	UpdatedAtUs               int64   `gorm:"column:updated_at_us"`
 	DispatchedAtUs            *int64  `gorm:"column:dispatched_at_us"`
@@ -48,8 +49,9 @@ type operationRow struct {
 
 func (operationRow) TableName() string { return "fork_operations" }
 
-// mutableOperationColumns are what the compare-and-swap UPDATE writes: every column but the key
-// and the snapshot hash, which, like the snapshot itself, is fixed when the operation is inserted.
+// mutableOperationColumns are what the compare-and-swap UPDATE writes: every column but the key,
+// the snapshot hash and the target, which, like the snapshot itself, are fixed when the operation
+// is inserted.
 var mutableOperationColumns = []string{
 	"request_id", "request_hash", "source_session_id", "target_session_id", "through_turn_id",
 	"target_turn_id", "source_provider_session_id", "source_provider_turn_id",
@@ -63,7 +65,7 @@ var mutableOperationColumns = []string{
 
 // operationColumns are every column of the row, in the order of operationRow.values. The lease
 // columns are written at insert and then only by claims and renewals (leases.go).
-var operationColumns = append(append([]string{"workspace_id", "id", "snapshot_hash"}, mutableOperationColumns...),
+var operationColumns = append(append([]string{"workspace_id", "id", "snapshot_hash", "target"}, mutableOperationColumns...),
 	"lease_owner", "lease_expires_at_us")
 
 // mutableValues are the values of mutableOperationColumns, in order.
@@ -79,7 +81,7 @@ func (r operationRow) mutableValues() []any {
 }
 
 func (r operationRow) values() []any {
-	return append(append([]any{r.WorkspaceID, r.ID, r.SnapshotHash}, r.mutableValues()...), r.LeaseOwner, r.LeaseExpiresAtUs)
+	return append(append([]any{r.WorkspaceID, r.ID, r.SnapshotHash, r.Target}, r.mutableValues()...), r.LeaseOwner, r.LeaseExpiresAtUs)
 }
 
 // toOperationRow maps every field but the snapshot, which has a table of its own.
@@ -92,7 +94,12 @@ func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
 		}
 		bindings = rawPtr(raw)
 	}
+	target, err := encodeTarget(op)
+	if err != nil {
+		return operationRow{}, err
+	}
 	return operationRow{
+		Target:      target,
 		WorkspaceID: op.WorkspaceID, ID: op.ID, RequestID: op.RequestID, RequestHash: op.RequestHash,
 		SourceSessionID: op.SourceSessionID, TargetSessionID: op.TargetSessionID,
 		ThroughTurnID: op.ThroughTurnID, TargetTurnID: op.TargetTurnID,
@@ -132,6 +139,11 @@ func (r operationRow) domain() (forkengine.ForkOperation, error) {
 		LastReconciledAt: fromMicrosPtr(r.LastReconciledAtUs), NextReconcileAt: fromMicrosPtr(r.NextReconcileAtUs),
 		RequestedBy: r.RequestedBy, AcknowledgedBy: r.AcknowledgedBy,
 	}
+	target, err := decodeTarget(r.ID, r.Target)
+	if err != nil {
+		return op, err
+	}
+	op.Target = target
 	if r.TargetTurnBindings != nil {
 		if err := json.Unmarshal([]byte(*r.TargetTurnBindings), &op.TargetTurnBindings); err != nil {
 			return op, fmt.Errorf("decode turn bindings of operation %s: %w", r.ID, err)

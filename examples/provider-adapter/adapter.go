@@ -189,7 +189,8 @@ func (a *adapter) recordFork(req forkRequest) (child string, deliveries int, err
 func (a *adapter) childSession(id string, req forkRequest) providerSession {
 	return providerSession{ID: id, ParentID: req.Source.ProviderSessionID,
 		ThroughProviderTurnID: req.ThroughTurn.ProviderTurnID, PrefixTurns: req.PrefixTurns, Title: req.TargetTitle,
-		WorkspaceID: req.WorkspaceID, RequestID: req.RequestID, OperationID: req.OperationID, CreatedAt: a.now()}
+		WorkspaceID: req.WorkspaceID, RequestID: req.RequestID, OperationID: req.OperationID, CreatedAt: a.now(),
+		Model: req.Target.Model, Cwd: req.Target.Cwd, Settings: req.Target.Settings, RuntimeContext: req.Target.RuntimeContext}
 }
 
 // childID draws a fresh provider session id, never the source's or one already taken.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -142,5 +144,39 @@ func TestForkRejectsAMismatchedOperationHeader(t *testing.T) {
 	}
 	if n := len(ta.onDisk(t).Sessions); n != 0 {
 		t.Fatalf("state has %d sessions, want none", n)
+	}
+}
+
+// TestForkKeepsTheTargetButNotTheEnvironment: the child records the settings, model, cwd and
+// runtime context forkgraph froze for it; the dispatch-only environment and target ref reach
+// no byte of the state file.
+func TestForkKeepsTheTargetButNotTheEnvironment(t *testing.T) {
+	ta := newTestAdapter(t, "", 0)
+	req := forkOf("r1")
+	req.Target = wireTarget{Cwd: "/prepared", Model: "gpt-b", Settings: json.RawMessage(`{"model":"gpt-b"}`),
+		RuntimeContext: json.RawMessage(`{"isolation":{"mode":"worktree","worktreeId":"worktree-1"}}`)}
+	req.Environment = []environmentVariable{{Name: "API_TOKEN", Value: "env-marker-5f2c"}}
+	req.ProviderTargetRef = "ref-marker-9d1e"
+	_, res := ta.fork(t, req)
+	if res.Disposition != dispositionAccepted {
+		t.Fatalf("fork answered %+v", res)
+	}
+	child := ta.onDisk(t).Sessions[res.ProviderSessionID]
+	var settings, context map[string]any
+	if json.Unmarshal(child.Settings, &settings) != nil || json.Unmarshal(child.RuntimeContext, &context) != nil {
+		t.Fatalf("child session %+v", child)
+	}
+	isolation, _ := context["isolation"].(map[string]any)
+	if child.Model != "gpt-b" || child.Cwd != "/prepared" || settings["model"] != "gpt-b" || isolation["worktreeId"] != "worktree-1" {
+		t.Fatalf("child session %+v", child)
+	}
+	raw, err := os.ReadFile(ta.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, marker := range []string{"env-marker-5f2c", "ref-marker-9d1e"} {
+		if strings.Contains(string(raw), marker) {
+			t.Fatalf("the state file holds %q", marker)
+		}
 	}
 }

@@ -68,8 +68,28 @@ type forkRequest struct {
 	BoundTurns      int         `json:"boundTurns"`
 	TargetSessionID string      `json:"targetSessionId"`
 	TargetTitle     string      `json:"targetTitle"`
-	Descriptor      descriptor  `json:"descriptor"`
-	Attempt         int         `json:"attempt,omitempty"`
+	// Target is what the child runs with: the settings, model, cwd and runtime context forkgraph
+	// froze for it (the source's when the fork named none).
+	Target     wireTarget `json:"target"`
+	Descriptor descriptor `json:"descriptor"`
+	Attempt    int        `json:"attempt,omitempty"`
+	// Environment and ProviderTargetRef come only with the /fork call the request started, for
+	// the process that runs the child; this adapter starts none, and never writes them down.
+	Environment       []environmentVariable `json:"environment,omitempty"`
+	ProviderTargetRef string                `json:"providerTargetRef,omitempty"`
+}
+
+// wireTarget is the child's frozen settings and context.
+type wireTarget struct {
+	Cwd            string          `json:"cwd"`
+	Model          string          `json:"model"`
+	Settings       json.RawMessage `json:"settings"`
+	RuntimeContext json.RawMessage `json:"runtimeContext,omitempty"`
+}
+
+type environmentVariable struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // forkResponse answers /fork. host_copy: no turnBindings, no receipt.

@@ -66,6 +66,10 @@ func storedOperation(op forkengine.ForkOperation) (forkengine.ForkOperation, err
 	if op.Snapshot, err = roundTripJSON(op.Snapshot); err != nil {
 		return op, fmt.Errorf("encode snapshot of operation %s: %w", op.ID, err)
 	}
+	// The frozen target is one JSON column in the SQL stores; it is kept as its encoding is.
+	if op.Target, err = roundTripJSON(op.Target); err != nil {
+		return op, fmt.Errorf("encode target of operation %s: %w", op.ID, err)
+	}
 	dropJSONNulls(&op)
 	op.CreatedAt = storedTime(op.CreatedAt)
 	op.UpdatedAt = storedTime(op.UpdatedAt)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -192,6 +193,10 @@ func (d *Driver) Fork(ctx context.Context, req forkengine.ForkRequest) (forkengi
 	}
 	if script.Fork != forkengine.DispositionAccepted {
 		return forkengine.ForkResult{Disposition: script.Fork, Error: script.errorText()}, nil
+	}
+	if len(script.Models) > 0 && !slices.Contains(script.Models, req.Target.Model) {
+		return forkengine.ForkResult{Disposition: forkengine.DispositionRejected,
+			Error: fmt.Sprintf("simulated provider does not offer model %q", req.Target.Model)}, nil
 	}
 	return accepted(req, script), nil
 }

@@ -180,3 +180,30 @@ func TestConcurrentUseCountsEveryCall(t *testing.T) {
 		t.Fatalf("counters = %d/%d/%d, want 16 each", d.ForkCalls(), d.DescribeCalls(), d.ProbeCalls())
 	}
 }
+
+// A fork "with another model": the target's model (what the child will use) must be one the
+// script's provider offers; the source's own model does not matter.
+func TestForkTargetModelMustBeOffered(t *testing.T) {
+	for _, tt := range []struct {
+		name, model string
+		want        forkengine.Disposition
+		wantError   string
+	}{
+		{name: "Offered", model: "gpt-b", want: forkengine.DispositionAccepted},
+		{name: "NotOffered", model: "gpt-z", want: forkengine.DispositionRejected,
+			wantError: `simulated provider does not offer model "gpt-z"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := simulated.New(simulated.Options{})
+			req := forkRequest(`{"models":["gpt-a","gpt-b"]}`, "op1")
+			req.Source.Model, req.Target.Model = "gpt-z", tt.model
+			res, err := d.Fork(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Fork error: %v", err)
+			}
+			if res.Disposition != tt.want || res.Error != tt.wantError {
+				t.Fatalf("Fork = (%s, %q), want (%s, %q)", res.Disposition, res.Error, tt.want, tt.wantError)
+			}
+		})
+	}
+}

@@ -29,18 +29,22 @@ type Script struct {
 	// Recover is what RecoverBinding answers for a turn whose binding was lost: found (default:
 	// a provider turn derived from the proof), absent or ambiguous.
 	Recover forkengine.RecoveryAnswer
+	// Models are the models the provider offers a fork's target (ForkRequest.Target.Model); a
+	// fork "with another model" it does not offer is rejected. Empty: any model.
+	Models []string
 }
 
 // scriptJSON is the wire shape; pointers tell "absent" from a zero value.
 type scriptJSON struct {
-	Fork           string `json:"fork"`
-	Error          string `json:"error"`
-	LatencyMs      *int64 `json:"latencyMs"`
-	Probe          *bool  `json:"probe"`
-	BindingMode    string `json:"bindingMode"`
-	Reconcile      string `json:"reconcile"`
-	ReconcileAfter *int   `json:"reconcileAfter"`
-	Recover        string `json:"recover"`
+	Fork           string   `json:"fork"`
+	Error          string   `json:"error"`
+	LatencyMs      *int64   `json:"latencyMs"`
+	Probe          *bool    `json:"probe"`
+	BindingMode    string   `json:"bindingMode"`
+	Reconcile      string   `json:"reconcile"`
+	ReconcileAfter *int     `json:"reconcileAfter"`
+	Recover        string   `json:"recover"`
+	Models         []string `json:"models"`
 }
 
 // ScriptFor reads the script of a session, filling defaults for absent keys. It returns an error
@@ -110,6 +114,7 @@ func (s *Script) apply(in scriptJSON) error {
 	if in.Probe != nil {
 		s.Probe = *in.Probe
 	}
+	s.Models = in.Models
 	switch a := forkengine.ReconcileAnswer(in.Reconcile); a {
 	case "":
 	case forkengine.ReconcileFound, forkengine.ReconcileAbsent, forkengine.ReconcileUnknown:

@@ -124,3 +124,36 @@ func TestForkAcceptedWithoutModeDefaultsToHostCopy(t *testing.T) {
 		t.Fatalf("Fork = %+v, %v; want host_copy", res, err)
 	}
 }
+
+// The target (what the child will be given) and the dispatch-only values are on the /fork wire.
+func TestForkSendsTheTarget(t *testing.T) {
+	var got struct {
+		Target struct {
+			Cwd, Model     string
+			Settings       map[string]any
+			RuntimeContext map[string]any
+		}
+		Environment       []forkengine.EnvironmentVariable
+		ProviderTargetRef string
+	}
+	d, _ := adapter(t, webhook.Options{}, func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		reply(w, 200, `{"disposition":"accepted","providerSessionId":"child","stateBindingMode":"host_copy"}`)
+	})
+	req := forkRequest()
+	req.Target = forkengine.ForkTarget{Cwd: "/prepared", Model: "gpt-b", Settings: json.RawMessage(`{"model":"gpt-b"}`),
+		RuntimeContext: json.RawMessage(`{"isolation":{"mode":"worktree","worktreeId":"worktree-1"}}`)}
+	req.Environment = []forkengine.EnvironmentVariable{{Name: "TOKEN", Value: "v"}}
+	req.ProviderTargetRef = "ref-1"
+	if _, err := d.Fork(context.Background(), req); err != nil {
+		t.Fatalf("Fork: %v", err)
+	}
+	isolation, _ := got.Target.RuntimeContext["isolation"].(map[string]any)
+	if got.Target.Cwd != "/prepared" || got.Target.Model != "gpt-b" || got.Target.Settings["model"] != "gpt-b" ||
+		isolation["worktreeId"] != "worktree-1" {
+		t.Fatalf("adapter received target %+v", got.Target)
+	}
+	if len(got.Environment) != 1 || got.Environment[0] != req.Environment[0] || got.ProviderTargetRef != "ref-1" {
+		t.Fatalf("adapter received environment %v and target ref %q", got.Environment, got.ProviderTargetRef)
+	}
+}

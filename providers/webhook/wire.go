@@ -62,16 +62,30 @@ type probeResponse struct {
 type forkRequest struct {
 	WorkspaceID string `json:"workspaceId"`
 	// RequestedBy is the subject who asked for the fork; "" in open mode.
-	RequestedBy     string         `json:"requestedBy"`
-	OperationID     string         `json:"operationId"`
-	RequestID       string         `json:"requestId"`
-	Source          wireSession    `json:"source"`
-	ThroughTurn     wireTurn       `json:"throughTurn"`
-	PrefixTurns     int            `json:"prefixTurns"`
-	BoundTurns      int            `json:"boundTurns"`
-	TargetSessionID string         `json:"targetSessionId"`
-	TargetTitle     string         `json:"targetTitle"`
-	Descriptor      wireDescriptor `json:"descriptor"`
+	RequestedBy     string      `json:"requestedBy"`
+	OperationID     string      `json:"operationId"`
+	RequestID       string      `json:"requestId"`
+	Source          wireSession `json:"source"`
+	ThroughTurn     wireTurn    `json:"throughTurn"`
+	PrefixTurns     int         `json:"prefixTurns"`
+	BoundTurns      int         `json:"boundTurns"`
+	TargetSessionID string      `json:"targetSessionId"`
+	TargetTitle     string      `json:"targetTitle"`
+	// Target is what the child will be given: the settings, model, cwd and runtime context frozen
+	// when the fork was accepted (the source's when the request named none).
+	Target     wireTarget     `json:"target"`
+	Descriptor wireDescriptor `json:"descriptor"`
+	// Environment and ProviderTargetRef are the request's dispatch-only values, on the /fork
+	// call its start made only; forkgraph never stores them, so a provider must not either.
+	Environment       []forkengine.EnvironmentVariable `json:"environment,omitempty"`
+	ProviderTargetRef string                           `json:"providerTargetRef,omitempty"`
+}
+
+type wireTarget struct {
+	Cwd            string          `json:"cwd"`
+	Model          string          `json:"model"`
+	Settings       json.RawMessage `json:"settings"`
+	RuntimeContext json.RawMessage `json:"runtimeContext,omitempty"`
 }
 
 type forkResponse struct {
@@ -161,8 +175,17 @@ func toWireFork(req forkengine.ForkRequest) forkRequest {
 		WorkspaceID: req.WorkspaceID, RequestedBy: req.RequestedBy, OperationID: req.OperationID, RequestID: req.RequestID,
 		Source: toWireSession(req.Source), ThroughTurn: toWireTurn(req.ThroughTurn),
 		PrefixTurns: req.PrefixTurns, BoundTurns: req.BoundTurns, TargetSessionID: req.TargetSessionID,
-		TargetTitle: req.TargetTitle, Descriptor: toWireDescriptor(req.Descriptor),
+		TargetTitle: req.TargetTitle, Target: toWireTarget(req.Target), Descriptor: toWireDescriptor(req.Descriptor),
+		Environment: req.Environment, ProviderTargetRef: req.ProviderTargetRef,
 	}
+}
+
+func toWireTarget(t forkengine.ForkTarget) wireTarget {
+	settings := t.Settings
+	if len(settings) == 0 {
+		settings = json.RawMessage("{}")
+	}
+	return wireTarget{Cwd: t.Cwd, Model: t.Model, Settings: settings, RuntimeContext: t.RuntimeContext}
 }
 
 func toWireDescriptor(d forkengine.Descriptor) wireDescriptor {

@@ -11,12 +11,24 @@ import {
   ForkOperationUpdatedDocument,
   ForkSessionDocument,
   ReconcileForkOperationDocument,
+  type ForkSessionInput,
+  type ForkTargetInput,
 } from './generated/graphql.js';
 import type { HttpTransport } from './http.js';
 import { boundaryKey, type Boundary, type ForkErrorInfo, type ForkRecord, type ForkRecordStore } from './records.js';
 import type { Streams } from './streams.js';
 import { Wake, delayAt, timeKey, type Schedule } from './timing.js';
 import type { ForkResult, Session } from './types.js';
+
+/** The part of a fork's target that is sent and never stored. */
+type DispatchOnly = Pick<ForkTargetInput, 'environment' | 'providerTargetRef'>;
+
+function definedOnly(d: DispatchOnly): DispatchOnly {
+  const out: DispatchOnly = {};
+  if (d.environment) out.environment = d.environment;
+  if (d.providerTargetRef) out.providerTargetRef = d.providerTargetRef;
+  return out;
+}
 
 /** The pauses and bounds of the fork flow (milliseconds). */
 export interface ForkTiming {
@@ -119,11 +131,16 @@ export class ForkHandle {
   private writes: Promise<void> = Promise.resolve();
   private finished: Promise<ForkState>;
   private finish!: (state: ForkState) => void;
+  private readonly dispatchOnly: DispatchOnly;
 
-  /** Internal: the manager creates handles. resumed says the record came from the store. */
-  constructor(ctx: ForkContext, record: ForkRecord, resumed: boolean) {
+  /**
+   * Internal: the manager creates handles. resumed says the record came from the store;
+   * dispatchOnly is the target's environment and provider target ref, kept in memory only.
+   */
+  constructor(ctx: ForkContext, record: ForkRecord, resumed: boolean, dispatchOnly?: DispatchOnly) {
     this.ctx = ctx;
     this.rec = record;
+    this.dispatchOnly = dispatchOnly ?? {};
     // A resumed attempt is sent again first: the replay of its request id is the cheapest way to
     // learn what became of it (and adopts whatever the server holds for that identity).
     this.resubmit = resumed || record.operationId === null;
@@ -361,7 +378,10 @@ export class ForkHandle {
 
   private async submit(signal: AbortSignal): Promise<void> {
     const r = this.rec;
-    const input = { workspaceId: r.workspaceId, sourceSessionId: r.sourceSessionId, throughTurnId: r.turnId, requestId: r.requestId, targetSessionId: r.targetSessionId };
+    const input: ForkSessionInput = { workspaceId: r.workspaceId, sourceSessionId: r.sourceSessionId, throughTurnId: r.turnId, requestId: r.requestId, targetSessionId: r.targetSessionId };
+    // The stored target is resent as it was (the request's identity); the dispatch-only values
+    // only by the handle that was given them (a resumed fork has none, which the server allows).
+    if (r.target) input.target = { ...r.target, ...definedOnly(this.dispatchOnly) };
     try {
       const data = await this.ctx.http.execute(ForkSessionDocument, { input }, { signal });
       this.resubmit = false;

@@ -5,7 +5,7 @@ import { ForkgraphError, asError } from './errors.js';
 import { ForkHandle, type ForkContext } from './fork-handle.js';
 import { boundaryKey, isResumable, type Boundary, type ForkRecord } from './records.js';
 import { randomId } from './timing.js';
-import type { Session, Turn, WorkspaceEvent } from './types.js';
+import type { ForkTarget, Session, Turn, WorkspaceEvent } from './types.js';
 
 /** What forkThroughTurn needs: the boundary, and optionally what the caller knows of it. */
 export interface ForkThroughTurnInput {
@@ -20,6 +20,11 @@ export interface ForkThroughTurnInput {
   turn?: Pick<Turn, 'phase' | 'providerForkBindingAvailable' | 'providerForkBindingState'> | null;
   /** A local id for the new session (fresh attempts only); omitted, a random one. */
   targetSessionId?: string;
+  /**
+   * The new session's settings overlay and prepared context (fresh attempts only: a fork that is
+   * resumed keeps the target it was started with); omitted, the source's are copied.
+   */
+  target?: ForkTarget;
 }
 
 /**
@@ -105,6 +110,7 @@ export class ForkManager {
       const refusal = forkRefusal(input.session, input.turn);
       if (refusal) throw new ForkgraphError(`cannot fork through turn ${input.turnId}: ${refusal.message}`, { code: 'FORK_NOT_ALLOWED', reason: refusal.reason });
       const now = Date.now();
+      const { environment, providerTargetRef, ...kept } = input.target ?? {};
       const record: ForkRecord = {
         version: 1,
         ...boundary,
@@ -118,17 +124,18 @@ export class ForkManager {
         ackError: null,
         error: null,
         adopted: false,
+        target: input.target ? kept : null,
         createdAt: now,
         updatedAt: now,
       };
       // Written before the request leaves: a reload from here on resumes this identity.
       await this.ctx.store.set(key, record);
-      return this.adopt(record, false);
+      return this.adopt(record, false, { environment, providerTargetRef });
     });
   }
 
-  private adopt(record: ForkRecord, resumed: boolean): ForkHandle {
-    const handle = new ForkHandle(this.context(), record, resumed);
+  private adopt(record: ForkRecord, resumed: boolean, dispatchOnly?: Pick<ForkTarget, 'environment' | 'providerTargetRef'>): ForkHandle {
+    const handle = new ForkHandle(this.context(), record, resumed, dispatchOnly);
     this.handles.get(handle.key)?.stop();
     this.handles.set(handle.key, handle);
     handle.start();

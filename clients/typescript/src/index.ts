@@ -20,6 +20,6 @@ export {
 } from './records.js';
 export type { SSEClientFactory, StreamSink } from './streams.js';
 export type { Schedule } from './timing.js';
-export { isPendingOperation, type ForkOperation, type ForkResult, type Lineage, type Session, type Turn, type WorkspaceEvent } from './types.js';
+export { isPendingOperation, type ForkOperation, type ForkResult, type ForkTarget, type Lineage, type Session, type Turn, type WorkspaceEvent } from './types.js';
 export type { WatchStatus, WatchWorkspaceOptions, WorkspaceWatch } from './watch.js';
 export * as documents from './documents.js';

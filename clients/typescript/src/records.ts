@@ -3,7 +3,7 @@
 // so that a page reload in the middle of a fork resumes that fork with the same identity instead
 // of starting another (a new identity would hit the server's barrier at best, and fork twice with
 // the barrier off).
-import type { ForkOperationPhase } from './generated/graphql.js';
+import type { ForkOperationPhase, ForkTargetInput } from './generated/graphql.js';
 
 /** Where the client's fork attempt is: the upstream engine's four states. */
 export type ForkStatus = 'inFlight' | 'succeeded' | 'failed' | 'unknown';
@@ -44,6 +44,12 @@ export interface ForkRecord {
   error: ForkErrorInfo | null;
   /** The server answered with an operation of another request (its barrier) and we follow that. */
   adopted: boolean;
+  /**
+   * The target the request was sent with, resent with it (another target under the same request
+   * id is request_conflict). Never its environment or provider target ref: those are for the
+   * fork call only and are not kept, here or on the server.
+   */
+  target?: ForkTargetInput | null;
   createdAt: number;
   updatedAt: number;
 }

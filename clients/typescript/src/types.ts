@@ -1,5 +1,6 @@
 // The shapes the client hands out, named for users (the generated names follow the documents).
 import type {
+  ForkTargetInput,
   ForkOperationFieldsFragment,
   LineageFieldsFragment,
   SessionFieldsFragment,
@@ -32,3 +33,10 @@ export function isPendingOperation(op: Pick<ForkOperation, 'status' | 'acknowled
   if (!op) return false;
   return op.status === 'ACCEPTED' || op.status === 'UNKNOWN' || (op.status === 'COMMITTED' && !op.acknowledgedAt);
 }
+
+/**
+ * What a fork gives its new session beyond the source's history (ForkSessionInput.target): a
+ * settings overlay (`{ settings: { model: 'gpt-b' } }` forks "with another model"), the prepared
+ * cwd and runtime context, and the dispatch-only environment and provider target ref.
+ */
+export type ForkTarget = ForkTargetInput;

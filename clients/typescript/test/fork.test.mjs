@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryForkRecordStore, WebStorageForkRecordStore, ForkgraphError } from '../dist/index.js';
-import { boundaryFacts, cleanup, runs, seedSession, setScript, startProxy, startServer, uniqueWorkspace } from './harness.mjs';
+import { boundaryFacts, cleanup, gql, runs, seedSession, setScript, startProxy, startServer, uniqueWorkspace } from './harness.mjs';
 import { MapStorage, boundaryOf, closeClients, newClient } from './lib.mjs';
 
 let server;
@@ -127,6 +127,36 @@ describe('forkThroughTurn', () => {
     await assertOneChild(boundaryOf(s), end);
     const stored = JSON.parse(storage.getItem(storage.key(0)));
     assert.equal(stored.ack, 'acknowledged');
+  });
+
+  test('a fork with another model: the child has it; a reload resends the stored target, never its environment', async () => {
+    const ws = uniqueWorkspace('target');
+    const s = await seedSession(server.url, { workspaceId: ws, simulated: { latencyMs: 1500, models: ['gpt-a', 'gpt-b'] } });
+    const storage = new MapStorage();
+    const first = newClient(proxy.url, { forkStore: new WebStorageForkRecordStore(storage) });
+    const target = { settings: { model: 'gpt-b' }, cwd: '/prepared', environment: [{ name: 'API_TOKEN', value: 'env-secret-7c41' }] };
+    const handle = await first.forkThroughTurn({ ...boundaryOf(s), target });
+    const mid = await handle.until((st) => st.phase === 'DISPATCHING');
+    await first.flushed();
+    first.close();
+    const kept = storage.getItem(storage.key(0));
+    assert.ok(kept.includes('gpt-b'), kept);
+    assert.ok(!kept.includes('env-secret-7c41'), 'the environment is not stored in the browser');
+
+    const start = proxy.seen.length;
+    const second = newClient(proxy.url, { forkStore: new WebStorageForkRecordStore(storage) });
+    const [resumed] = await second.resumeForks({ workspaceId: ws });
+    const end = await resumed.settled();
+    assert.ok(settledOk(end), JSON.stringify(end));
+    assert.equal(end.operationId, mid.operationId, 'the resent target is the same request');
+    await assertOneChild(boundaryOf(s), end);
+    const resent = proxy.seen.slice(start).find((r) => runs('forkSession')(r.body));
+    assert.deepEqual(resent.body.variables.input.target, { settings: { model: 'gpt-b' }, cwd: '/prepared' });
+    const data = await gql(server.url, 'query($ws: ID!, $id: ID!) { session(workspaceId: $ws, id: $id) { model cwd settings } }',
+      { ws, id: end.targetSessionId });
+    assert.equal(data.session.model, 'gpt-b');
+    assert.equal(data.session.cwd, '/prepared');
+    assert.equal(data.session.settings.model, 'gpt-b');
   });
 
   test('a reload while the POST answer was lost: the next page sends the stored identity', async () => {

@@ -303,4 +303,41 @@ describe('explorer', () => {
     await screenshot(page, 'explorer-narrow');
     await page.setViewportSize({ width: 1280, height: 800 });
   });
+
+  test('a fork with another model: the field defaults to the source\'s model, the child gets the one typed', async () => {
+    const { page } = browser;
+    const source = await seedSession({ title: 'Explorer fork with another model', turns: 2, settings: { simulated: { models: ['gpt-a', 'gpt-b'] } } });
+    await gql(`mutation($input: ReportSessionInput!) { reportSession(input: $input) { id } }`,
+      { input: { workspaceId: 'demo', id: source.id, provider: 'simulated', model: 'gpt-a' } });
+    await openExplorer(page);
+    await node(page, source.id).waitFor({ timeout: TIMEOUT });
+    await selectSession(page, source.id);
+    const field = page.locator('input#fork-model');
+    assert.equal(await field.inputValue(), 'gpt-a', "the source's model by default");
+    await field.fill('gpt-b');
+    assert.match(await page.locator('#fork-model-help').textContent(), /gpt-b instead of gpt-a/);
+    await forkThrough(page, source.turnIds[1]);
+    const forks = async () => (await gql(`query($id: ID!) { session(workspaceId: "demo", id: $id) { forks { operationId targetSessionId } } }`, { id: source.id })).session.forks;
+    let lineage = [];
+    for (let i = 0; i < 100 && lineage.length === 0; i++) {
+      lineage = await forks();
+      if (lineage.length === 0) await page.waitForTimeout(100);
+    }
+    assert.equal(lineage.length, 1, 'the fork committed');
+    await node(page, lineage[0].targetSessionId).waitFor({ timeout: TIMEOUT });
+    const server = await gql(`query($id: ID!) { forkOperation(workspaceId: "demo", id: $id) {
+      target { model settings } session { model settings } } }`, { id: lineage[0].operationId });
+    assert.equal(server.forkOperation.target.model, 'gpt-b');
+    assert.equal(server.forkOperation.session.model, 'gpt-b');
+    assert.equal(server.forkOperation.session.settings.model, 'gpt-b');
+    assert.deepEqual(server.forkOperation.session.settings.simulated, { models: ['gpt-a', 'gpt-b'] });
+
+    // A model the provider does not offer: the provider refuses the fork, and the explorer says why.
+    await field.fill('gpt-z');
+    await forkThrough(page, source.turnIds[0]);
+    const failed = page.locator('li.operation[data-phase="FAILED"]', { hasText: 'gpt-z' }).first();
+    await failed.waitFor({ timeout: TIMEOUT });
+    assert.match(await failed.locator('.operation-error').textContent(), /does not offer model "gpt-z"/);
+    await screenshot(page, 'explorer-fork-with-model');
+  });
 });

@@ -5,6 +5,14 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** One environment variable of a fork call. */
+export type ForkEnvironmentVariableInput = {
+  /** Letters, digits and `_`, not starting with a digit. */
+  name: string;
+  /** Valid UTF-8 without NUL, at most 32 KiB; never stored and never shown in an error. */
+  value: string;
+};
+
 /** The fine-grained progress of a fork operation. */
 export type ForkOperationPhase =
   /** The new session exists. */
@@ -37,12 +45,71 @@ export type ForkSessionInput = {
   requestId: string | number;
   /** The session to fork (its local or global id); it must be ROOT and known to its provider. */
   sourceSessionId: string | number;
+  /**
+   * The new session's settings and context: an overlay over a copy of the source's settings, and
+   * the working directory and runtime context the runtime prepared for it (reference §5.5). They
+   * are frozen when the fork is accepted, sent to the provider, and given to the new session;
+   * omitted, it copies the source's settings, model and cwd as they are. They are part of the
+   * request: a replay of `requestId` with other values is FORK_CONFLICT reason `request_conflict`.
+   * Errors: BAD_USER_INPUT (reason `invalid_id`, `invalid_text` or `invalid_target`).
+   */
+  target?: ForkTargetInput | null | undefined;
   /** The local id for the new session (or a global id of that form); omitted, the server picks one and keeps it on replay. */
   targetSessionId?: string | number | null | undefined;
   /** The boundary turn (its local or global id): settled, bound, and forkable by the provider. */
   throughTurnId: string | number;
   /** The workspace. */
   workspaceId: string | number;
+};
+
+/**
+ * Settings values a fork writes over a copy of its source's settings, under these keys. Each string
+ * follows the id rules. `model`, `modelPlanId`, `permissionModeId`, `planMode`, `reasoningEffort`,
+ * `speed` and `conversationDetailMode` are written when given and kept from the source when not;
+ * `browserUse` and `computerUse` are set when given and removed when not. The new session's
+ * `model` is then `settings.model` when that is a string, else the source's model.
+ */
+export type ForkSettingsOverlayInput = {
+  /** Browser use settings (any JSON value); omitted or null, removed from the copy. */
+  browserUse?: unknown;
+  /** Computer use settings (any JSON value); omitted or null, removed from the copy. */
+  computerUse?: unknown;
+  /** How much of the conversation the agent is shown. */
+  conversationDetailMode?: string | null | undefined;
+  /** The model (the new session's `model` too). */
+  model?: string | null | undefined;
+  /** The model plan. */
+  modelPlanId?: string | null | undefined;
+  /** The permission mode. */
+  permissionModeId?: string | null | undefined;
+  /** Whether the agent plans before acting. */
+  planMode?: boolean | null | undefined;
+  /** The reasoning effort (for example `low`, `high`). */
+  reasoningEffort?: string | null | undefined;
+  /** The speed tier. */
+  speed?: string | null | undefined;
+};
+
+/** What a fork gives its new session beyond the source's history (reference §5.5). */
+export type ForkTargetInput = {
+  /** The working directory the runtime prepared for the new session (trimmed); omitted, the source's. */
+  cwd?: string | null | undefined;
+  /**
+   * Environment variables for the provider's fork call only: sent with the call this request starts,
+   * never stored (not in the operation, nor in the request's identity), so a dispatch after a
+   * restart has none. At most 200, each name once.
+   */
+  environment?: Array<ForkEnvironmentVariableInput> | null | undefined;
+  /** A provider's own reference to where the child should run, for the fork call only; never stored. */
+  providerTargetRef?: string | null | undefined;
+  /**
+   * The runtime context the runtime prepared for the new session (a JSON object, at most 64 KiB),
+   * kept whole: worktree isolation facts such as `{"isolation": {"mode": "worktree", "worktreeId": …}}`
+   * stay as they are. It is sent to the provider and kept on the operation (`ForkOperation.target`).
+   */
+  runtimeContext?: unknown;
+  /** Values written over a copy of the source's settings; omitted, the settings are copied as they are. */
+  settings?: ForkSettingsOverlayInput | null | undefined;
 };
 
 /** Who wrote a message. */

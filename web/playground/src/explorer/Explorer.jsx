@@ -136,10 +136,10 @@ export function Explorer({ workspaceId }) {
 
   const select = useCallback((id) => dispatch({ type: 'select', id }), []);
   const counted = useCallback((total) => dispatch({ type: 'totalCounted', total }), []);
-  const fork = useCallback(async (turn) => {
+  const fork = useCallback(async (turn, target) => {
     setStartError(null);
     try {
-      await forks.start(stateRef.current.selectedId, turn.id);
+      await forks.start(stateRef.current.selectedId, turn.id, target);
     } catch (err) {
       setStartError({ turnId: turn.id, message: err.message });
     }

@@ -31,6 +31,13 @@ export function pendingOperationOf(turn, operations) {
  */
 export function SessionPanel({ detail, selectedId, error, sessions, operations, actions, startError }) {
   const { onSelect } = actions;
+  // The model new forks of this session get: the source's until the user types another. A fork
+  // with the source's model sends no target, so the child copies the source as it is.
+  const sourceModel = detail && detail.id === selectedId ? detail.model || '' : '';
+  const [forkModel, setForkModel] = useState(sourceModel);
+  useEffect(() => setForkModel(sourceModel), [selectedId, sourceModel]);
+  const chosen = forkModel.trim();
+  const forkTarget = chosen && chosen !== sourceModel ? { settings: { model: chosen } } : undefined;
   if (!selectedId) {
     return (
       <section className="panel session-panel" aria-label="Session">
@@ -72,6 +79,17 @@ export function SessionPanel({ detail, selectedId, error, sessions, operations, 
         )}
       </dl>
       {error && <p className="banner banner-error" role="alert">{error}</p>}
+      {detail.turns.length > 0 && (
+        <p className="fork-model">
+          <label htmlFor="fork-model">Fork with model</label>{' '}
+          <input id="fork-model" name="fork-model" type="text" value={forkModel} placeholder="the source's model"
+            spellCheck={false} autoComplete="off" aria-describedby="fork-model-help"
+            onChange={(e) => setForkModel(e.target.value)} />{' '}
+          <span id="fork-model-help" className="muted small">
+            {forkTarget ? `New forks use ${chosen} instead of ${sourceModel || 'no model'}.` : 'New forks keep the source’s model and settings.'}
+          </span>
+        </p>
+      )}
       {detail.turns.length === 0 ? (
         <p className="muted">No turns yet.</p>
       ) : (
@@ -83,6 +101,7 @@ export function SessionPanel({ detail, selectedId, error, sessions, operations, 
                 pending={pendingOperationOf(turn, operations)}
                 sessions={sessions}
                 actions={actions}
+                forkTarget={forkTarget}
                 startError={startError && startError.turnId === turn.id ? startError.message : null}
               />
               {lineage && lineage.targetTurnId === turn.id && <ContinuedFrom lineage={lineage} onSelect={onSelect} />}
@@ -117,7 +136,7 @@ function ContinuedFrom({ lineage, onSelect }) {
   );
 }
 
-function Turn({ turn, pending, sessions, actions, startError }) {
+function Turn({ turn, pending, sessions, actions, forkTarget, startError }) {
   const settled = turn.phase === 'SETTLED';
   const helpId = `fork-help-${turn.id}`;
   const fork = can(useViewer(), 'FORK');
@@ -145,7 +164,7 @@ function Turn({ turn, pending, sessions, actions, startError }) {
             disabled={!turn.providerForkBindingAvailable || !fork.allowed}
             aria-describedby={helpId}
             title={fork.reason || undefined}
-            onClick={() => actions.onFork(turn)}
+            onClick={() => actions.onFork(turn, forkTarget)}
           >
             Fork through this turn
           </button>

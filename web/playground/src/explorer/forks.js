@@ -50,9 +50,12 @@ export function createForkRunner({ workspaceId, dispatch }) {
   client.resumeForks({ workspaceId }).then((handles) => handles.forEach(watch), (err) => console.warn(`forkgraph: resuming forks: ${err.message}`));
 
   return {
-    /** start forks session sourceSessionId through turn throughTurnId (or rejoins the fork running there). */
-    async start(sourceSessionId, throughTurnId) {
-      const handle = await client.forkThroughTurn({ workspaceId, sessionId: sourceSessionId, turnId: throughTurnId });
+    /**
+     * start forks session sourceSessionId through turn throughTurnId (or rejoins the fork running
+     * there), with target (ForkSessionInput.target, e.g. another model) when given.
+     */
+    async start(sourceSessionId, throughTurnId, target) {
+      const handle = await client.forkThroughTurn({ workspaceId, sessionId: sourceSessionId, turnId: throughTurnId, target });
       watch(handle);
       // A refusal (FORK_CONFLICT, ...) is the handle's failed state: say it where the click was.
       const first = await handle.until((s) => s.operation !== null || s.status === 'failed');
