@@ -171,16 +171,18 @@ func (q queries) presentedTurns(ctx context.Context, ws string, ids []string, ou
 // the messages the child stored under it (there are none unless it adopted the turn). It
 // selects the turn id (NULL for an inherited message: the caller presents it), the message's
 // position, whether it is inherited, the session and key presenting it and the turn's sequence,
-// then columns. Arguments: the workspace and the ids (inList) when in is not empty, then for
+// then columns (without runs, the columns alone). Arguments: the workspace and the ids (inList) when in is not empty, then for
 // each run part the runs' values and the workspace.
 func messagesOfTurnsSQL(d dialect, in string, runs int, columns string) string {
+	if runs == 0 {
+		// Stored turns only (a root's always): the read as it was before shared history, the
+		// columns alone, with nothing to tell apart.
+		return "SELECT " + columns + " FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + " ORDER BY m.turn_id, m.position"
+	}
 	own := ""
 	if in != "" {
 		own = "SELECT m.turn_id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, " + columns +
 			" FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in
-	}
-	if runs == 0 {
-		return own + " ORDER BY m.turn_id, m.position"
 	}
 	if own != "" {
 		own += "\n\tUNION ALL\n\t"
@@ -286,9 +288,17 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 		var tid, sid, hkey string
 		var position, inherited, seq int64
 		m := forkengine.Message{WorkspaceID: ws}
-		head := []any{textScan[string]{&tid}, &position, &inherited, textScan[string]{&sid}, textScan[string]{&hkey}, &seq}
 		all := make([]forkengine.Message, 0, 2*len(chunk))
-		var positions []int64 // of all's messages, when the parts need ordering
+		if runs == 0 {
+			err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, 0, columns), args, targets(&m), func() { all = append(all, m) })
+			if err != nil {
+				return classify(err, "messages by turns")
+			}
+			groupMessages(all, out)
+			return nil
+		}
+		head := []any{textScan[string]{&tid}, &position, &inherited, textScan[string]{&sid}, textScan[string]{&hkey}, &seq}
+		var positions []int64 // of all's messages, for the order of the parts
 		err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, runs, columns), args, append(head, targets(&m)...), func() {
 			got := m
 			got.TurnID = tid
@@ -302,25 +312,25 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 				}
 			}
 			all = append(all, got)
-			if runs > 0 {
-				positions = append(positions, position)
-			}
+			positions = append(positions, position)
 		})
 		if err != nil {
 			return classify(err, "messages by turns")
 		}
-		if runs > 0 {
-			all = byTurnAndPosition(all, positions)
-		}
-		for start, i := 0, 1; i <= len(all); i++ {
-			if i == len(all) || all[i].TurnID != all[start].TurnID {
-				out[all[start].TurnID] = all[start:i:i] // capped: an append by the caller copies
-				start = i
-			}
-		}
+		groupMessages(byTurnAndPosition(all, positions), out)
 		return nil
 	})
 	return out, err
+}
+
+// groupMessages puts msgs, in turn order, into out by turn, each turn's one run of msgs.
+func groupMessages(msgs []forkengine.Message, out map[string][]forkengine.Message) {
+	for start, i := 0, 1; i <= len(msgs); i++ {
+		if i == len(msgs) || msgs[i].TurnID != msgs[start].TurnID {
+			out[msgs[start].TurnID] = msgs[start:i:i] // capped: an append by the caller copies
+			start = i
+		}
+	}
 }
 
 // byTurnAndPosition orders the messages of a read with runs, whose parts come in no order of

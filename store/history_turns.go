@@ -24,8 +24,8 @@ import (
 //     segment outside them is never sought. A page in the middle of a history fifty forks deep
 //     seeks one or two segments, not fifty.
 //
-// Go merges the two (mergeTurnSpans): at a shared sequence the session's own row wins, then the
-// segment of the highest ordinal.
+// Go merges the two (mergeTurnSpans) for a session that has inherited rows: at a shared
+// sequence the session's own row wins, then the segment of the highest ordinal.
 
 // ownOrdinal is the ordinal of a session's own rows: above every segment's.
 const ownOrdinal = math.MaxInt32
@@ -54,10 +54,10 @@ func segmentsOf(d dialect, cond, turnCond string) string {
 }
 
 // anyHistorySQL ends the inherited part of a read: the workspace has a committed fork at all.
-// It names no table of the join, so both databases evaluate it once per statement, before the
-// join (SQLite codes such a term ahead of its loops; PostgreSQL makes it a one-time filter): in a
-// workspace without forks the inherited part costs one probe, not one per session. Its argument,
-// the workspace, comes last.
+// It names no table of the join: PostgreSQL makes it a one-time filter, evaluated before the
+// join; on SQLite spanRead makes it the join's first table, for the same effect. In a workspace
+// without forks the inherited part costs one probe, not one per session. Its argument, the
+// workspace, comes last.
 const anyHistorySQL = "EXISTS (SELECT 1 FROM histories x WHERE x.workspace_id = ?)"
 
 // seekPerRow joins table (aliased alias) to the rows before it by cond, which must seek an
@@ -214,23 +214,32 @@ func turnsBeforeArgs(d dialect, ids []string, ws string, upTo int64, n int, late
 // spanRead is the statement of a span read of n ids whose own and inherited parts each read
 // FROM ids. On SQLite each part reads the ids from the bound JSON array itself: a CTE that two
 // parts name is materialised, a temporary table built for every statement, which cost a read of
-// a hundred latest turns more than its hundred probes of histories. Arguments: spanArgs.
+// a hundred latest turns more than its hundred probes of histories. There the inherited part's
+// guard (anyHistorySQL, which it ends in) becomes its outermost loop, a one-row subquery: SQLite
+// checks a term where its tables are joined, after the ids and the first seek, so as a WHERE
+// term it cost a workspace without forks a probe of histories per session and a second parse of
+// the id list; as the first table of the join it stops the part before either. Arguments:
+// spanArgs.
 func spanRead(d dialect, n int, own, inherited string) string {
 	head := "SELECT " + spanHeadOwn + qualifiedTurnsOfWorkspace + " "
 	rest := "\nUNION ALL\nSELECT " + spanHeadInherited + qualifiedTurnsOfWorkspace + " "
 	if d.jsonIDLists {
 		const ids = "FROM (SELECT value AS id FROM json_each(?)) ids "
-		return head + strings.Replace(own, "FROM ids ", ids, 1) + rest + strings.Replace(inherited, "FROM ids ", ids, 1)
+		const guarded = "FROM (SELECT 1 AS one WHERE " + anyHistorySQL + ") guard CROSS JOIN (SELECT value AS id FROM json_each(?)) ids "
+		inherited = strings.TrimSuffix(inherited, " AND "+anyHistorySQL)
+		return head + strings.Replace(own, "FROM ids ", ids, 1) + rest + strings.Replace(inherited, "FROM ids ", guarded, 1)
 	}
 	return idsCTE(d, n) + head + own + rest + inherited
 }
 
 // spanArgs are the arguments of spanRead: the ids, then the own part's, then the inherited
-// part's (on SQLite the ids again before them).
+// part's, whose last is the guard's workspace (on SQLite the guard's workspace and the ids again
+// before the rest of them).
 func spanArgs(d dialect, ids []string, own, inherited []any) []any {
 	if d.jsonIDLists {
 		list := idList(ids)
-		return append(append(append([]any{list}, own...), list), inherited...)
+		guard := inherited[len(inherited)-1]
+		return append(append(append([]any{list}, own...), guard, list), inherited[:len(inherited)-1]...)
 	}
 	return idArgs(d, ids, append(own, inherited...)...)
 }
@@ -245,29 +254,102 @@ type spanRow struct {
 
 // readTurnSpans runs a span read of sessionIDs, chunk by chunk (read builds each chunk's
 // statement), and merges each session's rows into out: up to n turns (n <= 0: every one) in
-// sequence order, descending when backward.
+// sequence order, descending when backward. A session's own rows go straight into out, as a
+// root's read always put them: only a session with inherited rows is merged (mergeTurnSpans),
+// so a root pays nothing in Go for the history it does not have.
 func (q queries) readTurnSpans(ctx context.Context, ws string, sessionIDs []string, n int, backward bool,
 	read func(chunk []string) (string, []any), out map[string][]forkengine.Turn) error {
 	return q.inChunks(sessionIDs, func(chunk []string) error {
 		query, args := read(chunk)
-		rows := map[string][]spanRow{}
+		var inherited map[string][]spanRow
 		var r spanRow
 		r.turn.WorkspaceID = ws
 		targets := append([]any{&r.ord, textScan[string]{&r.sid}, textScan[string]{&r.key}}, turnsTable.targets(&r.turn)[1:]...)
 		err := scanEach(ctx, q, query, args, targets, func() {
 			if r.ord == ownOrdinal {
-				r.sid = r.turn.SessionID
+				out[r.turn.SessionID] = append(out[r.turn.SessionID], r.turn)
+				return
 			}
-			rows[r.sid] = append(rows[r.sid], r)
+			if inherited == nil {
+				inherited = map[string][]spanRow{}
+			}
+			inherited[r.sid] = append(inherited[r.sid], r)
 		})
 		if err != nil {
 			return classify(err, "turns of %d sessions", len(chunk))
 		}
-		for sid, rs := range rows {
-			out[sid] = mergeTurnSpans(ws, rs, n, backward)
+		for _, sid := range chunk {
+			own, ok := out[sid]
+			switch {
+			case len(inherited[sid]) > 0:
+				rows := inherited[sid]
+				for _, t := range own {
+					rows = append(rows, spanRow{sid: sid, ord: ownOrdinal, turn: t})
+				}
+				out[sid] = mergeTurnSpans(ws, rows, n, backward)
+			case ok && !inOrder(own, backward):
+				// Each part reads in its index's order; a plan that does not is sorted here.
+				slices.SortFunc(own, func(a, b forkengine.Turn) int {
+					if backward {
+						return cmp.Compare(b.Sequence, a.Sequence)
+					}
+					return cmp.Compare(a.Sequence, b.Sequence)
+				})
+			}
+			if n > 0 && len(out[sid]) > n {
+				out[sid] = out[sid][:n]
+			}
 		}
 		return nil
 	})
+}
+
+// latestTurnSpans runs a span read of each session's latest row of every span (turnsBeforeSQL
+// with latest) and keeps in out each session's highest sequence, at a shared one the span of
+// the highest precedence: readTurnSpans without its pages, since a latest turn is one row per
+// session and a root's is its own (a page of a hundred latest turns spent more in slices and
+// maps than in SQLite).
+func (q queries) latestTurnSpans(ctx context.Context, ws, query string, args []any, out map[string]forkengine.Turn) error {
+	var inherited map[string]int64 // the ordinal of each session's kept row, when it is inherited
+	var r spanRow
+	r.turn.WorkspaceID = ws
+	targets := append([]any{&r.ord, textScan[string]{&r.sid}, textScan[string]{&r.key}}, turnsTable.targets(&r.turn)[1:]...)
+	err := scanEach(ctx, q, query, args, targets, func() {
+		sid := r.sid
+		if r.ord == ownOrdinal {
+			sid = r.turn.SessionID
+		}
+		if kept, ok := out[sid]; ok {
+			ord, was := inherited[sid]
+			if !was {
+				ord = ownOrdinal
+			}
+			if r.turn.Sequence < kept.Sequence || (r.turn.Sequence == kept.Sequence && r.ord <= ord) {
+				return
+			}
+		}
+		if r.ord == ownOrdinal {
+			out[sid] = r.turn
+			delete(inherited, sid)
+			return
+		}
+		if inherited == nil {
+			inherited = map[string]int64{}
+		}
+		inherited[sid] = r.ord
+		out[sid] = forkengine.PresentTurn(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: r.key}, r.turn)
+	})
+	return classify(err, "latest turns")
+}
+
+// inOrder reports whether turns are in sequence order (descending when backward).
+func inOrder(turns []forkengine.Turn, backward bool) bool {
+	for i := 1; i < len(turns); i++ {
+		if (turns[i].Sequence > turns[i-1].Sequence) == backward {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeTurnSpans orders one session's span rows by sequence, keeps the row of the highest

@@ -368,9 +368,11 @@ func fullScans(driver, plan string, walk bool) []string {
 // which stops at the first row of its workspace, evaluated once per statement.
 func existenceProbe(node string) bool { return strings.Contains(node, " on histories x ") }
 
-// ofIDs are the aliases of the CTEs a history read builds from its ids (history.go).
+// ofIDs are the aliases of the CTEs and subqueries a history read builds from its ids
+// (history.go, history_turns.go): guard is the one-row subquery of anyHistorySQL on SQLite,
+// runs and v the runs of a read of messages by turn.
 var ofIDs = map[string]bool{"s": true, "spans": true, "pres": true, "k": true, "keyed": true, "src": true, "want": true,
-	"CONSTANT": true}
+	"CONSTANT": true, "guard": true, "runs": true, "v": true}
 
 // tableScans lists the plan's scans of whole tables or indexes, for walk also ignoring ordered
 // index walks.

@@ -51,14 +51,11 @@ func (q queries) TurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []
 
 // LatestTurnsBySessionIDs returns each session's highest-sequence turn, inherited or its own.
 func (q queries) LatestTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
-	pages := map[string][]forkengine.Turn{}
-	err := q.readTurnSpans(ctx, ws, sessionIDs, 1, true, func(chunk []string) (string, []any) {
-		return turnsBeforeSQL(q.dialect, len(chunk), 1, true), turnsBeforeArgs(q.dialect, chunk, ws, maxSequence, 1, true)
-	}, pages)
-	out := make(map[string]forkengine.Turn, len(pages))
-	for sid, turns := range pages {
-		out[sid] = turns[0]
-	}
+	out := make(map[string]forkengine.Turn, len(sessionIDs))
+	err := q.inChunks(sessionIDs, func(chunk []string) error {
+		return q.latestTurnSpans(ctx, ws, turnsBeforeSQL(q.dialect, len(chunk), 1, true),
+			turnsBeforeArgs(q.dialect, chunk, ws, maxSequence, 1, true), out)
+	})
 	return out, err
 }
 
