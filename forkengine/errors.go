@@ -68,6 +68,8 @@ const (
 	// ReasonForkingDisabled: forking is switched off for the workspace or the whole server
 	// (with CodeForkUnsupported).
 	ReasonForkingDisabled = "forking_disabled"
+	// ReasonDuplicate: ErrDuplicate, a store write broke a unique rule (internal unless mapped).
+	ReasonDuplicate = "duplicate_row"
 )
 
 // Error is the one domain error type. Code is stable; Reason is an optional stable sub-code;
@@ -146,11 +148,17 @@ func Unavailable(cause error) *Error {
 		Message: "the database is unavailable; try again"}
 }
 
-// Sentinels the stores return; the engine maps them to client errors.
+// Sentinels the stores return. They are Errors like every other, so a caller asks one way:
+// errors.Is(err, ErrNotFound) holds for a store miss and for any NOT_FOUND the engine coded
+// itself (Is matches by code), and ErrorCode(err) is CodeNotFound for both. The engine still maps
+// a miss to a client error naming what is missing; one it passes on unmapped shows as NOT_FOUND
+// "not found" rather than as an internal error. A duplicate is internal unless the engine maps
+// it (a lost race it retries, a request id already taken): its reason ReasonDuplicate is what
+// errors.Is(err, ErrDuplicate) matches, so no other internal error passes for one.
 var (
 	// ErrNotFound is returned by a store read that finds no row.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = &Error{Code: CodeNotFound, Message: "not found"}
 	// ErrDuplicate is returned by a store write that violates a unique rule (one operation per
 	// request id, one active operation per boundary, one reservation per target id, ids).
-	ErrDuplicate = errors.New("duplicate")
+	ErrDuplicate = &Error{Code: CodeInternal, Reason: ReasonDuplicate, Message: "duplicate"}
 )

@@ -80,7 +80,6 @@ func (r *Resolver) operationPage(ctx context.Context, ws string, f forkengine.Op
 	return r.engine.Reader().ListOperations(ctx, ws, f, cursor, page.Size+1)
 }
 
-// isNotFound reports a missing row, whether the engine coded it or passed the store's sentinel.
-func isNotFound(err error) bool {
-	return err != nil && (forkengine.ErrorCode(err) == forkengine.CodeNotFound || errors.Is(err, forkengine.ErrNotFound))
-}
+// isNotFound reports a missing row, whether the engine coded it or passed the store's sentinel
+// (forkengine.ErrNotFound matches both).
+func isNotFound(err error) bool { return errors.Is(err, forkengine.ErrNotFound) }

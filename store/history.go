@@ -1,10 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"math"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -13,10 +14,10 @@ import (
 )
 
 // Shared history (docs/design/shared-history.md §5): a committed fork's History is one row of
-// histories and its segments rows of history_segments. Every per-session turn read selects over
-// the session's spans, its own rows and one span per segment, in one statement, and merges them
-// in Go (mergeSpans): at a shared sequence the span of the highest ordinal wins, the session's
-// own rows highest of all. An inherited row is turned into the child's view in one place,
+// histories and its segments rows of history_segments. A per-session turn read is one statement
+// of the session's own rows and the segments overlapping the page (history_turns.go), merged in
+// Go; a read of messages by turn reads the inherited turns of a page by runs of sequences
+// (messagesOfTurnsSQL). An inherited row is turned into the child's view in one place,
 // forkengine.PresentTurn and PresentMessage.
 
 // historiesTable and segmentsTable describe the two tables (table.go).
@@ -77,9 +78,6 @@ var historyMigration = []string{
 	`CREATE INDEX history_segments_by_owner ON history_segments (owner_workspace_id, owner_session_id)`,
 }
 
-// ownOrdinal is the ordinal of a session's own span: above every segment's.
-const ownOrdinal = math.MaxInt32
-
 // HistoryOf returns the session's History.
 func (q queries) HistoryOf(ctx context.Context, ws, sessionID string) (forkengine.History, bool, error) {
 	rows, err := queryAll(ctx, q, historiesTable, "SELECT "+historiesTable.list("")+
@@ -111,147 +109,6 @@ func (tx *txn) InsertHistory(ctx context.Context, h forkengine.History) error {
 			return classify(err, "insert history of %s", h.SessionID)
 		}
 		return classify(insertRows(tx.execWith(db), segmentsTable, rows, false), "insert %d segments of %s", len(rows), h.SessionID)
-	})
-}
-
-// spansCTE names, per session of the ids CTE, the spans its turns are read from: spans (sid,
-// ord, ows, owner, lo, hi, hkey, wm), its own rows (ordinal ownOrdinal) and each segment.
-// Arguments: idArgs, then the workspace twice (spansArgs).
-func spansCTE(d dialect, n int) string {
-	return strings.TrimSuffix(idsCTE(d, n), " ") + `, spans (sid, ord, ows, owner, lo, hi, hkey, wm) AS (
-	SELECT ids.id, 2147483647, CAST(? AS TEXT), ids.id, 0, 9223372036854775807, '', 9223372036854775807 FROM ids
-	UNION ALL
-	SELECT g.session_id, g.ordinal, g.owner_workspace_id, g.owner_session_id, g.from_sequence, g.to_sequence, g.history_key, g.watermark
-	FROM ids ` + seekPerRow(d, "history_segments", "g", "g.workspace_id = ? AND g.session_id = ids.id") + `) `
-}
-
-// seekPerRow joins table (aliased alias) to the rows before it by cond, which must seek an
-// index once per such row. SQLite keeps a CROSS JOIN in the order written; PostgreSQL reorders a
-// join by its estimates (a segments table it believes small it would walk whole for the
-// workspace), so there it is a LATERAL subquery that OFFSET 0 keeps from being flattened.
-func seekPerRow(d dialect, table, alias, cond string) string {
-	if d.lateralJoins {
-		return "CROSS JOIN LATERAL (SELECT * FROM " + table + " " + alias + " WHERE " + cond + " OFFSET 0) " + alias
-	}
-	return "CROSS JOIN " + table + " " + alias + " WHERE " + cond
-}
-
-func spansArgs(d dialect, ids []string, ws string, rest ...any) []any {
-	return idArgs(d, ids, append([]any{ws, ws}, rest...)...)
-}
-
-// spanHead is what a span read selects before the turn's columns.
-const spanHead = "s.sid, s.ord, s.hkey, "
-
-// greatest and least are the dialect's two-argument max and min of a parameter and a column.
-func greatest(d dialect, param, col string) string {
-	if d.lateralJoins {
-		return "GREATEST(CAST(" + param + " AS BIGINT), " + col + ")"
-	}
-	return "MAX(" + param + ", " + col + ")"
-}
-
-func least(d dialect, param, col string) string {
-	if d.lateralJoins {
-		return "LEAST(CAST(" + param + " AS BIGINT), " + col + ")"
-	}
-	return "MIN(" + param + ", " + col + ")"
-}
-
-// spanTurnsAfterSQL selects, per span, up to n (n <= 0: every) turns with sequence > after in
-// the span's range, in sequence order. Arguments: spansArgs, then spanTurnsAfterArgs.
-func spanTurnsAfterSQL(d dialect, ids, n int) string {
-	from := greatest(d, "?", "s.lo")
-	if d.lateralJoins {
-		limit := ""
-		if n > 0 {
-			limit = " LIMIT ?"
-		}
-		return spansCTE(d, ids) + "SELECT " + spanHead + qualifiedTurnSelectList + ` FROM spans s CROSS JOIN LATERAL (
-	SELECT * FROM turns t WHERE t.workspace_id = s.ows AND t.session_id = s.owner AND t.sequence > ` + from + `
-	AND t.sequence <= s.hi ORDER BY t.sequence` + limit + `) t
-	ORDER BY s.sid, t.sequence, s.ord DESC`
-	}
-	bound := ""
-	if n > 0 {
-		bound = ` AND t.sequence <= COALESCE((SELECT m.sequence FROM turns m WHERE m.workspace_id = s.ows
-		AND m.session_id = s.owner AND m.sequence > ` + from + ` AND m.sequence <= s.hi
-		ORDER BY m.sequence LIMIT 1 OFFSET ?), s.hi)`
-	}
-	return spansCTE(d, ids) + "SELECT " + spanHead + qualifiedTurnSelectList + ` FROM spans s CROSS JOIN turns t
-	WHERE t.workspace_id = s.ows AND t.session_id = s.owner AND t.sequence > ` + from + ` AND t.sequence <= s.hi` + bound + `
-	ORDER BY s.sid, t.sequence, s.ord DESC`
-}
-
-func spanTurnsAfterArgs(d dialect, after int64, n int) []any {
-	switch {
-	case n <= 0:
-		return []any{after}
-	case d.lateralJoins:
-		return []any{after, n}
-	}
-	return []any{after, after, n - 1}
-}
-
-// spanTurnsBeforeSQL selects, per span, up to n (n <= 0: every) turns with sequence <= upTo in
-// the span's range, highest sequence first. Arguments: spansArgs, then spanTurnsBeforeArgs.
-func spanTurnsBeforeSQL(d dialect, ids, n int) string {
-	to := least(d, "?", "s.hi")
-	if d.lateralJoins {
-		limit := ""
-		if n > 0 {
-			limit = " LIMIT ?"
-		}
-		return spansCTE(d, ids) + "SELECT " + spanHead + qualifiedTurnSelectList + ` FROM spans s CROSS JOIN LATERAL (
-	SELECT * FROM turns t WHERE t.workspace_id = s.ows AND t.session_id = s.owner AND t.sequence <= ` + to + `
-	AND t.sequence > s.lo ORDER BY t.sequence DESC` + limit + `) t
-	ORDER BY s.sid, t.sequence DESC, s.ord DESC`
-	}
-	bound := ""
-	if n > 0 {
-		bound = ` AND t.sequence >= COALESCE((SELECT m.sequence FROM turns m WHERE m.workspace_id = s.ows
-		AND m.session_id = s.owner AND m.sequence <= ` + to + ` AND m.sequence > s.lo
-		ORDER BY m.sequence DESC LIMIT 1 OFFSET ?), s.lo + 1)`
-	}
-	return spansCTE(d, ids) + "SELECT " + spanHead + qualifiedTurnSelectList + ` FROM spans s CROSS JOIN turns t
-	WHERE t.workspace_id = s.ows AND t.session_id = s.owner AND t.sequence <= ` + to + ` AND t.sequence > s.lo` + bound + `
-	ORDER BY s.sid, t.sequence DESC, s.ord DESC`
-}
-
-func spanTurnsBeforeArgs(d dialect, upTo int64, n int) []any {
-	switch {
-	case n <= 0:
-		return []any{upTo}
-	case d.lateralJoins:
-		return []any{upTo, n}
-	}
-	return []any{upTo, upTo, n - 1}
-}
-
-// spanTurns runs a span read of sessionIDs and merges each session's spans into its turns:
-// query and args read the spans, in the order the merge keeps (each session's rows by sequence,
-// the winning span first at a shared sequence), n bounds each session's turns (n <= 0: all).
-func (q queries) spanTurns(ctx context.Context, ws string, sessionIDs []string, n int,
-	read func(chunk []string) (string, []any), out map[string][]forkengine.Turn) error {
-	return q.inChunks(sessionIDs, func(chunk []string) error {
-		query, args := read(chunk)
-		var sid, hkey string
-		var ord int64
-		var t forkengine.Turn
-		last := map[string]int64{} // per session, the sequence of the row kept last
-		targets := append([]any{&sid, &ord, &hkey}, turnsTable.targets(&t)...)
-		err := scanEach(ctx, q, query, args, targets, func() {
-			turns := out[sid]
-			if seq, seen := last[sid]; (seen && seq == t.Sequence) || (n > 0 && len(turns) >= n) {
-				return // a lower span at the same sequence, or the page is full
-			}
-			last[sid] = t.Sequence
-			if ord != ownOrdinal {
-				t = forkengine.PresentTurn(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, t)
-			}
-			out[sid] = append(turns, t)
-		})
-		return classify(err, "turns of %d sessions", len(chunk))
 	})
 }
 
@@ -299,32 +156,113 @@ func (q queries) presentedTurns(ctx context.Context, ws string, ids []string, ou
 	return classify(err, "presented turns")
 }
 
-// messagesOfTurnsSQL reads the messages of the turns in want (ids), stored under their ids and,
-// for a turn of a sequence a segment presents, the segment owner's messages of that sequence up
-// to its watermark, in (turn, position) order. pres holds the presented ids among them, decoded
-// (id, key, sequence). It selects tid, inherited, sid, hkey, seq, position and then columns.
-// Arguments: idArgs, the presented values, then the workspace four times.
-func messagesOfTurnsSQL(d dialect, ids, presented int, columns string) string {
-	pres := "SELECT CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT) WHERE 1 = 0"
-	if presented > 0 {
-		pres = "VALUES (CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT))" + strings.Repeat(", (?, ?, ?)", presented-1)
+// messagesOfTurnsSQL reads the messages of turns: in (inList) the ids of stored turns, read as
+// they always were, in (turn, position) order; runs the presented ids of inherited turns, each
+// run (key, lo, hi) standing for the presented ids of one history key with the consecutive
+// sequences lo…hi (a page of turns is one run). A run is read per run, not per turn, in two
+// more parts joined by UNION ALL: the History found by key, then its segments overlapping the
+// run, sought once (at fifty segments deep, a seek per turn of a page of twenty visited a
+// thousand segment rows), each such segment's owner turns in the run and their messages up to
+// the segment's watermark; and, when the History says the child holds rows of its own for some
+// inherited turns (an adopted turn, adoptInheritedTurns), the child's rows in the run and their
+// messages. A turn presented by several segments gets the messages of each. A root's turns, and
+// a child's own turns above its boundary, are never presented ids, so their read is the first
+// part alone; a page wholly inherited is the run parts alone, with no probe per presented id of
+// the messages the child stored under it (there are none unless it adopted the turn). It
+// selects the turn id (NULL for an inherited message: the caller presents it), the message's
+// position, whether it is inherited, the session and key presenting it and the turn's sequence,
+// then columns (without runs, the columns alone). Arguments: the workspace and the ids (inList) when in is not empty, then for
+// each run part the runs' values and the workspace.
+func messagesOfTurnsSQL(d dialect, in string, runs int, columns string) string {
+	if runs == 0 {
+		// Stored turns only (a root's always): the read as it was before shared history, the
+		// columns alone, with nothing to tell apart.
+		return "SELECT " + columns + " FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + " ORDER BY m.turn_id, m.position"
 	}
-	return strings.TrimSuffix(idsCTE(d, ids), " ") + `, pres (id, hkey, seq) AS (` + pres + `),
-	keyed (tid, sid, seq) AS (
-		SELECT ids.id, t.session_id, t.sequence FROM ids CROSS JOIN turns t WHERE t.workspace_id = ? AND t.id = ids.id
-		UNION
-		SELECT pres.id, h.session_id, pres.seq FROM pres ` + seekPerRow(d, "histories", "h",
-		"h.workspace_id = ? AND h.history_key = pres.hkey AND pres.seq <= h.boundary") + `),
-	src (tid, sid, seq, hkey, ows, owner, wm) AS (
-		SELECT k.tid, k.sid, k.seq, g.history_key, g.owner_workspace_id, g.owner_session_id, g.watermark
-		FROM keyed k ` + seekPerRow(d, "history_segments", "g",
-		"g.workspace_id = ? AND g.session_id = k.sid AND g.from_sequence < k.seq AND g.to_sequence >= k.seq") + `)
-	SELECT ids.id, 0, '', '', 0, m.position, ` + columns + ` FROM ids CROSS JOIN messages m WHERE m.workspace_id = ? AND m.turn_id = ids.id
-	UNION ALL
-	SELECT src.tid, 1, src.sid, src.hkey, src.seq, m.position, ` + columns + ` FROM src CROSS JOIN turns t CROSS JOIN messages m
-	WHERE t.workspace_id = src.ows AND t.session_id = src.owner AND t.sequence = src.seq
-	AND m.workspace_id = src.ows AND m.turn_id = t.id AND m.position <= src.wm
-	ORDER BY 1, 6`
+	own := ""
+	if in != "" {
+		own = "SELECT m.turn_id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, " + columns +
+			" FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in
+	}
+	if own != "" {
+		own += "\n\tUNION ALL\n\t"
+	}
+	// The runs are a subquery of each part, not a CTE: SQLite materialises a CTE that two parts
+	// name, a temporary table built for every statement, which cost more than the read.
+	runsOf := "(SELECT column1 AS hkey, column2 AS lo, column3 AS hi FROM (VALUES (CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT))" +
+		strings.Repeat(", (?, ?, ?)", runs-1) + ") v) runs"
+	byKey := "h.workspace_id = ? AND h.history_key = runs.hkey"
+	inRun := "t.sequence >= runs.lo AND t.sequence <= runs.hi AND t.sequence <= h.boundary"
+	inherited := seekChain(d, runsOf,
+		joinStep{"histories", "h", byKey + " AND runs.lo <= h.boundary"},
+		joinStep{"history_segments", "g", "g.workspace_id = h.workspace_id AND g.session_id = h.session_id AND " +
+			"g.from_sequence < runs.hi AND g.to_sequence >= runs.lo"},
+		joinStep{"turns", "t", "t.workspace_id = g.owner_workspace_id AND t.session_id = g.owner_session_id AND " + inRun +
+			" AND t.sequence > g.from_sequence AND t.sequence <= g.to_sequence"},
+		joinStep{"messages", "m", "m.workspace_id = g.owner_workspace_id AND m.turn_id = t.id AND m.position <= g.watermark"})
+	adopted := seekChain(d, runsOf,
+		joinStep{"histories", "h", byKey + " AND h.inherited_turns < h.prefix_turns"},
+		joinStep{"turns", "t", "t.workspace_id = h.workspace_id AND t.session_id = h.session_id AND " + inRun},
+		joinStep{"messages", "m", "m.workspace_id = t.workspace_id AND m.turn_id = t.id"})
+	return own + "SELECT CAST(NULL AS TEXT), m.position, 1, h.session_id, h.history_key, t.sequence, " + columns + " " + inherited +
+		"\n\tUNION ALL\n\tSELECT t.id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, " + columns + " " + adopted
+}
+
+// joinStep is one table of a seekChain: its alias and the condition that seeks it.
+type joinStep struct{ table, alias, cond string }
+
+// seekChain is "FROM first" joined to each step in the order given, each sought once per row
+// before it (seekPerRow): SQLite keeps the CROSS JOINs in order, PostgreSQL is held to it by
+// LATERAL subqueries (on tables it has never analysed it would read the messages of a whole
+// workspace first: 60 ms for a page of twenty turns).
+func seekChain(d dialect, first string, steps ...joinStep) string {
+	out := "FROM " + first
+	var conds []string
+	for _, s := range steps {
+		if d.lateralJoins {
+			out += " CROSS JOIN LATERAL (SELECT * FROM " + s.table + " " + s.alias + " WHERE " + s.cond + " OFFSET 0) " + s.alias
+			continue
+		}
+		out += " CROSS JOIN " + s.table + " " + s.alias
+		conds = append(conds, s.cond)
+	}
+	if len(conds) == 0 {
+		return out
+	}
+	return out + " WHERE " + strings.Join(conds, " AND ")
+}
+
+// presentedRuns splits ids into the stored turns' ids and the presented ids of inherited turns,
+// these as runs of one key and consecutive sequences (messagesOfTurnsSQL): the values (key, lo,
+// hi) of each.
+func presentedRuns(ids []string) (stored []string, runs []any) {
+	type presented struct {
+		key string
+		seq int64
+	}
+	var all []presented
+	for _, id := range ids {
+		if key, seq, ok := forkengine.ParsePresentedTurnID(id); ok {
+			all = append(all, presented{key, seq})
+		} else {
+			stored = append(stored, id)
+		}
+	}
+	if len(all) == 0 {
+		return ids, nil
+	}
+	slices.SortFunc(all, func(a, b presented) int {
+		return cmp.Or(strings.Compare(a.key, b.key), cmp.Compare(a.seq, b.seq))
+	})
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && all[j].key == all[i].key && all[j].seq <= all[j-1].seq+1 {
+			j++
+		}
+		runs = append(runs, all[i].key, all[i].seq, all[j-1].seq)
+		i = j
+	}
+	return stored, runs
 }
 
 // messagesOfTurns reads turnIDs' messages (messagesOfTurnsSQL) into targets of one message m and
@@ -335,41 +273,83 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 ) (map[string][]forkengine.Message, error) {
 	out := make(map[string][]forkengine.Message, len(turnIDs))
 	err := q.inChunks(turnIDs, func(chunk []string) error {
-		var presented []any
-		for _, id := range chunk {
-			if key, seq, ok := forkengine.ParsePresentedTurnID(id); ok {
-				presented = append(presented, id, key, seq)
+		stored, values := presentedRuns(chunk)
+		runs := len(values) / 3
+		var in string
+		var args []any
+		if len(stored) > 0 {
+			in, args = q.inList(stored, ws)
+		}
+		if runs > 0 {
+			for range 2 {
+				args = append(append(args, values...), ws)
 			}
 		}
-		args := idArgs(q.dialect, chunk, presented...)
-		args = append(args, ws, ws, ws, ws)
 		var tid, sid, hkey string
-		var inherited, seq, position int64
+		var position, inherited, seq int64
 		m := forkengine.Message{WorkspaceID: ws}
-		head := []any{&tid, &inherited, &sid, &hkey, &seq, &position}
 		all := make([]forkengine.Message, 0, 2*len(chunk))
-		err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, len(chunk), len(presented)/3, columns), args,
-			append(head, targets(&m)...), func() {
-				got := m
-				got.TurnID = tid
-				if inherited == 1 && full {
+		if runs == 0 {
+			err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, 0, columns), args, targets(&m), func() { all = append(all, m) })
+			if err != nil {
+				return classify(err, "messages by turns")
+			}
+			groupMessages(all, out)
+			return nil
+		}
+		head := []any{textScan[string]{&tid}, &position, &inherited, textScan[string]{&sid}, textScan[string]{&hkey}, &seq}
+		var positions []int64 // of all's messages, for the order of the parts
+		err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, runs, columns), args, append(head, targets(&m)...), func() {
+			got := m
+			got.TurnID = tid
+			if inherited == 1 {
+				h := forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}
+				if full {
 					got.Position = position
-					got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, seq, got)
+					got = forkengine.PresentMessage(h, seq, got)
+				} else {
+					got.TurnID = forkengine.PresentedTurnID(hkey, seq)
 				}
-				all = append(all, got)
-			})
+			}
+			all = append(all, got)
+			positions = append(positions, position)
+		})
 		if err != nil {
 			return classify(err, "messages by turns")
 		}
-		for start, i := 0, 1; i <= len(all); i++ {
-			if i == len(all) || all[i].TurnID != all[start].TurnID {
-				out[all[start].TurnID] = all[start:i:i] // capped: an append by the caller copies
-				start = i
-			}
-		}
+		groupMessages(byTurnAndPosition(all, positions), out)
 		return nil
 	})
 	return out, err
+}
+
+// groupMessages puts msgs, in turn order, into out by turn, each turn's one run of msgs.
+func groupMessages(msgs []forkengine.Message, out map[string][]forkengine.Message) {
+	for start, i := 0, 1; i <= len(msgs); i++ {
+		if i == len(msgs) || msgs[i].TurnID != msgs[start].TurnID {
+			out[msgs[start].TurnID] = msgs[start:i:i] // capped: an append by the caller copies
+			start = i
+		}
+	}
+}
+
+// byTurnAndPosition orders the messages of a read with runs, whose parts come in no order of
+// their own: by turn, then by position (of positions, which a partial read does not set on the
+// messages), so an adopted turn's own messages fall among its inherited ones (positions are the
+// workspace's one clock).
+func byTurnAndPosition(msgs []forkengine.Message, positions []int64) []forkengine.Message {
+	order := make([]int, len(msgs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(msgs[a].TurnID, msgs[b].TurnID), cmp.Compare(positions[a], positions[b]))
+	})
+	out := make([]forkengine.Message, len(msgs))
+	for i, k := range order {
+		out[i] = msgs[k]
+	}
+	return out
 }
 
 // presentedMessages resolves the presented message ids among ids that out lacks.

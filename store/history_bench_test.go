@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,29 +91,56 @@ func TestDeepChainPagesTakeTheStatementsOfARoot(t *testing.T) {
 }
 
 // BenchmarkTurnsPage reads a page of 20 turns and their messages, of a root and of a child 50
-// forks deep (aim: within 1.2× of the root's time).
+// forks deep (aim: within 1.2x of the root's time), on SQLite and, when
+// FORKGRAPH_TEST_POSTGRES_DSN is set, PostgreSQL. The child's history is the root's 52 turns
+// then one turn of each of 49 forks: Depth50 reads the page after sequence 10, within the root's
+// segment, Depth50Tail the page after 80, across twenty segments of one turn each (the worst a
+// page can overlap). cpu-us/op is the process's CPU time (Getrusage), steadier than wall time on
+// a shared machine. Interleave rounds and compare with benchstat:
 //
-//	go test ./store -run '^$' -bench BenchmarkTurnsPage -benchtime 2000x
+//	go test -c -o /tmp/store.test ./store && cd store && for i in $(seq 10); do
+//	  /tmp/store.test -test.run '^$' -test.bench 'BenchmarkTurnsPage$' -test.benchtime 2000x; done > /tmp/pages.txt
+//	benchstat -col /page /tmp/pages.txt
 func BenchmarkTurnsPage(b *testing.B) {
-	db, err := Open(context.Background(), Config{DSN: b.TempDir() + "/bench.db", Logger: quietLog})
-	require.NoError(b, err)
-	defer db.Close()
-	c := buildChain(b, db, 52, 50)
-	ctx := context.Background()
-	for _, s := range []struct{ name, id string }{{"Root", c.root}, {"Depth50", c.deep}} {
-		b.Run(s.name, func(b *testing.B) {
-			for b.Loop() {
-				page, err := db.TurnsBySessionIDs(ctx, "ws", []string{s.id}, 10, 20)
-				if err != nil || len(page[s.id]) != 20 {
-					b.Fatalf("page: %v, %d turns", err, len(page[s.id]))
-				}
-				ids := make([]string, 0, 20)
-				for _, t := range page[s.id] {
-					ids = append(ids, t.ID)
-				}
-				if _, err := db.MessagesByTurnIDs(ctx, "ws", ids); err != nil {
-					b.Fatal(err)
-				}
+	drivers := []struct {
+		name   string
+		config func(testing.TB) Config
+	}{{DriverSQLite, sqliteConfig}}
+	if os.Getenv(postgresDSNEnv) != "" {
+		drivers = append(drivers, struct {
+			name   string
+			config func(testing.TB) Config
+		}{DriverPostgres, postgresConfig})
+	}
+	for _, d := range drivers {
+		b.Run("driver="+d.name, func(b *testing.B) {
+			db, err := Open(context.Background(), d.config(b))
+			require.NoError(b, err)
+			b.Cleanup(func() { require.NoError(b, db.Close()) })
+			c := buildChain(b, db, 52, 50)
+			ctx := context.Background()
+			for _, s := range []struct {
+				name, id string
+				after    int64
+			}{{"Root", c.root, 10}, {"Depth50", c.deep, 10}, {"Depth50Tail", c.deep, 80}} {
+				b.Run("page="+s.name, func(b *testing.B) {
+					cpu0 := processCPU(b)
+					for b.Loop() {
+						page, err := db.TurnsBySessionIDs(ctx, "ws", []string{s.id}, s.after, 20)
+						if err != nil || len(page[s.id]) != 20 {
+							b.Fatalf("page: %v, %d turns", err, len(page[s.id]))
+						}
+						ids := make([]string, 0, 20)
+						for _, t := range page[s.id] {
+							ids = append(ids, t.ID)
+						}
+						msgs, err := db.MessagesByTurnIDs(ctx, "ws", ids)
+						if err != nil || len(msgs) != 20 {
+							b.Fatalf("messages: %v, of %d turns", err, len(msgs))
+						}
+					}
+					b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-us/op")
+				})
 			}
 		})
 	}

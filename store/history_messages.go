@@ -308,3 +308,18 @@ func (q queries) CountTurnMessages(ctx context.Context, ws string, turnIDs []str
 	})
 	return out, err
 }
+
+// spansCTE is the spans of n sessions a transcript page merges: each session's own rows (the
+// highest ordinal, every sequence) and each of its history segments, with the owner and the
+// range of sequences each one presents. Arguments: spansArgs.
+func spansCTE(d dialect, n int) string {
+	return strings.TrimSuffix(idsCTE(d, n), " ") + `, spans (sid, ord, ows, owner, lo, hi, hkey, wm) AS (
+	SELECT ids.id, 2147483647, CAST(? AS TEXT), ids.id, 0, 9223372036854775807, '', 9223372036854775807 FROM ids
+	UNION ALL
+	SELECT g.session_id, g.ordinal, g.owner_workspace_id, g.owner_session_id, g.from_sequence, g.to_sequence, g.history_key, g.watermark
+	FROM ids ` + seekPerRow(d, "history_segments", "g", "g.workspace_id = ? AND g.session_id = ids.id") + `) `
+}
+
+func spansArgs(d dialect, ids []string, ws string, rest ...any) []any {
+	return idArgs(d, ids, append([]any{ws, ws}, rest...)...)
+}

@@ -87,8 +87,9 @@ func planCases() []planCase {
 			_, err := db.TurnsBySessionIDs(ctx, "ws", page, 0, 51)
 			return err
 		}, sqlite: []string{
+			// The session's own rows as before shared history, then the segments in the window.
 			"SEARCH t USING INDEX turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>? AND sequence<?)",
-			"SEARCH m USING COVERING INDEX turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>? AND sequence<?)",
+			"SEARCH m USING COVERING INDEX turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>?)",
 			"SEARCH g USING INDEX sqlite_autoindex_history_segments_1 (workspace_id=? AND session_id=?)",
 		}, postgres: []string{"turns_sequence_per_session", "history_segments_pkey"}},
 		{name: "TurnsAfterSequence", read: func(ctx context.Context, db *DB) error {
@@ -105,9 +106,11 @@ func planCases() []planCase {
 			_, err := db.LatestTurnsBySessionIDs(ctx, "ws", page)
 			return err
 		}, sqlite: []string{
-			"SEARCH t USING INDEX turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>? AND sequence<?)",
-			"SEARCH m USING COVERING INDEX turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>? AND sequence<?)",
-		}, postgres: []string{"turns_sequence_per_session"}},
+			// The rowid plan of the own latest row (lastTurnSQL), then the row at the boundary.
+			"SEARCH t USING INTEGER PRIMARY KEY (rowid=?)",
+			"SEARCH m USING COVERING INDEX turns_sequence_per_session (workspace_id=? AND session_id=?)",
+			"SEARCH h USING INDEX sqlite_autoindex_histories_1 (workspace_id=? AND session_id=?)",
+		}, postgres: []string{"turns_sequence_per_session", "histories_pkey"}},
 		{name: "ActiveTurns", read: func(ctx context.Context, db *DB) error {
 			_, err := db.ActiveTurnsBySessionIDs(ctx, "ws", page)
 			return err
@@ -344,24 +347,32 @@ func fullScans(driver, plan string, walk bool) []string {
 		return bad
 	}
 	if driver == DriverPostgres {
-		for _, m := range postgresCond.FindAllStringSubmatch(plan, -1) {
-			if walksWorkspace(postgresEquality, m[1], "ROW(") {
+		lines := strings.Split(plan, "\n")
+		for i, line := range lines {
+			m := postgresCond.FindStringSubmatch(line)
+			if m != nil && walksWorkspace(postgresEquality, m[1], "ROW(") && !(i > 0 && existenceProbe(lines[i-1])) {
 				bad = append(bad, m[0])
 			}
 		}
 		return bad
 	}
 	for _, m := range sqliteSearch.FindAllStringSubmatch(plan, -1) {
-		if walksWorkspace(sqliteEquality, m[2], "(created_at_us,id)>") {
+		if walksWorkspace(sqliteEquality, m[2], "(created_at_us,id)>") && m[1] != "x" {
 			bad = append(bad, m[0])
 		}
 	}
 	return bad
 }
 
-// ofIDs are the aliases of the CTEs a history read builds from its ids (history.go).
+// existenceProbe reports whether a plan node is the scan of anyHistorySQL (alias x): an EXISTS,
+// which stops at the first row of its workspace, evaluated once per statement.
+func existenceProbe(node string) bool { return strings.Contains(node, " on histories x ") }
+
+// ofIDs are the aliases of the CTEs and subqueries a history read builds from its ids
+// (history.go, history_turns.go): guard is the one-row subquery of anyHistorySQL on SQLite,
+// runs and v the runs of a read of messages by turn.
 var ofIDs = map[string]bool{"s": true, "spans": true, "pres": true, "k": true, "keyed": true, "src": true, "want": true,
-	"CONSTANT": true}
+	"CONSTANT": true, "guard": true, "runs": true, "v": true}
 
 // tableScans lists the plan's scans of whole tables or indexes, for walk also ignoring ordered
 // index walks.

@@ -63,8 +63,8 @@ func (q queries) TurnsBySessionIDsBefore(ctx context.Context, ws string, session
 		upTo = beforeSequence - 1
 	}
 	out := map[string][]forkengine.Turn{}
-	err := q.spanTurns(ctx, ws, sessionIDs, n, func(chunk []string) (string, []any) {
-		return spanTurnsBeforeSQL(q.dialect, len(chunk), n), spansArgs(q.dialect, chunk, ws, spanTurnsBeforeArgs(q.dialect, upTo, n)...)
+	err := q.readTurnSpans(ctx, ws, sessionIDs, n, true, func(chunk []string) (string, []any) {
+		return turnsBeforeSQL(q.dialect, len(chunk), n, false), turnsBeforeArgs(q.dialect, chunk, ws, upTo, n, false)
 	}, out)
 	return out, err
 }

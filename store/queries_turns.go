@@ -43,22 +43,19 @@ func (q queries) TurnsByIDs(ctx context.Context, ws string, ids []string) (map[s
 // absent. One statement per chunk of sessions, at any fork depth.
 func (q queries) TurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string, afterSequence int64, n int) (map[string][]forkengine.Turn, error) {
 	out := map[string][]forkengine.Turn{}
-	err := q.spanTurns(ctx, ws, sessionIDs, n, func(chunk []string) (string, []any) {
-		return spanTurnsAfterSQL(q.dialect, len(chunk), n), spansArgs(q.dialect, chunk, ws, spanTurnsAfterArgs(q.dialect, afterSequence, n)...)
+	err := q.readTurnSpans(ctx, ws, sessionIDs, n, false, func(chunk []string) (string, []any) {
+		return turnsAfterSQL(q.dialect, len(chunk), n), turnsAfterArgs(q.dialect, chunk, ws, afterSequence, n)
 	}, out)
 	return out, err
 }
 
 // LatestTurnsBySessionIDs returns each session's highest-sequence turn, inherited or its own.
 func (q queries) LatestTurnsBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string]forkengine.Turn, error) {
-	pages := map[string][]forkengine.Turn{}
-	err := q.spanTurns(ctx, ws, sessionIDs, 1, func(chunk []string) (string, []any) {
-		return spanTurnsBeforeSQL(q.dialect, len(chunk), 1), spansArgs(q.dialect, chunk, ws, spanTurnsBeforeArgs(q.dialect, maxSequence, 1)...)
-	}, pages)
-	out := make(map[string]forkengine.Turn, len(pages))
-	for sid, turns := range pages {
-		out[sid] = turns[0]
-	}
+	out := make(map[string]forkengine.Turn, len(sessionIDs))
+	err := q.inChunks(sessionIDs, func(chunk []string) error {
+		return q.latestTurnSpans(ctx, ws, turnsBeforeSQL(q.dialect, len(chunk), 1, true),
+			turnsBeforeArgs(q.dialect, chunk, ws, maxSequence, 1, true), out)
+	})
 	return out, err
 }
 

@@ -29,8 +29,9 @@ func TestCrashTakeoverOnPostgres(t *testing.T) {
 
 	m := parkAndKill(t, bin, dsn, callsPath, "-instance-id", "instance-a", "-lease", "30s")
 	assertParkedAfterKill(t, dsn, m)
+	assertChildIDs(t, dsn, m)
 	before := readSource(t, dsn)
-	parked := map[string]string{m.Dispatching: "park", m.ProviderAccepted: "park"}
+	parked := map[string]string{m.Child: "park", m.Dispatching: "park", m.ProviderAccepted: "park"}
 
 	early := runRecover(t, bin, dsn, callsPath, "-instance-id", "instance-b")
 	if early.Scanned != 0 || len(early.Errors) != 0 {
@@ -44,7 +45,8 @@ func TestCrashTakeoverOnPostgres(t *testing.T) {
 		t.Fatalf("takeover report %+v, want 3 scanned, 1 unknown, 2 committed, no errors", report)
 	}
 	assertRecovered(t, dsn, m, before)
-	assertCalls(t, callsPath, map[string]string{m.Prepared: "recover", m.Dispatching: "park", m.ProviderAccepted: "park"})
+	assertChildIDs(t, dsn, m)
+	assertCalls(t, callsPath, map[string]string{m.Child: "park", m.Prepared: "recover", m.Dispatching: "park", m.ProviderAccepted: "park"})
 }
 
 // postgresSchema returns a URL of the test server whose connections use a schema of their own,

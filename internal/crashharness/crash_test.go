@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	m := parkAndKill(t, bin, dbPath, callsPath)
 	assertParkedAfterKill(t, dbPath, m)
+	assertChildIDs(t, dbPath, m)
 	before := readSource(t, dbPath)
 
 	report := runRecover(t, bin, dbPath, callsPath)
@@ -36,8 +38,9 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatalf("recovery report %+v, want 3 scanned, 1 unknown, 2 committed, no errors", report)
 	}
 	assertRecovered(t, dbPath, m, before)
+	assertChildIDs(t, dbPath, m)
 	assertCalls(t, callsPath, map[string]string{
-		m.Prepared: "recover", m.Dispatching: "park", m.ProviderAccepted: "park",
+		m.Child: "park", m.Prepared: "recover", m.Dispatching: "park", m.ProviderAccepted: "park",
 	})
 
 	// A second recovery finds nothing to do and calls no provider.
@@ -45,7 +48,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatalf("second recovery scanned %d operations, want 0", again.Scanned)
 	}
 	assertCalls(t, callsPath, map[string]string{
-		m.Prepared: "recover", m.Dispatching: "park", m.ProviderAccepted: "park",
+		m.Child: "park", m.Prepared: "recover", m.Dispatching: "park", m.ProviderAccepted: "park",
 	})
 
 	// Once its first reconcile attempt is due, the delivery the kill left unknown is reconciled:
@@ -57,7 +60,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatalf("reconcile pass %+v, want the unknown delivery reconciled to committed", reconciled)
 	}
 	assertCalls(t, callsPath, map[string]string{
-		m.Prepared: "recover", m.Dispatching: "park", m.ProviderAccepted: "park",
+		m.Child: "park", m.Prepared: "recover", m.Dispatching: "park", m.ProviderAccepted: "park",
 	})
 }
 
@@ -117,7 +120,8 @@ func parkAndKill(t *testing.T, bin, dbPath, callsPath string, extra ...string) M
 	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("park ended with %v, want killed", err)
 	}
-	if m.Prepared == "" || m.Dispatching == "" || m.ProviderAccepted == "" {
+	if m.Prepared == "" || m.Dispatching == "" || m.ProviderAccepted == "" || m.Child == "" ||
+		len(m.ChildTurnIDs) != sourceTurns+1 || len(m.ChildMessageIDs) != (sourceTurns+1)*messagesPerTurn {
 		t.Fatalf("park manifest incomplete: %+v", m)
 	}
 	return m
@@ -221,7 +225,9 @@ func assertRecovered(t *testing.T, dbPath string, m Manifest, before sourceState
 	if err != nil || unknown.Status != forkengine.StatusUnknown || unknown.Error == "" {
 		t.Fatalf("dispatching operation became %q with error %q (%v), want unknown with a reason", unknown.Status, unknown.Error, err)
 	}
-	for id, through := range map[string]int{m.Prepared: 2, m.ProviderAccepted: 4} {
+	// The provider_accepted operation forked the child through its own turn: the source's four
+	// turns read through the child's History, then the child's turn.
+	for id, through := range map[string]int{m.Prepared: 2, m.ProviderAccepted: sourceTurns + 1} {
 		assertCommittedTarget(t, db, id, through)
 	}
 }
@@ -242,9 +248,44 @@ func assertCommittedTarget(t *testing.T, db *store.DB, id string, through int) {
 	if n := countMessages(t, db, turns); n != through*messagesPerTurn {
 		t.Fatalf("target of %s has %d messages, want %d", id, n, through*messagesPerTurn)
 	}
+	ids := make([]string, len(turns))
+	for i, turn := range turns {
+		ids[i] = turn.ID
+	}
+	msgs, err := db.MessagesByTurnIDs(ctx, workspaceID, ids)
+	if err != nil {
+		t.Fatalf("read messages of the target of %s: %v", id, err)
+	}
+	for _, turn := range turns {
+		for _, msg := range msgs[turn.ID] {
+			if len(msg.Content) != messageBytes || msg.SessionID != op.TargetSessionID {
+				t.Fatalf("target of %s: message %s of %d bytes in session %s, want %d bytes in %s",
+					id, msg.ID, len(msg.Content), msg.SessionID, messageBytes, op.TargetSessionID)
+			}
+		}
+	}
 	lineages, err := db.LineagesByTargetIDs(ctx, workspaceID, []string{op.TargetSessionID})
 	if err != nil || lineages[op.TargetSessionID].OperationID != id {
 		t.Fatalf("target of %s has lineage %+v (%v)", id, lineages[op.TargetSessionID], err)
+	}
+}
+
+// assertChildIDs checks that the committed child presents its transcript under the ids the
+// killed park process read it under: an inherited turn's or message's id is the same in every
+// process, before and after the crash and the recovery.
+func assertChildIDs(t *testing.T, dbPath string, m Manifest) {
+	t.Helper()
+	turns, messages, err := transcriptIDs(context.Background(), openStore(t, dbPath), childID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(turns, m.ChildTurnIDs) || !slices.Equal(messages, m.ChildMessageIDs) {
+		t.Fatalf("the child presents turns %v and messages %v, park read %v and %v", turns, messages, m.ChildTurnIDs, m.ChildMessageIDs)
+	}
+	for _, id := range turns[:sourceTurns] {
+		if _, _, ok := forkengine.ParsePresentedTurnID(id); !ok {
+			t.Fatalf("the child's inherited turn %s is not a presented id: the fork copied its prefix", id)
+		}
 	}
 }
 

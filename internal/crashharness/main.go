@@ -1,6 +1,8 @@
 // Command crashharness proves that fork operations survive a hard crash. In -mode=park it seeds a
-// source session on a SQLite file (or a PostgreSQL database) and parks one fork operation in each in-flight phase (prepared,
-// dispatching, provider_accepted), prints a manifest and READY, and waits to be killed. In
+// source session of a few MB of transcript on a SQLite file (or a PostgreSQL database) and a
+// committed fork of it, parks one fork operation in each in-flight phase (prepared, dispatching,
+// provider_accepted, the last a fork of the fork), prints a manifest and READY, and waits to be
+// killed. In
 // -mode=recover it opens the same database, runs start-up recovery as the instance -instance-id
 // and prints a JSON report. On PostgreSQL another instance's leases are live until they expire;
 // -clock-offset moves the recovering engine's clock past them without waiting.
@@ -30,11 +32,15 @@ const (
 )
 
 // Manifest is what park prints (as one JSON line, before READY): which operation sits in which
-// phase.
+// phase, and the committed child fork's operation with the ids park read its transcript under
+// (its inherited turns and messages are presented ids, which must not change across processes).
 type Manifest struct {
-	Prepared         string `json:"prepared"`
-	Dispatching      string `json:"dispatching"`
-	ProviderAccepted string `json:"providerAccepted"`
+	Prepared         string   `json:"prepared"`
+	Dispatching      string   `json:"dispatching"`
+	ProviderAccepted string   `json:"providerAccepted"`
+	Child            string   `json:"child"`
+	ChildTurnIDs     []string `json:"childTurnIds"`
+	ChildMessageIDs  []string `json:"childMessageIds"`
 }
 
 // Report is what recover prints as JSON.

@@ -15,18 +15,29 @@ import (
 	"github.com/forkgraph/forkgraph/store"
 )
 
-// Source shape: turns × messages per turn. Each parked operation forks through a different turn,
-// since one boundary holds at most one active operation.
+// Source shape: turns × messages per turn of messageBytes each (3 MB of transcript with the
+// child's turn). Each parked operation forks through a different turn, since one boundary holds
+// at most one active operation.
 const (
 	sourceTurns     = 4
 	messagesPerTurn = 3
+	messageBytes    = 200 << 10
 )
 
-// Boundary turns of the parked operations.
+// The committed fork of the source through its last turn, and its turn of its own: the parked
+// provider_accepted operation forks it through that turn, a fork of a fork whose History reads
+// both the source's rows and the child's.
+const (
+	childID      = "child"
+	childThrough = "turn-4"
+	childTurn    = "child-turn-5"
+)
+
+// Boundary turns of the parked operations (the last one the child's).
 const (
 	preparedThrough         = "turn-2"
 	dispatchingThrough      = "turn-3"
-	providerAcceptedThrough = "turn-4"
+	providerAcceptedThrough = childTurn
 )
 
 // park seeds the source, parks one operation per in-flight phase, verifies the phases from the
@@ -58,10 +69,15 @@ func park(ctx context.Context, o options, out io.Writer) error {
 	if err := seedSource(ctx, engine); err != nil {
 		return err
 	}
+	child, turns, messages, err := seedChild(ctx, engine, check)
+	if err != nil {
+		return err
+	}
 	m, err := parkOperations(ctx, engine, driver, blocking)
 	if err != nil {
 		return err
 	}
+	m.Child, m.ChildTurnIDs, m.ChildMessageIDs = child, turns, messages
 	if err := verifyParked(ctx, check, m); err != nil {
 		return err
 	}
@@ -80,8 +96,10 @@ func parkOperations(ctx context.Context, e *forkengine.Engine, d *recordingDrive
 	for _, f := range []struct {
 		id      *string
 		through string
-	}{{&m.Prepared, preparedThrough}, {&m.Dispatching, dispatchingThrough}, {&m.ProviderAccepted, providerAcceptedThrough}} {
-		op, err := e.StartFork(ctx, forkengine.ForkInput{WorkspaceID: workspaceID, SourceSessionID: sourceID,
+		source  string
+	}{{&m.Prepared, preparedThrough, sourceID}, {&m.Dispatching, dispatchingThrough, sourceID},
+		{&m.ProviderAccepted, providerAcceptedThrough, childID}} {
+		op, err := e.StartFork(ctx, forkengine.ForkInput{WorkspaceID: workspaceID, SourceSessionID: f.source,
 			ThroughTurnID: f.through, RequestID: "request-" + f.through})
 		if err != nil {
 			return m, fmt.Errorf("start fork through %s: %w", f.through, err)
