@@ -158,18 +158,7 @@ func sharedOverrides(ctx context.Context, r Reader, op ForkOperation, h History,
 	for _, src := range frozen {
 		t := PresentTurn(h, src)
 		t.UpdatedAt = at
-		if !t.Settled() {
-			settledAt := at
-			t.Phase, t.Outcome, t.SettledAt = PhaseSettled, OutcomeInterrupted, &settledAt
-		}
-		if op.StateBindingMode == BindingProviderOwned {
-			t.ProviderTurnID, t.ProviderTurnBinding = "", nil
-			if src.HasProviderBinding() && next < len(op.TargetTurnBindings) {
-				b := op.TargetTurnBindings[next]
-				t.ProviderTurnID, t.ProviderTurnBinding = b.ProviderTurnID, b.Binding
-				next++
-			}
-		}
+		t = settleForChild(op, src, t, at, &next)
 		out = append(out, t)
 	}
 	return out, nil
@@ -258,6 +247,27 @@ func targetSession(op ForkOperation, at time.Time) Session {
 	return s
 }
 
+// settleForChild is the rule both ways of making a child's turns share (copied or presented
+// through its history): a turn that had not settled when frozen is settled as interrupted at at,
+// since the child will never finish it; in provider_owned mode a turn src bound at the source
+// takes the next binding the provider returned for the child (*next counts them), and an unbound
+// one has none.
+func settleForChild(op ForkOperation, src, t Turn, at time.Time, next *int) Turn {
+	if !t.Settled() {
+		settledAt := at
+		t.Phase, t.Outcome, t.SettledAt = PhaseSettled, OutcomeInterrupted, &settledAt
+	}
+	if op.StateBindingMode == BindingProviderOwned {
+		t.ProviderTurnID, t.ProviderTurnBinding = "", nil
+		if src.HasProviderBinding() && *next < len(op.TargetTurnBindings) {
+			b := op.TargetTurnBindings[*next]
+			t.ProviderTurnID, t.ProviderTurnBinding = b.ProviderTurnID, b.Binding
+			*next++
+		}
+	}
+	return t
+}
+
 // targetTurns copies the snapshot turns under deterministic ids with their sequences. A turn that
 // had not settled when frozen is settled as interrupted: the child will never finish it. In
 // provider_owned mode each bound turn takes the binding the provider returned for the child (so a
@@ -268,18 +278,7 @@ func targetTurns(op ForkOperation, ids *forkIDs, at time.Time) []Turn {
 	for _, src := range op.Snapshot.Turns {
 		t := src
 		t.SessionID, t.ID, t.UpdatedAt = op.TargetSessionID, ids.turn(src.ID), at
-		if !t.Settled() {
-			settledAt := at
-			t.Phase, t.Outcome, t.SettledAt = PhaseSettled, OutcomeInterrupted, &settledAt
-		}
-		if op.StateBindingMode == BindingProviderOwned {
-			t.ProviderTurnID, t.ProviderTurnBinding = "", nil
-			if src.HasProviderBinding() && next < len(op.TargetTurnBindings) {
-				b := op.TargetTurnBindings[next]
-				t.ProviderTurnID, t.ProviderTurnBinding = b.ProviderTurnID, b.Binding
-				next++
-			}
-		}
+		t = settleForChild(op, src, t, at, &next)
 		turns = append(turns, t)
 	}
 	return turns
