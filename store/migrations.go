@@ -288,6 +288,7 @@ var migrations = []migration{
 	// Sessions are found by the words of their titles and messages (search.go).
 	searchMigration,
 	targetMigration,
+	searchCountsMigration,
 }
 
 func eventsTable(cursorType string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,24 +27,42 @@ import (
 // command; and words cut in Go are the same words on both databases and in the in-memory store.
 //
 // Each row carries its session's class (the bits of session_counts: deleted 4, visible 2, root
-// 1) and where the word was seen (sources: 1 the title, 2 a message). Triggers keep the class
-// in step with the sessions and lineages (in the statement that changes them), delete a purged
-// session's rows, and keep session_term_counts: per (workspace, word, class) how many sessions
-// have the word, so a one-word search counts in O(1) as the plain list does. The rows are
-// written by the store's own writes: UpsertSession indexes the title (and re-indexes it when it
-// changes), InsertMessages indexes each message's words under the message's session.
+// 1) and where the word was seen (sources: 1 the title, 2 a message). session_term_counts holds,
+// per (workspace, word, class), how many sessions have the word, so a one-word search counts in
+// O(1) as the plain list does. The rows are written by the store's own writes: UpsertSession
+// indexes the title (and re-indexes it when it changes), InsertMessages indexes each message's
+// words under the message's session; addTerms counts the rows it inserts (since migration 22).
+// Triggers keep the rest in step, all of it rare: a row's class follows its session and lineage
+// (in the statement that changes them), a purged session's rows are deleted, and a deleted or
+// reclassed row moves its count.
 //
 // A fork's child indexes its title and the messages it holds itself, never its inherited
 // history (a fork is O(1) in its transcript and stays so): a search for what was said before a
 // fork finds the source, where it was said.
 
-// searchMigration creates the index (migration 16); fillSearchIndex indexes what is stored.
+// searchMigration creates the index (migration 20); fillSearchIndex indexes what is stored.
 var searchMigration = migration{version: 20, name: "session search index", fill: fillSearchIndex, perDialect: map[string][]string{
 	DriverSQLite: append([]string{
 		sessionTermsTable + " WITHOUT ROWID", sessionTermsBySession, sessionTermCountsTable + " WITHOUT ROWID",
 	}, sqliteSearchTriggers...),
 	DriverPostgres: append([]string{sessionTermsTable, sessionTermsBySession, sessionTermCountsTable}, postgresSearchTriggers...),
 }}
+
+// searchCountsMigration (22) stops counting inserted words by trigger: addTerms counts the rows
+// it inserts, in the same transaction. The count rows are then computed again from the index,
+// once, so that the words a migration 20 backfill counted by both ways (it runs this code with
+// the old trigger still in place) are counted once.
+var searchCountsMigration = migration{version: 22, name: "search word counts written with the words", perDialect: map[string][]string{
+	DriverSQLite: {"DROP TRIGGER session_terms_counted_insert", recountTermsDelete, recountTermsInsert},
+	DriverPostgres: {"DROP TRIGGER session_terms_counted_insert ON session_terms", "DROP FUNCTION forkgraph_count_inserted_terms()",
+		recountTermsDelete, recountTermsInsert},
+}}
+
+const (
+	recountTermsDelete = "DELETE FROM session_term_counts"
+	recountTermsInsert = `INSERT INTO session_term_counts (workspace_id, term, class, shard, n)
+		SELECT workspace_id, term, class, 0, COUNT(*) FROM session_terms GROUP BY workspace_id, term, class`
+)
 
 const sessionTermsTable = `CREATE TABLE session_terms (
 	workspace_id  TEXT     NOT NULL,
@@ -170,50 +189,139 @@ func (q queries) termRows(terms []string) (string, []any) {
 // sessionTerm is one word of one session's document.
 type sessionTerm struct{ session, term string }
 
-// pairRows is a derived table w (sid, value) of session and word pairs: json_each of one bound
-// array of pairs on SQLite, a VALUES list on PostgreSQL.
-func (q queries) pairRows(pairs []sessionTerm) (string, []any) {
-	if q.dialect.jsonIDLists {
-		list := make([][2]string, len(pairs))
-		for i, p := range pairs {
-			list[i] = [2]string{p.session, p.term}
-		}
-		raw, _ := json.Marshal(list) // strings only: cannot fail
-		return "(SELECT json_extract(value, '$[0]') AS sid, json_extract(value, '$[1]') AS value FROM json_each(?)) w", []any{string(raw)}
-	}
-	args := make([]any, 0, 2*len(pairs))
-	var b strings.Builder
-	b.WriteString("(VALUES ")
-	for i, p := range pairs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?)")
-		args = append(args, p.session, p.term)
-	}
-	b.WriteString(") AS w (sid, value)")
-	return b.String(), args
-}
-
 // addTerms gives each pair's row the source bit (1 title, 2 messages), inserting the rows that
-// are missing with their session's class and creation time, read from its row in the same
-// statement: one statement per termBatch pairs, whatever the number of sessions. A row that has
-// the bit already is left alone (the upsert's WHERE), so a message of words its session said
-// before writes nothing.
+// are missing with their session's class and creation time, and counts the inserted rows in
+// session_term_counts. Per session of the pairs, one upsert per termBatch of its words reads
+// the session's row once (a materialized CTE) and upserts each word's row by its key; it returns
+// the rows it inserted or gave the bit, and those with the bit alone are the new ones. Their
+// counts are then one grouped upsert for the whole call. A row that has the bit already is left
+// alone (the upsert's WHERE) and returns nothing, so a message of words its session said before
+// writes nothing but the statement.
+//
+// Before migration 22 a row trigger counted each inserted row and every pair joined the
+// sessions and lineages again: an appended turn cost 5-15 times what it did without search
+// (docs/BENCHMARKS.md). The rows are counted from what the upsert returns, in the same
+// transaction, so a row another writer inserted first (PostgreSQL) is counted by that writer.
 func (q queries) addTerms(db *gorm.DB, ws string, pairs []sessionTerm, source int) error {
-	bit := strconv.Itoa(source)
-	for start := 0; start < len(pairs); start += termBatch {
-		rows, args := q.pairRows(pairs[start:min(start+termBatch, len(pairs))])
-		query := `INSERT INTO session_terms (workspace_id, term, created_at_us, session_id, class, sources)
-			SELECT s.workspace_id, w.value, s.created_at_us, s.id, ` + sessionClassSQL("s") + `, ` + bit + `
-			FROM ` + rows + ` CROSS JOIN sessions s WHERE s.workspace_id = ? AND s.id = w.sid
-			ON CONFLICT (workspace_id, term, created_at_us, session_id) DO UPDATE SET sources = session_terms.sources + ` + bit + `
-			WHERE session_terms.sources % ` + strconv.Itoa(source*2) + ` < ` + bit
-		if _, err := q.execFixed(db, query, append(args, ws)...); err != nil {
-			return classify(err, "index %d words", len(pairs))
+	var order []string
+	words := map[string][]string{}
+	for _, p := range pairs {
+		if _, ok := words[p.session]; !ok {
+			order = append(order, p.session)
 		}
+		words[p.session] = append(words[p.session], p.term)
+	}
+	added := map[termClass]int64{}
+	for _, session := range order {
+		for chunk := range slices.Chunk(words[session], termBatch) {
+			if err := q.addSessionTerms(db, ws, session, chunk, source, added); err != nil {
+				return classify(err, "index %d words of session %s", len(words[session]), session)
+			}
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	if err := q.bumpTermCounts(db, ws, added); err != nil {
+		return classify(err, "count %d new words", len(added))
 	}
 	return nil
+}
+
+// termClass is a word and a session class, a row of session_term_counts (summed over shards).
+type termClass struct {
+	term  string
+	class int64
+}
+
+// addSessionTerms upserts one session's rows of terms (see addTerms) and adds the rows it
+// inserted to added.
+func (q queries) addSessionTerms(db *gorm.DB, ws, session string, terms []string, source int, added map[termClass]int64) error {
+	rows, args := q.termRows(terms)
+	bit := strconv.Itoa(source)
+	var k termClass
+	var sources int
+	return q.queryEach(db, `WITH s AS MATERIALIZED (SELECT s.workspace_id, s.id, s.created_at_us, `+sessionClassSQL("s")+` AS class
+			FROM sessions s WHERE s.workspace_id = ? AND s.id = ?)
+		INSERT INTO session_terms (workspace_id, term, created_at_us, session_id, class, sources)
+		SELECT s.workspace_id, w.value, s.created_at_us, s.id, s.class, `+bit+` FROM s CROSS JOIN `+rows+` WHERE true
+		ON CONFLICT (workspace_id, term, created_at_us, session_id) DO UPDATE SET sources = session_terms.sources + `+bit+`
+		WHERE session_terms.sources % `+strconv.Itoa(source*2)+` < `+bit+`
+		RETURNING term, class, sources`, append([]any{ws, session}, args...),
+		[]any{&k.term, &k.class, &sources}, func() {
+			if sources == source {
+				added[k]++
+			}
+		})
+}
+
+// bumpTermCounts adds each word and class's new rows to session_term_counts: one statement (a
+// JSON array of the counts on SQLite, a VALUES list on PostgreSQL, sharded by backend as the
+// session counts are).
+func (q queries) bumpTermCounts(db *gorm.DB, ws string, added map[termClass]int64) error {
+	// In key order, so that two PostgreSQL writers sharing a shard wait for each other instead
+	// of deadlocking.
+	keys := slices.SortedFunc(maps.Keys(added), func(a, b termClass) int {
+		if c := strings.Compare(a.term, b.term); c != 0 {
+			return c
+		}
+		return int(a.class - b.class)
+	})
+	counts := make([][3]any, len(keys))
+	for i, k := range keys {
+		counts[i] = [3]any{k.term, k.class, added[k]}
+	}
+	var rows, shard string
+	var args []any
+	if q.dialect.jsonIDLists {
+		raw, err := json.Marshal(counts)
+		if err != nil {
+			return err
+		}
+		rows = "(SELECT json_extract(value, '$[0]') AS term, json_extract(value, '$[1]') AS class, json_extract(value, '$[2]') AS n FROM json_each(?)) c"
+		shard, args = "0", []any{string(raw)}
+	} else {
+		var b strings.Builder
+		b.WriteString("(VALUES ")
+		for i, c := range counts {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, CAST(? AS BIGINT), CAST(? AS BIGINT))")
+			args = append(args, c[:]...)
+		}
+		b.WriteString(") AS c (term, class, n)")
+		rows, shard = b.String(), "pg_backend_pid() % 16"
+	}
+	_, err := q.execFixed(db, `INSERT INTO session_term_counts (workspace_id, term, class, shard, n)
+		SELECT ?, c.term, c.class, `+shard+`, c.n FROM `+rows+` WHERE true
+		ON CONFLICT (workspace_id, term, class, shard) DO UPDATE SET n = session_term_counts.n + excluded.n`, append([]any{ws}, args...)...)
+	return err
+}
+
+// queryEach runs a statement that returns rows inside db's transaction, scanning each into
+// targets and calling each.
+func (q queries) queryEach(db *gorm.DB, query string, args, targets []any, each func()) error {
+	q.statements.Add(1)
+	ctx := db.Statement.Context
+	if q.dialect.writesIgnoreCancel { // as execFixed: it writes
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ctx = context.WithoutCancel(ctx)
+	}
+	rows, err := db.Statement.ConnPool.QueryContext(ctx, q.dialect.placeholders(query), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := rows.Scan(targets...); err != nil {
+			return err
+		}
+		each()
+	}
+	return rows.Err()
 }
 
 // termsOf pairs one session with each of terms.

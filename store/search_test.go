@@ -104,3 +104,84 @@ func TestSearchPageStatements(t *testing.T) {
 		return err
 	}), "a one-word count reads the counts")
 }
+
+// testSearchCountsFollowRows: the per-word counts that a one-word totalCount reads agree with
+// the index rows after every kind of write that changes them: titles given, changed and
+// cleared, messages of new and already-said words (in one batch over several sessions), a
+// word said in a title and a message, a soft delete, a fork's lineage, a purge. The counts are
+// written by addTerms and by triggers (migration 22): this is the check that they add up.
+func testSearchCountsFollowRows(t *testing.T, cfg Config) {
+	ctx := context.Background()
+	db := openTest(t, cfg)
+	session := func(id, title string) forkengine.Session {
+		return forkengine.Session{WorkspaceID: "ws", ID: id, Kind: forkengine.SessionRoot, Provider: "sim", Title: title, Visible: true, CreatedAt: at(len(id))}
+	}
+	msg := func(sid, id, text string) forkengine.Message {
+		return forkengine.Message{WorkspaceID: "ws", SessionID: sid, TurnID: sid + "-t1", ID: id, Role: forkengine.RoleUser, Content: text}
+	}
+	write := func(fn func(tx forkengine.Tx) error) { require.NoError(t, db.Update(ctx, fn)) }
+	write(func(tx forkengine.Tx) error {
+		for _, s := range []forkengine.Session{session("a", "alpha billing"), session("bb", "beta"), session("ccc", "")} {
+			if err := tx.UpsertSession(ctx, s); err != nil {
+				return err
+			}
+			if err := tx.UpsertTurn(ctx, forkengine.Turn{WorkspaceID: "ws", SessionID: s.ID, ID: s.ID + "-t1", Sequence: 1,
+				Phase: forkengine.PhaseSettled, Outcome: forkengine.OutcomeCompleted}); err != nil {
+				return err
+			}
+		}
+		_, err := tx.InsertMessages(ctx, []forkengine.Message{msg("a", "m1", "billing deploy deploy"), msg("bb", "m2", "deploy again"),
+			msg("ccc", "m3", "alpha beta"), msg("a", "m4", "again and again")})
+		return err
+	})
+	write(func(tx forkengine.Tx) error {
+		if _, err := tx.InsertMessages(ctx, []forkengine.Message{msg("a", "m5", "deploy billing fresh")}); err != nil {
+			return err
+		}
+		if err := tx.UpsertSession(ctx, session("bb", "gamma deploy")); err != nil { // beta leaves the title, deploy joins it
+			return err
+		}
+		if err := tx.UpsertSession(ctx, session("a", "")); err != nil {
+			return err
+		}
+		if err := tx.SoftDeleteSession(ctx, "ws", "ccc", at(9)); err != nil {
+			return err
+		}
+		return tx.InsertLineage(ctx, forkengine.Lineage{WorkspaceID: "ws", OperationID: "op", SourceSessionID: "a", SourceTurnID: "a-t1", TargetSessionID: "bb"})
+	})
+	counted := func(query string) map[string]int64 {
+		rows, err := db.gorm.Raw(query).Rows()
+		require.NoError(t, err)
+		defer rows.Close()
+		out := map[string]int64{}
+		for rows.Next() {
+			var term string
+			var class, n int64
+			require.NoError(t, rows.Scan(&term, &class, &n))
+			if n != 0 {
+				out[fmt.Sprintf("%s/%d", term, class)] = n
+			}
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	check := func(when string) {
+		rows := counted("SELECT term, class, COUNT(*) FROM session_terms GROUP BY term, class")
+		require.NotEmpty(t, rows)
+		require.Equal(t, rows, counted("SELECT term, class, CAST(SUM(n) AS BIGINT) FROM session_term_counts GROUP BY term, class"), when)
+	}
+	check("after writes")
+	require.Equal(t, map[string]int64{"deploy/2": 1, "deploy/3": 1, "again/2": 1, "again/3": 1}, func() map[string]int64 {
+		all := counted("SELECT term, class, CAST(SUM(n) AS BIGINT) FROM session_term_counts WHERE term IN ('deploy', 'again') GROUP BY term, class")
+		return all
+	}(), "a message word said twice counts its session once; the fork's child left the roots")
+	write(func(tx forkengine.Tx) error { return tx.PurgeSession(ctx, "ws", "ccc") })
+	check("after a purge")
+}
+
+func TestSearchCountsFollowRowsSQLite(t *testing.T) { testSearchCountsFollowRows(t, sqliteConfig(t)) }
+
+func TestSearchCountsFollowRowsPostgres(t *testing.T) {
+	requirePostgres(t)
+	testSearchCountsFollowRows(t, postgresConfig(t))
+}
