@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/forkgraph/forkgraph/limits"
 	"github.com/forkgraph/forkgraph/resolvers"
 )
 
@@ -237,9 +238,9 @@ func TestDeferOverSSEStreamsIncrementalPayloads(t *testing.T) {
 // way around them.
 func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
 	wide := `{ session(workspaceId: "w", id: "s") { ... @defer {` + strings.Repeat(" title", 2001) + ` } } }`
-	err := resolvers.CheckDocument(wide, resolvers.DocumentLimits{Overlaps: 1 << 30})
+	err := limits.CheckDocument(wide, limits.Document{Overlaps: 1 << 30})
 	require.NotNil(t, err)
-	require.Equal(t, resolvers.CodeComplexityLimit, err.Extensions["code"])
+	require.Equal(t, limits.CodeComplexityLimit, err.Extensions["code"])
 	require.Equal(t, "field_limit", err.Extensions["reason"])
 
 	api := newTestAPI(t, apiOptions{limits: func(c *resolvers.Config) { c.ComplexityLimit = 5 }})
@@ -252,7 +253,7 @@ func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
 	var body struct{ Errors []gqlError }
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
 	require.Len(t, body.Errors, 1)
-	require.Equal(t, resolvers.CodeComplexityLimit, body.Errors[0].code())
+	require.Equal(t, limits.CodeComplexityLimit, body.Errors[0].code())
 }
 
 // A fragment deferred inside a deferred fragment arrives after it, with its own path, and only

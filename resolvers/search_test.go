@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/resolvers"
+	"github.com/forkgraph/forkgraph/limits"
 )
 
 const searchPageQuery = `query($search: String, $first: Int, $after: String, $last: Int, $before: String, $filter: SessionFilter) {
@@ -103,7 +103,7 @@ func TestSessionsSearchCost(t *testing.T) {
 	doc := func(search bool) string {
 		var q strings.Builder
 		q.WriteString("{")
-		for i := range resolvers.DefaultRootFieldLimit {
+		for i := range limits.DefaultRootFieldLimit {
 			arg := ""
 			if search {
 				arg = fmt.Sprintf(`, search: "word%d"`, i)
@@ -113,5 +113,5 @@ func TestSessionsSearchCost(t *testing.T) {
 		return q.String() + " }"
 	}
 	api.mustDo(doc(false), nil, nil)
-	api.expectCode(resolvers.CodeComplexityLimit, doc(true), nil)
+	api.expectCode(limits.CodeComplexityLimit, doc(true), nil)
 }
