@@ -107,6 +107,7 @@ func requireDeferredLatest(t *testing.T, payloads []incrementalPayload) {
 }
 
 func TestDeferOverHTTPStreamsMultipart(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	resp := api.postGraphQL(deferredLatestTurn, map[string]any{"id": "s"}, apolloAccept)
@@ -117,6 +118,7 @@ func TestDeferOverHTTPStreamsMultipart(t *testing.T) {
 // An error inside a deferred fragment is in that fragment's errors, beside its data: never a
 // silently null field.
 func TestDeferredFragmentErrorsArriveWithTheFragment(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 1, "")
 	resp := api.postGraphQL(`{
@@ -142,6 +144,7 @@ func TestDeferredFragmentErrorsArriveWithTheFragment(t *testing.T) {
 // Without multipart/mixed in Accept the deferred fields could not be delivered: 406 before
 // anything runs, under either JSON media type.
 func TestDeferWithoutMultipartAcceptIsRefused(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	for _, accept := range []string{"application/json", "application/graphql-response+json", "*/*", "multipart/mixed;deferSpec=20230621, application/json"} {
@@ -163,6 +166,7 @@ func TestDeferWithoutMultipartAcceptIsRefused(t *testing.T) {
 // gqlgen's executor sends one response for a mutation and drops deferred fields, so @defer in
 // a mutation is refused before it runs: nothing changes.
 func TestDeferInMutationIsRefusedAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	resp := api.postGraphQL(`mutation {
 		reportSession(input: {workspaceId: "w", id: "new", provider: "simulated"}) { ... @defer { latestTurn { sequence } } }
@@ -180,12 +184,14 @@ func TestDeferInMutationIsRefusedAndChangesNothing(t *testing.T) {
 
 // gqlgen has no @stream: an unknown directive.
 func TestStreamIsAnUnknownDirective(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	err := api.expectCode("GRAPHQL_VALIDATION_FAILED", `{ sessions(workspaceId: "w") @stream { edges { cursor } } }`, nil)
 	require.Contains(t, err.Message, "stream")
 }
 
 func TestDeferOverWebsocketStreamsIncrementalPayloads(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	ws := api.dialWS(nil)
@@ -211,6 +217,7 @@ func TestDeferOverWebsocketStreamsIncrementalPayloads(t *testing.T) {
 }
 
 func TestDeferOverSSEStreamsIncrementalPayloads(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	resp := api.postGraphQL(deferredLatestTurn, map[string]any{"id": "s"}, "text/event-stream")
@@ -237,6 +244,7 @@ func TestDeferOverSSEStreamsIncrementalPayloads(t *testing.T) {
 // The limits count what a deferred fragment selects, as if it were not deferred: @defer is no
 // way around them.
 func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
+	t.Parallel()
 	wide := `{ session(workspaceId: "w", id: "s") { ... @defer {` + strings.Repeat(" title", 2001) + ` } } }`
 	err := limits.CheckDocument(wide, limits.Document{Overlaps: 1 << 30})
 	require.NotNil(t, err)
@@ -261,6 +269,7 @@ func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
 // defer it; Turn.messages is not, so it would arrive with the outer fragment: see
 // TestDeferOfAnInlineFieldArrivesInTheFirstPayload.)
 func TestNestedDeferArrivesInOrder(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	resp := api.postGraphQL(`{
@@ -292,6 +301,7 @@ func TestNestedDeferArrivesInOrder(t *testing.T) {
 // fragment, with their real values (the incremental-delivery RFC lets a server deliver a deferred
 // fragment early), and nothing is left to follow.
 func TestDeferOfAnInlineFieldArrivesInTheFirstPayload(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	resp := api.postGraphQL(`{
@@ -310,6 +320,7 @@ func TestDeferOfAnInlineFieldArrivesInTheFirstPayload(t *testing.T) {
 // lists, under fragments on an interface and nested in deferred fragments, and keeps a deferred
 // field gqlgen resolves with its object (it has no later payload), a null one included.
 func TestFirstPayloadLeavesDeferredFieldsOut(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	api.seedSession("w", "t", 2, "")

@@ -15,6 +15,7 @@ import (
 // mutation among them, and checks that each is refused with its code and that nothing was
 // written.
 func TestBombsAreRefusedBeforeExecution(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	report := func(i int) string {
 		return fmt.Sprintf(` r%d: reportSession(input: {workspaceId: "w", id: "bomb-%d", provider: "simulated"}) { id }`, i, i)

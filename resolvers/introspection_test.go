@@ -10,6 +10,7 @@ import (
 )
 
 func TestIntrospectionLimits(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 
 	t.Run("OK: the standard introspection query passes the depth limit", func(t *testing.T) {

@@ -34,6 +34,7 @@ func (a *testAPI) say(sessionID, turnID string, texts ...string) {
 // TestSessionsSearch: search finds by title and message words, pages forward and backward with
 // the list's cursors scoped to the search, counts what it pages, and combines with the filter.
 func TestSessionsSearch(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	for i := range 7 {
 		id := fmt.Sprintf("s%d", i)
@@ -77,6 +78,7 @@ func TestSessionsSearch(t *testing.T) {
 // TestSessionsSearchRefusals: a search that cannot be looked up is refused with reason
 // invalid_search, and changes nothing.
 func TestSessionsSearchRefusals(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s0", 1, "")
 	events := len(api.eventsOf("w"))
@@ -99,6 +101,7 @@ func TestSessionsSearchRefusals(t *testing.T) {
 // TestSessionsSearchCost: a search adds SearchComplexity to its field, so a document of wide
 // search pages reaches the complexity limit that the same pages without a search stay under.
 func TestSessionsSearchCost(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	doc := func(search bool) string {
 		var q strings.Builder
