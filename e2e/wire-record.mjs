@@ -39,6 +39,9 @@ function normalize(text) {
   };
   const plain = (s) => s
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, (m) => name('uuid', m))
+    .replace(/\b[0-9A-Z]{26}\b/g, (m) => name('token', m)) // SSE reservation tokens
+    .replace(/\bh[A-Za-z0-9_-]{11}(?=-t\d)/g, (m) => name('turnid', m)) // a fork's new turn ids
+    .replace(/^((?:turn|session|message|fork|lineage|operation)\w*\|)([0-9a-f]{8})\|/, (_, k, h) => `${k}${name('scope', h)}|`)
     .replace(/-\d+-[0-9a-z]{6,10}-(\d+)\b/g, '-<pid>-<t>-$1')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)/g, '<time>')
     .replace(/"(requestId|request_id|traceId|spanId|traceparent)":"[^"]*"/g, '"$1":"<id>"')
