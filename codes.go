@@ -5,8 +5,8 @@ import (
 
 	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/limits"
 	"github.com/forkgraph/forkgraph/persisted"
-	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/transports"
 )
 
@@ -22,8 +22,8 @@ var errorCodes = []string{
 	string(forkengine.CodeReconcileConflict), string(forkengine.CodeUnavailable),
 	string(forkengine.CodeTokenExpired), string(forkengine.CodeTokenRevoked),
 	errcode.ParseFailed, errcode.ValidationFailed,
-	resolvers.CodeComplexityLimit, resolvers.CodeTokenLimit, resolvers.CodeAliasLimit, resolvers.CodeDirectiveLimit,
-	resolvers.CodeRootFieldLimit,
+	limits.CodeComplexityLimit, limits.CodeTokenLimit, limits.CodeAliasLimit, limits.CodeDirectiveLimit,
+	limits.CodeRootFieldLimit,
 	persisted.CodeNotFound, persisted.CodeInvalid, persisted.CodeNotSupported, persisted.CodeTrustedRequired,
 	persisted.CodeTrustedNotFound,
 	access.CodeHostNotAllowed, access.CodeOriginNotAllowed, access.CodeHeadersTooLarge, access.CodeExpectationFailed,

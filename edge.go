@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -88,29 +87,8 @@ func (e *edgeConfig) resolve(cfg config) error {
 	return nil
 }
 
-// graphqlEdge wraps the GraphQL handler in the edge policy, outermost first: request id, the
-// request log and metrics (observe), header size, Host, origin (CORS), credential, rate limit
-// (per subject, so after the credential), body limit, client address (for per-client state:
-// APQ). Every refusal of the edge is so logged and counted as a /graphql response.
+// graphqlEdge wraps the GraphQL handler in the edge policy (access.Edge), observed by observe.
 func graphqlEdge(cfg config, gql *handler.Server, observe func(http.Handler) http.Handler) http.Handler {
-	limit := access.NewRateLimit(cfg.edge.proxies, cfg.rateLimit, int(cfg.rateBurst))
-	if cfg.authn.Open() {
-		limit = nil // development mode: local tools, tests and benchmarks run unthrottled
-	}
-	return access.RequestIDs(observe(access.LimitHeaders(access.MaxHeaderBytes, cfg.edge.hosts.Middleware(
-		cfg.edge.origins.Middleware(cfg.authn.HTTPMiddleware(limit.HTTPMiddleware(access.LimitBody(cfg.maxBody,
-			cfg.edge.proxies.RecordClientAddress(gql)))))))))
-}
-
-// drain shuts srv down: it stops accepting, then waits, until ctx ends, for in-flight requests,
-// which keep their contexts meanwhile. When the grace period runs out, the requests still
-// running are cancelled and their connections closed.
-func drain(ctx context.Context, srv *http.Server, cancelRequests context.CancelFunc) error {
-	err := srv.Shutdown(ctx)
-	if err != nil {
-		cancelRequests()
-		_ = srv.Close()
-		return fmt.Errorf("drain: %w (in-flight requests were cancelled)", err)
-	}
-	return nil
+	return access.Edge{Hosts: cfg.edge.hosts, Origins: cfg.edge.origins, Proxies: cfg.edge.proxies, Authn: cfg.authn,
+		PerSecond: cfg.rateLimit, Burst: int(cfg.rateBurst), MaxBody: cfg.maxBody, Observe: observe}.Handler(gql)
 }

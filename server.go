@@ -194,7 +194,7 @@ func serve(ctx context.Context, cfg config, lns *listeners, h http.Handler, engi
 	<-sweepDone
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	errs := []error{drain(shutdownCtx, srv, cancelBase)}
+	errs := []error{transports.Drain(shutdownCtx, srv, cancelBase)}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, err)
 	}

@@ -10,7 +10,14 @@ root="$(cd .. && pwd)"
 tmp="$(mktemp -d)"
 server_pid=""
 trusted_pid=""
+recorder_pids=()
+stop_recorders() {
+  # SIGTERM makes a recorder write its file; wait so the file is complete when run.sh exits.
+  for pid in "${recorder_pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+  recorder_pids=()
+}
 cleanup() {
+  stop_recorders
   for pid in "$server_pid" "$trusted_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill "$pid" && wait "$pid" 2>/dev/null || true
@@ -54,10 +61,27 @@ trusted_pid=$!
 trusted="http://127.0.0.1:$trusted_port"
 wait_healthy "$trusted" "$trusted_pid" "$tmp/trusted.log"
 
+# FORKGRAPH_E2E_RECORD=DIR puts wire-record.mjs in front of both servers: DIR/main.txt and
+# DIR/trusted.txt then hold every exchange, normalized (scripts/e2e-wire-diff.sh compares two runs).
+if [ -n "${FORKGRAPH_E2E_RECORD:-}" ]; then
+  mkdir -p "$FORKGRAPH_E2E_RECORD"
+  # record NAME URL: start a recorder in front of URL, print the recorder's URL.
+  record() {
+    local port; port="$(free_port)"
+    node wire-record.mjs "$port" "$2" "$FORKGRAPH_E2E_RECORD/$1.txt" >"$tmp/record-$1.log" 2>&1 &
+    recorder_pids+=($!)
+    for _ in $(seq 1 100); do grep -q listening "$tmp/record-$1.log" 2>/dev/null && break; sleep 0.05; done
+    record_url="http://127.0.0.1:$port"
+  }
+  record main "$base"; base="$record_url"
+  record trusted "$trusted"; trusted="$record_url"
+fi
+
 status=0
 FORKGRAPH_URL="$base" FORKGRAPH_TRUSTED_URL="$trusted" node --test --test-concurrency=1 ./*.test.mjs || status=$?
 if [ "$status" -ne 0 ]; then
   echo "--- server log (last 50 lines) ---"; tail -50 "$tmp/server.log"
   echo "--- trusted-documents server log (last 20 lines) ---"; tail -20 "$tmp/trusted.log"
 fi
+stop_recorders
 exit "$status"

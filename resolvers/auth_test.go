@@ -12,6 +12,7 @@ import (
 func bearer(token string) client.Option { return client.AddHeader("Authorization", "Bearer "+token) }
 
 func TestWorkspaceTokens(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{auth: tokenAuth(t, tokA+"=wa, "+tokB+"=wb")})
 	api.seedSession("wa", "s", 1, "")
 

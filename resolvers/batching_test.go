@@ -58,6 +58,7 @@ func measureGraph(t *testing.T, n int) (statements, probes int64) {
 }
 
 func TestBatching(t *testing.T) {
+	t.Parallel()
 	t.Run("statements do not grow with the number of sessions; one probe call", func(t *testing.T) {
 		stmts10, probes10 := measureGraph(t, 10)
 		stmts100, probes100 := measureGraph(t, 100)
@@ -130,6 +131,7 @@ func measureWide(t *testing.T, n int) int64 {
 }
 
 func TestBatchingEveryRelation(t *testing.T) {
+	t.Parallel()
 	wide10, wide100 := measureWide(t, 10), measureWide(t, 100)
 	t.Logf("wide query: %d SQL statements for 10 sessions, %d for 100", wide10, wide100)
 	require.Equal(t, wide10, wide100)
@@ -165,6 +167,7 @@ func measureOperations(t *testing.T, n int) int64 {
 }
 
 func TestBatchingOperations(t *testing.T) {
+	t.Parallel()
 	ops10, ops100 := measureOperations(t, 10), measureOperations(t, 100)
 	t.Logf("operations query: %d SQL statements for 10 operations, %d for 100", ops10, ops100)
 	require.Equal(t, ops10, ops100)
@@ -204,6 +207,7 @@ func measureCommittedOperations(t *testing.T, n int) int64 {
 // The committed projection (ForkOperation.session and .lineage) of a page of operations is read
 // in one batch, so its cost does not grow with the page.
 func TestBatchingCommittedOperations(t *testing.T) {
+	t.Parallel()
 	ops3, ops12 := measureCommittedOperations(t, 3), measureCommittedOperations(t, 12)
 	t.Logf("committed operations query: %d SQL statements for 3 operations, %d for 12", ops3, ops12)
 	require.Equal(t, ops3, ops12)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/forkgraph/forkgraph/limits"
 	"github.com/forkgraph/forkgraph/resolvers"
 )
 
@@ -106,6 +107,7 @@ func requireDeferredLatest(t *testing.T, payloads []incrementalPayload) {
 }
 
 func TestDeferOverHTTPStreamsMultipart(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	resp := api.postGraphQL(deferredLatestTurn, map[string]any{"id": "s"}, apolloAccept)
@@ -116,6 +118,7 @@ func TestDeferOverHTTPStreamsMultipart(t *testing.T) {
 // An error inside a deferred fragment is in that fragment's errors, beside its data: never a
 // silently null field.
 func TestDeferredFragmentErrorsArriveWithTheFragment(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 1, "")
 	resp := api.postGraphQL(`{
@@ -141,6 +144,7 @@ func TestDeferredFragmentErrorsArriveWithTheFragment(t *testing.T) {
 // Without multipart/mixed in Accept the deferred fields could not be delivered: 406 before
 // anything runs, under either JSON media type.
 func TestDeferWithoutMultipartAcceptIsRefused(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	for _, accept := range []string{"application/json", "application/graphql-response+json", "*/*", "multipart/mixed;deferSpec=20230621, application/json"} {
@@ -162,6 +166,7 @@ func TestDeferWithoutMultipartAcceptIsRefused(t *testing.T) {
 // gqlgen's executor sends one response for a mutation and drops deferred fields, so @defer in
 // a mutation is refused before it runs: nothing changes.
 func TestDeferInMutationIsRefusedAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	resp := api.postGraphQL(`mutation {
 		reportSession(input: {workspaceId: "w", id: "new", provider: "simulated"}) { ... @defer { latestTurn { sequence } } }
@@ -179,12 +184,14 @@ func TestDeferInMutationIsRefusedAndChangesNothing(t *testing.T) {
 
 // gqlgen has no @stream: an unknown directive.
 func TestStreamIsAnUnknownDirective(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	err := api.expectCode("GRAPHQL_VALIDATION_FAILED", `{ sessions(workspaceId: "w") @stream { edges { cursor } } }`, nil)
 	require.Contains(t, err.Message, "stream")
 }
 
 func TestDeferOverWebsocketStreamsIncrementalPayloads(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	ws := api.dialWS(nil)
@@ -210,6 +217,7 @@ func TestDeferOverWebsocketStreamsIncrementalPayloads(t *testing.T) {
 }
 
 func TestDeferOverSSEStreamsIncrementalPayloads(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	resp := api.postGraphQL(deferredLatestTurn, map[string]any{"id": "s"}, "text/event-stream")
@@ -236,10 +244,11 @@ func TestDeferOverSSEStreamsIncrementalPayloads(t *testing.T) {
 // The limits count what a deferred fragment selects, as if it were not deferred: @defer is no
 // way around them.
 func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
+	t.Parallel()
 	wide := `{ session(workspaceId: "w", id: "s") { ... @defer {` + strings.Repeat(" title", 2001) + ` } } }`
-	err := resolvers.CheckDocument(wide, resolvers.DocumentLimits{Overlaps: 1 << 30})
+	err := limits.CheckDocument(wide, limits.Document{Overlaps: 1 << 30})
 	require.NotNil(t, err)
-	require.Equal(t, resolvers.CodeComplexityLimit, err.Extensions["code"])
+	require.Equal(t, limits.CodeComplexityLimit, err.Extensions["code"])
 	require.Equal(t, "field_limit", err.Extensions["reason"])
 
 	api := newTestAPI(t, apiOptions{limits: func(c *resolvers.Config) { c.ComplexityLimit = 5 }})
@@ -252,7 +261,7 @@ func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
 	var body struct{ Errors []gqlError }
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
 	require.Len(t, body.Errors, 1)
-	require.Equal(t, resolvers.CodeComplexityLimit, body.Errors[0].code())
+	require.Equal(t, limits.CodeComplexityLimit, body.Errors[0].code())
 }
 
 // A fragment deferred inside a deferred fragment arrives after it, with its own path, and only
@@ -260,6 +269,7 @@ func TestDeferredFragmentsCountTowardLimits(t *testing.T) {
 // defer it; Turn.messages is not, so it would arrive with the outer fragment: see
 // TestDeferOfAnInlineFieldArrivesInTheFirstPayload.)
 func TestNestedDeferArrivesInOrder(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	resp := api.postGraphQL(`{
@@ -291,6 +301,7 @@ func TestNestedDeferArrivesInOrder(t *testing.T) {
 // fragment, with their real values (the incremental-delivery RFC lets a server deliver a deferred
 // fragment early), and nothing is left to follow.
 func TestDeferOfAnInlineFieldArrivesInTheFirstPayload(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	resp := api.postGraphQL(`{
@@ -309,6 +320,7 @@ func TestDeferOfAnInlineFieldArrivesInTheFirstPayload(t *testing.T) {
 // lists, under fragments on an interface and nested in deferred fragments, and keeps a deferred
 // field gqlgen resolves with its object (it has no later payload), a null one included.
 func TestFirstPayloadLeavesDeferredFieldsOut(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 3, "")
 	api.seedSession("w", "t", 2, "")

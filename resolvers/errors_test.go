@@ -14,6 +14,7 @@ import (
 )
 
 func TestErrorCodes(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: func(c *forkengine.Config) { c.NoBackground = true; c.DisableBarrier = true }})
 	api.seedSession("w", "src", 2, "")
 	api.seedTurn("w", "src", "src-running", forkengine.PhaseRunning)
@@ -118,6 +119,7 @@ func sessionCursor(t *testing.T, api *testAPI) string {
 }
 
 func TestPanicsBecomeInternalErrors(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 0, "")
 	api.srv.AroundFields(func(ctx context.Context, next graphql.Resolver) (any, error) {

@@ -19,6 +19,7 @@ import (
 // because they reached the subscription out of cursor order; the feed delivers from the log.
 // Run with -count to repeat it.
 func TestLiveEventsEqualTheReplayUnderConcurrentWrites(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	ctx := context.Background()
 	const clients, turns = 4, 100

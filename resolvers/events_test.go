@@ -66,6 +66,7 @@ func (a *testAPI) reportTitle(ws, id, title string) {
 }
 
 func TestWorkspaceEventsResume(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s0", 1, "")
 	start := api.lastCursor("w")
@@ -102,6 +103,7 @@ func TestWorkspaceEventsResume(t *testing.T) {
 // Loaders are per response, not per connection: the second event of one subscription sees the
 // change made after the first was sent.
 func TestSubscriptionEventsGetFreshLoaders(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.reportTitle("w", "s1", "one")
 	ws := api.dialWS(nil)
@@ -118,6 +120,7 @@ func TestSubscriptionEventsGetFreshLoaders(t *testing.T) {
 }
 
 func TestWorkspaceEventsErrors(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{brokerQueue: 1})
 	api.reportTitle("a", "s", "in a")
 	cursorOfA := api.lastCursor("a")
@@ -194,6 +197,7 @@ func requireResumeAfterBurst(t *testing.T, api *testAPI, lagging *wsClient, rece
 // A live stream has no goroutine of its own; its broker subscription must still end with the
 // operation, whether the client completes it or goes away.
 func TestWorkspaceEventsReleaseTheBrokerSubscription(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	ws := api.dialWS(nil)
 	ws.subscribe("completed", eventsSubscription, map[string]any{"ws": "w"})
@@ -209,6 +213,7 @@ func TestWorkspaceEventsReleaseTheBrokerSubscription(t *testing.T) {
 // workspaceEventCursor lets a client read a snapshot and then subscribe after it with no gap: the
 // cursor names the newest event of that workspace only.
 func TestWorkspaceEventCursor(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	var resp struct{ WorkspaceEventCursor string }
 	query := `query($ws: ID!) { workspaceEventCursor(workspaceId: $ws) }`

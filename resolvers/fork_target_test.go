@@ -45,6 +45,7 @@ func (r *envRecorder) Fork(ctx context.Context, req forkengine.ForkRequest) (for
 // leaving the database as it was; the environment reaches the provider's call and no byte of the
 // SQLite database.
 func TestForkWithAnotherModel(t *testing.T) {
+	t.Parallel()
 	recorder := &envRecorder{}
 	api := newTestAPI(t, apiOptions{engine: func(c *forkengine.Config) {
 		recorder.Driver = c.Drivers["simulated"].(*simulated.Driver)

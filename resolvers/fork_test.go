@@ -40,6 +40,7 @@ const followSubscription = `subscription($id: ID!) { forkOperationUpdated(worksp
   id localId status phase session { id turns { edges { node { id messages { content } } } } } } }`
 
 func TestForkLifecycle(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "src", 3, "")
 
@@ -137,6 +138,7 @@ func TestForkLifecycle(t *testing.T) {
 }
 
 func TestFailedAndUnknownForksAreData(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ script, status, phase string }{
 		{`{"simulated":{"fork":"rejected","error":"no thanks"}}`, "FAILED", "FAILED"},
 		{`{"simulated":{"fork":"unknown"}}`, "UNKNOWN", "DELIVERY_UNKNOWN"},
@@ -169,6 +171,7 @@ func TestFailedAndUnknownForksAreData(t *testing.T) {
 }
 
 func TestForkOperationsPagesAndDeletion(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	for _, id := range []string{"a", "b", "c"} {
 		api.seedSession("w", id, 1, "")

@@ -46,6 +46,7 @@ func idCoordinates(t *testing.T) []string {
 // and does with it exactly what it does with the local id. The table must cover every such id in
 // the schema, so a new one cannot be forgotten.
 func TestEveryIDInputAcceptsGlobalIDs(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "src", 2, "")
 	api.seedSession("w", "gone", 0, "")
@@ -141,6 +142,7 @@ func TestEveryIDInputAcceptsGlobalIDs(t *testing.T) {
 // A global id that names another type or another workspace than the field's is BAD_USER_INPUT
 // (invalid_id) with a message that says which, and nothing changes.
 func TestGlobalIDsOfTheWrongObjectAreRefused(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "src", 1, "")
 	api.seedSession("other", "src", 1, "")

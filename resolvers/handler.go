@@ -14,6 +14,7 @@ import (
 
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/graph"
+	"github.com/forkgraph/forkgraph/limits"
 )
 
 // Config wires the GraphQL server. Engine and Broker are required.
@@ -30,12 +31,12 @@ type Config struct {
 	// errors (access.RequestID); nil: none.
 	RequestID func(ctx context.Context) string
 	Logger    *slog.Logger // default slog.Default()
-	// ComplexityLimit and DepthLimit bound one operation (defaults DefaultComplexityLimit,
-	// DefaultDepthLimit); DepthLimit, when set, overrides Document.Depth.
+	// ComplexityLimit and DepthLimit bound one operation (defaults limits.DefaultComplexityLimit,
+	// limits.DefaultDepthLimit); DepthLimit, when set, overrides Document.Depth.
 	ComplexityLimit int
 	DepthLimit      int
 	// Document bounds a document before it is validated (zero fields: defaults).
-	Document DocumentLimits
+	Document limits.Document
 	// Persisted, when set, runs first of all: it fills in or refuses the document of a request
 	// that names one by hash (Apollo APQ, trusted documents).
 	Persisted graphql.HandlerExtension
@@ -83,7 +84,7 @@ func NewServer(cfg Config) *handler.Server {
 	}
 	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch,
 		sources: sources, shared: &sharedStreams{}, streamReady: cfg.StreamReady, identify: cfg.Identify}}
-	connectionComplexity(&gcfg.Complexity)
+	limits.Complexity(&gcfg.Complexity, MaxNodeIDs)
 	schema := graph.NewExecutableSchema(gcfg)
 	rules, err := readRootRules(schema.Schema())
 	if err != nil {
@@ -102,10 +103,12 @@ func NewServer(cfg Config) *handler.Server {
 		srv.Use(cfg.Persisted)
 	}
 	doc := cfg.Document
-	doc.Depth = orDefault(cfg.DepthLimit, doc.Depth)
-	srv.Use(documentLimit{limits: doc.withDefaults()})
-	srv.Use(extension.FixedComplexityLimit(orDefault(cfg.ComplexityLimit, DefaultComplexityLimit)))
-	srv.Use(introspectionRule{})
+	if cfg.DepthLimit > 0 {
+		doc.Depth = cfg.DepthLimit
+	}
+	srv.Use(limits.DocumentRule(doc))
+	srv.Use(limits.ComplexityRule(cfg.ComplexityLimit))
+	srv.Use(limits.IntrospectionRule{})
 
 	srv.AroundOperations(withStreamEnd)
 	srv.AroundOperations(withSharedSlot)
@@ -119,11 +122,4 @@ func NewServer(cfg Config) *handler.Server {
 	srv.SetErrorPresenter(presentError(cfg.Logger, cfg.RequestID, cfg.Unavailable))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger, cfg.RequestID))
 	return srv
-}
-
-func orDefault(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }

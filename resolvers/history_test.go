@@ -10,6 +10,7 @@ import (
 // presents them as the fork's own: in its turns and transcript, with ids of the fork's own that
 // node(id:) resolves and that a fork of the fork can name as its boundary.
 func TestInheritedTurnsAndMessagesThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("ws", "s1", 3, "")
 	op := api.forkAndCommit("ws", "s1", "s1-t2", "r1")

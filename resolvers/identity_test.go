@@ -16,6 +16,7 @@ import (
 // Introspection shows each root field's scope as the last line of its description, and the
 // matrix calls every root field there is.
 func TestIntrospectionShowsEachRootFieldsScope(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	var got struct {
 		Schema map[string]struct {
@@ -47,6 +48,7 @@ func TestIntrospectionShowsEachRootFieldsScope(t *testing.T) {
 
 // viewer says who the caller is, for each kind of credential; a refused credential says why.
 func TestViewer(t *testing.T) {
+	t.Parallel()
 	const fields = `{ viewer { subject name workspaces scopes expiresAt credential } }`
 	type viewer struct {
 		Subject, Name *string
@@ -113,6 +115,7 @@ func TestViewer(t *testing.T) {
 // Who did it: a fork records the subject that asked for it and the one that acknowledged it;
 // reads, the operation's subscription and the workspace stream show both.
 func TestForkRecordsWhoAskedAndWhoAcknowledged(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "tokens")
 	require.NoError(t, os.WriteFile(path, []byte("alice "+tokA+" wa read,fork\nbob "+tokB+" wa read,fork\n"), 0o600))
 	file, err := access.LoadTokenFile(path, nil, nil)

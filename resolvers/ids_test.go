@@ -11,6 +11,7 @@ import (
 // Issue 10's reproductions: ids are never trimmed, so a padded id is refused on reads and
 // writes alike instead of overwriting the unpadded row (writes) or finding nothing (reads).
 func TestPaddedIDsAreRefusedEverywhere(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("demo", "billing-refactor", 1, "")
 	cases := []struct{ name, query string }{

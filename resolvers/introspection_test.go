@@ -5,34 +5,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/limits/limitstest"
 )
 
-// standardIntrospection has the shape tools send (graphql-js getIntrospectionQuery, Apollo,
-// GraphiQL, codegen): a type-reference chain nine levels deep, 15 fields in all. It must pass the
-// depth limit, which is 12 for ordinary selections.
-const standardIntrospection = `query IntrospectionQuery {
-  __schema {
-    queryType { name } mutationType { name } subscriptionType { name }
-    types { ...FullType }
-    directives { name description locations args { ...InputValue } }
-  }
-}
-fragment FullType on __Type {
-  kind name description
-  fields(includeDeprecated: true) { name description args { ...InputValue } type { ...TypeRef } isDeprecated deprecationReason }
-  inputFields { ...InputValue }
-  interfaces { ...TypeRef }
-  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason }
-  possibleTypes { ...TypeRef }
-}
-fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
-fragment TypeRef on __Type {
-  kind name
-  ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
-    ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } }
-}`
-
 func TestIntrospectionLimits(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 
 	t.Run("OK: the standard introspection query passes the depth limit", func(t *testing.T) {
@@ -42,7 +20,7 @@ func TestIntrospectionLimits(t *testing.T) {
 				Types     []struct{ Name string }
 			} `json:"__schema"`
 		}
-		api.mustDo(standardIntrospection, &resp, nil)
+		api.mustDo(limitstest.StandardIntrospection, &resp, nil)
 		require.Equal(t, "Query", resp.Schema.QueryType.Name)
 		names := make([]string, 0, len(resp.Schema.Types))
 		for _, ty := range resp.Schema.Types {

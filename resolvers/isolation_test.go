@@ -13,6 +13,7 @@ import (
 // and cannot be acknowledged from there. The store contract pins the same filter one layer down
 // (forkenginetest's Isolation group).
 func TestOperationsStayInTheirWorkspace(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "src", 1, "")
 	id := api.forkAndCommit("w", "src", "src-t1", "r1")

@@ -35,6 +35,7 @@ type forkability struct {
 // capability and the forkability read false without a driver call and forkSession is refused;
 // another workspace is not touched.
 func TestKillSwitchOverGraphQL(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: func(c *forkengine.Config) { c.NoBackground = true }})
 	api.seedSession("w", "src", 2, "")
 

@@ -9,6 +9,7 @@ import (
 // SPEC §5: a lineage's sessions and turns are null when deleted, so a graph drawn from lineages
 // never shows a soft-deleted session; the other end stays.
 func TestLineageEndsAreNullWhenDeleted(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "src", 2, "")
 	api.forkAndCommit("w", "src", "src-t1", "r1")

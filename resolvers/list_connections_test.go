@@ -60,6 +60,7 @@ func pageAll(t *testing.T, size int, backward bool, read func(vars map[string]an
 // source appended after the fork, the child's own turns) paged in both directions and several
 // sizes is exactly the deprecated whole list, as is every turn's.
 func TestMessageConnectionsPageTheTranscript(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	ctx := context.Background()
 	api.seedSession("w", "src", 4, "")
@@ -136,6 +137,7 @@ func TestMessageConnectionsPageTheTranscript(t *testing.T) {
 // TestForksConnectionPagesTheForks: the forks of a session, paged both ways, are the deprecated
 // list in order, and a cursor of another session's forks is refused.
 func TestForksConnectionPagesTheForks(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "src", 5, "")
 	api.seedSession("w", "other", 1, "")
@@ -218,6 +220,7 @@ func TestForksConnectionPagesTheForks(t *testing.T) {
 // cost the same number of SQL statements for 5 sessions as for 40, and for a fork 1 deep as for
 // one 20 deep.
 func TestListConnectionsAreBatched(t *testing.T) {
+	t.Parallel()
 	const query = `{ sessions(workspaceId: "w", first: 200) { edges { node {
 		messagesConnection(first: 3) { totalCount edges { cursor node { localId content } } }
 		forksConnection(first: 2) { totalCount edges { node { targetSessionId } } }
@@ -279,6 +282,7 @@ func TestListConnectionsAreBatched(t *testing.T) {
 // TestDeprecatedListsRefuseLongLists: Session.messages and Turn.messages refuse more than
 // MaxListLength messages with list_too_long, and the connection pages them all.
 func TestDeprecatedListsRefuseLongLists(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "long", 1, "")
 	ctx := context.Background()
@@ -314,6 +318,7 @@ func TestDeprecatedListsRefuseLongLists(t *testing.T) {
 // selection, so 200 sessions × 200 messages each is refused before anything is read, and the
 // same document with pages of 10 is not.
 func TestListConnectionsCountInTheComplexityLimit(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 1, "")
 	for _, field := range []string{"messagesConnection", "forksConnection"} {

@@ -12,6 +12,7 @@ import (
 // is settled, as a fresh query says. With one loader set for the whole response, b got what a
 // had read: RUNNING, not forkable, RECOVERY_REQUIRED.
 func TestMutationFieldsReadEarlierFieldsWrites(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 1, "")
 	var out struct {

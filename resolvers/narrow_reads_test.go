@@ -32,6 +32,7 @@ func (c *countingNarrow) LineageEndsByTargetIDs(ctx context.Context, ws string, 
 // A response reads messages' text alone only when its whole document shows nothing else of any
 // message; what it answers is the same either way.
 func TestMessageTextsReadOnlyWhenOnlyTextIsShown(t *testing.T) {
+	t.Parallel()
 	texts := &countingNarrow{}
 	api := newTestAPI(t, apiOptions{limits: func(c *resolvers.Config) { c.NarrowReads = texts }})
 	texts.db = api.db
@@ -122,6 +123,7 @@ func field(m map[string]any, path ...string) any {
 // Likewise a lineage is read as its two sessions alone only when the document shows nothing else
 // of any lineage.
 func TestLineageEndsReadOnlyWhenOnlySessionsAreShown(t *testing.T) {
+	t.Parallel()
 	narrow := &countingNarrow{}
 	api := newTestAPI(t, apiOptions{engine: noBackground, limits: func(c *resolvers.Config) { c.NarrowReads = narrow }})
 	narrow.db = api.db

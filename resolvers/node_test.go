@@ -48,6 +48,7 @@ func (a *testAPI) node(id string) *nodeView {
 // Issue 12: the same runtime id in two workspaces is two objects with two ids, and node() finds
 // each, for every Node type.
 func TestSameLocalIDInTwoWorkspaces(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	ops := map[string]string{}
 	for _, ws := range []string{"a", "b"} {
@@ -98,6 +99,7 @@ func TestSameLocalIDInTwoWorkspaces(t *testing.T) {
 }
 
 func TestNodes(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "s1", 1, "")
 	api.seedSession("w", "s2", 0, "")
@@ -167,6 +169,7 @@ func TestNodes(t *testing.T) {
 }
 
 func TestNodeAuthorization(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{auth: tokenAuth(t, tokA+"=wa, "+tokB+"=wb")})
 	api.seedSession("wa", "s", 1, "")
 	api.seedSession("wb", "s", 1, "")
@@ -221,6 +224,7 @@ func TestNodeAuthorization(t *testing.T) {
 // nodes reads each type with one statement (operations and lineages share theirs, lineages add
 // the committed projection's), however many ids it is given.
 func TestNodesAreBatched(t *testing.T) {
+	t.Parallel()
 	measure := func(n int) (mixed, sessionsOnly int64) {
 		api := newTestAPI(t, apiOptions{engine: noBackground})
 		var ids, sessionIDs []string
@@ -254,6 +258,7 @@ func TestNodesAreBatched(t *testing.T) {
 }
 
 func TestLocalIDsThatLookGlobal(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	// Not of global form (two parts; an unknown type): a local id like any other.
 	for _, id := range []string{"Session:two-parts", "urn:w:s", "Session:w:a%zz"} {

@@ -51,6 +51,7 @@ func (o *outermost) InterceptResponse(ctx context.Context, next graphql.Response
 }
 
 func TestBatchObserverSeesEveryLoaderBatch(t *testing.T) {
+	t.Parallel()
 	log := &batchLog{sizes: map[string][]int{}}
 	ext := &outermost{}
 	api := newTestAPI(t, apiOptions{engine: noBackground, limits: func(c *resolvers.Config) {

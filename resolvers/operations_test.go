@@ -9,6 +9,7 @@ import (
 )
 
 func TestReportAndRead(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 
 	var s struct {
@@ -128,6 +129,7 @@ func TestReportAndRead(t *testing.T) {
 }
 
 func TestSessionsPagination(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
 		api.seedSession("w", id, 0, "")

@@ -56,6 +56,7 @@ func sessionsPage(t *testing.T, api *testAPI, vars map[string]any) relayPage {
 // TestSessionsRelayPagination walks the sessions forward and backward across page boundaries,
 // and from each direction into the other, checking every pageInfo field on the way.
 func TestSessionsRelayPagination(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	for _, id := range []string{"s0", "s1", "s2", "s3", "s4"} {
 		api.seedSession("w", id, 0, "")
@@ -112,6 +113,7 @@ func TestSessionsRelayPagination(t *testing.T) {
 // TestEmptyPages: first: 0 and last: 0 answer no edges but a truthful pageInfo, as the Relay
 // spec's algorithm does (and as genqlient's unset `first: 0` needs).
 func TestEmptyPages(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	empty := pageShape{}
 	require.Equal(t, empty, sessionsPage(t, api, map[string]any{"first": 0}).shape(t), "nothing to page")
@@ -132,6 +134,7 @@ func TestEmptyPages(t *testing.T) {
 // TestTurnsRelayPagination pages one session's turns backward from its end and forward again,
 // and the turns of several sessions backward in one response.
 func TestTurnsRelayPagination(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s", 5, "")
 	api.seedSession("w", "short", 1, "")
@@ -170,6 +173,7 @@ func TestTurnsRelayPagination(t *testing.T) {
 
 // TestForkOperationsRelayPagination pages operations backward from the newest.
 func TestForkOperationsRelayPagination(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "src", 3, "")
 	var opIDs []string
@@ -193,6 +197,7 @@ func TestForkOperationsRelayPagination(t *testing.T) {
 // TestBackwardTurnPagesAreBatched: `turns(last:)` under a sessions page costs the same number
 // of SQL statements for 5 sessions as for 40.
 func TestBackwardTurnPagesAreBatched(t *testing.T) {
+	t.Parallel()
 	measure := func(n int) int64 {
 		api := newTestAPI(t, apiOptions{})
 		for i := range n {
@@ -217,6 +222,7 @@ func TestBackwardTurnPagesAreBatched(t *testing.T) {
 // turns cursor or another workspace's sessions cursor is invalid_cursor, not a page of this list
 // from that list's position.
 func TestCursorOfAnotherListIsRefused(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("x", "a", 3, "")
 	api.seedSession("x", "b", 3, "")

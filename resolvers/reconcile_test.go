@@ -78,6 +78,7 @@ func (a *testAPI) pendingOn(session, turn string) *struct{ ID, Phase string } {
 // An unknown delivery whose provider finds the child on the fourth attempt: the turn shows it as
 // pending meanwhile, each attempt is visible, and the fourth commits it with its new session.
 func TestReconcileThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	op := api.unknownFork("s", `{"fork":"unknown","reconcileAfter":3}`, "r1")
 	require.Equal(t, &struct{ ID, Phase string }{op.ID, "DELIVERY_UNKNOWN"}, api.pendingOn("s", "s-t2"))
@@ -111,6 +112,7 @@ func TestReconcileThroughTheAPI(t *testing.T) {
 
 // absent fails the operation and frees the turn; so does abandon, keeping the person's reason.
 func TestAbsentAndAbandonFreeTheTurn(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	absent := api.unknownFork("a", `{"fork":"unknown","reconcile":"absent"}`, "r-absent")
 	got := api.reconcile(absent.ID)
@@ -140,6 +142,7 @@ func TestAbsentAndAbandonFreeTheTurn(t *testing.T) {
 
 // A malformed simulated script is refused when the session is reported.
 func TestInvalidSimulatedScriptIsRefusedOnReport(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	e := api.expectCode("BAD_USER_INPUT", `mutation { reportSession(input: {workspaceId: "w", id: "s", provider: "simulated",
 		settings: {simulated: {fork: "sometimes"}}}) { id } }`, nil)
@@ -151,6 +154,7 @@ func TestInvalidSimulatedScriptIsRefusedOnReport(t *testing.T) {
 
 // pendingForkOperation costs the same statements for a page of 10 sessions as for 100.
 func TestPendingForkOperationIsBatched(t *testing.T) {
+	t.Parallel()
 	measure := func(n int) int64 {
 		api := newTestAPI(t, apiOptions{engine: noBackground})
 		for i := range n {

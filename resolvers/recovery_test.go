@@ -16,6 +16,7 @@ const reportTurnWithSubmission = `mutation($id: ID!, $sub: TurnSubmissionInput) 
 // RECOVERY_REQUIRED; forking it recovers the binding (the simulated provider finds it by the
 // submit id), and the turn reads BOUND. A bad submission is BAD_USER_INPUT and changes nothing.
 func TestBindingRecoveryOverGraphQL(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: func(c *forkengine.Config) { c.NoBackground = true }})
 	api.seedSession("w", "src", 1, "")
 	type turnState struct {
@@ -55,6 +56,7 @@ func TestBindingRecoveryOverGraphQL(t *testing.T) {
 
 // TestIngestBindingRulesOverGraphQL: the refusals reach clients with their reasons.
 func TestIngestBindingRulesOverGraphQL(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: func(c *forkengine.Config) { c.NoBackground = true }})
 	api.seedSession("w", "src", 2, "")
 	api.seedTurn("w", "src", "src-running", forkengine.PhaseRunning) // bound to p-src-running, not settled

@@ -27,6 +27,7 @@ type verification struct {
 // and by global id), an original session, a target moved to another provider session behind the
 // engine, and a session that does not exist.
 func TestVerifyForkedSession(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: func(c *forkengine.Config) { c.NoBackground = true }})
 	api.seedSession("w", "src", 1, "")
 	var started struct{ ForkSession forkOp }

@@ -188,6 +188,7 @@ func newMatrixAPI(t *testing.T, iss *testissuer.Issuer, postgres, trusted bool) 
 // with the database unchanged. Then a valid JWT of another workspace, with every scope, is
 // refused on every field and path, node and nodes included.
 func TestScopeMatrix(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []struct {
 		name     string
 		postgres bool

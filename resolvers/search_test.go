@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/resolvers"
+	"github.com/forkgraph/forkgraph/limits"
 )
 
 const searchPageQuery = `query($search: String, $first: Int, $after: String, $last: Int, $before: String, $filter: SessionFilter) {
@@ -34,6 +34,7 @@ func (a *testAPI) say(sessionID, turnID string, texts ...string) {
 // TestSessionsSearch: search finds by title and message words, pages forward and backward with
 // the list's cursors scoped to the search, counts what it pages, and combines with the filter.
 func TestSessionsSearch(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	for i := range 7 {
 		id := fmt.Sprintf("s%d", i)
@@ -77,6 +78,7 @@ func TestSessionsSearch(t *testing.T) {
 // TestSessionsSearchRefusals: a search that cannot be looked up is refused with reason
 // invalid_search, and changes nothing.
 func TestSessionsSearchRefusals(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	api.seedSession("w", "s0", 1, "")
 	events := len(api.eventsOf("w"))
@@ -99,11 +101,12 @@ func TestSessionsSearchRefusals(t *testing.T) {
 // TestSessionsSearchCost: a search adds SearchComplexity to its field, so a document of wide
 // search pages reaches the complexity limit that the same pages without a search stay under.
 func TestSessionsSearchCost(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	doc := func(search bool) string {
 		var q strings.Builder
 		q.WriteString("{")
-		for i := range resolvers.DefaultRootFieldLimit {
+		for i := range limits.DefaultRootFieldLimit {
 			arg := ""
 			if search {
 				arg = fmt.Sprintf(`, search: "word%d"`, i)
@@ -113,5 +116,5 @@ func TestSessionsSearchCost(t *testing.T) {
 		return q.String() + " }"
 	}
 	api.mustDo(doc(false), nil, nil)
-	api.expectCode(resolvers.CodeComplexityLimit, doc(true), nil)
+	api.expectCode(limits.CodeComplexityLimit, doc(true), nil)
 }

@@ -106,6 +106,7 @@ func readTitles(c *wsClient, id string, n int) []string {
 // Subscribers of the same live operation share one execution per event, and each still gets
 // every event exactly once, in order, read when the event is sent (fresh loaders per event).
 func TestSharedSubscriptionExecutesOncePerEvent(t *testing.T) {
+	t.Parallel()
 	api, batches := newCountingAPI(t, apiOptions{})
 	api.reportTitle("w", "s1", "zero")
 	clients := api.dialMany(5, nil)
@@ -129,6 +130,7 @@ func TestSharedSubscriptionExecutesOncePerEvent(t *testing.T) {
 // What differs in the answer is never shared: another workspace, another selection, other
 // variables each execute on their own.
 func TestSharedSubscriptionSeparatesDistinctOperations(t *testing.T) {
+	t.Parallel()
 	api, batches := newCountingAPI(t, apiOptions{})
 	inA, inB, otherSelection, otherVariables := api.dialMany(2, nil), api.dialWS(nil), api.dialWS(nil), api.dialWS(nil)
 	api.subscribeLive(inA, "a", liveEvents, map[string]any{"ws": "a"})
@@ -163,6 +165,7 @@ func TestSharedSubscriptionSeparatesDistinctOperations(t *testing.T) {
 // Authorization is decided per subscriber, as before: a token of another workspace is refused
 // even while a group follows that workspace, and the refused client gets nothing of it.
 func TestSharedSubscriptionKeepsAuthorization(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{auth: tokenAuth(t, tokA+"=wa, "+tokB+"=wb")})
 	members := api.dialMany(2, map[string]any{"authorization": "Bearer " + tokA})
 	api.subscribeLive(members, "1", liveEvents, map[string]any{"ws": "wa"})
@@ -186,6 +189,7 @@ func TestSharedSubscriptionKeepsAuthorization(t *testing.T) {
 // A late joiner gets exactly the events published after it joined; a member that leaves ends
 // nobody else's stream; the others keep sharing.
 func TestSharedSubscriptionJoinAndLeave(t *testing.T) {
+	t.Parallel()
 	api, batches := newCountingAPI(t, apiOptions{})
 	first, second := api.dialWS(nil), api.dialWS(nil)
 	api.subscribeLive([]*wsClient{first, second}, "1", liveEvents, map[string]any{"ws": "w"})
@@ -217,6 +221,7 @@ func TestSharedSubscriptionJoinAndLeave(t *testing.T) {
 // A member that does not read holds nobody up: the others get every event at once, and when it
 // reads again it has all of them too, in order.
 func TestSharedSubscriptionSlowMember(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	slow, quick := api.dialWS(nil), api.dialWS(nil)
 	api.subscribeLive([]*wsClient{slow, quick}, "1", liveEvents, map[string]any{"ws": "w"})
@@ -233,6 +238,7 @@ func TestSharedSubscriptionSlowMember(t *testing.T) {
 // Stream ends reach every member as they would without sharing: a burst that overflows the
 // queues ends each member's stream with RESUME_REQUIRED naming the last cursor it received.
 func TestSharedSubscriptionMembersAreToldToResume(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{brokerQueue: 1})
 	members := api.dialMany(2, nil)
 	api.subscribeLive(members, "lag", eventsSubscription, map[string]any{"ws": "b"})
@@ -247,6 +253,7 @@ func TestSharedSubscriptionMembersAreToldToResume(t *testing.T) {
 // A resumed stream replays from its own cursor: it shares with nobody, so each resumed
 // subscriber executes every event itself, exactly as before.
 func TestResumedSubscriptionsAreNotShared(t *testing.T) {
+	t.Parallel()
 	api, batches := newCountingAPI(t, apiOptions{})
 	api.reportTitle("w", "s", "first")
 	after := map[string]any{"ws": "w", "after": api.logCursors("w", 0)[0]}
@@ -264,6 +271,7 @@ func TestResumedSubscriptionsAreNotShared(t *testing.T) {
 // A subscriber over SSE joins the same group as one over a websocket: the response is the
 // transports' to frame, the execution is shared.
 func TestSharedSubscriptionAcrossTransports(t *testing.T) {
+	t.Parallel()
 	api, batches := newCountingAPI(t, apiOptions{})
 	ws := api.dialWS(nil)
 	api.subscribeLive([]*wsClient{ws}, "1", liveEvents, map[string]any{"ws": "w"})

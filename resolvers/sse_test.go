@@ -14,6 +14,7 @@ import (
 // Every event of a subscription must reach the client intact, also over a transport that encodes
 // one event while it pulls the next (gqlgen's generated code reuses one buffer per stream).
 func TestSSEEventsArriveIntact(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "src", 2, "")
 	var started struct{ ForkSession forkOp }

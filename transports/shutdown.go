@@ -1,6 +1,8 @@
 package transports
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"sync"
 )
@@ -23,4 +25,18 @@ func shutdownSignal(r *http.Request) <-chan struct{} {
 		srv.RegisterOnShutdown(func() { close(fresh) })
 	}
 	return v.(chan struct{})
+}
+
+// Drain shuts srv down: it stops accepting, then waits, until ctx ends, for in-flight requests,
+// which keep their contexts meanwhile (streams see the shutdown and end cleanly). When the grace
+// period runs out, the requests still running are cancelled with cancelRequests and their
+// connections closed, and the error says so.
+func Drain(ctx context.Context, srv *http.Server, cancelRequests context.CancelFunc) error {
+	err := srv.Shutdown(ctx)
+	if err != nil {
+		cancelRequests()
+		_ = srv.Close()
+		return fmt.Errorf("drain: %w (in-flight requests were cancelled)", err)
+	}
+	return nil
 }

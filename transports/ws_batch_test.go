@@ -143,6 +143,7 @@ func TestWriteDeadlineIsRenewedOnlyWhenAWriteWouldHaveLessThanTheTimeout(t *test
 // it counts from then, so a wait for that batch does not use it up; and the next batch renews
 // the deadline it left.
 func TestAControlFrameDeadlineBoundsThatFrameAlone(t *testing.T) {
+	t.Parallel() // its waits are the peer's pace: let them overlap the others'
 	const timeout = 8 * time.Second
 	rec := &deadlineConn{}
 	b := &batchConn{Conn: rec, socketDeadline: -1}

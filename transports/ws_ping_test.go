@@ -31,6 +31,7 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 // progress to a client that reads slowly but steadily (well within WriteTimeout and
 // SlowClientTimeout): the connection dropped without a close frame (1006).
 func TestAClientPingDoesNotCutTheWriteInProgress(t *testing.T) {
+	t.Parallel() // its waits are the peer's pace: let them overlap the others'
 	c := dialSlowReader(t, Websocket{WriteTimeout: 20 * time.Second, SlowClientTimeout: 20 * time.Second})
 	ws := c.conn
 	const n = 14 // 100 kB each, read at about 400 kB/s: the batch is in write for seconds
@@ -60,6 +61,7 @@ func TestAClientPingDoesNotCutTheWriteInProgress(t *testing.T) {
 // already past; gorilla then kept that timeout as its write error and refused every later
 // control frame, so this 4400 never reached the client (1006).
 func TestALatePongDoesNotSwallowTheCloseFrame(t *testing.T) {
+	t.Parallel() // its waits are the peer's pace: let them overlap the others'
 	c := dialSlowReader(t, Websocket{WriteTimeout: 3 * time.Second, SlowClientTimeout: 30 * time.Second})
 	ws := c.conn
 	time.Sleep(1200 * time.Millisecond) // the next batch renews its deadline: 3.75 s from its start
@@ -82,6 +84,7 @@ func TestALatePongDoesNotSwallowTheCloseFrame(t *testing.T) {
 // Answered on the reader goroutine, its pong waited there for the stuck batch, and the reader
 // never saw the deadline that closes the connection: it was served until the batch timed out.
 func TestAStuckClientThatPingsIsLetGoAfterCloseGrace(t *testing.T) {
+	t.Parallel() // its waits are the peer's pace: let them overlap the others'
 	srv := handler.New(streamSchema(newStreamHooks()))
 	srv.AddTransport(Websocket{SlowClientTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
 	hs := httptest.NewServer(srv)

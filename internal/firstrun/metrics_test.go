@@ -21,6 +21,7 @@ import (
 // panels said "No data", and rate() alerts had nothing to start from), and a 403 for a bad Host
 // is counted in forkgraph_http_responses_total like every other /graphql response.
 func TestFreshServerExportsEveryDocumentedSeries(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	families := scrape(t, s.base)
 

@@ -28,6 +28,7 @@ const twoInstancesDeadline = 5 * time.Minute
 // for 8080 and 8081 and the binary built into a temporary directory, forks on the first instance
 // and follows the fork over SSE on the second, then stops both and the database.
 func TestReadmeTwoInstancesFromAScript(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 // Issue 27, item 1: an unknown -db scheme is refused with the forms -db takes, and nothing is
 // created (it was read as a SQLite file name, and failed on a lock file in a missing directory).
 func TestUnknownDatabaseSchemeNamesTheForms(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{"mysql://foo", "sqlite://forkgraph.db", "mysql://root:hunter2@db.internal/app"} {
 		dir := t.TempDir()
 		r := runIn(t, dir, serverBin, "-db", dsn, "-addr", "127.0.0.1:0")
@@ -33,6 +34,7 @@ func TestUnknownDatabaseSchemeNamesTheForms(t *testing.T) {
 
 // Issue 27, item 4: a flag mistake prints the error and a one-line hint, not the whole usage.
 func TestFlagMistakesAreOneLineAndAHint(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -57,6 +59,7 @@ func TestFlagMistakesAreOneLineAndAHint(t *testing.T) {
 
 // -h lists every flag with a placeholder that says what it takes, and exits 0.
 func TestHelpListsTheFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := runIn(t, dir, serverBin, "-h")
 	if r.code != 0 {
@@ -77,6 +80,7 @@ func TestHelpListsTheFlags(t *testing.T) {
 // no database or lock file left behind (it was the last of 17 lines, after migrations, the seed
 // and recovery).
 func TestPortInUseFailsBeforeTheDatabase(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +112,7 @@ func TestPortInUseFailsBeforeTheDatabase(t *testing.T) {
 // and the dial error once, without the password (it was a gorm warning naming a source file,
 // then the error, each repeating the dial error twice).
 func TestUnreachablePostgresIsOneLine(t *testing.T) {
+	t.Parallel()
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // `go run` (which records neither) is read by telemetry's TestBuildFromEachKindOfBuild; here the
 // release path, `make build`, runs for real.
 func TestVersionNamesTheBuild(t *testing.T) {
+	t.Parallel()
 	head := gitHead(t)
 
 	// `make build` stamps the version and commit with -ldflags, as a release does.

@@ -1,4 +1,4 @@
-package resolvers_test
+package limitstest
 
 import (
 	"fmt"
@@ -7,12 +7,12 @@ import (
 
 // The document shapes of issue 10's attack campaign.
 
-// fragmentBomb spreads each of n fragments twice from the one before: 2^n fields once expanded,
+// FragmentBomb spreads each of n fragments twice from the one before: 2^n fields once expanded,
 // in a document of about 60n bytes.
-func fragmentBomb(n int) string { return fragmentBombIn("{ ...F0 }", "Query", n) }
+func FragmentBomb(n int) string { return fragmentBombIn("{ ...F0 }", "Query", n) }
 
-// sessionFragmentBomb is a fragmentBomb inside one session, so its fields are not root fields.
-func sessionFragmentBomb(n int) string {
+// SessionFragmentBomb is a FragmentBomb inside one session, so its fields are not root fields.
+func SessionFragmentBomb(n int) string {
 	return fragmentBombIn(`{ session(workspaceId: "w", id: "s") { ...F0 } }`, "Session", n)
 }
 
@@ -26,8 +26,8 @@ func fragmentBombIn(operation, on string, n int) string {
 	return b.String()
 }
 
-// aliasFlood aliases __typename n times in one session (50,000 made 939 KB).
-func aliasFlood(n int) string {
+// AliasFlood aliases __typename n times in one session (50,000 made 939 KB).
+func AliasFlood(n int) string {
 	var b strings.Builder
 	b.WriteString(`{ session(workspaceId: "w", id: "s") {`)
 	for i := range n {
@@ -37,13 +37,13 @@ func aliasFlood(n int) string {
 	return b.String()
 }
 
-// sameNameFlood repeats __typename n times without aliases: every pair overlaps by name.
-func sameNameFlood(n int) string {
+// SameNameFlood repeats __typename n times without aliases: every pair overlaps by name.
+func SameNameFlood(n int) string {
 	return "{" + strings.Repeat(" __typename", n) + " }"
 }
 
-// introspectionFlood aliases a full type introspection n times.
-func introspectionFlood(n int) string {
+// IntrospectionFlood aliases a full type introspection n times.
+func IntrospectionFlood(n int) string {
 	var b strings.Builder
 	b.WriteString("{")
 	for i := range n {
@@ -53,13 +53,13 @@ func introspectionFlood(n int) string {
 	return b.String()
 }
 
-// directiveFlood puts n @include directives on one field.
-func directiveFlood(n int) string {
+// DirectiveFlood puts n @include directives on one field.
+func DirectiveFlood(n int) string {
 	return "{ __typename" + strings.Repeat(" @include(if: true)", n) + " }"
 }
 
-// nested selects a session's forks and their targets, depth fields deep from the root.
-func nested(depth int) string {
+// Nested selects a session's forks and their targets, depth fields deep from the root.
+func Nested(depth int) string {
 	below := depth - 1 // fields under session
 	leaf := "id"
 	if below%2 == 0 {
@@ -70,21 +70,21 @@ func nested(depth int) string {
 		strings.Repeat(" } }", pairs) + " } }"
 }
 
-// nestedSameName repeats id n times inside one session: under the field limit, every pair of
+// NestedSameName repeats id n times inside one session: under the field limit, every pair of
 // fields overlaps by name, which validation compares pairwise.
-func nestedSameName(n int) string {
+func NestedSameName(n int) string {
 	return `{ session(workspaceId: "w", id: "s") {` + strings.Repeat(" id", n) + " } }"
 }
 
-// nestedFragmentsSameName repeats id and forks { operationId } n times in a fragment spread into one
+// NestedFragmentsSameName repeats id and forks { operationId } n times in a fragment spread into one
 // session: pairs of fields with selections, which validation compares recursively.
-func nestedFragmentsSameName(n int) string {
+func NestedFragmentsSameName(n int) string {
 	return `{ session(workspaceId: "w", id: "s") { ...A } } fragment A on Session {` + strings.Repeat(" id forks { operationId }", n) + " }"
 }
 
-// manyFragments spreads n fragments that each select id, __typename and title into one session, as a
+// ManyFragments spreads n fragments that each select id, __typename and title into one session, as a
 // component tree of Relay or Apollo fragments does.
-func manyFragments(n int) string {
+func ManyFragments(n int) string {
 	var b strings.Builder
 	b.WriteString(`{ session(workspaceId: "w", id: "s") {`)
 	for i := range n {

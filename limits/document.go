@@ -1,4 +1,4 @@
-package resolvers
+package limits
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 )
 
-// DocumentLimits bound a GraphQL document before gqlgen validates it. Validation and the
+// Document bounds a GraphQL document before gqlgen validates it. Validation and the
 // complexity count of gqlgen both expand fragment spreads, so a document whose fragments spread
 // each other twice per level is exponentially large once expanded: 1.3 KB can stand for 2^30
 // fields. These limits are computed in one pass over the document, each fragment measured once
 // and its figures reused wherever it is spread, so refusing even the worst document up to the
 // body limit costs time linear in its size. Zero fields take the Default* values.
-type DocumentLimits struct {
+type Document struct {
 	Tokens         int // lexical tokens in the document: TOKEN_LIMIT_EXCEEDED
 	Aliases        int // aliased fields written in the document: ALIAS_LIMIT_EXCEEDED
 	Directives     int // directives written in the document: DIRECTIVE_LIMIT_EXCEEDED
@@ -54,7 +54,7 @@ const (
 	CodeComplexityLimit = "COMPLEXITY_LIMIT_EXCEEDED"
 )
 
-func (l DocumentLimits) withDefaults() DocumentLimits {
+func (l Document) withDefaults() Document {
 	l.Tokens = orDefault(l.Tokens, DefaultTokenLimit)
 	l.Aliases = orDefault(l.Aliases, DefaultAliasLimit)
 	l.Directives = orDefault(l.Directives, DefaultDirectiveLimit)
@@ -66,10 +66,15 @@ func (l DocumentLimits) withDefaults() DocumentLimits {
 	return l
 }
 
-// documentLimit is the gqlgen extension that applies DocumentLimits. It runs as an
-// OperationParameterMutator, after persisted operations have filled in the document and before
-// gqlgen parses and validates it.
-type documentLimit struct{ limits DocumentLimits }
+// DocumentRule returns the gqlgen extension that applies limits (zero fields: the defaults). It
+// runs as an OperationParameterMutator, after persisted operations have filled in the document and
+// before gqlgen parses and validates it, and refuses with CheckDocument's codes.
+func DocumentRule(limits Document) graphql.HandlerExtension {
+	return documentLimit{limits: limits.withDefaults()}
+}
+
+// documentLimit is the extension DocumentRule returns.
+type documentLimit struct{ limits Document }
 
 var (
 	_ graphql.HandlerExtension          = documentLimit{}
@@ -87,7 +92,7 @@ func (d documentLimit) MutateOperationParameters(_ context.Context, params *grap
 
 // CheckDocument applies limits to a GraphQL document in time linear in its length. A document
 // that does not lex or parse passes: gqlgen reports it as GRAPHQL_PARSE_FAILED with its position.
-func CheckDocument(query string, limits DocumentLimits) *gqlerror.Error {
+func CheckDocument(query string, limits Document) *gqlerror.Error {
 	limits = limits.withDefaults()
 	src := &ast.Source{Input: query}
 	if n, ok := countTokens(src, limits.Tokens); !ok {
@@ -120,7 +125,7 @@ func CheckDocument(query string, limits DocumentLimits) *gqlerror.Error {
 	return nil
 }
 
-func (c selectionCost) check(op *ast.OperationDefinition, l DocumentLimits) *gqlerror.Error {
+func (c selectionCost) check(op *ast.OperationDefinition, l Document) *gqlerror.Error {
 	name := op.Name
 	if name == "" {
 		name = "(anonymous)"
@@ -165,6 +170,13 @@ func codedError(code, reason, format string, args ...any) *gqlerror.Error {
 		err.Extensions["reason"] = reason
 	}
 	return err
+}
+
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // countText prints a saturated count as "more than" the cap.

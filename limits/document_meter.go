@@ -1,4 +1,4 @@
-package resolvers
+package limits
 
 import (
 	"strconv"

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/limits"
+	"github.com/forkgraph/forkgraph/limits/limitstest"
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
@@ -32,7 +34,7 @@ const refusalBound = 100 * time.Millisecond
 //	go test ./resolvers -run '^$' -bench DocumentLimits -benchtime 20x
 func BenchmarkDocumentLimits(b *testing.B) {
 	h := newBenchServer(b)
-	const complexity = resolvers.CodeComplexityLimit
+	const complexity = limits.CodeComplexityLimit
 	// Each shape at each size with the code it is answered with ("": it runs).
 	cases := []struct {
 		shape string
@@ -40,30 +42,30 @@ func BenchmarkDocumentLimits(b *testing.B) {
 		n     int
 		code  string
 	}{
-		{"fragment-bomb", sessionFragmentBomb, 8, complexity}, // overlap_limit: __typename 2^8 times
-		{"fragment-bomb", sessionFragmentBomb, 20, complexity},
-		{"fragment-bomb", sessionFragmentBomb, 30, complexity},
-		{"fragment-bomb", sessionFragmentBomb, 80, complexity},
-		{"root-fragment-bomb", fragmentBomb, 8, resolvers.CodeRootFieldLimit},
-		{"root-fragment-bomb", fragmentBomb, 30, complexity},
-		{"root-fragment-bomb", fragmentBomb, 80, complexity},
-		{"aliases", aliasFlood, 100, ""},
-		{"aliases", aliasFlood, 1000, resolvers.CodeAliasLimit},
-		{"aliases", aliasFlood, 50_000, resolvers.CodeTokenLimit},
-		{"same-name", sameNameFlood, 1000, resolvers.CodeRootFieldLimit},
-		{"same-name", sameNameFlood, 90_000, resolvers.CodeTokenLimit},
-		{"introspections", introspectionFlood, 5, ""},
-		{"introspections", introspectionFlood, 100, resolvers.CodeRootFieldLimit},
-		{"introspections", introspectionFlood, 3000, resolvers.CodeTokenLimit},
-		{"directives", directiveFlood, 50, "GRAPHQL_VALIDATION_FAILED"}, // @include is not repeatable
-		{"directives", directiveFlood, 1000, resolvers.CodeDirectiveLimit},
-		{"directives", directiveFlood, 50_000, resolvers.CodeTokenLimit},
-		{"nested-same-name", nestedSameName, 141, ""},
-		{"nested-same-name", nestedSameName, 1998, complexity},
-		{"fragment-same-name", nestedFragmentsSameName, 70, ""},
-		{"fragment-same-name", nestedFragmentsSameName, 600, complexity},
-		{"many-fragments", manyFragments, 80, ""},
-		{"many-fragments", manyFragments, 200, complexity},
+		{"fragment-bomb", limitstest.SessionFragmentBomb, 8, complexity}, // overlap_limit: __typename 2^8 times
+		{"fragment-bomb", limitstest.SessionFragmentBomb, 20, complexity},
+		{"fragment-bomb", limitstest.SessionFragmentBomb, 30, complexity},
+		{"fragment-bomb", limitstest.SessionFragmentBomb, 80, complexity},
+		{"root-fragment-bomb", limitstest.FragmentBomb, 8, limits.CodeRootFieldLimit},
+		{"root-fragment-bomb", limitstest.FragmentBomb, 30, complexity},
+		{"root-fragment-bomb", limitstest.FragmentBomb, 80, complexity},
+		{"aliases", limitstest.AliasFlood, 100, ""},
+		{"aliases", limitstest.AliasFlood, 1000, limits.CodeAliasLimit},
+		{"aliases", limitstest.AliasFlood, 50_000, limits.CodeTokenLimit},
+		{"same-name", limitstest.SameNameFlood, 1000, limits.CodeRootFieldLimit},
+		{"same-name", limitstest.SameNameFlood, 90_000, limits.CodeTokenLimit},
+		{"introspections", limitstest.IntrospectionFlood, 5, ""},
+		{"introspections", limitstest.IntrospectionFlood, 100, limits.CodeRootFieldLimit},
+		{"introspections", limitstest.IntrospectionFlood, 3000, limits.CodeTokenLimit},
+		{"directives", limitstest.DirectiveFlood, 50, "GRAPHQL_VALIDATION_FAILED"}, // @include is not repeatable
+		{"directives", limitstest.DirectiveFlood, 1000, limits.CodeDirectiveLimit},
+		{"directives", limitstest.DirectiveFlood, 50_000, limits.CodeTokenLimit},
+		{"limitstest.Nested-same-name", limitstest.NestedSameName, 141, ""},
+		{"limitstest.Nested-same-name", limitstest.NestedSameName, 1998, complexity},
+		{"fragment-same-name", limitstest.NestedFragmentsSameName, 70, ""},
+		{"fragment-same-name", limitstest.NestedFragmentsSameName, 600, complexity},
+		{"many-fragments", limitstest.ManyFragments, 80, ""},
+		{"many-fragments", limitstest.ManyFragments, 200, complexity},
 	}
 	for _, tc := range cases {
 		body, err := json.Marshal(map[string]string{"query": tc.build(tc.n)})

@@ -1,4 +1,4 @@
-package resolvers
+package limits
 
 import "github.com/vektah/gqlparser/v2/ast"
 
