@@ -2553,7 +2553,7 @@ type TextPart {
 "A call the agent made to a tool."
 type ToolCallPart {
   "The call's id, which the tool result answering it names (a fork's child has its own)."
-  callId: ID!
+  callId: String!
   "The tool's name."
   name: String!
   "The tool's input, any JSON value; null when none was given."
@@ -2563,7 +2563,7 @@ type ToolCallPart {
 "What a tool call returned."
 type ToolResultPart {
   "The id of the call this answers: a ToolCallPart of the same turn."
-  callId: ID!
+  callId: String!
   "The tool's output, as text."
   output: String!
   "True when the tool failed and output is its error."
@@ -2573,7 +2573,7 @@ type ToolResultPart {
 "A reference to a file attached to the conversation (forkgraph keeps the reference, not the file)."
 type AttachmentPart {
   "The attachment's id (a fork's child has its own, derived from the source's)."
-  attachmentId: ID!
+  attachmentId: String!
   "The file's name (MessagePartInput.name), or null."
   fileName: String
   "The media type, for example ` + "`" + `image/png` + "`" + `, or null."
@@ -3045,7 +3045,7 @@ input MessagePartInput {
   "TEXT and REASONING: the text."
   text: String
   "TOOL_CALL (required): the call's id; TOOL_RESULT (required): the id of the call it answers."
-  callId: ID
+  callId: String
   "TOOL_CALL (required): the tool's name; ATTACHMENT: the file's name."
   name: String
   "TOOL_CALL: the tool's input, any JSON value."
@@ -3055,7 +3055,7 @@ input MessagePartInput {
   "TOOL_RESULT: true when the tool failed."
   isError: Boolean
   "ATTACHMENT (required): the attachment's id."
-  attachmentId: ID
+  attachmentId: String
   "ATTACHMENT: the media type."
   mediaType: String
 }
@@ -4473,14 +4473,14 @@ func (ec *executionContext) _AttachmentPart_attachmentId(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_AttachmentPart_attachmentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AttachmentPart", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("AttachmentPart", field, false, false, "String")
 }
 
 func (ec *executionContext) _AttachmentPart_fileName(ctx context.Context, field graphql.CollectedField, obj *models.AttachmentPart) (ret graphql.Marshaler) {
@@ -8439,14 +8439,14 @@ func (ec *executionContext) _ToolCallPart_callId(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_ToolCallPart_callId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ToolCallPart", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("ToolCallPart", field, false, false, "String")
 }
 
 func (ec *executionContext) _ToolCallPart_name(ctx context.Context, field graphql.CollectedField, obj *models.ToolCallPart) (ret graphql.Marshaler) {
@@ -8508,14 +8508,14 @@ func (ec *executionContext) _ToolResultPart_callId(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_ToolResultPart_callId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ToolResultPart", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("ToolResultPart", field, false, false, "String")
 }
 
 func (ec *executionContext) _ToolResultPart_output(ctx context.Context, field graphql.CollectedField, obj *models.ToolResultPart) (ret graphql.Marshaler) {
@@ -11492,7 +11492,7 @@ func (ec *executionContext) unmarshalInputMessagePartInput(ctx context.Context, 
 			it.Text = data
 		case "callId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("callId"))
-			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -11527,7 +11527,7 @@ func (ec *executionContext) unmarshalInputMessagePartInput(ctx context.Context, 
 			it.IsError = data
 		case "attachmentId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attachmentId"))
-			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
