@@ -96,9 +96,9 @@ func withSearchPath(dsn, schema string) string {
 	return dsn + " search_path=" + schema
 }
 
-// upsertTurnBefore22 writes t as a binary from before migration 23 did: without the columns of a
+// upsertTurnWithoutDetails writes t as a binary from before typed parts and turn details did: without the columns of a
 // turn's details (typed_columns.go), which a database opened at an older version lacks.
-func upsertTurnBefore22(ctx context.Context, tx forkengine.Tx, t forkengine.Turn) error {
+func upsertTurnWithoutDetails(ctx context.Context, tx forkengine.Tx, t forkengine.Turn) error {
 	details := map[string]bool{turnErrorColumn.name: true, fileChangesColumn.name: true, completedCommandColumn.name: true}
 	var names, marks []string
 	var values []any

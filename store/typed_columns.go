@@ -7,7 +7,8 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// The columns of a message's typed parts and a turn's details (migration 23). Each holds its
+// The columns of a message's typed parts and a turn's details (the migration "typed message
+// parts and turn details"). Each holds its
 // value's JSON as TEXT NOT NULL, and '' for a value that was never given: every row stored
 // before the columns existed reads as absent, which for a message means plain text (its one
 // text part is its content).
@@ -87,7 +88,7 @@ var (
 		isNil[forkengine.CompletedCommand], nil)
 )
 
-// richMessagesStatements add the columns (migration 23).
+// richMessagesStatements add the columns (the migration "typed message parts and turn details").
 var richMessagesStatements = []string{
 	`ALTER TABLE messages ADD COLUMN parts TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE turns ADD COLUMN turn_error TEXT NOT NULL DEFAULT ''`,
