@@ -8,12 +8,11 @@ import (
 )
 
 // The columns of a message's typed parts and a turn's details (the migration "typed message
-// parts and turn details"). Each holds its
-// value's JSON as TEXT NOT NULL, and '' for a value that was never given: every row stored
-// before the columns existed reads as absent, which for a message means plain text (its one
-// text part is its content).
+// parts and turn details"). Each holds its value's JSON as TEXT NOT NULL, and the empty string
+// for a value that was never given: every row stored before the columns existed reads as
+// absent, which for a message means plain text (its one text part is its content).
 
-// encodedColumn stores *field as JSON, ” when absent says it is. A read decodes the JSON and
+// encodedColumn stores *field as JSON, the empty string when absent says it is. A read decodes the JSON and
 // passes the value through check, which refuses what this server cannot present.
 func encodedColumn[D, T any](name string, field func(*D) *T, absent func(T) bool, check func(T) error) column[D] {
 	return column[D]{name: name,
