@@ -77,13 +77,17 @@ type SessionReport struct {
 // TurnReport is an idempotent upsert of a turn. A new id appends a turn with the next sequence; a
 // known id moves it forward. Phases never go backwards; an outcome is given exactly when settled.
 type TurnReport struct {
-	WorkspaceID         string
-	SessionID           string
-	ID                  string
-	Phase               TurnPhase
-	Outcome             TurnOutcome
-	Origin              *string
-	ProviderTurnID      *string
+	WorkspaceID    string
+	SessionID      string
+	ID             string
+	Phase          TurnPhase
+	Outcome        TurnOutcome
+	Origin         *string // a TurnOrigin value (either case)
+	ProviderTurnID *string
+	// Error, FileChanges and CompletedCommand replace the stored ones when given (nil keeps).
+	Error               *TurnError
+	FileChanges         *[]FileChange
+	CompletedCommand    *CompletedCommand
 	ProviderTurnBinding json.RawMessage // nil keeps; must be a JSON object
 	// Submission is what the runtime submitted for the turn (nil: not reported now). It is
 	// recorded once, as the proof binding recovery looks the provider's history up with.
@@ -91,11 +95,14 @@ type TurnReport struct {
 }
 
 // MessageInput is one message to append. An empty ID gets a generated one; an existing ID with the
-// same role and content is skipped (idempotent), with other content it is rejected.
+// same role and content (and parts) is skipped (idempotent), with other content it is rejected.
+// A message is plain Content or typed Parts, never both: a typed message's content is rendered
+// from its parts.
 type MessageInput struct {
 	ID      string
 	Role    MessageRole
 	Content string
+	Parts   []MessagePart
 }
 
 // MessageAppend appends messages to a turn of a session.

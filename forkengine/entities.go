@@ -110,10 +110,17 @@ type Turn struct {
 	Sequence    int64 // strictly increasing per session, assigned by the engine
 	Phase       TurnPhase
 	Outcome     TurnOutcome // empty unless Phase is settled
-	Origin      string
-	StartedAt   time.Time
-	SettledAt   *time.Time
-	UpdatedAt   time.Time
+	// Origin is the stored origin: a TurnOrigin value, or free text a turn was reported with
+	// before the set was closed (OriginKind reads that as legacy_unknown).
+	Origin string
+	// Error, FileChanges and CompletedCommand are what the runtime reported of the turn's
+	// result (turn_details.go); nil when not reported.
+	Error            *TurnError
+	FileChanges      []FileChange
+	CompletedCommand *CompletedCommand
+	StartedAt        time.Time
+	SettledAt        *time.Time
+	UpdatedAt        time.Time
 
 	// ProviderTurnID and ProviderTurnBinding are the provider's own handle on the turn; the binding
 	// is an opaque JSON object owned by the driver.
@@ -156,8 +163,11 @@ type Message struct {
 	ID          string
 	Position    int64 // order within the workspace's transcript; assigned by the store on insert
 	Role        MessageRole
-	Content     string
-	CreatedAt   time.Time
+	// Content is the plain text: the message itself when Parts is nil, else RenderParts(Parts).
+	Content string
+	// Parts are the typed parts (message_parts.go); nil for a plain-text message.
+	Parts     []MessagePart
+	CreatedAt time.Time
 }
 
 // Lineage records that a root session was created by forking another through one turn.

@@ -186,7 +186,11 @@ func writeTarget(ctx context.Context, tx Tx, c *changes, op ForkOperation, ids *
 	if err := tx.InsertTurns(ctx, turns); err != nil {
 		return fmt.Errorf("copy %d turns: %w", len(turns), err)
 	}
-	if messages := targetMessages(op, ids); len(messages) > 0 {
+	messages, err := targetMessages(op, ids)
+	if err != nil {
+		return err
+	}
+	if len(messages) > 0 {
 		if _, err := tx.InsertMessages(ctx, messages); err != nil {
 			return fmt.Errorf("copy messages: %w", err)
 		}
@@ -284,17 +288,24 @@ func targetTurns(op ForkOperation, ids *forkIDs, at time.Time) []Turn {
 	return turns
 }
 
-// targetMessages copies the snapshot transcript, in order, under deterministic ids.
-func targetMessages(op ForkOperation, ids *forkIDs) []Message {
+// targetMessages copies the snapshot transcript, in order, under deterministic ids, with the typed
+// references inside its parts rewritten under the same derivation (kinds "call" and
+// "attachment"). Errors: FORK_CONFLICT reason typed_reference_unknown (RemapParts).
+func targetMessages(op ForkOperation, ids *forkIDs) ([]Message, error) {
 	messages := make([]Message, 0, len(op.Snapshot.Messages))
 	for _, src := range op.Snapshot.Messages {
 		m := src
 		m.SessionID, m.Position = op.TargetSessionID, 0
 		m.TurnID = ids.turn(src.TurnID)
 		m.ID = ids.message(src.ID)
+		parts, err := RemapParts(src.Parts, ids.id)
+		if err != nil {
+			return nil, fmt.Errorf("copy message %s: %w", src.ID, err)
+		}
+		m.Parts = parts
 		messages = append(messages, m)
 	}
-	return messages
+	return messages, nil
 }
 
 // targetLineage is the forkedFrom record of the target.

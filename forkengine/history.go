@@ -105,16 +105,25 @@ func cutPresented(id, kind string) (string, string, bool) {
 }
 
 // PresentTurn is t, a row of a segment's owner, as the child with history h shows it. It is the
-// one place an inherited turn becomes the child's (issue 25 remaps ids inside content here).
+// one place an inherited turn becomes the child's.
 func PresentTurn(h History, t Turn) Turn {
 	t.WorkspaceID, t.SessionID, t.ID = h.WorkspaceID, h.SessionID, PresentedTurnID(h.Key, t.Sequence)
 	return t
 }
 
-// PresentMessage is m, a message of the owner's turn of sequence seq, as the child shows it.
+// PresentMessage is m, a message of the owner's turn of sequence seq, as the child shows it: the
+// one place an inherited message becomes the child's, so the typed references inside its parts
+// are rewritten here (presentedRef), as a copy rewrites them with the child's derived ids. The
+// stores refuse to read a part of a kind they do not know, so RemapParts cannot fail on a stored
+// row; if it did, the message is shown as its plain text, never with the source's references.
 func PresentMessage(h History, seq int64, m Message) Message {
 	m.WorkspaceID, m.SessionID = h.WorkspaceID, h.SessionID
 	m.TurnID, m.ID = PresentedTurnID(h.Key, seq), PresentedMessageID(h.Key, seq, m.Position)
+	parts, err := RemapParts(m.Parts, func(kind, id string) string { return presentedRef(h.Key, kind, id) })
+	if err != nil {
+		parts = nil
+	}
+	m.Parts = parts
 	return m
 }
 

@@ -47,6 +47,9 @@ func (e *Engine) appendMessages(ctx context.Context, in MessageAppend) ([]Messag
 			out = known.inOrder(in.Messages)
 			return err
 		}
+		if err := checkToolResults(ctx, tx, in, fresh); err != nil {
+			return err
+		}
 		inserted, err := tx.InsertMessages(ctx, fresh)
 		if err != nil {
 			return fmt.Errorf("insert messages into turn %s: %w", in.TurnID, err)
@@ -79,6 +82,18 @@ func (e *Engine) cleanMessageAppend(in *MessageAppend) error {
 		}
 		if !m.Role.Valid() {
 			return Errorf(CodeInvalid, "messages[%d].role %q is not a message role", i, m.Role)
+		}
+		if m.Parts != nil {
+			if m.Content != "" {
+				return ReasonErrorf(CodeInvalid, ReasonContentWithParts, "messages[%d] has both content and parts; give one", i)
+			}
+			if len(m.Parts) == 0 {
+				return ReasonErrorf(CodeInvalid, ReasonInvalidMessagePart, "messages[%d].parts is empty", i)
+			}
+			if m.Parts, err = cleanParts(i, m.Parts); err != nil {
+				return err
+			}
+			m.Content = RenderParts(m.Parts)
 		}
 		if len(m.Content) > MaxMessageBytes {
 			return Errorf(CodeInvalid, "messages[%d].content is larger than %d bytes", i, MaxMessageBytes)
@@ -139,7 +154,7 @@ func splitKnownMessages(ctx context.Context, tx Tx, in MessageAppend, c *changes
 	var fresh []Message
 	for _, m := range in.Messages {
 		candidate := Message{WorkspaceID: in.WorkspaceID, SessionID: in.SessionID, TurnID: in.TurnID,
-			ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: c.at}
+			ID: m.ID, Role: m.Role, Content: m.Content, Parts: m.Parts, CreatedAt: c.at}
 		prior, ok := stored[m.ID]
 		if !ok {
 			prior, ok = pending[m.ID]
@@ -161,5 +176,36 @@ func splitKnownMessages(ctx context.Context, tx Tx, in MessageAppend, c *changes
 }
 
 func sameMessage(a, b Message) bool {
-	return a.SessionID == b.SessionID && a.TurnID == b.TurnID && a.Role == b.Role && a.Content == b.Content
+	return a.SessionID == b.SessionID && a.TurnID == b.TurnID && a.Role == b.Role && a.Content == b.Content &&
+		sameParts(a.Parts, b.Parts)
+}
+
+// checkToolResults refuses a tool result whose call id names no tool call of its turn, stored or
+// earlier in the same append: a fork rewrites call ids, and a result it could not pair with its
+// call would point nowhere in the child. The turn's messages are read only when a result names a
+// call the append does not hold. Errors: BAD_USER_INPUT reason tool_call_unknown.
+func checkToolResults(ctx context.Context, r Reader, in MessageAppend, fresh []Message) error {
+	calls := map[string]bool{}
+	var stored map[string]bool
+	for _, m := range fresh {
+		toolCallsOf([]Message{m}, calls)
+		for _, p := range m.Parts {
+			if p.Kind != PartToolResult || calls[p.CallID] {
+				continue
+			}
+			if stored == nil {
+				byTurn, err := r.MessagesByTurnIDs(ctx, in.WorkspaceID, []string{in.TurnID})
+				if err != nil {
+					return fmt.Errorf("read the tool calls of turn %s: %w", in.TurnID, err)
+				}
+				stored = map[string]bool{}
+				toolCallsOf(byTurn[in.TurnID], stored)
+			}
+			if !stored[p.CallID] {
+				return ReasonErrorf(CodeInvalid, ReasonToolCallUnknown,
+					"message %q answers tool call %q, which turn %q does not hold", m.ID, p.CallID, in.TurnID)
+			}
+		}
+	}
+	return nil
 }

@@ -150,7 +150,7 @@ func TestReportTurn(t *testing.T) {
 		for name, change := range map[string]func(*forkengine.TurnReport){
 			"binding":      func(in *forkengine.TurnReport) { in.ProviderTurnBinding = json.RawMessage(`{"schemaVersion":2}`) },
 			"providerTurn": func(in *forkengine.TurnReport) { in.ProviderTurnID = ptr("provider-turn-1b") },
-			"origin":       func(in *forkengine.TurnReport) { in.Origin = ptr("automation") },
+			"origin":       func(in *forkengine.TurnReport) { in.Origin = ptr("goal_arm") },
 		} {
 			in := settled("turn-1", forkengine.OutcomeCompleted)
 			change(&in)

@@ -94,6 +94,12 @@ func cleanTurnReport(in *TurnReport) error {
 	if err := checkTexts(map[string]*string{"origin": in.Origin, "providerTurnId": in.ProviderTurnID}); err != nil {
 		return err
 	}
+	if err := cleanOrigin(in.Origin); err != nil {
+		return err
+	}
+	if err := cleanTurnDetails(in); err != nil {
+		return err
+	}
 	binding, err := objectOrNil("providerTurnBinding", in.ProviderTurnBinding)
 	in.ProviderTurnBinding = binding
 	if err != nil {
@@ -157,6 +163,7 @@ func applyTurnReport(t Turn, in TurnReport, now time.Time) (Turn, error) {
 	t.Phase, t.Outcome = in.Phase, in.Outcome
 	setIfGiven(&t.Origin, in.Origin)
 	setIfGiven(&t.ProviderTurnID, in.ProviderTurnID)
+	applyTurnDetails(&t, in)
 	if in.ProviderTurnBinding != nil {
 		t.ProviderTurnBinding = in.ProviderTurnBinding
 	}
@@ -179,6 +186,8 @@ func checkSettledUnchanged(t Turn, in TurnReport) error {
 	switch {
 	case changed(t.Origin, in.Origin):
 		return ReasonErrorf(CodeInvalid, ReasonTurnSettled, "settled turn %q keeps its origin", t.ID)
+	case detailsChanged(t, in):
+		return ReasonErrorf(CodeInvalid, ReasonTurnSettled, "settled turn %q keeps its error, file changes and completed command", t.ID)
 	case (changed(t.ProviderTurnID, in.ProviderTurnID) || bindingChanged) && !firstBinding:
 		return ReasonErrorf(CodeInvalid, ReasonTurnSettled, "settled turn %q keeps its provider binding", t.ID)
 	}
@@ -224,5 +233,13 @@ func checkProviderTurnFree(ctx context.Context, r Reader, t Turn) error {
 // sameTurn compares everything a report can change.
 func sameTurn(a, b Turn) bool {
 	return a.Phase == b.Phase && a.Outcome == b.Outcome && a.Origin == b.Origin &&
-		a.ProviderTurnID == b.ProviderTurnID && sameJSON(a.ProviderTurnBinding, b.ProviderTurnBinding)
+		a.ProviderTurnID == b.ProviderTurnID && sameJSON(a.ProviderTurnBinding, b.ProviderTurnBinding) &&
+		sameTurnDetails(a, b)
+}
+
+// detailsChanged reports whether in would change t's error, file changes or completed command.
+func detailsChanged(t Turn, in TurnReport) bool {
+	next := t
+	applyTurnDetails(&next, in)
+	return !sameTurnDetails(t, next)
 }

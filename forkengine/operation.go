@@ -264,6 +264,7 @@ func (s Session) Clone() Session {
 func (t Turn) Clone() Turn {
 	t.SettledAt = clonePtr(t.SettledAt)
 	t.ProviderTurnBinding = cloneJSON(t.ProviderTurnBinding)
+	cloneTurnDetails(&t)
 	return t
 }
 

@@ -48,6 +48,23 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AttachmentPart struct {
+		AttachmentID func(childComplexity int) int
+		FileName     func(childComplexity int) int
+		MediaType    func(childComplexity int) int
+	}
+
+	CompletedCommand struct {
+		Command  func(childComplexity int) int
+		ExitCode func(childComplexity int) int
+	}
+
+	FileChange struct {
+		Kind         func(childComplexity int) int
+		Path         func(childComplexity int) int
+		PreviousPath func(childComplexity int) int
+	}
+
 	ForkOperation struct {
 		AcknowledgedAt    func(childComplexity int) int
 		AcknowledgedBy    func(childComplexity int) int
@@ -139,6 +156,7 @@ type ComplexityRoot struct {
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
 		LocalID   func(childComplexity int) int
+		Parts     func(childComplexity int) int
 		Role      func(childComplexity int) int
 		SessionID func(childComplexity int) int
 		TurnID    func(childComplexity int) int
@@ -187,6 +205,10 @@ type ComplexityRoot struct {
 		WorkspaceSettings    func(childComplexity int, workspaceID string) int
 	}
 
+	ReasoningPart struct {
+		Text func(childComplexity int) int
+	}
+
 	Session struct {
 		ActiveTurn            func(childComplexity int) int
 		CreatedAt             func(childComplexity int) int
@@ -230,7 +252,26 @@ type ComplexityRoot struct {
 		WorkspaceEvents      func(childComplexity int, workspaceID string, after *string) int
 	}
 
+	TextPart struct {
+		Text func(childComplexity int) int
+	}
+
+	ToolCallPart struct {
+		CallID func(childComplexity int) int
+		Input  func(childComplexity int) int
+		Name   func(childComplexity int) int
+	}
+
+	ToolResultPart struct {
+		CallID  func(childComplexity int) int
+		IsError func(childComplexity int) int
+		Output  func(childComplexity int) int
+	}
+
 	Turn struct {
+		CompletedCommand             func(childComplexity int) int
+		Error                        func(childComplexity int) int
+		FileChanges                  func(childComplexity int) int
 		ID                           func(childComplexity int) int
 		LocalID                      func(childComplexity int) int
 		Messages                     func(childComplexity int) int
@@ -258,6 +299,11 @@ type ComplexityRoot struct {
 	TurnEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	TurnError struct {
+		Code    func(childComplexity int) int
+		Message func(childComplexity int) int
 	}
 
 	Viewer struct {
@@ -390,6 +436,57 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AttachmentPart.attachmentId":
+		if e.ComplexityRoot.AttachmentPart.AttachmentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AttachmentPart.AttachmentID(childComplexity), true
+	case "AttachmentPart.fileName":
+		if e.ComplexityRoot.AttachmentPart.FileName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AttachmentPart.FileName(childComplexity), true
+	case "AttachmentPart.mediaType":
+		if e.ComplexityRoot.AttachmentPart.MediaType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AttachmentPart.MediaType(childComplexity), true
+
+	case "CompletedCommand.command":
+		if e.ComplexityRoot.CompletedCommand.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompletedCommand.Command(childComplexity), true
+	case "CompletedCommand.exitCode":
+		if e.ComplexityRoot.CompletedCommand.ExitCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompletedCommand.ExitCode(childComplexity), true
+
+	case "FileChange.kind":
+		if e.ComplexityRoot.FileChange.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileChange.Kind(childComplexity), true
+	case "FileChange.path":
+		if e.ComplexityRoot.FileChange.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileChange.Path(childComplexity), true
+	case "FileChange.previousPath":
+		if e.ComplexityRoot.FileChange.PreviousPath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileChange.PreviousPath(childComplexity), true
 
 	case "ForkOperation.acknowledgedAt":
 		if e.ComplexityRoot.ForkOperation.AcknowledgedAt == nil {
@@ -778,6 +875,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.LocalID(childComplexity), true
+	case "Message.parts":
+		if e.ComplexityRoot.Message.Parts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Parts(childComplexity), true
 	case "Message.role":
 		if e.ComplexityRoot.Message.Role == nil {
 			break
@@ -1061,6 +1164,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.WorkspaceSettings(childComplexity, args["workspaceId"].(string)), true
 
+	case "ReasoningPart.text":
+		if e.ComplexityRoot.ReasoningPart.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningPart.Text(childComplexity), true
+
 	case "Session.activeTurn":
 		if e.ComplexityRoot.Session.ActiveTurn == nil {
 			break
@@ -1276,6 +1386,69 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.WorkspaceEvents(childComplexity, args["workspaceId"].(string), args["after"].(*string)), true
 
+	case "TextPart.text":
+		if e.ComplexityRoot.TextPart.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TextPart.Text(childComplexity), true
+
+	case "ToolCallPart.callId":
+		if e.ComplexityRoot.ToolCallPart.CallID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolCallPart.CallID(childComplexity), true
+	case "ToolCallPart.input":
+		if e.ComplexityRoot.ToolCallPart.Input == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolCallPart.Input(childComplexity), true
+	case "ToolCallPart.name":
+		if e.ComplexityRoot.ToolCallPart.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolCallPart.Name(childComplexity), true
+
+	case "ToolResultPart.callId":
+		if e.ComplexityRoot.ToolResultPart.CallID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolResultPart.CallID(childComplexity), true
+	case "ToolResultPart.isError":
+		if e.ComplexityRoot.ToolResultPart.IsError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolResultPart.IsError(childComplexity), true
+	case "ToolResultPart.output":
+		if e.ComplexityRoot.ToolResultPart.Output == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolResultPart.Output(childComplexity), true
+
+	case "Turn.completedCommand":
+		if e.ComplexityRoot.Turn.CompletedCommand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.CompletedCommand(childComplexity), true
+	case "Turn.error":
+		if e.ComplexityRoot.Turn.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.Error(childComplexity), true
+	case "Turn.fileChanges":
+		if e.ComplexityRoot.Turn.FileChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.FileChanges(childComplexity), true
 	case "Turn.id":
 		if e.ComplexityRoot.Turn.ID == nil {
 			break
@@ -1409,6 +1582,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TurnEdge.Node(childComplexity), true
+
+	case "TurnError.code":
+		if e.ComplexityRoot.TurnError.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnError.Code(childComplexity), true
+	case "TurnError.message":
+		if e.ComplexityRoot.TurnError.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TurnError.Message(childComplexity), true
 
 	case "Viewer.credential":
 		if e.ComplexityRoot.Viewer.Credential == nil {
@@ -1555,15 +1741,19 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("AppendMessagesInput", ec.unmarshalInputAppendMessagesInput),
+			graphql.NewInputUnmarshaler("CompletedCommandInput", ec.unmarshalInputCompletedCommandInput),
+			graphql.NewInputUnmarshaler("FileChangeInput", ec.unmarshalInputFileChangeInput),
 			graphql.NewInputUnmarshaler("ForkEnvironmentVariableInput", ec.unmarshalInputForkEnvironmentVariableInput),
 			graphql.NewInputUnmarshaler("ForkOperationFilter", ec.unmarshalInputForkOperationFilter),
 			graphql.NewInputUnmarshaler("ForkSessionInput", ec.unmarshalInputForkSessionInput),
 			graphql.NewInputUnmarshaler("ForkSettingsOverlayInput", ec.unmarshalInputForkSettingsOverlayInput),
 			graphql.NewInputUnmarshaler("ForkTargetInput", ec.unmarshalInputForkTargetInput),
 			graphql.NewInputUnmarshaler("MessageInput", ec.unmarshalInputMessageInput),
+			graphql.NewInputUnmarshaler("MessagePartInput", ec.unmarshalInputMessagePartInput),
 			graphql.NewInputUnmarshaler("ReportSessionInput", ec.unmarshalInputReportSessionInput),
 			graphql.NewInputUnmarshaler("ReportTurnInput", ec.unmarshalInputReportTurnInput),
 			graphql.NewInputUnmarshaler("SessionFilter", ec.unmarshalInputSessionFilter),
+			graphql.NewInputUnmarshaler("TurnErrorInput", ec.unmarshalInputTurnErrorInput),
 			graphql.NewInputUnmarshaler("TurnSubmissionInput", ec.unmarshalInputTurnSubmissionInput),
 		)
 	}
@@ -2271,8 +2461,17 @@ type Turn implements Node {
   phase: TurnPhase!
   "How the turn ended; null until SETTLED."
   outcome: TurnOutcome
-  "Where the prompt came from (for example ` + "`" + `user` + "`" + `, ` + "`" + `automation` + "`" + `)."
-  origin: String
+  """
+  Where the prompt came from, or null when the runtime did not say. A turn reported before the set
+  was closed, with free text, reads as LEGACY_UNKNOWN.
+  """
+  origin: TurnOrigin
+  "How the turn failed, as the runtime reported it; null when it did not."
+  error: TurnError
+  "The files the turn changed, as the runtime reported them (empty when none were reported)."
+  fileChanges: [FileChange!]!
+  "The command the turn ran to completion, or null."
+  completedCommand: CompletedCommand
   "When the turn started."
   startedAt: Time!
   "When the turn settled, or null."
@@ -2328,10 +2527,115 @@ type Message implements Node {
   sessionId: ID!
   "Who wrote it."
   role: MessageRole!
-  "The text."
+  """
+  The plain text: the message itself when it was appended as text, else the rendering of its
+  parts (docs/api.md, "Typed message parts"), so a client that reads only content still shows it.
+  """
   content: String!
+  """
+  The typed parts, in order. A message appended as plain text has one TextPart holding its
+  content. In a fork, call ids and attachment ids are the child's own (docs/api.md, "The remap").
+  """
+  parts: [MessagePart!]!
   "When the message was appended."
   createdAt: Time!
+}
+
+"One typed part of a message."
+union MessagePart = TextPart | ToolCallPart | ToolResultPart | AttachmentPart | ReasoningPart
+
+"Text the author wrote."
+type TextPart {
+  "The text."
+  text: String!
+}
+
+"A call the agent made to a tool."
+type ToolCallPart {
+  "The call's id, which the tool result answering it names (a fork's child has its own)."
+  callId: String!
+  "The tool's name."
+  name: String!
+  "The tool's input, any JSON value; null when none was given."
+  input: JSON
+}
+
+"What a tool call returned."
+type ToolResultPart {
+  "The id of the call this answers: a ToolCallPart of the same turn."
+  callId: String!
+  "The tool's output, as text."
+  output: String!
+  "True when the tool failed and output is its error."
+  isError: Boolean!
+}
+
+"A reference to a file attached to the conversation (forkgraph keeps the reference, not the file)."
+type AttachmentPart {
+  "The attachment's id (a fork's child has its own, derived from the source's)."
+  attachmentId: String!
+  "The file's name (MessagePartInput.name), or null."
+  fileName: String
+  "The media type, for example ` + "`" + `image/png` + "`" + `, or null."
+  mediaType: String
+}
+
+"The model's reasoning, shown apart from its answer (content leaves it out)."
+type ReasoningPart {
+  "The reasoning text."
+  text: String!
+}
+
+"Where a turn's prompt came from (reference §1.2)."
+enum TurnOrigin {
+  "A person typed it."
+  USER_PROMPT
+  "A goal was armed and started the turn."
+  GOAL_ARM
+  "A goal continued on its own."
+  GOAL_CONTINUATION
+  "The provider started the turn itself."
+  PROVIDER_INITIATED
+  "Unknown: reported as such, or stored with free text before the set was closed."
+  LEGACY_UNKNOWN
+}
+
+"How a turn failed."
+type TurnError {
+  "The runtime's error code."
+  code: String!
+  "The error's message, or null."
+  message: String
+}
+
+"What a turn did to a file."
+enum FileChangeKind {
+  "The file was created."
+  ADD
+  "The file was changed."
+  MODIFY
+  "The file was removed."
+  DELETE
+  "The file was moved from previousPath."
+  RENAME
+}
+
+"One file a turn changed."
+type FileChange {
+  "The file's path (after a rename, its new one)."
+  path: String!
+  "What happened to it."
+  kind: FileChangeKind!
+  "The path before a rename; null for any other kind."
+  previousPath: String
+}
+
+"The command a turn ran to completion."
+type CompletedCommand {
+  "The command line."
+  command: String!
+  "Its exit code, or null when unknown."
+  exitCode: Int
 }
 
 "The durable record of one fork, from request to result."
@@ -2641,8 +2945,19 @@ input ReportTurnInput {
   phase: TurnPhase!
   "How it ended: required exactly when ` + "`" + `phase` + "`" + ` is SETTLED."
   outcome: TurnOutcome
-  "Where the prompt came from."
+  """
+  Where the prompt came from: one of the TurnOrigin values (USER_PROMPT, GOAL_ARM,
+  GOAL_CONTINUATION, PROVIDER_INITIATED, LEGACY_UNKNOWN; the lower-case spelling too). Anything
+  else is BAD_USER_INPUT with reason unknown_turn_origin. A string, not the enum, so that an old
+  runtime's free text gets that reason instead of a validation error.
+  """
   origin: String
+  "How the turn failed (replaces the stored error; settled turns keep theirs)."
+  error: TurnErrorInput
+  "The files the turn changed (replaces the stored list; settled turns keep theirs). At most 1,000."
+  fileChanges: [FileChangeInput!]
+  "The command the turn ran to completion (replaces the stored one; settled turns keep theirs)."
+  completedCommand: CompletedCommandInput
   "The provider's own turn id (internal: used to fork through this turn)."
   providerTurnId: String
   "The provider's binding for the turn, a JSON object owned by the provider driver."
@@ -2690,14 +3005,85 @@ input AppendMessagesInput {
   messages: [MessageInput!]!
 }
 
-"One message to append."
+"One message to append: plain ` + "`" + `content` + "`" + ` or typed ` + "`" + `parts` + "`" + `, exactly one of them."
 input MessageInput {
   "An id for idempotent retries (local, never of global form, or a global id); omitted, the server generates one."
   id: ID
   "Who wrote it."
   role: MessageRole!
-  "The text."
-  content: String!
+  "The text of a plain message (up to 1 MiB). Omit it with ` + "`" + `parts` + "`" + `: the content is then rendered from them."
+  content: String
+  """
+  The typed parts of the message, in order (at most 200, 1 MiB encoded). Errors: BAD_USER_INPUT
+  with reason invalid_message_part, too_many_parts, message_too_large, content_with_parts,
+  tool_call_unknown (a tool result naming no tool call of its turn), invalid_text, invalid_id.
+  """
+  parts: [MessagePartInput!]
+}
+
+"What kind of part a MessagePartInput is."
+enum MessagePartKind {
+  "TextPart: text."
+  TEXT
+  "ToolCallPart: callId, name, input."
+  TOOL_CALL
+  "ToolResultPart: callId, output, isError."
+  TOOL_RESULT
+  "AttachmentPart: attachmentId, name, mediaType."
+  ATTACHMENT
+  "ReasoningPart: text."
+  REASONING
+}
+
+"""
+One typed part of a message to append. Give the fields its kind uses (MessagePartKind) and no
+others; a field of another kind is BAD_USER_INPUT reason invalid_message_part.
+"""
+input MessagePartInput {
+  "The kind of part."
+  kind: MessagePartKind!
+  "TEXT and REASONING: the text."
+  text: String
+  "TOOL_CALL (required): the call's id; TOOL_RESULT (required): the id of the call it answers."
+  callId: String
+  "TOOL_CALL (required): the tool's name; ATTACHMENT: the file's name."
+  name: String
+  "TOOL_CALL: the tool's input, any JSON value."
+  input: JSON
+  "TOOL_RESULT: the tool's output."
+  output: String
+  "TOOL_RESULT: true when the tool failed."
+  isError: Boolean
+  "ATTACHMENT (required): the attachment's id."
+  attachmentId: String
+  "ATTACHMENT: the media type."
+  mediaType: String
+}
+
+"How a turn failed."
+input TurnErrorInput {
+  "The runtime's error code (required, non-empty)."
+  code: String!
+  "The error's message."
+  message: String
+}
+
+"One file a turn changed."
+input FileChangeInput {
+  "The file's path (after a rename, its new one)."
+  path: String!
+  "What happened to it."
+  kind: FileChangeKind!
+  "The path before a rename: required for RENAME, refused for any other kind."
+  previousPath: String
+}
+
+"The command a turn ran to completion."
+input CompletedCommandInput {
+  "The command line (required, non-empty)."
+  command: String!
+  "Its exit code, when known."
+  exitCode: Int
 }
 
 "A request to fork a session through one of its turns."
@@ -2787,6 +3173,28 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_CompletedCommand(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "command":
+		return ec.fieldContext_CompletedCommand_command(ctx, field)
+	case "exitCode":
+		return ec.fieldContext_CompletedCommand_exitCode(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CompletedCommand", field.Name)
+}
+
+func (ec *executionContext) childFields_FileChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_FileChange_path(ctx, field)
+	case "kind":
+		return ec.fieldContext_FileChange_kind(ctx, field)
+	case "previousPath":
+		return ec.fieldContext_FileChange_previousPath(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FileChange", field.Name)
+}
 
 func (ec *executionContext) childFields_ForkOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -2974,6 +3382,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_role(ctx, field)
 	case "content":
 		return ec.fieldContext_Message_content(ctx, field)
+	case "parts":
+		return ec.fieldContext_Message_parts(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Message_createdAt(ctx, field)
 	}
@@ -3108,6 +3518,12 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_outcome(ctx, field)
 	case "origin":
 		return ec.fieldContext_Turn_origin(ctx, field)
+	case "error":
+		return ec.fieldContext_Turn_error(ctx, field)
+	case "fileChanges":
+		return ec.fieldContext_Turn_fileChanges(ctx, field)
+	case "completedCommand":
+		return ec.fieldContext_Turn_completedCommand(ctx, field)
 	case "startedAt":
 		return ec.fieldContext_Turn_startedAt(ctx, field)
 	case "settledAt":
@@ -3150,6 +3566,16 @@ func (ec *executionContext) childFields_TurnEdge(ctx context.Context, field grap
 		return ec.fieldContext_TurnEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TurnEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_TurnError(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_TurnError_code(ctx, field)
+	case "message":
+		return ec.fieldContext_TurnError_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TurnError", field.Name)
 }
 
 func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4033,6 +4459,190 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AttachmentPart_attachmentId(ctx context.Context, field graphql.CollectedField, obj *models.AttachmentPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AttachmentPart_attachmentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttachmentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AttachmentPart_attachmentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AttachmentPart", field, false, false, "String")
+}
+
+func (ec *executionContext) _AttachmentPart_fileName(ctx context.Context, field graphql.CollectedField, obj *models.AttachmentPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AttachmentPart_fileName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FileName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AttachmentPart_fileName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AttachmentPart", field, false, false, "String")
+}
+
+func (ec *executionContext) _AttachmentPart_mediaType(ctx context.Context, field graphql.CollectedField, obj *models.AttachmentPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AttachmentPart_mediaType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AttachmentPart_mediaType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AttachmentPart", field, false, false, "String")
+}
+
+func (ec *executionContext) _CompletedCommand_command(ctx context.Context, field graphql.CollectedField, obj *models.CompletedCommand) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompletedCommand_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Command, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CompletedCommand_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CompletedCommand", field, false, false, "String")
+}
+
+func (ec *executionContext) _CompletedCommand_exitCode(ctx context.Context, field graphql.CollectedField, obj *models.CompletedCommand) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompletedCommand_exitCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExitCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CompletedCommand_exitCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CompletedCommand", field, false, false, "Int")
+}
+
+func (ec *executionContext) _FileChange_path(ctx context.Context, field graphql.CollectedField, obj *models.FileChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FileChange_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FileChange_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _FileChange_kind(ctx context.Context, field graphql.CollectedField, obj *models.FileChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FileChange_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.FileChangeKind) graphql.Marshaler {
+			return ec.marshalNFileChangeKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChangeKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FileChange_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileChange", field, false, false, "FileChangeKind")
+}
+
+func (ec *executionContext) _FileChange_previousPath(ctx context.Context, field graphql.CollectedField, obj *models.FileChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FileChange_previousPath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PreviousPath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FileChange_previousPath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileChange", field, false, false, "String")
+}
 
 func (ec *executionContext) _ForkOperation_id(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -5691,6 +6301,29 @@ func (ec *executionContext) fieldContext_Message_content(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Message", field, false, false, "String")
 }
 
+func (ec *executionContext) _Message_parts(ctx context.Context, field graphql.CollectedField, obj *models.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_parts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []models.MessagePart) graphql.Marshaler {
+			return ec.marshalNMessagePart2ᚕgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePartᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Message_parts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, "MessagePart")
+}
+
 func (ec *executionContext) _Message_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.Message) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6848,6 +7481,29 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _ReasoningPart_text(ctx context.Context, field graphql.CollectedField, obj *models.ReasoningPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningPart_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningPart_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningPart", field, false, false, "String")
+}
+
 func (ec *executionContext) _Session_id(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7747,6 +8403,167 @@ func (ec *executionContext) fieldContext_Subscription_workspaceEvents(ctx contex
 	return fc, nil
 }
 
+func (ec *executionContext) _TextPart_text(ctx context.Context, field graphql.CollectedField, obj *models.TextPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TextPart_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TextPart_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TextPart", field, false, false, "String")
+}
+
+func (ec *executionContext) _ToolCallPart_callId(ctx context.Context, field graphql.CollectedField, obj *models.ToolCallPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolCallPart_callId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CallID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolCallPart_callId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolCallPart", field, false, false, "String")
+}
+
+func (ec *executionContext) _ToolCallPart_name(ctx context.Context, field graphql.CollectedField, obj *models.ToolCallPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolCallPart_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolCallPart_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolCallPart", field, false, false, "String")
+}
+
+func (ec *executionContext) _ToolCallPart_input(ctx context.Context, field graphql.CollectedField, obj *models.ToolCallPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolCallPart_input(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Input, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ToolCallPart_input(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolCallPart", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _ToolResultPart_callId(ctx context.Context, field graphql.CollectedField, obj *models.ToolResultPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolResultPart_callId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CallID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolResultPart_callId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolResultPart", field, false, false, "String")
+}
+
+func (ec *executionContext) _ToolResultPart_output(ctx context.Context, field graphql.CollectedField, obj *models.ToolResultPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolResultPart_output(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Output, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolResultPart_output(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolResultPart", field, false, false, "String")
+}
+
+func (ec *executionContext) _ToolResultPart_isError(ctx context.Context, field graphql.CollectedField, obj *models.ToolResultPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolResultPart_isError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolResultPart_isError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolResultPart", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Turn_id(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7897,15 +8714,111 @@ func (ec *executionContext) _Turn_origin(ctx context.Context, field graphql.Coll
 			return obj.Origin, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *models.TurnOrigin) graphql.Marshaler {
+			return ec.marshalOTurnOrigin2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnOrigin(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Turn_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Turn", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Turn", field, false, false, "TurnOrigin")
+}
+
+func (ec *executionContext) _Turn_error(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.TurnError) graphql.Marshaler {
+			return ec.marshalOTurnError2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnError(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TurnError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Turn_fileChanges(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_fileChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FileChanges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.FileChange) graphql.Marshaler {
+			return ec.marshalNFileChange2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_fileChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FileChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Turn_completedCommand(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_completedCommand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedCommand, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.CompletedCommand) graphql.Marshaler {
+			return ec.marshalOCompletedCommand2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐCompletedCommand(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_completedCommand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CompletedCommand(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Turn_startedAt(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
@@ -8303,6 +9216,52 @@ func (ec *executionContext) fieldContext_TurnEdge_node(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TurnError_code(ctx context.Context, field graphql.CollectedField, obj *models.TurnError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnError_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TurnError_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnError", field, false, false, "String")
+}
+
+func (ec *executionContext) _TurnError_message(ctx context.Context, field graphql.CollectedField, obj *models.TurnError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TurnError_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TurnError_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TurnError", field, false, false, "String")
 }
 
 func (ec *executionContext) _Viewer_subject(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
@@ -9974,6 +10933,111 @@ func UnmarshalAppendMessagesInput(ctx context.Context, raw any) (models.AppendMe
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCompletedCommandInput(ctx context.Context, obj any) (models.CompletedCommandInput, error) {
+	var it models.CompletedCommandInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"command", "exitCode"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "command":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("command"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Command = data
+		case "exitCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("exitCode"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExitCode = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCompletedCommandInput unmarshals raw into the CompletedCommandInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCompletedCommandInput(ctx context.Context, raw any) (models.CompletedCommandInput, error) {
+	var out models.CompletedCommandInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CompletedCommandInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputFileChangeInput(ctx context.Context, obj any) (models.FileChangeInput, error) {
+	var it models.FileChangeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"path", "kind", "previousPath"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "path":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("path"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Path = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNFileChangeKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChangeKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "previousPath":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("previousPath"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PreviousPath = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalFileChangeInput unmarshals raw into the FileChangeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalFileChangeInput(ctx context.Context, raw any) (models.FileChangeInput, error) {
+	var out models.FileChangeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "FileChangeInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputForkEnvironmentVariableInput(ctx context.Context, obj any) (models.ForkEnvironmentVariableInput, error) {
 	var it models.ForkEnvironmentVariableInput
 	if obj == nil {
@@ -10342,7 +11406,7 @@ func (ec *executionContext) unmarshalInputMessageInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "role", "content"}
+	fieldsInOrder := [...]string{"id", "role", "content", "parts"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -10365,11 +11429,18 @@ func (ec *executionContext) unmarshalInputMessageInput(ctx context.Context, obj 
 			it.Role = data
 		case "content":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Content = data
+		case "parts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parts"))
+			data, err := ec.unmarshalOMessagePartInput2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePartInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Parts = data
 		}
 	}
 	return it, nil
@@ -10384,6 +11455,104 @@ func (ec *executionContext) unmarshalInputMessageInput(ctx context.Context, obj 
 func UnmarshalMessageInput(ctx context.Context, raw any) (models.MessageInput, error) {
 	var out models.MessageInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "MessageInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputMessagePartInput(ctx context.Context, obj any) (models.MessagePartInput, error) {
+	var it models.MessagePartInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"kind", "text", "callId", "name", "input", "output", "isError", "attachmentId", "mediaType"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNMessagePartKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePartKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		case "callId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("callId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CallID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "input":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("input"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Input = data
+		case "output":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("output"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Output = data
+		case "isError":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isError"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsError = data
+		case "attachmentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attachmentId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AttachmentID = data
+		case "mediaType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaType = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalMessagePartInput unmarshals raw into the MessagePartInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMessagePartInput(ctx context.Context, raw any) (models.MessagePartInput, error) {
+	var out models.MessagePartInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "MessagePartInput", raw, &out)
 	return out, err
 }
 
@@ -10514,7 +11683,7 @@ func (ec *executionContext) unmarshalInputReportTurnInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "sessionId", "id", "phase", "outcome", "origin", "providerTurnId", "providerTurnBinding", "submission"}
+	fieldsInOrder := [...]string{"workspaceId", "sessionId", "id", "phase", "outcome", "origin", "error", "fileChanges", "completedCommand", "providerTurnId", "providerTurnBinding", "submission"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -10563,6 +11732,27 @@ func (ec *executionContext) unmarshalInputReportTurnInput(ctx context.Context, o
 				return it, err
 			}
 			it.Origin = data
+		case "error":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("error"))
+			data, err := ec.unmarshalOTurnErrorInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnErrorInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Error = data
+		case "fileChanges":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fileChanges"))
+			data, err := ec.unmarshalOFileChangeInput2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChangeInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FileChanges = data
+		case "completedCommand":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedCommand"))
+			data, err := ec.unmarshalOCompletedCommandInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐCompletedCommandInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedCommand = data
 		case "providerTurnId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providerTurnId"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -10671,6 +11861,55 @@ func UnmarshalSessionFilter(ctx context.Context, raw any) (models.SessionFilter,
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputTurnErrorInput(ctx context.Context, obj any) (models.TurnErrorInput, error) {
+	var it models.TurnErrorInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"code", "message"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		case "message":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("message"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Message = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalTurnErrorInput unmarshals raw into the TurnErrorInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalTurnErrorInput(ctx context.Context, raw any) (models.TurnErrorInput, error) {
+	var out models.TurnErrorInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "TurnErrorInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputTurnSubmissionInput(ctx context.Context, obj any) (models.TurnSubmissionInput, error) {
 	var it models.TurnSubmissionInput
 	if obj == nil {
@@ -10731,6 +11970,54 @@ func UnmarshalTurnSubmissionInput(ctx context.Context, raw any) (models.TurnSubm
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _MessagePart(ctx context.Context, sel ast.SelectionSet, obj models.MessagePart) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case models.ToolResultPart:
+		return ec._ToolResultPart(ctx, sel, &obj)
+	case *models.ToolResultPart:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ToolResultPart(ctx, sel, obj)
+	case models.ToolCallPart:
+		return ec._ToolCallPart(ctx, sel, &obj)
+	case *models.ToolCallPart:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ToolCallPart(ctx, sel, obj)
+	case models.TextPart:
+		return ec._TextPart(ctx, sel, &obj)
+	case *models.TextPart:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TextPart(ctx, sel, obj)
+	case models.ReasoningPart:
+		return ec._ReasoningPart(ctx, sel, &obj)
+	case *models.ReasoningPart:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ReasoningPart(ctx, sel, obj)
+	case models.AttachmentPart:
+		return ec._AttachmentPart(ctx, sel, &obj)
+	case *models.AttachmentPart:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AttachmentPart(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of MessagePart must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj models.Node) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
@@ -10782,6 +12069,130 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var attachmentPartImplementors = []string{"AttachmentPart", "MessagePart"}
+
+func (ec *executionContext) _AttachmentPart(ctx context.Context, sel ast.SelectionSet, obj *models.AttachmentPart) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, attachmentPartImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AttachmentPart")
+		case "attachmentId":
+			out.Values[i] = ec._AttachmentPart_attachmentId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fileName":
+			out.Values[i] = ec._AttachmentPart_fileName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "mediaType":
+			out.Values[i] = ec._AttachmentPart_mediaType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var completedCommandImplementors = []string{"CompletedCommand"}
+
+func (ec *executionContext) _CompletedCommand(ctx context.Context, sel ast.SelectionSet, obj *models.CompletedCommand) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, completedCommandImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CompletedCommand")
+		case "command":
+			out.Values[i] = ec._CompletedCommand_command(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exitCode":
+			out.Values[i] = ec._CompletedCommand_exitCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var fileChangeImplementors = []string{"FileChange"}
+
+func (ec *executionContext) _FileChange(ctx context.Context, sel ast.SelectionSet, obj *models.FileChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fileChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FileChange")
+		case "path":
+			out.Values[i] = ec._FileChange_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._FileChange_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "previousPath":
+			out.Values[i] = ec._FileChange_previousPath(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
 
 var forkOperationImplementors = []string{"ForkOperation", "Node"}
 
@@ -11380,6 +12791,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "parts":
+			out.Values[i] = ec._Message_parts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createdAt":
 			out.Values[i] = ec._Message_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -11741,6 +13157,39 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
+var reasoningPartImplementors = []string{"ReasoningPart", "MessagePart"}
+
+func (ec *executionContext) _ReasoningPart(ctx context.Context, sel ast.SelectionSet, obj *models.ReasoningPart) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reasoningPartImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReasoningPart")
+		case "text":
+			out.Values[i] = ec._ReasoningPart_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var sessionImplementors = []string{"Session", "Node"}
 
 func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, obj *models.Session) graphql.Marshaler {
@@ -12001,6 +13450,125 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
+var textPartImplementors = []string{"TextPart", "MessagePart"}
+
+func (ec *executionContext) _TextPart(ctx context.Context, sel ast.SelectionSet, obj *models.TextPart) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, textPartImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TextPart")
+		case "text":
+			out.Values[i] = ec._TextPart_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var toolCallPartImplementors = []string{"ToolCallPart", "MessagePart"}
+
+func (ec *executionContext) _ToolCallPart(ctx context.Context, sel ast.SelectionSet, obj *models.ToolCallPart) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, toolCallPartImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ToolCallPart")
+		case "callId":
+			out.Values[i] = ec._ToolCallPart_callId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ToolCallPart_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "input":
+			out.Values[i] = ec._ToolCallPart_input(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var toolResultPartImplementors = []string{"ToolResultPart", "MessagePart"}
+
+func (ec *executionContext) _ToolResultPart(ctx context.Context, sel ast.SelectionSet, obj *models.ToolResultPart) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, toolResultPartImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ToolResultPart")
+		case "callId":
+			out.Values[i] = ec._ToolResultPart_callId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "output":
+			out.Values[i] = ec._ToolResultPart_output(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isError":
+			out.Values[i] = ec._ToolResultPart_isError(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var turnImplementors = []string{"Turn", "Node"}
 
 func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj *models.Turn) graphql.Marshaler {
@@ -12044,6 +13612,21 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "origin":
 			out.Values[i] = ec._Turn_origin(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "error":
+			out.Values[i] = ec._Turn_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fileChanges":
+			out.Values[i] = ec._Turn_fileChanges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completedCommand":
+			out.Values[i] = ec._Turn_completedCommand(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -12176,6 +13759,44 @@ func (ec *executionContext) _TurnEdge(ctx context.Context, sel ast.SelectionSet,
 		case "node":
 			out.Values[i] = ec._TurnEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var turnErrorImplementors = []string{"TurnError"}
+
+func (ec *executionContext) _TurnError(ctx context.Context, sel ast.SelectionSet, obj *models.TurnError) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, turnErrorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TurnError")
+		case "code":
+			out.Values[i] = ec._TurnError_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._TurnError_message(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -12783,6 +14404,45 @@ func (ec *executionContext) marshalNCredentialKind2githubᚗcomᚋforkgraphᚋfo
 	return v
 }
 
+func (ec *executionContext) marshalNFileChange2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.FileChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFileChange2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFileChange2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChange(ctx context.Context, sel ast.SelectionSet, v *models.FileChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "FileChange!")
+		return graphql.Null
+	}
+	return ec._FileChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFileChangeInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChangeInput(ctx context.Context, v any) (*models.FileChangeInput, error) {
+	res, err := ec.unmarshalInputFileChangeInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNFileChangeKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChangeKind(ctx context.Context, v any) (models.FileChangeKind, error) {
+	var res models.FileChangeKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFileChangeKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChangeKind(ctx context.Context, sel ast.SelectionSet, v models.FileChangeKind) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNForkEnvironmentVariableInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkEnvironmentVariableInput(ctx context.Context, v any) (*models.ForkEnvironmentVariableInput, error) {
 	res, err := ec.unmarshalInputForkEnvironmentVariableInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
@@ -13093,6 +14753,45 @@ func (ec *executionContext) unmarshalNMessageInput2ᚕᚖgithubᚗcomᚋforkgrap
 func (ec *executionContext) unmarshalNMessageInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageInput(ctx context.Context, v any) (*models.MessageInput, error) {
 	res, err := ec.unmarshalInputMessageInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMessagePart2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePart(ctx context.Context, sel ast.SelectionSet, v models.MessagePart) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MessagePart!")
+		return graphql.Null
+	}
+	return ec._MessagePart(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMessagePart2ᚕgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePartᚄ(ctx context.Context, sel ast.SelectionSet, v []models.MessagePart) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMessagePart2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePart(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNMessagePartInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePartInput(ctx context.Context, v any) (*models.MessagePartInput, error) {
+	res, err := ec.unmarshalInputMessagePartInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNMessagePartKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePartKind(ctx context.Context, v any) (models.MessagePartKind, error) {
+	var res models.MessagePartKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMessagePartKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePartKind(ctx context.Context, sel ast.SelectionSet, v models.MessagePartKind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNMessageRole2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessageRole(ctx context.Context, v any) (models.MessageRole, error) {
@@ -13527,6 +15226,38 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOCompletedCommand2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐCompletedCommand(ctx context.Context, sel ast.SelectionSet, v *models.CompletedCommand) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CompletedCommand(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCompletedCommandInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐCompletedCommandInput(ctx context.Context, v any) (*models.CompletedCommandInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCompletedCommandInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOFileChangeInput2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChangeInputᚄ(ctx context.Context, v any) ([]*models.FileChangeInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*models.FileChangeInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNFileChangeInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐFileChangeInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalOForkEnvironmentVariableInput2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐForkEnvironmentVariableInputᚄ(ctx context.Context, v any) ([]*models.ForkEnvironmentVariableInput, error) {
 	if v == nil {
 		return nil, nil
@@ -13744,6 +15475,23 @@ func (ec *executionContext) marshalOLineage2ᚖgithubᚗcomᚋforkgraphᚋforkgr
 	return ec._Lineage(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOMessagePartInput2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePartInputᚄ(ctx context.Context, v any) ([]*models.MessagePartInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*models.MessagePartInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMessagePartInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐMessagePartInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalONode2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐNode(ctx context.Context, sel ast.SelectionSet, v models.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -13823,6 +15571,37 @@ func (ec *executionContext) marshalOTurn2ᚖgithubᚗcomᚋforkgraphᚋforkgraph
 		return graphql.Null
 	}
 	return ec._Turn(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTurnError2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnError(ctx context.Context, sel ast.SelectionSet, v *models.TurnError) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TurnError(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOTurnErrorInput2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnErrorInput(ctx context.Context, v any) (*models.TurnErrorInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputTurnErrorInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOTurnOrigin2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnOrigin(ctx context.Context, v any) (*models.TurnOrigin, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(models.TurnOrigin)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTurnOrigin2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnOrigin(ctx context.Context, sel ast.SelectionSet, v *models.TurnOrigin) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOTurnOutcome2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐTurnOutcome(ctx context.Context, v any) (*models.TurnOutcome, error) {

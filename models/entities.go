@@ -65,10 +65,14 @@ type Turn struct {
 	Sequence    int64
 	Phase       TurnPhase
 	Outcome     *TurnOutcome
-	Origin      *string
-	StartedAt   time.Time
-	SettledAt   *time.Time
-	UpdatedAt   time.Time
+	Origin      *TurnOrigin
+	// Error, FileChanges and CompletedCommand are the turn's reported details.
+	Error            *TurnError
+	FileChanges      []*FileChange
+	CompletedCommand *CompletedCommand
+	StartedAt        time.Time
+	SettledAt        *time.Time
+	UpdatedAt        time.Time
 
 	domain  forkengine.Turn
 	outcome TurnOutcome // what Outcome points to
@@ -86,7 +90,11 @@ func TurnFrom(t forkengine.Turn, rel Relations) *Turn {
 		StartedAt: t.StartedAt, SettledAt: t.SettledAt,
 		UpdatedAt: t.UpdatedAt, domain: t, rel: orUnbound(rel),
 	}
-	view.Origin = optionalIn(&view.domain.Origin)
+	if o := t.OriginKind(); o != "" {
+		origin := wire[TurnOrigin](o)
+		view.Origin = &origin
+	}
+	view.Error, view.FileChanges, view.CompletedCommand = turnDetailsFrom(t)
 	if t.Outcome != "" {
 		view.outcome = wire[TurnOutcome](t.Outcome)
 		view.Outcome = &view.outcome
@@ -112,7 +120,9 @@ type Message struct {
 	SessionID   string
 	Role        MessageRole
 	Content     string
-	CreatedAt   time.Time
+	// Parts are the typed parts (a plain message's one TextPart).
+	Parts     []MessagePart
+	CreatedAt time.Time
 }
 
 // MessagesFrom builds the API views of messages, keeping their order. The views share one array:
@@ -123,7 +133,7 @@ func MessagesFrom(ms []forkengine.Message) []*Message {
 	for i, m := range ms {
 		views[i] = Message{
 			LocalID: m.ID, WorkspaceID: m.WorkspaceID, TurnID: m.TurnID, SessionID: m.SessionID, Role: wire[MessageRole](m.Role),
-			Content: m.Content, CreatedAt: m.CreatedAt,
+			Content: m.Content, Parts: partsFrom(m), CreatedAt: m.CreatedAt,
 		}
 		out[i] = &views[i]
 	}

@@ -30,6 +30,7 @@ func (in ReportTurnInput) Domain() forkengine.TurnReport {
 	if in.Outcome != nil {
 		report.Outcome = in.Outcome.Domain()
 	}
+	in.domainTurnDetails(&report)
 	if sub := in.Submission; sub != nil {
 		report.Submission = &forkengine.SubmissionReport{Content: sub.Content.Domain(), Text: sub.Text}
 		if sub.ClientSubmitID != nil {
@@ -43,7 +44,10 @@ func (in ReportTurnInput) Domain() forkengine.TurnReport {
 func (in AppendMessagesInput) Domain() forkengine.MessageAppend {
 	msgs := make([]forkengine.MessageInput, len(in.Messages))
 	for i, m := range in.Messages {
-		msgs[i] = forkengine.MessageInput{Role: m.Role.Domain(), Content: m.Content}
+		msgs[i] = forkengine.MessageInput{Role: m.Role.Domain(), Parts: domainParts(m.Parts)}
+		if m.Content != nil {
+			msgs[i].Content = *m.Content
+		}
 		if m.ID != nil {
 			msgs[i].ID = *m.ID
 		}

@@ -10,6 +10,10 @@ import (
 	"time"
 )
 
+// One typed part of a message.
+type MessagePart interface {
+}
+
 // An object with a globally unique id (Relay Global Object Identification). Fetch any of them again
 // with `node(id:)` or `nodes(ids:)`. The id is opaque: store it and pass it back, never parse it.
 type Node interface {
@@ -25,6 +29,54 @@ type AppendMessagesInput struct {
 	TurnID string `json:"turnId"`
 	// The messages, in order.
 	Messages []*MessageInput `json:"messages"`
+}
+
+// A reference to a file attached to the conversation (forkgraph keeps the reference, not the file).
+type AttachmentPart struct {
+	// The attachment's id (a fork's child has its own, derived from the source's).
+	AttachmentID string `json:"attachmentId"`
+	// The file's name (MessagePartInput.name), or null.
+	FileName *string `json:"fileName,omitempty"`
+	// The media type, for example `image/png`, or null.
+	MediaType *string `json:"mediaType,omitempty"`
+}
+
+func (AttachmentPart) IsMessagePart() {}
+
+// The command a turn ran to completion.
+type CompletedCommand struct {
+	// The command line.
+	Command string `json:"command"`
+	// Its exit code, or null when unknown.
+	ExitCode *int `json:"exitCode,omitempty"`
+}
+
+// The command a turn ran to completion.
+type CompletedCommandInput struct {
+	// The command line (required, non-empty).
+	Command string `json:"command"`
+	// Its exit code, when known.
+	ExitCode *int `json:"exitCode,omitempty"`
+}
+
+// One file a turn changed.
+type FileChange struct {
+	// The file's path (after a rename, its new one).
+	Path string `json:"path"`
+	// What happened to it.
+	Kind FileChangeKind `json:"kind"`
+	// The path before a rename; null for any other kind.
+	PreviousPath *string `json:"previousPath,omitempty"`
+}
+
+// One file a turn changed.
+type FileChangeInput struct {
+	// The file's path (after a rename, its new one).
+	Path string `json:"path"`
+	// What happened to it.
+	Kind FileChangeKind `json:"kind"`
+	// The path before a rename: required for RENAME, refused for any other kind.
+	PreviousPath *string `json:"previousPath,omitempty"`
 }
 
 // One environment variable of a fork call.
@@ -174,14 +226,41 @@ type MessageEdge struct {
 	Node *Message `json:"node"`
 }
 
-// One message to append.
+// One message to append: plain `content` or typed `parts`, exactly one of them.
 type MessageInput struct {
 	// An id for idempotent retries (local, never of global form, or a global id); omitted, the server generates one.
 	ID *string `json:"id,omitempty"`
 	// Who wrote it.
 	Role MessageRole `json:"role"`
-	// The text.
-	Content string `json:"content"`
+	// The text of a plain message (up to 1 MiB). Omit it with `parts`: the content is then rendered from them.
+	Content *string `json:"content,omitempty"`
+	// The typed parts of the message, in order (at most 200, 1 MiB encoded). Errors: BAD_USER_INPUT
+	// with reason invalid_message_part, too_many_parts, message_too_large, content_with_parts,
+	// tool_call_unknown (a tool result naming no tool call of its turn), invalid_text, invalid_id.
+	Parts []*MessagePartInput `json:"parts,omitempty"`
+}
+
+// One typed part of a message to append. Give the fields its kind uses (MessagePartKind) and no
+// others; a field of another kind is BAD_USER_INPUT reason invalid_message_part.
+type MessagePartInput struct {
+	// The kind of part.
+	Kind MessagePartKind `json:"kind"`
+	// TEXT and REASONING: the text.
+	Text *string `json:"text,omitempty"`
+	// TOOL_CALL (required): the call's id; TOOL_RESULT (required): the id of the call it answers.
+	CallID *string `json:"callId,omitempty"`
+	// TOOL_CALL (required): the tool's name; ATTACHMENT: the file's name.
+	Name *string `json:"name,omitempty"`
+	// TOOL_CALL: the tool's input, any JSON value.
+	Input JSON `json:"input,omitempty"`
+	// TOOL_RESULT: the tool's output.
+	Output *string `json:"output,omitempty"`
+	// TOOL_RESULT: true when the tool failed.
+	IsError *bool `json:"isError,omitempty"`
+	// ATTACHMENT (required): the attachment's id.
+	AttachmentID *string `json:"attachmentId,omitempty"`
+	// ATTACHMENT: the media type.
+	MediaType *string `json:"mediaType,omitempty"`
 }
 
 // Writes. Reports are idempotent upserts made by agent runtimes; forks are durable operations.
@@ -207,6 +286,14 @@ type PageInfo struct {
 // or the global id a query returned.
 type Query struct {
 }
+
+// The model's reasoning, shown apart from its answer (content leaves it out).
+type ReasoningPart struct {
+	// The reasoning text.
+	Text string `json:"text"`
+}
+
+func (ReasoningPart) IsMessagePart() {}
 
 // An idempotent report of a session by an agent runtime. Omitted fields keep their stored value.
 type ReportSessionInput struct {
@@ -247,8 +334,17 @@ type ReportTurnInput struct {
 	Phase TurnPhase `json:"phase"`
 	// How it ended: required exactly when `phase` is SETTLED.
 	Outcome *TurnOutcome `json:"outcome,omitempty"`
-	// Where the prompt came from.
+	// Where the prompt came from: one of the TurnOrigin values (USER_PROMPT, GOAL_ARM,
+	// GOAL_CONTINUATION, PROVIDER_INITIATED, LEGACY_UNKNOWN; the lower-case spelling too). Anything
+	// else is BAD_USER_INPUT with reason unknown_turn_origin. A string, not the enum, so that an old
+	// runtime's free text gets that reason instead of a validation error.
 	Origin *string `json:"origin,omitempty"`
+	// How the turn failed (replaces the stored error; settled turns keep theirs).
+	Error *TurnErrorInput `json:"error,omitempty"`
+	// The files the turn changed (replaces the stored list; settled turns keep theirs). At most 1,000.
+	FileChanges []*FileChangeInput `json:"fileChanges,omitempty"`
+	// The command the turn ran to completion (replaces the stored one; settled turns keep theirs).
+	CompletedCommand *CompletedCommandInput `json:"completedCommand,omitempty"`
 	// The provider's own turn id (internal: used to fork through this turn).
 	ProviderTurnID *string `json:"providerTurnId,omitempty"`
 	// The provider's binding for the turn, a JSON object owned by the provider driver.
@@ -285,12 +381,60 @@ type SessionFilter struct {
 type Subscription struct {
 }
 
+// Text the author wrote.
+type TextPart struct {
+	// The text.
+	Text string `json:"text"`
+}
+
+func (TextPart) IsMessagePart() {}
+
+// A call the agent made to a tool.
+type ToolCallPart struct {
+	// The call's id, which the tool result answering it names (a fork's child has its own).
+	CallID string `json:"callId"`
+	// The tool's name.
+	Name string `json:"name"`
+	// The tool's input, any JSON value; null when none was given.
+	Input JSON `json:"input,omitempty"`
+}
+
+func (ToolCallPart) IsMessagePart() {}
+
+// What a tool call returned.
+type ToolResultPart struct {
+	// The id of the call this answers: a ToolCallPart of the same turn.
+	CallID string `json:"callId"`
+	// The tool's output, as text.
+	Output string `json:"output"`
+	// True when the tool failed and output is its error.
+	IsError bool `json:"isError"`
+}
+
+func (ToolResultPart) IsMessagePart() {}
+
 // A turn and its position.
 type TurnEdge struct {
 	// An opaque position; pass it as `after` or `before`.
 	Cursor string `json:"cursor"`
 	// The turn.
 	Node *Turn `json:"node"`
+}
+
+// How a turn failed.
+type TurnError struct {
+	// The runtime's error code.
+	Code string `json:"code"`
+	// The error's message, or null.
+	Message *string `json:"message,omitempty"`
+}
+
+// How a turn failed.
+type TurnErrorInput struct {
+	// The runtime's error code (required, non-empty).
+	Code string `json:"code"`
+	// The error's message.
+	Message *string `json:"message,omitempty"`
 }
 
 // What an agent runtime submitted to its provider as a turn's prompt. forkgraph keeps the client
@@ -390,6 +534,70 @@ func (e *CredentialKind) UnmarshalJSON(b []byte) error {
 }
 
 func (e CredentialKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What a turn did to a file.
+type FileChangeKind string
+
+const (
+	// The file was created.
+	FileChangeKindAdd FileChangeKind = "ADD"
+	// The file was changed.
+	FileChangeKindModify FileChangeKind = "MODIFY"
+	// The file was removed.
+	FileChangeKindDelete FileChangeKind = "DELETE"
+	// The file was moved from previousPath.
+	FileChangeKindRename FileChangeKind = "RENAME"
+)
+
+var AllFileChangeKind = []FileChangeKind{
+	FileChangeKindAdd,
+	FileChangeKindModify,
+	FileChangeKindDelete,
+	FileChangeKindRename,
+}
+
+func (e FileChangeKind) IsValid() bool {
+	switch e {
+	case FileChangeKindAdd, FileChangeKindModify, FileChangeKindDelete, FileChangeKindRename:
+		return true
+	}
+	return false
+}
+
+func (e FileChangeKind) String() string {
+	return string(e)
+}
+
+func (e *FileChangeKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = FileChangeKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid FileChangeKind", str)
+	}
+	return nil
+}
+
+func (e FileChangeKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *FileChangeKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e FileChangeKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
@@ -585,6 +793,73 @@ func (e *ForkVerificationStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e ForkVerificationStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What kind of part a MessagePartInput is.
+type MessagePartKind string
+
+const (
+	// TextPart: text.
+	MessagePartKindText MessagePartKind = "TEXT"
+	// ToolCallPart: callId, name, input.
+	MessagePartKindToolCall MessagePartKind = "TOOL_CALL"
+	// ToolResultPart: callId, output, isError.
+	MessagePartKindToolResult MessagePartKind = "TOOL_RESULT"
+	// AttachmentPart: attachmentId, name, mediaType.
+	MessagePartKindAttachment MessagePartKind = "ATTACHMENT"
+	// ReasoningPart: text.
+	MessagePartKindReasoning MessagePartKind = "REASONING"
+)
+
+var AllMessagePartKind = []MessagePartKind{
+	MessagePartKindText,
+	MessagePartKindToolCall,
+	MessagePartKindToolResult,
+	MessagePartKindAttachment,
+	MessagePartKindReasoning,
+}
+
+func (e MessagePartKind) IsValid() bool {
+	switch e {
+	case MessagePartKindText, MessagePartKindToolCall, MessagePartKindToolResult, MessagePartKindAttachment, MessagePartKindReasoning:
+		return true
+	}
+	return false
+}
+
+func (e MessagePartKind) String() string {
+	return string(e)
+}
+
+func (e *MessagePartKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MessagePartKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MessagePartKind", str)
+	}
+	return nil
+}
+
+func (e MessagePartKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MessagePartKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MessagePartKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
@@ -830,6 +1105,73 @@ func (e *SubmissionContent) UnmarshalJSON(b []byte) error {
 }
 
 func (e SubmissionContent) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a turn's prompt came from (reference §1.2).
+type TurnOrigin string
+
+const (
+	// A person typed it.
+	TurnOriginUserPrompt TurnOrigin = "USER_PROMPT"
+	// A goal was armed and started the turn.
+	TurnOriginGoalArm TurnOrigin = "GOAL_ARM"
+	// A goal continued on its own.
+	TurnOriginGoalContinuation TurnOrigin = "GOAL_CONTINUATION"
+	// The provider started the turn itself.
+	TurnOriginProviderInitiated TurnOrigin = "PROVIDER_INITIATED"
+	// Unknown: reported as such, or stored with free text before the set was closed.
+	TurnOriginLegacyUnknown TurnOrigin = "LEGACY_UNKNOWN"
+)
+
+var AllTurnOrigin = []TurnOrigin{
+	TurnOriginUserPrompt,
+	TurnOriginGoalArm,
+	TurnOriginGoalContinuation,
+	TurnOriginProviderInitiated,
+	TurnOriginLegacyUnknown,
+}
+
+func (e TurnOrigin) IsValid() bool {
+	switch e {
+	case TurnOriginUserPrompt, TurnOriginGoalArm, TurnOriginGoalContinuation, TurnOriginProviderInitiated, TurnOriginLegacyUnknown:
+		return true
+	}
+	return false
+}
+
+func (e TurnOrigin) String() string {
+	return string(e)
+}
+
+func (e *TurnOrigin) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TurnOrigin(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TurnOrigin", str)
+	}
+	return nil
+}
+
+func (e TurnOrigin) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TurnOrigin) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TurnOrigin) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

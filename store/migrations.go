@@ -289,6 +289,9 @@ var migrations = []migration{
 	searchMigration,
 	targetMigration,
 	searchCountsMigration,
+	// Typed message parts and a turn's error, file changes and completed command
+	// (typed_columns.go); rows from before read as plain text and no details.
+	{version: 23, name: "typed message parts and turn details", statements: richMessagesStatements},
 }
 
 func eventsTable(cursorType string) string {

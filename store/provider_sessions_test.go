@@ -69,7 +69,7 @@ func testProviderSessionsMigration(t *testing.T, cfg Config) {
 				return err
 			}
 		}
-		return tx.UpsertTurn(ctx, settledTurn("wb", "shared-late", "shared-late-t1"))
+		return upsertTurnWithoutDetails(ctx, tx, settledTurn("wb", "shared-late", "shared-late-t1"))
 	})
 	require.NoError(t, err)
 	require.NoError(t, old.Close())

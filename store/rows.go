@@ -42,6 +42,7 @@ var turnsTable = newTable("turns", []string{"workspace_id", "id"},
 	microsColumn("updated_at_us", func(t *forkengine.Turn) *time.Time { return &t.UpdatedAt }),
 	textColumn("provider_turn_id", func(t *forkengine.Turn) *string { return &t.ProviderTurnID }),
 	rawJSONColumn("provider_turn_binding", func(t *forkengine.Turn) *json.RawMessage { return &t.ProviderTurnBinding }),
+	turnErrorColumn, fileChangesColumn, completedCommandColumn,
 )
 
 var messagesTable = newTable("messages", []string{"workspace_id", "id"},
@@ -53,6 +54,7 @@ var messagesTable = newTable("messages", []string{"workspace_id", "id"},
 	textColumn("role", func(m *forkengine.Message) *forkengine.MessageRole { return &m.Role }),
 	textColumn("content", func(m *forkengine.Message) *string { return &m.Content }),
 	microsColumn("created_at_us", func(m *forkengine.Message) *time.Time { return &m.CreatedAt }),
+	messagePartsColumn,
 )
 
 var lineagesTable = newTable("lineages", []string{"workspace_id", "target_session_id"},

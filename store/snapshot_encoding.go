@@ -157,13 +157,14 @@ func compactable(s forkengine.Snapshot) bool {
 	}
 	for _, t := range s.Turns {
 		if t.WorkspaceID != ss.WorkspaceID || t.SessionID != ss.ID ||
-			!exactMicros(t.StartedAt) || !exactMicros(t.UpdatedAt) || !exactMicrosPtr(t.SettledAt) {
-			return false
+			!exactMicros(t.StartedAt) || !exactMicros(t.UpdatedAt) || !exactMicrosPtr(t.SettledAt) ||
+			t.Error != nil || t.FileChanges != nil || t.CompletedCommand != nil {
+			return false // the compact forms predate a turn's details: the verbatim JSON keeps them
 		}
 	}
 	for _, m := range s.Messages {
-		if m.WorkspaceID != ss.WorkspaceID || m.SessionID != ss.ID || !exactMicros(m.CreatedAt) {
-			return false
+		if m.WorkspaceID != ss.WorkspaceID || m.SessionID != ss.ID || !exactMicros(m.CreatedAt) || m.Parts != nil {
+			return false // nor typed parts
 		}
 	}
 	return (s.Turns == nil) == (s.Messages == nil)

@@ -95,3 +95,19 @@ func withSearchPath(dsn, schema string) string {
 	}
 	return dsn + " search_path=" + schema
 }
+
+// upsertTurnWithoutDetails writes t as a binary from before typed parts and turn details did: without the columns of a
+// turn's details (typed_columns.go), which a database opened at an older version lacks.
+func upsertTurnWithoutDetails(ctx context.Context, tx forkengine.Tx, t forkengine.Turn) error {
+	details := map[string]bool{turnErrorColumn.name: true, fileChangesColumn.name: true, completedCommandColumn.name: true}
+	var names, marks []string
+	var values []any
+	all := turnsTable.values(&t)
+	for i, name := range turnsTable.names {
+		if !details[name] {
+			names, marks, values = append(names, name), append(marks, "?"), append(values, all[i])
+		}
+	}
+	return tx.(*txn).db.WithContext(ctx).Exec("INSERT INTO turns ("+strings.Join(names, ", ")+") VALUES ("+
+		strings.Join(marks, ", ")+")", values...).Error
+}

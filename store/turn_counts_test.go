@@ -23,7 +23,7 @@ func testTurnCountsBackfill(t *testing.T, cfg Config) {
 				}
 				for i := range n {
 					turn := forkengine.Turn{WorkspaceID: ws, SessionID: id, ID: fmt.Sprintf("%s-%d", id, i), Sequence: int64(i + 1)}
-					if err := tx.UpsertTurn(ctx, turn); err != nil {
+					if err := upsertTurnWithoutDetails(ctx, tx, turn); err != nil {
 						return err
 					}
 				}

@@ -208,12 +208,14 @@ func testHostileTurnFields(t *testing.T, s forkengine.Store) {
 	e := hostileEngine(t, s)
 	seedHostileBase(t, e)
 	for i, c := range hostileTexts {
-		for _, field := range []string{"origin", "providerTurnId"} {
+		// The origin is a closed set now (unknown_turn_origin); the error's message is the turn's
+		// free text.
+		for _, field := range []string{"errorMessage", "providerTurnId"} {
 			id := fmt.Sprintf("%s-%d", field, i)
 			report := forkengine.TurnReport{WorkspaceID: wsA, SessionID: "base", ID: id, Phase: forkengine.PhaseRunning}
 			want := c.free
-			if field == "origin" {
-				report.Origin = &c.value
+			if field == "errorMessage" {
+				report.Error = &forkengine.TurnError{Code: "hostile", Message: c.value}
 			} else {
 				report.ProviderTurnID, want = &c.value, c.identifier
 			}
@@ -222,7 +224,11 @@ func testHostileTurnFields(t *testing.T, s forkengine.Store) {
 			requireHostileOutcome(t, s, before, err, want, fmt.Sprintf("%s %.40q", field, c.value), func() {
 				got, err := s.GetTurn(context.Background(), wsA, id)
 				require.NoError(t, err)
-				require.Equal(t, c.value, map[string]string{"origin": got.Origin, "providerTurnId": got.ProviderTurnID}[field])
+				message := ""
+				if got.Error != nil {
+					message = got.Error.Message
+				}
+				require.Equal(t, c.value, map[string]string{"errorMessage": message, "providerTurnId": got.ProviderTurnID}[field])
 			})
 		}
 	}

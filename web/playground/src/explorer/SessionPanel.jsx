@@ -136,6 +136,82 @@ function ContinuedFrom({ lineage, onSelect }) {
   );
 }
 
+/**
+ * MessageBody draws a message's typed parts: text as it is, a tool call as its name and input, a
+ * tool result as its output (marked when it is an error), an attachment as its file name and media
+ * type, reasoning apart and muted. A message without parts (an older server) shows its content.
+ */
+function MessageBody({ message }) {
+  const parts = message.parts;
+  if (!parts || parts.length === 0) return <span className="content">{message.content}</span>;
+  return (
+    <div className="content parts">
+      {parts.map((p, i) => <MessagePart key={i} part={p} />)}
+    </div>
+  );
+}
+
+function MessagePart({ part }) {
+  switch (part.__typename) {
+    case 'ToolCallPart':
+      return (
+        <div className="part part-tool-call" data-call-id={part.callId}>
+          <span className="part-label">tool call</span> <code className="tool-name">{part.name}</code>
+          {part.input != null && <pre className="tool-input">{JSON.stringify(part.input, null, 2)}</pre>}
+        </div>
+      );
+    case 'ToolResultPart':
+      return (
+        <div className={`part part-tool-result${part.isError ? ' is-error' : ''}`} data-call-id={part.callId}>
+          <span className="part-label">{part.isError ? 'tool error' : 'tool result'}</span>
+          <pre className="tool-output">{part.output}</pre>
+        </div>
+      );
+    case 'AttachmentPart':
+      return (
+        <div className="part part-attachment" data-attachment-id={part.attachmentId}>
+          <span className="part-label">attachment</span> {part.fileName || part.attachmentId}
+          {part.mediaType && <span className="media-type"> ({part.mediaType})</span>}
+        </div>
+      );
+    case 'ReasoningPart':
+      return <div className="part part-reasoning"><span className="part-label">reasoning</span> {part.text}</div>;
+    default:
+      return <div className="part part-text">{part.text}</div>;
+  }
+}
+
+/** TurnDetails draws what a turn reported of its result: its error, file changes and command. */
+function TurnDetails({ turn }) {
+  const changes = turn.fileChanges || [];
+  if (!turn.error && changes.length === 0 && !turn.completedCommand) return null;
+  return (
+    <div className="turn-details">
+      {turn.error && (
+        <div className="turn-error" role="note">
+          Error <code>{turn.error.code}</code>{turn.error.message ? `: ${turn.error.message}` : ''}
+        </div>
+      )}
+      {turn.completedCommand && (
+        <div className="turn-command">
+          Ran <code>{turn.completedCommand.command}</code>
+          {turn.completedCommand.exitCode != null && ` (exit ${turn.completedCommand.exitCode})`}
+        </div>
+      )}
+      {changes.length > 0 && (
+        <ul className="file-changes" aria-label="Files changed">
+          {changes.map((c, i) => (
+            <li key={i} className={`file-change kind-${c.kind.toLowerCase()}`}>
+              <span className="badge">{c.kind.toLowerCase()}</span>{' '}
+              {c.previousPath ? `${c.previousPath} → ${c.path}` : c.path}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
 function Turn({ turn, pending, sessions, actions, forkTarget, startError }) {
   const settled = turn.phase === 'SETTLED';
   const helpId = `fork-help-${turn.id}`;
@@ -151,10 +227,11 @@ function Turn({ turn, pending, sessions, actions, forkTarget, startError }) {
         {(turn.messages || []).map((m, i) => (
           <li key={m.id || i} className={`message role-${m.role.toLowerCase()}`}>
             <span className="role">{m.role.toLowerCase()}</span>
-            <span className="content">{m.content}</span>
+            <MessageBody message={m} />
           </li>
         ))}
       </ul>
+      <TurnDetails turn={turn} />
       {settled && pending && <PendingOperation key={pending.id} op={pending} sessions={sessions} actions={actions} />}
       {settled && !pending && (
         <div className="turn-actions">

@@ -60,10 +60,19 @@ export const SESSION_NODE_QUERY = `query ExplorerSessionNode($workspaceId: ID!, 
   session(workspaceId: $workspaceId, id: $id) { ${SESSION_NODE} }
 }`;
 
-// A page of a turn's messages. SESSION_DETAIL reads each turn's first 50 (50 turns × 50 messages
-// stay far under the complexity limit, which counts a page's size times its selection); the
-// rest of a longer turn is read with TURN_MESSAGES (Turn.messages refuses more than 1,000).
-const MESSAGES_PAGE = `edges { node { id: localId role content } } pageInfo { hasNextPage endCursor }`;
+// A page of a turn's messages. SESSION_DETAIL reads each turn's first 20 (50 turns × 20 messages
+// with their parts stay under the complexity limit, which counts a page's size times its
+// selection; 50 × 50 with parts would not); the rest of a longer turn is read with TURN_MESSAGES
+// (Turn.messages refuses more than 1,000).
+// A message's typed parts (Message.parts), so the transcript can draw tool calls, results,
+// attachments and reasoning; content stays the plain-text fallback.
+const PARTS = `parts { __typename
+  ... on TextPart { text }
+  ... on ReasoningPart { text }
+  ... on ToolCallPart { callId name input }
+  ... on ToolResultPart { callId output isError }
+  ... on AttachmentPart { attachmentId fileName mediaType } }`;
+const MESSAGES_PAGE = `edges { node { id: localId role content ${PARTS} } } pageInfo { hasNextPage endCursor }`;
 
 export const TURN_MESSAGES = `query ExplorerTurnMessages($id: ID!, $after: String) {
   node(id: $id) { ... on Turn { messagesConnection(first: 200, after: $after) { ${MESSAGES_PAGE} } } }
@@ -86,8 +95,12 @@ export const SESSION_DETAIL = `query ExplorerSession($workspaceId: ID!, $id: ID!
           outcome
           providerForkBindingAvailable
           providerForkBindingState
+          origin
+          error { code message }
+          fileChanges { path kind previousPath }
+          completedCommand { command exitCode }
           pendingForkOperation { ${OPERATION} }
-          messagesConnection(first: 50) { ${MESSAGES_PAGE} }
+          messagesConnection(first: 20) { ${MESSAGES_PAGE} }
         }
       }
       pageInfo { hasNextPage endCursor }
