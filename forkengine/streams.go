@@ -120,14 +120,14 @@ type WorkspacePosition struct {
 	Resume bool
 }
 
-// FollowWorkspace streams a workspace's events as view maps them: with a resume position, the
+// followWorkspace (WorkspaceStreams.Follow) streams a workspace's events as view maps them: with a resume position, the
 // logged events after it first, then live ones, each exactly once and in cursor order; without,
 // live events only. Live events come from b, which a Feed fills in log order, so live delivery
 // is exactly the replay. A subscriber that cannot keep up (its queue of b.QueueSize() is full)
 // is ended with RESUME_REQUIRED (reason subscriber_lagged); LastCursor is where to resume.
 // Errors before streaming: BAD_USER_INPUT for a cursor the log cannot resume from
 // (cursor_expired, invalid_cursor).
-func FollowWorkspace[T any](ctx context.Context, e *Engine, b *Broker, ws string, from WorkspacePosition, view func(*Event) T) (*Stream[T], error) {
+func followWorkspace[T any](ctx context.Context, e *Engine, b *Broker, ws string, from WorkspacePosition, view func(*Event) T) (*Stream[T], error) {
 	if !from.Resume {
 		return liveWorkspace(ctx, b, ws, view), nil
 	}

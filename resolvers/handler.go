@@ -16,10 +16,9 @@ import (
 	"github.com/forkgraph/forkgraph/graph"
 )
 
-// Config wires the GraphQL server. Engine and Broker are required.
+// Config wires the GraphQL server. Engine is required; its streams serve the subscriptions.
 type Config struct {
 	Engine *forkengine.Engine
-	Broker *forkengine.Broker
 	// Identify says who the caller is (access.Authenticator.Identify); the field policy checks
 	// its workspaces and scopes per root field, viewer shows it, forks record its subject. nil:
 	// open (development) mode.
@@ -81,8 +80,10 @@ func NewServer(cfg Config) *handler.Server {
 	if narrow, ok := cfg.Engine.Reader().(NarrowReads); ok && sources.narrow == nil {
 		sources.narrow = narrow
 	}
-	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch,
-		sources: sources, shared: &sharedStreams{}, streamReady: cfg.StreamReady, identify: cfg.Identify}}
+	root := &Resolver{engine: cfg.Engine, logger: cfg.Logger, batch: cfg.Batch,
+		sources: sources, shared: &sharedStreams{}, streamReady: cfg.StreamReady, identify: cfg.Identify}
+	root.workspaces = forkengine.NewWorkspaceStreams(cfg.Engine, root.views.of)
+	gcfg := graph.Config{Resolvers: root}
 	connectionComplexity(&gcfg.Complexity)
 	schema := graph.NewExecutableSchema(gcfg)
 	rules, err := readRootRules(schema.Schema())

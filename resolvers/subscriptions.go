@@ -78,7 +78,7 @@ func endStreamWithError(report func(context.Context, *gqlerror.Error) bool) grap
 
 // followOperation maps the engine's operation stream to the API.
 func (r *Resolver) followOperation(ctx context.Context, ws, id string) (<-chan *models.ForkOperation, error) {
-	s, err := r.engine.FollowOperation(ctx, r.broker, ws, id)
+	s, err := r.engine.FollowOperation(ctx, ws, id)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (
 		return nil, err
 	}
 	from := forkengine.WorkspacePosition{Cursor: cursor, Resume: given}
-	s, err := forkengine.FollowWorkspace(ctx, r.engine, r.broker, ws, from, r.views.of)
+	s, err := r.workspaces.Follow(ctx, ws, from)
 	if err != nil {
 		return nil, err
 	}
