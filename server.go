@@ -25,7 +25,6 @@ import (
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
 	"github.com/forkgraph/forkgraph/telemetry"
-	"github.com/forkgraph/forkgraph/transports"
 )
 
 // shutdownGrace bounds how long shutdown waits for requests and background fork work.
@@ -113,7 +112,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	obs.ready.MarkRecovered()
 	gql := resolvers.NewServer(resolvers.Config{
 		Engine: engine, Identify: cfg.authn.Identify, RequestID: access.RequestID, Logger: logger,
-		StreamError: transports.AddSubscriptionError, StreamReady: transports.SetStreamReadiness, Persisted: cfg.edge.persisted,
+		Persisted:  cfg.edge.persisted,
 		Extensions: obs.extensions(), Batch: obs.tel.Batch, NarrowReads: db, Unavailable: store.IsUnavailable,
 	})
 	for _, t := range obs.observeTransports(graphqlTransports(cfg)) {

@@ -21,7 +21,6 @@ import (
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
-	"github.com/forkgraph/forkgraph/transports"
 )
 
 // testAPI is the GraphQL server over a real engine, a real SQLite file in t.TempDir() and the
@@ -100,8 +99,7 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	require.NoError(t, engine.StartEvents(feedCtx))
 	broker, feed := engine.Broker(), engine.Feed()
 	rcfg := resolvers.Config{Engine: engine, Identify: opts.auth.Identify, Logger: quiet,
-		RequestID:   access.RequestID,
-		StreamError: transports.AddSubscriptionError, StreamReady: transports.SetStreamReadiness}
+		RequestID: access.RequestID}
 	if opts.limits != nil {
 		opts.limits(&rcfg)
 	}

@@ -25,8 +25,6 @@ type Resolver struct {
 	sources loaderSources
 	views   eventViews // API views of live events, shared by their subscribers
 	shared  *sharedStreams
-	// streamReady hands the transport a stream's readiness (Config.StreamReady); nil: none.
-	streamReady func(ctx context.Context, ready func(wake func()) bool) bool
 	// identify says who the caller is (Config.Identify); nil: open mode.
 	identify Identify
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // DefaultSSEKeepAlive is how often an idle SSE stream sends a comment line, so proxies and load
@@ -172,7 +174,7 @@ func (s *sseStream) lifeDone() <-chan struct{} {
 func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) {
 	results := make(chan []byte)
 	done := make(chan gqlerror.List, 1)
-	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, s.deferral, results, done)
+	go produce(streamside.ReportEnds(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, s.deferral, results, done)
 	// A subscription never ends by itself, so shutdown cancels it; a query (one with @defer
 	// streams its fragments) does, and finishes within the grace period like any request.
 	shutdown, ended := s.shutdown, s.lifeDone()
@@ -232,7 +234,7 @@ func (s *sseStream) stop(cancel context.CancelFunc, results <-chan []byte, done 
 
 // produce pulls the operation's responses and hands them, encoded, to the writer: generated
 // subscription code reuses one buffer for every response, so a response is only valid until the
-// next is pulled. done receives the errors that ended the stream (AddSubscriptionError), or nil.
+// next is pulled. done receives the errors that ended the stream (streamside.Stream.Err), or nil.
 func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext, d Deferral,
 	results chan<- []byte, done chan<- gqlerror.List) {
 	defer func() {
@@ -260,7 +262,7 @@ func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.Ope
 			return
 		}
 	}
-	done <- subscriptionErrors(rs.ctx)
+	done <- rs.side.Err()
 }
 
 // eventPayload is what a `next` event carries for payload: a response with errors and no data

@@ -10,6 +10,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // reservation is one single-connection stream: its operations' goroutines hand events to the
@@ -280,7 +282,7 @@ func (res *reservation) run(ctx context.Context, id string, exec graphql.GraphEx
 	}
 	results := make(chan []byte)
 	done := make(chan gqlerror.List, 1)
-	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, d, results, done)
+	go produce(streamside.ReportEnds(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, d, results, done)
 	for {
 		select {
 		case data := <-results:

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/99designs/gqlgen/graphql/handler"
 )
 
 // bodyWriter stands for the http.ResponseWriter a request body can hold (http.MaxBytesReader
@@ -23,7 +21,7 @@ type bodyWriter struct {
 // hijacked connection, for as long as the websocket lives.
 func TestWebsocketReleasesTheUpgradeRequestBody(t *testing.T) {
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(Websocket{Observer: &Observer{}})
 	released := make(chan struct{}, 1)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

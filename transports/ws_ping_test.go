@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/gorilla/websocket"
 )
 
@@ -82,7 +81,7 @@ func TestALatePongDoesNotSwallowTheCloseFrame(t *testing.T) {
 // Answered on the reader goroutine, its pong waited there for the stuck batch, and the reader
 // never saw the deadline that closes the connection: it was served until the batch timed out.
 func TestAStuckClientThatPingsIsLetGoAfterCloseGrace(t *testing.T) {
-	srv := handler.New(streamSchema(newStreamHooks()))
+	srv := streamHandler(streamSchema(newStreamHooks()))
 	srv.AddTransport(Websocket{SlowClientTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
@@ -105,7 +104,7 @@ func TestAStuckClientThatPingsIsLetGoAfterCloseGrace(t *testing.T) {
 // slowly, keeps the server's batch in write.
 func dialSlowReader(t *testing.T, ws Websocket) *client {
 	t.Helper()
-	srv := handler.New(streamSchema(newStreamHooks()))
+	srv := streamHandler(streamSchema(newStreamHooks()))
 	srv.AddTransport(ws)
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Listener = smallSendBuffers{hs.Listener}
