@@ -115,7 +115,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Persisted:  cfg.edge.persisted,
 		Extensions: obs.extensions(), Batch: obs.tel.Batch, NarrowReads: db, Unavailable: store.IsUnavailable,
 	})
-	for _, t := range obs.observeTransports(graphqlTransports(cfg)) {
+	for _, t := range obs.observeTransports(graphqlTransports(cfg, logger)) {
 		gql.AddTransport(t)
 	}
 	return serve(ctx, cfg, lns, routes(cfg, gql, obs), engine, obs, stdout, logger)

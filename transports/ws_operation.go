@@ -3,7 +3,6 @@ package transports
 import (
 	"context"
 	"fmt"
-	"log"
 	"runtime/debug"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -172,7 +171,7 @@ func (c *conn) stream(run *streamRun, w *runner) {
 		}
 		frame, err := encodePayload(&run.prefix, run.rs.side, run.op.id, c.protocol.resultType(), payload)
 		if err != nil {
-			log.Printf("transports: operation %s: %v", run.op.id, err)
+			c.logs().error("transports: encode websocket result", "operation", run.op.id, "err", err)
 			c.close(CloseInternalError, "Internal server error")
 			return
 		}
@@ -184,7 +183,7 @@ func (c *conn) stream(run *streamRun, w *runner) {
 // state can no longer be trusted, and the client is told it was the server's fault.
 func (c *conn) recoverOperation(op *operation) {
 	if r := recover(); r != nil {
-		log.Printf("transports: panic in operation %s: %v\n%s", op.id, r, debug.Stack())
+		c.logs().error("transports: panic in websocket operation", "operation", op.id, "panic", r, "stack", string(debug.Stack()))
 		c.close(CloseInternalError, "Internal server error")
 	}
 }
