@@ -23,10 +23,11 @@ func graphqlTransports(cfg config, logger *slog.Logger) []graphql.Transport {
 	deferral := transports.Deferral{Schema: resolvers.Schema(), Later: resolvers.ResolvedLater}
 	return []graphql.Transport{
 		transports.Websocket{InitFunc: websocketInit(cfg.authn), OperationLimiter: access.LimitWebsocketOperation,
-			CheckOrigin: cfg.edge.origins.Allows, Deferral: deferral, Lifetime: access.StreamLifetime, Logger: logger},
+			CheckOrigin: cfg.edge.origins.Allows, Deferral: deferral, Lifetime: access.StreamLifetime,
+			Logger: logger, RequestID: access.RequestID},
 		transports.SSE{MaxBodyBytes: cfg.maxBody, Single: &transports.Reservations{ClientKey: cfg.edge.proxies.ClientKey},
-			Deferral: deferral, Lifetime: access.StreamLifetime, Logger: logger},
-		transports.HTTP{MaxBodyBytes: cfg.maxBody, Deferral: deferral, Logger: logger},
+			Deferral: deferral, Lifetime: access.StreamLifetime, Logger: logger, RequestID: access.RequestID},
+		transports.HTTP{MaxBodyBytes: cfg.maxBody, Deferral: deferral, Logger: logger, RequestID: access.RequestID},
 	}
 }
 

@@ -51,7 +51,7 @@ func (t HTTP) streamIncremental(w http.ResponseWriter, ctx context.Context, exec
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	parts := multipartWriter{w: w, flush: flusher.Flush, rc: http.NewResponseController(w), logs: logs{t.Logger, ctx}}
+	parts := multipartWriter{w: w, flush: flusher.Flush, rc: http.NewResponseController(w), logs: logs{t.Logger, t.RequestID, ctx}}
 	if !parts.write(delimiter) {
 		rs.stop()
 		return

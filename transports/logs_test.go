@@ -41,7 +41,7 @@ func TestTransportWS_LogsThroughSlogWithTheRequestID(t *testing.T) {
 	sink := &lockedBuffer{}
 	logger := slog.New(slog.NewJSONHandler(sink, nil))
 	srv := streamHandler(streamSchema(newStreamHooks()))
-	srv.AddTransport(Websocket{Logger: logger})
+	srv.AddTransport(Websocket{Logger: logger, RequestID: access.RequestID})
 	hs := httptest.NewServer(access.RequestIDs(srv))
 	t.Cleanup(hs.Close)
 	d := websocket.Dialer{Subprotocols: []string{SubprotocolTransportWS}, HandshakeTimeout: 5 * time.Second}

@@ -42,8 +42,10 @@ type SSE struct {
 	// Observer, when set, is told when a stream starts and ends.
 	Observer *Observer
 	// Logger receives what the transport cannot tell a client (panics, unencodable results,
-	// failed writes), with the request's id; nil: slog.Default().
-	Logger *slog.Logger
+	// failed writes); nil: slog.Default(). RequestID, when set, names the request each line
+	// comes from (access.RequestID).
+	Logger    *slog.Logger
+	RequestID func(ctx context.Context) string
 	// Single, when set, also serves graphql-sse's "single connection mode" (PUT reserves a
 	// stream; requests carrying its token use it), holding the reservations; see Reservations.
 	Single *Reservations
@@ -87,7 +89,7 @@ func (t SSE) openStream(w http.ResponseWriter, r *http.Request, flusher http.Flu
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive, rc: http.NewResponseController(w),
-		writeTimeout: t.WriteTimeout, shutdown: shutdown, deferral: t.Deferral, logs: logs{t.Logger, r.Context()}}
+		writeTimeout: t.WriteTimeout, shutdown: shutdown, deferral: t.Deferral, logs: logs{t.Logger, t.RequestID, r.Context()}}
 	if stream.writeTimeout <= 0 {
 		stream.writeTimeout = DefaultWriteTimeout
 	}

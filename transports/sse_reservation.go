@@ -251,7 +251,7 @@ func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		defer res.running.Done()
 		defer stopAfter()
 		defer cancel()
-		op.delivered = res.run(ctx, id, exec, opCtx, t.Deferral, logs{t.Logger, ctx})
+		op.delivered = res.run(ctx, id, exec, opCtx, t.Deferral, logs{t.Logger, t.RequestID, ctx})
 		res.mu.Lock()
 		if res.ops[id] == op {
 			delete(res.ops, id)

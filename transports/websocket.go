@@ -87,8 +87,10 @@ type Websocket struct {
 	// Observer, when set, is told about connections, queued bytes and dropped results.
 	Observer *Observer
 	// Logger receives what the transport cannot tell a client (panics, unencodable results,
-	// failed writes), with the request's id; nil: slog.Default().
-	Logger *slog.Logger
+	// failed writes); nil: slog.Default(). RequestID, when set, names the request each line
+	// comes from (access.RequestID).
+	Logger    *slog.Logger
+	RequestID func(ctx context.Context) string
 	// Upgrader performs the handshake. nil uses a same-origin check (requests without an Origin
 	// header, such as non-browser clients, pass) and small pooled buffers. Set
 	// Upgrader.CheckOrigin to allow other origins, e.g. during development.
