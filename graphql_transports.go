@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -18,14 +19,15 @@ import (
 // process, so behind a load balancer they need sticky routing; each client's are bounded, the
 // client named as the rate limit names it: its valid token, else its address), then GraphQL over HTTP (GET and POST), which answers an oversized body
 // with 413. Each leaves the deferred fields out of a @defer query's first payload (Deferral).
-func graphqlTransports(cfg config) []graphql.Transport {
+func graphqlTransports(cfg config, logger *slog.Logger) []graphql.Transport {
 	deferral := transports.Deferral{Schema: resolvers.Schema(), Later: resolvers.ResolvedLater}
 	return []graphql.Transport{
 		transports.Websocket{InitFunc: websocketInit(cfg.authn), OperationLimiter: access.LimitWebsocketOperation,
-			CheckOrigin: cfg.edge.origins.Allows, Deferral: deferral, Lifetime: access.StreamLifetime},
+			CheckOrigin: cfg.edge.origins.Allows, Deferral: deferral, Lifetime: access.StreamLifetime,
+			Logger: logger, RequestID: access.RequestID},
 		transports.SSE{MaxBodyBytes: cfg.maxBody, Single: &transports.Reservations{ClientKey: cfg.edge.proxies.ClientKey},
-			Deferral: deferral, Lifetime: access.StreamLifetime},
-		transports.HTTP{MaxBodyBytes: cfg.maxBody, Deferral: deferral},
+			Deferral: deferral, Lifetime: access.StreamLifetime, Logger: logger, RequestID: access.RequestID},
+		transports.HTTP{MaxBodyBytes: cfg.maxBody, Deferral: deferral, Logger: logger, RequestID: access.RequestID},
 	}
 }
 

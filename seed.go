@@ -55,7 +55,7 @@ var demoSessions = []seedSession{
 // their messages, and one committed (and acknowledged) fork unless forking is switched off. A
 // workspace that already has
 // sessions is left alone, so restarts never duplicate or undo anything.
-func seedDemo(ctx context.Context, engine *forkengine.Engine, broker *forkengine.Broker) error {
+func seedDemo(ctx context.Context, engine *forkengine.Engine) error {
 	n, err := engine.Reader().CountSessions(ctx, demoWorkspace, forkengine.SessionFilter{IncludeDeleted: true})
 	if err != nil || n > 0 {
 		return err
@@ -68,7 +68,7 @@ func seedDemo(ctx context.Context, engine *forkengine.Engine, broker *forkengine
 	if state, err := engine.Forking(ctx, demoWorkspace); err != nil || !state.Enabled() {
 		return err // forking is off (-forking=false): the demo has no fork of its own, the rest is there
 	}
-	return seedFork(ctx, engine, broker)
+	return seedFork(ctx, engine)
 }
 
 func seedSessionHistory(ctx context.Context, engine *forkengine.Engine, s seedSession) error {
@@ -107,11 +107,9 @@ func seedSessionHistory(ctx context.Context, engine *forkengine.Engine, s seedSe
 
 // seedFork forks the first session through its second turn, waits for the commit and
 // acknowledges it, so the boundary is free for the visitor's own first fork.
-func seedFork(ctx context.Context, engine *forkengine.Engine, broker *forkengine.Broker) error {
+func seedFork(ctx context.Context, engine *forkengine.Engine) error {
 	ctx, cancel := context.WithTimeout(ctx, seedTimeout)
 	defer cancel()
-	sub := broker.Subscribe(demoWorkspace)
-	defer sub.Close()
 	op, err := engine.StartFork(ctx, forkengine.ForkInput{
 		WorkspaceID: demoWorkspace, SourceSessionID: "lisbon-trip", ThroughTurnID: "lisbon-trip-t2",
 		RequestID: "seed-fork-1", TargetSessionID: "lisbon-trip-museums",
@@ -119,18 +117,20 @@ func seedFork(ctx context.Context, engine *forkengine.Engine, broker *forkengine
 	if err != nil {
 		return fmt.Errorf("start seed fork: %w", err)
 	}
-	for !op.Status.Terminal() {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("seed fork %s did not finish: %w", op.ID, ctx.Err())
-		case ev, ok := <-sub.C():
-			if !ok {
-				return fmt.Errorf("seed fork %s: event stream ended: %w", op.ID, sub.Err())
-			}
-			if ev.OperationID == op.ID && ev.Status.Terminal() {
-				op.Status = ev.Status
-			}
+	// The operation's stream starts with its state now, so a fork that ended before it was
+	// followed is seen too, and completes after a terminal status.
+	s, err := engine.FollowOperation(ctx, demoWorkspace, op.ID)
+	if err != nil {
+		return fmt.Errorf("follow seed fork %s: %w", op.ID, err)
+	}
+	for next := range s.C {
+		op = next
+	}
+	if !op.Status.Terminal() {
+		if err := s.Err(); err != nil {
+			return fmt.Errorf("seed fork %s: %w", op.ID, err)
 		}
+		return fmt.Errorf("seed fork %s did not finish: %w", op.ID, ctx.Err())
 	}
 	if op.Status != forkengine.StatusCommitted {
 		return fmt.Errorf("seed fork %s ended %s", op.ID, op.Status)

@@ -86,20 +86,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	// Subscribers get events only from the feed, which follows the durable log in cursor order:
-	// this process's commits wake it directly, other instances' through PostgreSQL's NOTIFY.
-	broker := forkengine.NewBroker(int(cfg.queue))
+	// Subscribers get events only from the engine's feed, which follows the durable log in cursor
+	// order: this process's commits wake it directly, other instances' through PostgreSQL's NOTIFY.
 	feedCtx, stopFeed := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopFeed()
-	feed := forkengine.NewFeed(forkengine.FeedConfig{Log: db, Broker: broker, Wake: db.WatchEvents(feedCtx),
-		Poll: cfg.eventPoll, Logger: logger})
-	if err := feed.Start(feedCtx); err != nil {
-		return fmt.Errorf("start the event feed: %w", err)
-	}
-	obs.tel.Metrics.WatchFeed(feed.Position, db.LogHead)
-	obs.forks = obs.tel.Publisher(feed, db)
+	obs.forks = obs.tel.Publisher(nil, db)
 	engine, err := forkengine.New(forkengine.Config{
 		Store: obs.tel.Store(db), Drivers: obs.tel.Drivers(drivers(cfg, obs.webhookClient())), Publisher: obs.forks,
+		Events: forkengine.EventsConfig{Log: db, QueueSize: int(cfg.queue), Wake: db.WatchEvents(feedCtx), Poll: cfg.eventPoll},
 		Logger: logger, DisableBarrier: !cfg.barrier, ForkingDisabled: !cfg.forking, DetachContext: obs.tel.DetachContext,
 		InstanceID: cfg.instanceID, LeaseDuration: cfg.forkLease,
 		ExclusiveStore: db.Driver() == store.DriverSQLite, // one process per file: every lease left is a dead one's
@@ -107,25 +101,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("build engine: %w", err)
 	}
+	if err := engine.StartEvents(feedCtx); err != nil {
+		return fmt.Errorf("start the event feed: %w", err)
+	}
+	obs.tel.Metrics.WatchFeed(engine.EventPosition, db.LogHead)
 	obs.tel.Metrics.WatchWork(engine.HeldLeases, db.Retries)
 	obs.tel.Metrics.WatchStatements(db.Statements)
-	if err := prepare(ctx, cfg, engine, broker, logger); err != nil {
+	if err := prepare(ctx, cfg, engine, logger); err != nil {
 		return err
 	}
 	obs.ready.MarkRecovered()
 	gql := resolvers.NewServer(resolvers.Config{
-		Engine: engine, Broker: broker, Identify: cfg.authn.Identify, RequestID: access.RequestID, Logger: logger,
-		StreamError: transports.AddSubscriptionError, StreamReady: transports.SetStreamReadiness, Persisted: cfg.edge.persisted,
+		Engine: engine, Identify: cfg.authn.Identify, RequestID: access.RequestID, Logger: logger,
+		Persisted:  cfg.edge.persisted,
 		Extensions: obs.extensions(), Batch: obs.tel.Batch, NarrowReads: db, Unavailable: store.IsUnavailable,
 	})
-	for _, t := range obs.observeTransports(graphqlTransports(cfg)) {
+	for _, t := range obs.observeTransports(graphqlTransports(cfg, logger)) {
 		gql.AddTransport(t)
 	}
 	return serve(ctx, cfg, lns, routes(cfg, gql, obs), engine, obs, stdout, logger)
 }
 
 // prepare runs start-up recovery and seeds the demo workspace.
-func prepare(ctx context.Context, cfg config, engine *forkengine.Engine, broker *forkengine.Broker, logger *slog.Logger) error {
+func prepare(ctx context.Context, cfg config, engine *forkengine.Engine, logger *slog.Logger) error {
 	// Leftover dispatching forks become unknown before the server listens; prepared and
 	// provider_accepted ones resume in the background, so a slow provider cannot hold up start-up.
 	report, err := engine.StartRecovery(ctx)
@@ -140,7 +138,7 @@ func prepare(ctx context.Context, cfg config, engine *forkengine.Engine, broker 
 	if cfg.noSeed {
 		return nil
 	}
-	if err := seedDemo(ctx, engine, broker); err != nil {
+	if err := seedDemo(ctx, engine); err != nil {
 		return fmt.Errorf("seed demo workspace: %w", err)
 	}
 	return nil

@@ -1,7 +1,7 @@
 // Package forkengine is the domain of forkgraph: sessions of turns, their transcripts, the fork
 // lineage between sessions, and the Engine that runs each fork as a durable operation against a
 // provider driver. It imports only the standard library; storage (Store), providers (Driver) and
-// subscribers (Publisher) are ports other packages implement.
+// observers of commits (Publisher) are ports other packages implement.
 //
 // # The fork lifecycle
 //
@@ -79,7 +79,10 @@
 //
 // # Streams
 //
-// FollowWorkspace and FollowOperation are the subscription rules: a workspace stream replays the
+// The engine owns its streams: a Broker of subscribers and the Feed that fills it from the log
+// (Config.Events, StartEvents). A subscription is asked of the engine (FollowOperation,
+// WorkspaceStreams.Follow) and is a Stream whose end carries its error. They are the subscription
+// rules: a workspace stream replays the
 // log after a cursor, then goes live with the seam deduplicated by cursor, and ends with
 // RESUME_REQUIRED when its subscriber falls behind; an operation stream sends the current state
 // first, then each later status, and completes after a terminal one.

@@ -14,11 +14,16 @@ import (
 type Config struct {
 	Store   Store
 	Drivers map[string]Driver // by Session.Provider
-	// Publisher receives events after commit (default: none). Usually a *Broker.
+	// Publisher observes the events of this engine's commits, after commit and before its feed
+	// has them (default: none): metrics, tests. Subscribers get events from the engine's own
+	// streams (Events), not from here.
 	Publisher Publisher
-	Clock     Clock         // default: time.Now in UTC, truncated to microseconds
-	NewID     func() string // default: random UUIDv4
-	Logger    *slog.Logger  // default: slog.Default()
+	// Events configures the engine's own event streams: its Broker and the Feed that fills it
+	// from the log (StartEvents starts it).
+	Events EventsConfig
+	Clock  Clock         // default: time.Now in UTC, truncated to microseconds
+	NewID  func() string // default: random UUIDv4
+	Logger *slog.Logger  // default: slog.Default()
 	// ForkingDisabled is the server's kill switch: every new fork is refused (FORK_UNSUPPORTED,
 	// reason forking_disabled) while forks already started, reads, acknowledgements and
 	// reconciliation go on. SetWorkspaceForking is the same per workspace.
@@ -176,6 +181,10 @@ type Engine struct {
 
 	proofKeys proofKeys // the server key submission digests are made with, once read
 
+	// broker fans events out to subscribers; feed fills it from the log, in cursor order.
+	broker *Broker
+	feed   *Feed
+
 	// background tracks dispatches started by StartFork; Close waits for them. closed stops new
 	// ones from starting once Close has begun (WaitGroup.Add must not race with Wait).
 	mu         sync.Mutex
@@ -229,8 +238,9 @@ func New(cfg Config) (*Engine, error) {
 	case cfg.RecoveryPageSize < 0 || cfg.RecoveryPageSize > MaxRecoveryPageSize:
 		return nil, fmt.Errorf("forkengine: RecoveryPageSize %d outside 1..%d", cfg.RecoveryPageSize, MaxRecoveryPageSize)
 	}
+	broker, feed := newEvents(cfg)
 	return &Engine{cfg: cfg, store: cfg.Store, now: cfg.Clock, newID: cfg.NewID, log: cfg.Logger,
-		takeoverSlots: make(chan struct{}, takeoverWorkers)}, nil
+		takeoverSlots: make(chan struct{}, takeoverWorkers), broker: broker, feed: feed}, nil
 }
 
 // Reader returns the store's read side, for loaders.
@@ -318,8 +328,11 @@ func (e *Engine) update(ctx context.Context, fn func(tx Tx, c *changes) error) e
 	if err != nil {
 		return err
 	}
-	if len(committed) > 0 && e.cfg.Publisher != nil {
-		e.cfg.Publisher.Publish(committed)
+	if len(committed) > 0 {
+		if e.cfg.Publisher != nil {
+			e.cfg.Publisher.Publish(committed)
+		}
+		e.feed.Publish(committed)
 	}
 	return nil
 }

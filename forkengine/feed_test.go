@@ -61,23 +61,32 @@ func (l *countedLog) count() int {
 	return l.reads
 }
 
-// newFeedFixture builds the fixture; the feed reads the store's log, through log when given.
-func newFeedFixture(t *testing.T, cfg forkengine.FeedConfig, log ...*countedLog) *feedFixture {
+// newFeedFixture builds the fixture; the engine's feed reads the store's log, through log when
+// given.
+func newFeedFixture(t *testing.T, cfg forkengine.EventsConfig, log ...*countedLog) *feedFixture {
 	t.Helper()
-	f := &feedFixture{t: t, store: &hookStore{MemStore: forkenginetest.NewMemStore()}, broker: forkengine.NewBroker(4096)}
-	cfg.Log, cfg.Broker = f.store.MemStore, f.broker
+	f := &feedFixture{t: t, store: &hookStore{MemStore: forkenginetest.NewMemStore()}}
+	cfg.Log = f.store.MemStore
+	if cfg.QueueSize == 0 {
+		cfg.QueueSize = 4096
+	}
 	for _, l := range log {
 		l.MemStore = f.store.MemStore
 		cfg.Log = l
 	}
-	f.feed = forkengine.NewFeed(cfg)
+	var err error
+	f.engine, err = forkengine.New(forkengine.Config{Store: f.store, Events: cfg, NoBackground: true})
+	require.NoError(t, err)
+	f.broker, f.feed = f.engine.Broker(), f.engine.Feed()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	require.NoError(t, f.feed.Start(ctx))
-	var err error
-	f.engine, err = forkengine.New(forkengine.Config{Store: f.store, Publisher: f.feed, NoBackground: true})
-	require.NoError(t, err)
+	require.NoError(t, f.engine.StartEvents(ctx))
 	return f
+}
+
+// follow follows the fixture's workspace from a position, each event presented as its cursor.
+func (f *feedFixture) follow(ctx context.Context, from forkengine.WorkspacePosition) (*forkengine.Stream[int64], error) {
+	return forkengine.NewWorkspaceStreams(f.engine, cursorOf).Follow(ctx, ws, from)
 }
 
 func (f *feedFixture) report(id, title string) {
@@ -116,7 +125,7 @@ func cursorOf(ev *forkengine.Event) int64 { return ev.Cursor }
 // subscribes and replays again from there; an event committed while that second page is read
 // reaches the subscriber twice, in the page and live, and the seam keeps one.
 func TestReplaySeamSendsAnEventCommittedDuringTheReplayOnce(t *testing.T) {
-	f := newFeedFixture(t, forkengine.FeedConfig{})
+	f := newFeedFixture(t, forkengine.EventsConfig{})
 	f.report("s1", "one")
 	f.waitDelivered()
 	f.store.mu.Lock()
@@ -129,7 +138,7 @@ func TestReplaySeamSendsAnEventCommittedDuringTheReplayOnce(t *testing.T) {
 	f.store.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{Resume: true}, cursorOf)
+	s, err := f.follow(ctx, forkengine.WorkspacePosition{Resume: true})
 	require.NoError(t, err)
 	require.Equal(t, []int64{1, 2}, collect(t, s, 2))
 	f.report("s1", "three")
@@ -140,10 +149,10 @@ func TestReplaySeamSendsAnEventCommittedDuringTheReplayOnce(t *testing.T) {
 // TestFeedDeliversInLogOrderUnderConcurrentWriters: many writers commit and publish at once;
 // a live subscriber sees the log's order, with no gap and no duplicate.
 func TestFeedDeliversInLogOrderUnderConcurrentWriters(t *testing.T) {
-	f := newFeedFixture(t, forkengine.FeedConfig{})
+	f := newFeedFixture(t, forkengine.EventsConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{}, cursorOf)
+	s, err := f.follow(ctx, forkengine.WorkspacePosition{})
 	require.NoError(t, err)
 	const writers, each = 8, 40
 	var wg sync.WaitGroup
@@ -164,18 +173,20 @@ func TestFeedDeliversInLogOrderUnderConcurrentWriters(t *testing.T) {
 // TestFeedWakesOnAnotherProcessesCommitAndPollsWithoutOne: commits this process did not make
 // (another instance's) reach subscribers through Wake, and at the next poll when no wake-up comes.
 func TestFeedWakesOnAnotherProcessesCommitAndPollsWithoutOne(t *testing.T) {
-	for name, cfg := range map[string]func(chan struct{}) forkengine.FeedConfig{
-		"Wake": func(wake chan struct{}) forkengine.FeedConfig {
-			return forkengine.FeedConfig{Wake: wake, Poll: time.Hour}
+	for name, cfg := range map[string]func(chan struct{}) forkengine.EventsConfig{
+		"Wake": func(wake chan struct{}) forkengine.EventsConfig {
+			return forkengine.EventsConfig{Wake: wake, Poll: time.Hour}
 		},
-		"Poll": func(chan struct{}) forkengine.FeedConfig { return forkengine.FeedConfig{Poll: 5 * time.Millisecond} },
+		"Poll": func(chan struct{}) forkengine.EventsConfig {
+			return forkengine.EventsConfig{Poll: 5 * time.Millisecond}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			wake := make(chan struct{}, 1)
 			f := newFeedFixture(t, cfg(wake))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{}, cursorOf)
+			s, err := f.follow(ctx, forkengine.WorkspacePosition{})
 			require.NoError(t, err)
 			// A write that bypasses this engine, as another instance's would.
 			require.NoError(t, f.store.Update(ctx, func(tx forkengine.Tx) error {
@@ -191,13 +202,12 @@ func TestFeedWakesOnAnotherProcessesCommitAndPollsWithoutOne(t *testing.T) {
 // TestLiveSubscriberThatFallsBehindMustResume: the broker ends a subscriber whose queue is full
 // with RESUME_REQUIRED and the stream names the last cursor it sent.
 func TestLiveSubscriberThatFallsBehindMustResume(t *testing.T) {
-	f := newFeedFixture(t, forkengine.FeedConfig{})
-	small := forkengine.NewBroker(2)
+	f := newFeedFixture(t, forkengine.EventsConfig{QueueSize: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := forkengine.FollowWorkspace(ctx, f.engine, small, ws, forkengine.WorkspacePosition{}, cursorOf)
+	s, err := f.follow(ctx, forkengine.WorkspacePosition{})
 	require.NoError(t, err)
-	small.Publish([]forkengine.Event{{Cursor: 1, WorkspaceID: ws}, {Cursor: 2, WorkspaceID: ws}, {Cursor: 3, WorkspaceID: ws}})
+	f.broker.Publish([]forkengine.Event{{Cursor: 1, WorkspaceID: ws}, {Cursor: 2, WorkspaceID: ws}, {Cursor: 3, WorkspaceID: ws}})
 	require.Equal(t, []int64{1, 2}, collect(t, s, 2))
 	_, open := <-s.C
 	require.False(t, open)
@@ -208,10 +218,10 @@ func TestLiveSubscriberThatFallsBehindMustResume(t *testing.T) {
 // TestLiveStreamWakesAConsumerWaitingWithoutAGoroutine: OnReady says whether a receive would
 // wait and, when it would, calls the wake it was given once a value arrives or the stream ends.
 func TestLiveStreamWakesAConsumerWaitingWithoutAGoroutine(t *testing.T) {
-	f := newFeedFixture(t, forkengine.FeedConfig{})
+	f := newFeedFixture(t, forkengine.EventsConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{}, cursorOf)
+	s, err := f.follow(ctx, forkengine.WorkspacePosition{})
 	require.NoError(t, err)
 	woken := make(chan struct{}, 4)
 	wake := func() { woken <- struct{}{} }
@@ -231,7 +241,7 @@ func TestLiveStreamWakesAConsumerWaitingWithoutAGoroutine(t *testing.T) {
 
 	replayCtx, stopReplay := context.WithCancel(context.Background())
 	defer stopReplay()
-	resumed, err := forkengine.FollowWorkspace(replayCtx, f.engine, f.broker, ws, forkengine.WorkspacePosition{Resume: true}, cursorOf)
+	resumed, err := f.follow(replayCtx, forkengine.WorkspacePosition{Resume: true})
 	require.NoError(t, err)
 	require.True(t, resumed.OnReady(wake), "a replaying stream cannot tell: its consumer receives as usual")
 }
@@ -252,10 +262,10 @@ func (f *feedFixture) appendElsewhere(session string) {
 // another instance's commit makes the feed read the log, and both arrive in order.
 func TestFeedDeliversLocalCommitsWithoutReadingTheLog(t *testing.T) {
 	log := &countedLog{}
-	f := newFeedFixture(t, forkengine.FeedConfig{Poll: time.Hour}, log)
+	f := newFeedFixture(t, forkengine.EventsConfig{Poll: time.Hour}, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{}, cursorOf)
+	s, err := f.follow(ctx, forkengine.WorkspacePosition{})
 	require.NoError(t, err)
 	for i := range 20 {
 		f.report(fmt.Sprintf("s%d", i), "title")
@@ -277,10 +287,10 @@ func TestFeedDeliversLocalCommitsWithoutReadingTheLog(t *testing.T) {
 // cursor's were already delivered are not delivered again, and ones published ahead of an
 // earlier cursor wait for the log, so a subscriber sees each once, in cursor order.
 func TestFeedDeliversPublishedEventsOutOfOrderOnceInLogOrder(t *testing.T) {
-	f := newFeedFixture(t, forkengine.FeedConfig{Poll: time.Hour})
+	f := newFeedFixture(t, forkengine.EventsConfig{Poll: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := forkengine.FollowWorkspace(ctx, f.engine, f.broker, ws, forkengine.WorkspacePosition{}, cursorOf)
+	s, err := f.follow(ctx, forkengine.WorkspacePosition{})
 	require.NoError(t, err)
 	f.appendElsewhere("a")
 	f.appendElsewhere("b")

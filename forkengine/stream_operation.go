@@ -6,10 +6,11 @@ import (
 
 // FollowOperation streams one fork operation: its current state first, then one value per later
 // status, ending after a terminal one (committed, failed, unknown). It subscribes to b before
-// reading, so no transition falls in between; a subscriber that falls behind is not ended but
+// reading (the engine's broker, which its feed fills), so no transition falls in between; a subscriber that falls behind is not ended but
 // catches up with the operation's latest state, since only the latest state matters here.
 // Errors: BAD_USER_INPUT (ids), NOT_FOUND.
-func (e *Engine) FollowOperation(ctx context.Context, b *Broker, workspaceID, id string) (*Stream[ForkOperation], error) {
+func (e *Engine) FollowOperation(ctx context.Context, workspaceID, id string) (*Stream[ForkOperation], error) {
+	b := e.broker
 	sub := b.SubscribeShared(workspaceID)
 	op, err := e.Operation(ctx, workspaceID, id)
 	if err != nil {

@@ -39,10 +39,21 @@ func (s *Stream[T]) OnReady(wake func()) bool {
 	return false
 }
 
-// delivered records the cursor of the value just sent and takes the waiting consumer's wake
-// (nil: none), under one lock: it runs once per subscriber of every event.
-func (s *Stream[T]) delivered(cursor int64) func() {
-	return s.takeWake(func() { s.last = cursor })
+// offer puts v on out if that does not wait, records its cursor and takes the waiting
+// consumer's wake (nil: none), all under one lock (it runs once per subscriber of every event):
+// a consumer that has received v and then asks LastCursor gets v's cursor, never the one before.
+func (s *Stream[T]) offer(out chan<- T, v T, cursor int64) (sent bool, wake func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case out <- v:
+	default:
+		return false, nil
+	}
+	s.last = cursor
+	wake = s.wake
+	s.wake = nil
+	return true, wake
 }
 
 // closedWake records that C is closed and takes the waiting consumer's wake (nil: none).
@@ -69,7 +80,8 @@ func (s *Stream[T]) Err() error {
 	return s.err
 }
 
-// LastCursor is the cursor of the last event sent (0: none yet).
+// LastCursor is the cursor of the last event put on C (0: none yet): once a consumer has
+// received an event, at least that event's (the event being put, while its send waits).
 func (s *Stream[T]) LastCursor() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -84,10 +96,21 @@ func (s *Stream[T]) fail(err error) {
 	}
 }
 
-func (s *Stream[T]) sent(cursor int64) {
+// put sends v on out unless the subscriber goes away, recording its cursor before the send: the
+// consumer may read LastCursor the moment it has received v, before this goroutine runs again.
+// When the send fails the previous cursor is restored (nothing was put on C).
+func (s *Stream[T]) put(ctx context.Context, out chan<- T, v T, cursor int64) bool {
 	s.mu.Lock()
+	before := s.last
 	s.last = cursor
 	s.mu.Unlock()
+	if send(ctx, out, v) {
+		return true
+	}
+	s.mu.Lock()
+	s.last = before
+	s.mu.Unlock()
+	return false
 }
 
 // WorkspacePosition says where a workspace stream starts: Resume false is live events only;
@@ -97,14 +120,14 @@ type WorkspacePosition struct {
 	Resume bool
 }
 
-// FollowWorkspace streams a workspace's events as view maps them: with a resume position, the
+// followWorkspace (WorkspaceStreams.Follow) streams a workspace's events as view maps them: with a resume position, the
 // logged events after it first, then live ones, each exactly once and in cursor order; without,
 // live events only. Live events come from b, which a Feed fills in log order, so live delivery
 // is exactly the replay. A subscriber that cannot keep up (its queue of b.QueueSize() is full)
 // is ended with RESUME_REQUIRED (reason subscriber_lagged); LastCursor is where to resume.
 // Errors before streaming: BAD_USER_INPUT for a cursor the log cannot resume from
 // (cursor_expired, invalid_cursor).
-func FollowWorkspace[T any](ctx context.Context, e *Engine, b *Broker, ws string, from WorkspacePosition, view func(*Event) T) (*Stream[T], error) {
+func followWorkspace[T any](ctx context.Context, e *Engine, b *Broker, ws string, from WorkspacePosition, view func(*Event) T) (*Stream[T], error) {
 	if !from.Resume {
 		return liveWorkspace(ctx, b, ws, view), nil
 	}
@@ -143,11 +166,10 @@ func FollowWorkspace[T any](ctx context.Context, e *Engine, b *Broker, ws string
 				if ev.Cursor <= last { // the replay sent it already
 					continue
 				}
-				if !send(ctx, out, view(ev)) {
+				if !s.put(ctx, out, view(ev), ev.Cursor) {
 					return
 				}
 				last = ev.Cursor
-				s.sent(last)
 			}
 		}
 	}()
@@ -163,15 +185,11 @@ func liveWorkspace[T any](ctx context.Context, b *Broker, ws string, view func(*
 	out := make(chan T, b.QueueSize())
 	s := &Stream[T]{C: out, live: true}
 	sub := b.SubscribeFunc(ws, func(ev *Event) bool {
-		select {
-		case out <- view(ev):
-			if wake := s.delivered(ev.Cursor); wake != nil {
-				wake()
-			}
-			return true
-		default:
-			return false
+		sent, wake := s.offer(out, view(ev), ev.Cursor)
+		if wake != nil {
+			wake()
 		}
+		return sent
 	}, func(err error) {
 		if err != nil {
 			s.fail(lagError(err))
@@ -193,11 +211,10 @@ func replayWorkspace[T any](ctx context.Context, r Reader, ws string, cursor int
 			return cursor, fmt.Errorf("replay events of %s after %d: %w", ws, cursor, err)
 		}
 		for i := range page {
-			if !send(ctx, out, view(&page[i])) {
+			if !s.put(ctx, out, view(&page[i]), page[i].Cursor) {
 				return cursor, ctx.Err()
 			}
 			cursor = page[i].Cursor
-			s.sent(cursor)
 		}
 		if len(page) < replayPage {
 			return cursor, nil

@@ -118,14 +118,13 @@ func newBenchServer(b *testing.B) http.Handler {
 	if err != nil {
 		b.Fatal(err)
 	}
-	broker := forkengine.NewBroker(0)
-	engine, err := forkengine.New(forkengine.Config{Store: db, Publisher: broker, Logger: quiet,
+	engine, err := forkengine.New(forkengine.Config{Store: db, Logger: quiet,
 		Drivers: map[string]forkengine.Driver{"simulated": simulated.New(simulated.Options{})}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = engine.Close(ctx); _ = db.Close() })
-	srv := resolvers.NewServer(resolvers.Config{Engine: engine, Broker: broker, Logger: quiet})
+	srv := resolvers.NewServer(resolvers.Config{Engine: engine, Logger: quiet})
 	srv.AddTransport(transports.HTTP{})
 	return srv
 }

@@ -10,17 +10,15 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/graph"
 	"github.com/forkgraph/forkgraph/limits"
 )
 
-// Config wires the GraphQL server. Engine and Broker are required.
+// Config wires the GraphQL server. Engine is required; its streams serve the subscriptions.
 type Config struct {
 	Engine *forkengine.Engine
-	Broker *forkengine.Broker
 	// Identify says who the caller is (access.Authenticator.Identify); the field policy checks
 	// its workspaces and scopes per root field, viewer shows it, forks record its subject. nil:
 	// open (development) mode.
@@ -40,14 +38,6 @@ type Config struct {
 	// Persisted, when set, runs first of all: it fills in or refuses the document of a request
 	// that names one by hash (Apollo APQ, trusted documents).
 	Persisted graphql.HandlerExtension
-	// StreamError, when set, ends a subscription with an error through the transport (for
-	// transports.AddSubscriptionError); it returns false when the transport cannot, and the
-	// error is then sent as a last response.
-	StreamError func(ctx context.Context, err *gqlerror.Error) bool
-	// StreamReady, when set, tells the transport how a live workspace stream's subscription
-	// can learn without waiting that its next event is there (transports.SetStreamReadiness),
-	// so that it holds no goroutine between events; it returns false when the transport cannot.
-	StreamReady func(ctx context.Context, ready func(wake func()) bool) bool
 	// Extensions are installed before every other extension and middleware, so they see each
 	// operation and response as the client does, stream-ending errors included (metrics,
 	// tracing, operation logs).
@@ -82,8 +72,10 @@ func NewServer(cfg Config) *handler.Server {
 	if narrow, ok := cfg.Engine.Reader().(NarrowReads); ok && sources.narrow == nil {
 		sources.narrow = narrow
 	}
-	gcfg := graph.Config{Resolvers: &Resolver{engine: cfg.Engine, broker: cfg.Broker, logger: cfg.Logger, batch: cfg.Batch,
-		sources: sources, shared: &sharedStreams{}, streamReady: cfg.StreamReady, identify: cfg.Identify}}
+	root := &Resolver{engine: cfg.Engine, logger: cfg.Logger, batch: cfg.Batch,
+		sources: sources, shared: &sharedStreams{}, identify: cfg.Identify}
+	root.workspaces = forkengine.NewWorkspaceStreams(cfg.Engine, root.views.of)
+	gcfg := graph.Config{Resolvers: root}
 	limits.Complexity(&gcfg.Complexity, MaxNodeIDs)
 	schema := graph.NewExecutableSchema(gcfg)
 	rules, err := readRootRules(schema.Schema())
@@ -114,7 +106,7 @@ func NewServer(cfg Config) *handler.Server {
 	srv.AroundOperations(withSharedSlot)
 	// Outermost first: a stream's end is reported around everything; a member of a shared
 	// subscription that gets another member's response builds no loaders.
-	srv.AroundResponses(endStreamWithError(cfg.StreamError))
+	srv.AroundResponses(endStreamWithError)
 	srv.AroundResponses(shareResponses)
 	srv.AroundResponses(withLoaders(sources))
 	srv.Use(mutationFieldLoaders{})

@@ -21,7 +21,6 @@ import (
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
-	"github.com/forkgraph/forkgraph/transports"
 )
 
 // testAPI is the GraphQL server over a real engine, a real SQLite file in t.TempDir() and the
@@ -84,24 +83,23 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	db, err := store.Open(ctx, dbCfg)
 	require.NoError(t, err)
 	sim := simulated.New(simulated.Options{Latency: opts.latency})
-	broker := forkengine.NewBroker(opts.brokerQueue)
-	// As in the server: subscribers get events only from the feed, which follows the log.
-	// It reads through a handle of its own, so the SQL statements the batching tests count on db
-	// are the API's alone.
+	// As in the server: subscribers get events only from the engine's feed, which follows the
+	// log. It reads through a handle of its own, so the SQL statements the batching tests count
+	// on db are the API's alone.
 	feedDB, err := store.Open(ctx, feedCfg)
 	require.NoError(t, err)
-	feed := forkengine.NewFeed(forkengine.FeedConfig{Log: feedDB, Broker: broker, Logger: quiet})
-	feedCtx, stopFeed := context.WithCancel(ctx)
-	require.NoError(t, feed.Start(feedCtx))
-	ecfg := forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"simulated": sim}, Publisher: feed, Logger: quiet}
+	ecfg := forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"simulated": sim}, Logger: quiet,
+		Events: forkengine.EventsConfig{Log: feedDB, QueueSize: opts.brokerQueue}}
 	if opts.engine != nil {
 		opts.engine(&ecfg)
 	}
 	engine, err := forkengine.New(ecfg)
 	require.NoError(t, err)
-	rcfg := resolvers.Config{Engine: engine, Broker: broker, Identify: opts.auth.Identify, Logger: quiet,
-		RequestID:   access.RequestID,
-		StreamError: transports.AddSubscriptionError, StreamReady: transports.SetStreamReadiness}
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	require.NoError(t, engine.StartEvents(feedCtx))
+	broker, feed := engine.Broker(), engine.Feed()
+	rcfg := resolvers.Config{Engine: engine, Identify: opts.auth.Identify, Logger: quiet,
+		RequestID: access.RequestID}
 	if opts.limits != nil {
 		opts.limits(&rcfg)
 	}

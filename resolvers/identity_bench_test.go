@@ -34,8 +34,7 @@ func BenchmarkSmallQuery(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	broker := forkengine.NewBroker(0)
-	engine, err := forkengine.New(forkengine.Config{Store: db, Publisher: broker, Logger: quiet,
+	engine, err := forkengine.New(forkengine.Config{Store: db, Logger: quiet,
 		Drivers: map[string]forkengine.Driver{"simulated": simulated.New(simulated.Options{})}})
 	if err != nil {
 		b.Fatal(err)
@@ -56,7 +55,7 @@ func BenchmarkSmallQuery(b *testing.B) {
 	}
 	auth := access.NewAuthenticator(access.AuthConfig{Tokens: tokens, JWT: verifier})
 	server := func(identify resolvers.Identify) *http.ServeMux {
-		srv := resolvers.NewServer(resolvers.Config{Engine: engine, Broker: broker, Logger: quiet, Identify: identify})
+		srv := resolvers.NewServer(resolvers.Config{Engine: engine, Logger: quiet, Identify: identify})
 		srv.AddTransport(transports.HTTP{})
 		mux := http.NewServeMux()
 		if identify == nil {

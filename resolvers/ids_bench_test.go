@@ -40,7 +40,7 @@ func BenchmarkSessionsPageIDs(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	srv := resolvers.NewServer(resolvers.Config{Engine: engine, Broker: forkengine.NewBroker(0), Logger: quiet})
+	srv := resolvers.NewServer(resolvers.Config{Engine: engine, Logger: quiet})
 	srv.AddTransport(transport.POST{})
 	c := client.New(srv)
 	const query = `{ sessions(workspaceId: "w", first: 200) { edges { node { id latestTurn { id } } } } }`

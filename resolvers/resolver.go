@@ -1,6 +1,6 @@
 // Package resolvers holds forkgraph's GraphQL resolvers: thin functions that map arguments, call
 // the forkengine.Engine or a request-scoped loader, and map the result; the loaders; the
-// subscription adapters over the engine's Broker; workspace authorization; and the one error
+// subscription adapters over the engine's streams; workspace authorization; and the one error
 // presenter. NewServer assembles them into a gqlgen server (transports are added by the caller).
 package resolvers
 
@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/models"
 )
 
 // Resolver is the root of every resolver. It holds no request state: per-response state lives in
@@ -16,15 +17,14 @@ import (
 // published, shared by its subscribers; see eventViews.)
 type Resolver struct {
 	engine *forkengine.Engine
-	broker *forkengine.Broker
-	logger *slog.Logger
-	batch  BatchObserver
+	// workspaces follows workspace streams of engine, each event presented by views.
+	workspaces *forkengine.WorkspaceStreams[*models.WorkspaceEvent]
+	logger     *slog.Logger
+	batch      BatchObserver
 	// sources are what each response's loaders read from (engine and batch among them).
 	sources loaderSources
 	views   eventViews // API views of live events, shared by their subscribers
 	shared  *sharedStreams
-	// streamReady hands the transport a stream's readiness (Config.StreamReady); nil: none.
-	streamReady func(ctx context.Context, ready func(wake func()) bool) bool
 	// identify says who the caller is (Config.Identify); nil: open mode.
 	identify Identify
 }

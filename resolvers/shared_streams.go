@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/formatter"
 
 	"github.com/forkgraph/forkgraph/models"
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // Shared execution of live workspace subscriptions.
@@ -61,8 +62,9 @@ type sharedGroup struct {
 type sharedResult struct {
 	cursor string
 	done   chan struct{}
-	resp   *graphql.Response // nil: not shareable; each member executes the event itself
-	kept   bool              // in the group: other members may take it
+	resp   *graphql.Response  // nil: not shareable; each member executes the event itself
+	side   *streamside.Shared // resp, as the transports learn of it once for every member
+	kept   bool               // in the group: other members may take it
 	// waiting counts the members yet to take it; the last one drops it from the group.
 	waiting atomic.Int32
 }
@@ -71,6 +73,7 @@ type sharedResult struct {
 // and hands gqlgen (out) only the events it executes.
 type sharedMember struct {
 	group  *sharedGroup
+	side   *streamside.Stream // the operation's: told which responses are the group's
 	source <-chan *models.WorkspaceEvent
 	out    chan *models.WorkspaceEvent
 	closed bool
@@ -118,7 +121,7 @@ func (s *sharedStreams) join(ctx context.Context, ws string, source <-chan *mode
 		return nil, false
 	}
 	g := s.enter(key)
-	m := &sharedMember{group: g, source: source, out: make(chan *models.WorkspaceEvent, 1)}
+	m := &sharedMember{group: g, side: streamside.Of(ctx), source: source, out: make(chan *models.WorkspaceEvent, 1)}
 	slot.member = m
 	context.AfterFunc(ctx, g.leave)
 	return m.out, true
@@ -203,9 +206,11 @@ func (g *sharedGroup) taken(r *sharedResult) {
 	}
 }
 
-// publish makes resp (nil: not shareable) the event's result.
-func (r *sharedResult) publish(resp *graphql.Response) {
-	r.resp = resp
+// publish makes shared (nil: not shareable) the event's result.
+func (r *sharedResult) publish(shared *streamside.Shared) {
+	if shared != nil {
+		r.resp, r.side = shared.Response(), shared
+	}
 	close(r.done)
 }
 
@@ -251,9 +256,11 @@ func (m *sharedMember) respond(ctx context.Context, next graphql.ResponseHandler
 		}
 		m.group.taken(r)
 		if r.resp != nil {
+			m.side.Responded(r.side)
 			return r.resp
 		}
 	}
+	m.side.Responded(nil)
 	return m.execute(ctx, next, ev, r, executes)
 }
 
@@ -272,7 +279,7 @@ func tryReceive[T any](c <-chan T) (v T, ok, got bool) {
 // shared: a response with errors (they are presented per request: an internal error names the
 // request's id) or extensions, or one cut short because this member left.
 func (m *sharedMember) execute(ctx context.Context, next graphql.ResponseHandler, ev *models.WorkspaceEvent, r *sharedResult, publish bool) *graphql.Response {
-	var shared *graphql.Response
+	var shared *streamside.Shared
 	if publish {
 		defer func() { r.publish(shared) }() // also on a panic: the others must not wait for ever
 	}
@@ -288,8 +295,9 @@ func (m *sharedMember) execute(ctx context.Context, next graphql.ResponseHandler
 	// The executor reuses its buffer for the operation's next response: the shared one owns a copy.
 	copied := *resp
 	copied.Data = bytes.Clone(resp.Data)
-	shared = &copied
-	return shared
+	shared = streamside.NewShared(&copied)
+	m.side.Responded(shared)
+	return shared.Response()
 }
 
 // shareKey is what makes two operations give the same answer to the same event: the canonical

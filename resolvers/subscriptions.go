@@ -7,10 +7,10 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/models"
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // streamEnd tells the response that follows a subscription's last value why its stream ended.
@@ -24,8 +24,10 @@ type streamEnd struct {
 
 type streamEndKey struct{}
 
-// withStreamEnd gives each operation its slot (srv.AroundOperations).
+// withStreamEnd gives each operation its slot and its streamside.Stream, what its transport
+// reads of its stream (srv.AroundOperations): both are made and written here, in resolvers.
 func withStreamEnd(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	ctx, _ = streamside.With(ctx)
 	return next(context.WithValue(ctx, streamEndKey{}, &streamEnd{}))
 }
 
@@ -50,35 +52,35 @@ func (end *streamEnd) take() error {
 }
 
 // endStreamWithError (srv.AroundResponses) reports a failed subscription stream: when the
-// transport can end an operation with an error (report returns true, e.g. graphql-transport-ws's
-// `error` message), the presented error goes there and the stream simply ends; otherwise it is
-// sent as one last response holding only the error, and the next call ends the stream.
-func endStreamWithError(report func(context.Context, *gqlerror.Error) bool) graphql.ResponseMiddleware {
-	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		resp := next(ctx)
-		if resp != nil { // the common case: looking the slot up per response is a walk up ctx
-			return resp
-		}
-		end, _ := ctx.Value(streamEndKey{}).(*streamEnd)
-		if end == nil {
-			return nil
-		}
-		err := end.take()
-		if err == nil {
-			return nil
-		}
-		graphql.AddError(ctx, err)
-		presented := graphql.GetErrors(ctx)
-		if report != nil && report(ctx, presented[len(presented)-1]) {
-			return nil
-		}
-		return &graphql.Response{Errors: presented}
+// transport reports stream ends itself (streamside.ReportEnds, e.g. graphql-transport-ws's
+// `error` message), the presented error goes to the operation's streamside.Stream and the
+// stream simply ends; otherwise it is sent as one last response holding only the error, and the
+// next call ends the stream.
+func endStreamWithError(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if resp != nil { // the common case: looking the slot up per response is a walk up ctx
+		return resp
 	}
+	end, _ := ctx.Value(streamEndKey{}).(*streamEnd)
+	if end == nil {
+		return nil
+	}
+	err := end.take()
+	if err == nil {
+		return nil
+	}
+	graphql.AddError(ctx, err)
+	presented := graphql.GetErrors(ctx)
+	if streamside.EndsReported(ctx) {
+		streamside.Of(ctx).End(presented[len(presented)-1])
+		return nil
+	}
+	return &graphql.Response{Errors: presented}
 }
 
 // followOperation maps the engine's operation stream to the API.
 func (r *Resolver) followOperation(ctx context.Context, ws, id string) (<-chan *models.ForkOperation, error) {
-	s, err := r.engine.FollowOperation(ctx, r.broker, ws, id)
+	s, err := r.engine.FollowOperation(ctx, ws, id)
 	if err != nil {
 		return nil, err
 	}
@@ -106,15 +108,13 @@ func (r *Resolver) streamEvents(ctx context.Context, ws string, after *string) (
 		return nil, err
 	}
 	from := forkengine.WorkspacePosition{Cursor: cursor, Resume: given}
-	s, err := forkengine.FollowWorkspace(ctx, r.engine, r.broker, ws, from, r.views.of)
+	s, err := r.workspaces.Follow(ctx, ws, from)
 	if err != nil {
 		return nil, err
 	}
 	watchStream(ctx, func() error { return resumeHint(s.Err(), s.LastCursor()) })
-	if r.streamReady != nil {
-		// Both the shared member and gqlgen read s.C: it is what every next response waits for.
-		r.streamReady(ctx, s.OnReady)
-	}
+	// Both the shared member and gqlgen read s.C: it is what every next response waits for.
+	streamside.Of(ctx).SetReady(s.OnReady)
 	if from.Shareable() {
 		if shared, ok := r.shared.join(ctx, ws, s.C); ok {
 			return shared, nil

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-
-	"github.com/99designs/gqlgen/graphql/handler"
 )
 
 // Issue 10: at shutdown an SSE stream was cut without `complete`. Now Shutdown ends it with
@@ -14,7 +12,7 @@ import (
 // period, so the client can tell a drain from a failure.
 func TestSSE_ShutdownEndsStreamsWithComplete(t *testing.T) {
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(SSE{})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
@@ -38,7 +36,7 @@ func TestSSE_ShutdownEndsStreamsWithComplete(t *testing.T) {
 // A stream on a server that is not shutting down is unaffected by another server's shutdown.
 func TestSSE_ShutdownOfAnotherServerLeavesStreams(t *testing.T) {
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(SSE{})
 	a := httptest.NewServer(srv)
 	t.Cleanup(a.Close)

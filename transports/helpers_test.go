@@ -20,6 +20,8 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // streamHooks lets a test watch the resolvers of streamSchema.
@@ -67,6 +69,18 @@ func streamSchema(h *streamHooks) graphql.ExecutableSchema {
 	}
 }
 
+// streamHandler serves schema as resolvers.NewServer does for streams: each operation gets a
+// streamside.Stream, made before the schema executes, that its stream fills in and the
+// transport reads.
+func streamHandler(schema graphql.ExecutableSchema) *handler.Server {
+	srv := handler.New(schema)
+	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		ctx, _ = streamside.With(ctx)
+		return next(ctx)
+	})
+	return srv
+}
+
 func (h *streamHooks) stream(ctx context.Context, name string, args map[string]any) graphql.ResponseHandler {
 	switch name {
 	case "ticks":
@@ -75,7 +89,7 @@ func (h *streamHooks) stream(ctx context.Context, name string, args map[string]a
 		sent := false
 		return func(ctx context.Context) *graphql.Response {
 			if sent {
-				AddSubscriptionError(ctx, &gqlerror.Error{Message: "fell behind: resume from your last cursor",
+				streamside.Of(ctx).End(&gqlerror.Error{Message: "fell behind: resume from your last cursor",
 					Extensions: map[string]any{"code": "RESUME_REQUIRED"}})
 				return nil
 			}
@@ -143,7 +157,7 @@ func toInt(v any) int {
 func newStreamServer(t *testing.T, ws Websocket) (*streamHooks, string) {
 	t.Helper()
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(ws)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)

@@ -1,7 +1,8 @@
 package transports
 
 import (
-	"log"
+	"context"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 
@@ -37,6 +38,11 @@ import (
 type HTTP struct {
 	// MaxBodyBytes limits a POST body (413 beyond). Default 1 MiB.
 	MaxBodyBytes int64
+	// Logger receives what the transport cannot tell a client (panics, unencodable results,
+	// failed writes); nil: slog.Default(). RequestID, when set, names the request each line
+	// comes from (access.RequestID).
+	Logger    *slog.Logger
+	RequestID func(ctx context.Context) string
 	// Deferral leaves the deferred fields out of a query's first payload (see Deferral).
 	Deferral Deferral
 }
@@ -117,7 +123,7 @@ func (t HTTP) execute(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			log.Printf("transports: panic in HTTP operation: %v\n%s", p, debug.Stack())
+			logs{t.Logger, t.RequestID, ctx}.error("transports: panic in HTTP operation", "panic", p, "stack", string(debug.Stack()))
 			writeJSONErrors(w, media, http.StatusInternalServerError, gqlerror.List{codedf(CodeInternal, "internal server error")}, nil)
 		}
 	}()

@@ -3,7 +3,6 @@ package transports
 import (
 	"context"
 	"encoding/json"
-	"log"
 	"net/http"
 	"time"
 
@@ -52,7 +51,7 @@ func (t HTTP) streamIncremental(w http.ResponseWriter, ctx context.Context, exec
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	parts := multipartWriter{w: w, flush: flusher.Flush, rc: http.NewResponseController(w)}
+	parts := multipartWriter{w: w, flush: flusher.Flush, rc: http.NewResponseController(w), logs: logs{t.Logger, t.RequestID, ctx}}
 	if !parts.write(delimiter) {
 		rs.stop()
 		return
@@ -91,6 +90,7 @@ type multipartWriter struct {
 	w     http.ResponseWriter
 	flush func()
 	rc    *http.ResponseController
+	logs  logs
 }
 
 // part writes one payload and the delimiter after it: the close delimiter when it is the last.
@@ -98,7 +98,7 @@ type multipartWriter struct {
 func (m multipartWriter) part(payload any, more bool) bool {
 	body, err := json.Marshal(payload)
 	if err != nil {
-		log.Printf("transports: encode multipart part: %v", err)
+		m.logs.error("transports: encode multipart part", "err", err)
 		m.write(partHeader + `{"errors":[{"message":"internal server error: unencodable response","extensions":{"code":"INTERNAL_SERVER_ERROR"}}],"hasNext":false}` + closeDelimiter)
 		return false
 	}

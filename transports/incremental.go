@@ -9,6 +9,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // Incremental delivery (@defer), shared by every transport. gqlgen executes a query with @defer
@@ -167,7 +169,8 @@ type incrementalItem struct {
 // is pulled, so the remaining fragments end too.
 type responses struct {
 	pull        graphql.ResponseHandler
-	ctx         context.Context // what DispatchOperation returned: subscriptionErrors read it
+	ctx         context.Context    // what DispatchOperation returned: the resolvers' streamside.Stream is in it
+	side        *streamside.Stream // the operation's (nil: no resolving layer made one)
 	opCtx       *graphql.OperationContext
 	deferral    Deferral
 	incremental bool
@@ -197,6 +200,7 @@ func dispatch(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.Op
 		}
 	}
 	r.pull, r.ctx = exec.DispatchOperation(ctx, opCtx)
+	r.side = streamside.Of(r.ctx)
 	return r
 }
 
@@ -269,10 +273,11 @@ func hasNext(payload any) bool {
 }
 
 // encodePayload encodes a websocket result message for a payload of responses.next; prefix
-// keeps the operation's message prefix between its results.
-func encodePayload(prefix *resultPrefix, id, typ string, payload any) ([]byte, error) {
+// keeps the operation's message prefix between its results; side knows which responses are
+// shared by every subscriber of an event (nil: none).
+func encodePayload(prefix *resultPrefix, side *streamside.Stream, id, typ string, payload any) ([]byte, error) {
 	if resp, ok := payload.(*graphql.Response); ok {
-		return prefix.encode(id, typ, resp)
+		return prefix.encode(id, typ, resp, side)
 	}
 	return encodeMessage(id, typ, payload)
 }

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -102,7 +101,7 @@ func TestWebsocketEndsWithItsCredential(t *testing.T) {
 func TestSSEEndsWithItsCredential(t *testing.T) {
 	creds := newCredentials("alice")
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(SSE{Lifetime: func(ctx context.Context) (context.Context, context.CancelFunc) {
 		return creds.lifetime(context.WithValue(ctx, whoKey{}, "alice"))
 	}})
@@ -125,7 +124,7 @@ func TestSSEEndsWithItsCredential(t *testing.T) {
 func TestSSESingleEndsWithItsCredential(t *testing.T) {
 	creds := newCredentials("alice")
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(SSE{Single: &Reservations{}, Lifetime: func(ctx context.Context) (context.Context, context.CancelFunc) {
 		return creds.lifetime(context.WithValue(ctx, whoKey{}, "alice"))
 	}})

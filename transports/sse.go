@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -12,6 +12,8 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // DefaultSSEKeepAlive is how often an idle SSE stream sends a comment line, so proxies and load
@@ -39,6 +41,11 @@ type SSE struct {
 	WriteTimeout time.Duration
 	// Observer, when set, is told when a stream starts and ends.
 	Observer *Observer
+	// Logger receives what the transport cannot tell a client (panics, unencodable results,
+	// failed writes); nil: slog.Default(). RequestID, when set, names the request each line
+	// comes from (access.RequestID).
+	Logger    *slog.Logger
+	RequestID func(ctx context.Context) string
 	// Single, when set, also serves graphql-sse's "single connection mode" (PUT reserves a
 	// stream; requests carrying its token use it), holding the reservations; see Reservations.
 	Single *Reservations
@@ -82,7 +89,7 @@ func (t SSE) openStream(w http.ResponseWriter, r *http.Request, flusher http.Flu
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 	stream := sseStream{w: w, flush: flusher.Flush, keepAlive: t.KeepAlive, rc: http.NewResponseController(w),
-		writeTimeout: t.WriteTimeout, shutdown: shutdown, deferral: t.Deferral}
+		writeTimeout: t.WriteTimeout, shutdown: shutdown, deferral: t.Deferral, logs: logs{t.Logger, t.RequestID, r.Context()}}
 	if stream.writeTimeout <= 0 {
 		stream.writeTimeout = DefaultWriteTimeout
 	}
@@ -149,6 +156,7 @@ type sseStream struct {
 	deferral     Deferral
 	life         context.Context // ends with the credential (SSE.Lifetime); nil: never
 	failed       bool
+	logs         logs
 }
 
 // lifetime is the credential lifetime of a stream opened by a request whose context ctx is.
@@ -172,7 +180,7 @@ func (s *sseStream) lifeDone() <-chan struct{} {
 func (s *sseStream) run(ctx context.Context, cancel context.CancelFunc, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) {
 	results := make(chan []byte)
 	done := make(chan gqlerror.List, 1)
-	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, s.deferral, results, done)
+	go produce(streamside.ReportEnds(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, s.deferral, s.logs, results, done)
 	// A subscription never ends by itself, so shutdown cancels it; a query (one with @defer
 	// streams its fragments) does, and finishes within the grace period like any request.
 	shutdown, ended := s.shutdown, s.lifeDone()
@@ -232,12 +240,12 @@ func (s *sseStream) stop(cancel context.CancelFunc, results <-chan []byte, done 
 
 // produce pulls the operation's responses and hands them, encoded, to the writer: generated
 // subscription code reuses one buffer for every response, so a response is only valid until the
-// next is pulled. done receives the errors that ended the stream (AddSubscriptionError), or nil.
-func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext, d Deferral,
+// next is pulled. done receives the errors that ended the stream (streamside.Stream.Err), or nil.
+func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext, d Deferral, l logs,
 	results chan<- []byte, done chan<- gqlerror.List) {
 	defer func() {
 		if r := recover(); r != nil {
-			log.Printf("transports: panic in SSE operation: %v", r)
+			l.error("transports: panic in SSE operation", "panic", r)
 			done <- gqlerror.List{{Message: "internal server error", Extensions: map[string]any{"code": "INTERNAL_SERVER_ERROR"}}}
 		}
 	}()
@@ -250,7 +258,7 @@ func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.Ope
 		}
 		data, err := json.Marshal(eventPayload(payload))
 		if err != nil {
-			log.Printf("transports: encode SSE result: %v", err)
+			l.error("transports: encode SSE result", "err", err)
 			data = []byte(`{"errors":[{"message":"internal server error"}]}`)
 		}
 		select {
@@ -260,7 +268,7 @@ func produce(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.Ope
 			return
 		}
 	}
-	done <- subscriptionErrors(rs.ctx)
+	done <- rs.side.Err()
 }
 
 // eventPayload is what a `next` event carries for payload: a response with errors and no data
@@ -290,7 +298,7 @@ func (s *sseStream) event(name string, data any) {
 	if data != nil {
 		b, err := json.Marshal(data)
 		if err != nil {
-			log.Printf("transports: encode SSE %s event: %v", name, err)
+			s.logs.error("transports: encode SSE event", "event", name, "err", err)
 			b = []byte(`{"errors":[{"message":"internal server error"}]}`)
 		}
 		payload = " " + string(b)

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler"
 )
 
 // entries decodes a `next` payload into its top-level entries.
@@ -39,7 +38,7 @@ func expectErrorsOnly(t *testing.T, what, data string) {
 // a `next` without a data entry; a result keeps its data exactly as before.
 func TestSSE_RequestErrorsHaveNoDataEntry(t *testing.T) {
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		if graphql.GetOperationContext(ctx).Operation.Name == "Refused" {
 			return graphql.OneShot(graphql.ErrorResponse(ctx, "refused by an interceptor"))

@@ -10,6 +10,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // reservation is one single-connection stream: its operations' goroutines hand events to the
@@ -249,7 +251,7 @@ func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		defer res.running.Done()
 		defer stopAfter()
 		defer cancel()
-		op.delivered = res.run(ctx, id, exec, opCtx, t.Deferral)
+		op.delivered = res.run(ctx, id, exec, opCtx, t.Deferral, logs{t.Logger, t.RequestID, ctx})
 		res.mu.Lock()
 		if res.ops[id] == op {
 			delete(res.ops, id)
@@ -262,7 +264,7 @@ func (t SSE) startSingle(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 // run executes one operation and hands its events to the stream; it reports whether its
 // `complete` was handed over.
 func (res *reservation) run(ctx context.Context, id string, exec graphql.GraphExecutor,
-	opCtx *graphql.OperationContext, d Deferral) bool {
+	opCtx *graphql.OperationContext, d Deferral, l logs) bool {
 	idJSON, _ := json.Marshal(id)
 	send := func(name string, payload []byte) bool {
 		data := append([]byte(`{"id":`), idJSON...)
@@ -280,7 +282,7 @@ func (res *reservation) run(ctx context.Context, id string, exec graphql.GraphEx
 	}
 	results := make(chan []byte)
 	done := make(chan gqlerror.List, 1)
-	go produce(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, d, results, done)
+	go produce(streamside.ReportEnds(graphql.WithOperationContext(ctx, opCtx)), exec, opCtx, d, l, results, done)
 	for {
 		select {
 		case data := <-results:

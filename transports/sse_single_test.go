@@ -9,15 +9,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/99designs/gqlgen/graphql/handler"
 )
 
 // singleServer serves streamSchema over SSE with single-connection mode on.
 func singleServer(t *testing.T, res *Reservations) (*streamHooks, *httptest.Server) {
 	t.Helper()
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(SSE{Single: res})
 	srv.AddTransport(HTTP{})
 	hs := httptest.NewServer(srv)

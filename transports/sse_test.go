@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/testserver"
 )
 
@@ -138,7 +137,7 @@ func TestSSE_QueryOverGETAndValidationErrorsAsEvents(t *testing.T) {
 
 func TestSSE_SubscriptionErrorAndDisconnect(t *testing.T) {
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(SSE{KeepAlive: 10 * time.Millisecond})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
@@ -164,7 +163,7 @@ func TestSSE_SubscriptionErrorAndDisconnect(t *testing.T) {
 }
 
 func TestSSE_EveryResultIntactWhenTheResolverReusesItsBuffer(t *testing.T) {
-	srv := handler.New(streamSchema(newStreamHooks()))
+	srv := streamHandler(streamSchema(newStreamHooks()))
 	srv.AddTransport(SSE{})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()

@@ -2,6 +2,7 @@ package transports
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -85,6 +86,11 @@ type Websocket struct {
 	WriteTimeout time.Duration
 	// Observer, when set, is told about connections, queued bytes and dropped results.
 	Observer *Observer
+	// Logger receives what the transport cannot tell a client (panics, unencodable results,
+	// failed writes); nil: slog.Default(). RequestID, when set, names the request each line
+	// comes from (access.RequestID).
+	Logger    *slog.Logger
+	RequestID func(ctx context.Context) string
 	// Upgrader performs the handshake. nil uses a same-origin check (requests without an Origin
 	// header, such as non-browser clients, pass) and small pooled buffers. Set
 	// Upgrader.CheckOrigin to allow other origins, e.g. during development.

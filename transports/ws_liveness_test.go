@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 
 	"fmt"
-	"github.com/99designs/gqlgen/graphql/handler"
 	"net/http"
 	"runtime"
 	"strings"
@@ -170,7 +169,7 @@ func TestWebsocket_SlowClientIsClosedAndOthersKeepFlowing(t *testing.T) {
 
 func TestWebsocket_ServerShutdownClosesWithGoingAway(t *testing.T) {
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(Websocket{})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)

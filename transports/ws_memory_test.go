@@ -7,14 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/99designs/gqlgen/graphql/handler"
 )
 
 // bodyWriter stands for the http.ResponseWriter a request body can hold (http.MaxBytesReader
 // does): through it, net/http's connection and its buffers.
 type bodyWriter struct {
 	http.ResponseWriter
+	//lint:ignore U1000 never read: it is the weight the test looks for, held through the body
 	pad [4096]byte
 }
 
@@ -23,7 +22,7 @@ type bodyWriter struct {
 // hijacked connection, for as long as the websocket lives.
 func TestWebsocketReleasesTheUpgradeRequestBody(t *testing.T) {
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(Websocket{Observer: &Observer{}})
 	released := make(chan struct{}, 1)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

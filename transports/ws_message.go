@@ -9,6 +9,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // Close codes this transport sends. The 44xx codes are graphql-transport-ws's own.
@@ -190,17 +192,19 @@ func truncateCloseReason(reason string) string {
 // subscribers. The data is still validated, so a broken result stays an error (4500).
 func encodeResult(id, typ string, resp *graphql.Response) ([]byte, error) {
 	var prefix resultPrefix
-	return prefix.encode(id, typ, resp)
+	return prefix.encode(id, typ, resp, nil)
 }
 
 // resultPrefix is an operation's result message up to its data, encoded once for all of its
 // results (its id and type do not change).
 type resultPrefix []byte
 
-// encode is encodeResult with the prefix kept.
-func (p *resultPrefix) encode(id, typ string, resp *graphql.Response) ([]byte, error) {
+// encode is encodeResult with the prefix kept. The data of a response shared by every
+// subscriber of an event (side.Responded) is validated once for all of them: each subscriber's
+// message is then that response's payload behind its own id.
+func (p *resultPrefix) encode(id, typ string, resp *graphql.Response, side *streamside.Stream) ([]byte, error) {
 	plain := len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" && resp.Path == nil && resp.HasNext == nil
-	if !plain || len(resp.Data) == 0 || !validData(resp) {
+	if !plain || len(resp.Data) == 0 || !side.ValidData(resp) {
 		return encodeMessage(id, typ, resp) // also reports invalid data as an error
 	}
 	if *p == nil {

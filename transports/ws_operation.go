@@ -3,11 +3,12 @@ package transports
 import (
 	"context"
 	"fmt"
-	"log"
 	"runtime/debug"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // operation is one running subscribe (or legacy start). Its identity is the pointer, so an id
@@ -81,7 +82,8 @@ func (c *conn) startOperation(id string, params *graphql.RawParams) {
 
 // runOperation executes one operation: an `error` message for a request that fails before
 // execution (parse, validation, limits), else one result message per response, then
-// `complete`, or `error` when the resolver ended the stream with AddSubscriptionError.
+// `complete`, or `error` when the resolving layer ended the stream with an error
+// (streamside.Stream.End: this transport reports ends, streamside.ReportEnds).
 func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.RawParams) {
 	streaming := false // from then on, stream ends the operation
 	defer func() {
@@ -106,8 +108,8 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 		c.finishOperation(op, gqlerror.List{err})
 		return
 	}
-	ctx, readiness := withStreamReadiness(withSubscriptionErrors(graphql.WithOperationContext(ctx, opCtx)))
-	run := &streamRun{c: c, op: op, ctx: ended, readiness: readiness}
+	ctx = streamside.ReportEnds(graphql.WithOperationContext(ctx, opCtx))
+	run := &streamRun{c: c, op: op, ctx: ended}
 	run.wakeFunc = run.wake
 	run.rs = dispatch(ctx, c.exec, opCtx, c.cfg.Deferral)
 	context.AfterFunc(ended, run.wakeFunc) // a parked operation that is stopped must still end
@@ -164,12 +166,12 @@ func (c *conn) stream(run *streamRun, w *runner) {
 		}
 		payload := run.rs.next()
 		if payload == nil {
-			run.pending, run.final = finalFrame(run.op, subscriptionErrors(run.rs.ctx)), true
+			run.pending, run.final = finalFrame(run.op, run.rs.side.Err()), true
 			continue
 		}
-		frame, err := encodePayload(&run.prefix, run.op.id, c.protocol.resultType(), payload)
+		frame, err := encodePayload(&run.prefix, run.rs.side, run.op.id, c.protocol.resultType(), payload)
 		if err != nil {
-			log.Printf("transports: operation %s: %v", run.op.id, err)
+			c.logs().error("transports: encode websocket result", "operation", run.op.id, "err", err)
 			c.close(CloseInternalError, "Internal server error")
 			return
 		}
@@ -181,7 +183,7 @@ func (c *conn) stream(run *streamRun, w *runner) {
 // state can no longer be trusted, and the client is told it was the server's fault.
 func (c *conn) recoverOperation(op *operation) {
 	if r := recover(); r != nil {
-		log.Printf("transports: panic in operation %s: %v\n%s", op.id, r, debug.Stack())
+		c.logs().error("transports: panic in websocket operation", "operation", op.id, "panic", r, "stack", string(debug.Stack()))
 		c.close(CloseInternalError, "Internal server error")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/gorilla/websocket"
 )
 
@@ -85,7 +84,7 @@ func TestALatePongDoesNotSwallowTheCloseFrame(t *testing.T) {
 // never saw the deadline that closes the connection: it was served until the batch timed out.
 func TestAStuckClientThatPingsIsLetGoAfterCloseGrace(t *testing.T) {
 	t.Parallel() // its waits are the peer's pace: let them overlap the others'
-	srv := handler.New(streamSchema(newStreamHooks()))
+	srv := streamHandler(streamSchema(newStreamHooks()))
 	srv.AddTransport(Websocket{SlowClientTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
@@ -108,7 +107,7 @@ func TestAStuckClientThatPingsIsLetGoAfterCloseGrace(t *testing.T) {
 // slowly, keeps the server's batch in write.
 func dialSlowReader(t *testing.T, ws Websocket) *client {
 	t.Helper()
-	srv := handler.New(streamSchema(newStreamHooks()))
+	srv := streamHandler(streamSchema(newStreamHooks()))
 	srv.AddTransport(ws)
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Listener = smallSendBuffers{hs.Listener}

@@ -2,7 +2,6 @@ package transports
 
 import (
 	"errors"
-	"log"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -165,7 +164,7 @@ func (c *conn) flush() {
 		c.mu.Unlock()
 		if err != nil {
 			if !c.isClosing() && !errors.Is(err, websocket.ErrCloseSent) {
-				log.Printf("transports: websocket write: %v", err)
+				c.logs().error("transports: websocket write", "err", err)
 			}
 			c.markClosing()
 			_ = c.ws.Close()

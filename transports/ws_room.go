@@ -31,7 +31,7 @@ func (c *conn) offer(run *streamRun) offerResult {
 	frame := run.pending
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if run.readiness.ready.Load() == nil {
+	if run.rs.side.Ready() == nil {
 		if !c.waitForRoomLocked(len(frame)) {
 			return c.droppedLocked(run)
 		}

@@ -14,15 +14,16 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/forkgraph/forkgraph/streamside"
 )
 
 // liveFeed is a source like the engine's live workspace stream: every subscriber has a queue of
 // its own that publish fills without blocking, and tells the transport through
-// SetStreamReadiness when it has something, so the operation parks between events.
+// its streamside.Stream's readiness when it has something, so the operation parks between events.
 type liveFeed struct {
 	mu   sync.Mutex
 	subs map[*feedSubscriber]struct{}
@@ -48,7 +49,7 @@ func (f *liveFeed) subscribe(ctx context.Context) graphql.ResponseHandler {
 		delete(f.subs, s)
 		f.mu.Unlock()
 	})
-	SetStreamReadiness(ctx, s.ready)
+	streamside.Of(ctx).SetReady(s.ready)
 	return func(context.Context) *graphql.Response {
 		select {
 		case data := <-s.c:
@@ -108,7 +109,7 @@ func newFeedServer(t *testing.T, ws Websocket) (*liveFeed, string, <-chan *conn)
 	schema := gqlparser.MustLoadSchema(&ast.Source{Input: `
 		type Query { hello: String! }
 		type Subscription { feed: String! }`})
-	srv := handler.New(&graphql.ExecutableSchemaMock{
+	srv := streamHandler(&graphql.ExecutableSchemaMock{
 		SchemaFunc:     func() *ast.Schema { return schema },
 		ComplexityFunc: func(context.Context, string, string, int, map[string]any) (int, bool) { return 1, true },
 		ExecFunc:       func(ctx context.Context) graphql.ResponseHandler { return feed.subscribe(ctx) },

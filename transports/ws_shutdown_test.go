@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/gorilla/websocket"
 )
 
@@ -17,7 +16,7 @@ import (
 // another, each such client delayed every later client's 1001 by about a second.
 func TestShutdownClosesEveryWebsocketAtOnce(t *testing.T) {
 	hooks := newStreamHooks()
-	srv := handler.New(streamSchema(hooks))
+	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(Websocket{SlowClientTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)

@@ -5,8 +5,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/99designs/gqlgen/graphql/handler"
 )
 
 // wrappedConn is a listener's connection wrapper with no part in a hijacked connection's
@@ -31,7 +29,7 @@ func TestWebsocketRunsOnTheConnectionUnderAWrapper(t *testing.T) {
 	conns := make(chan *conn, 1)
 	observeConn = func(c *conn) { conns <- c }
 	t.Cleanup(func() { observeConn = nil })
-	srv := handler.New(streamSchema(newStreamHooks()))
+	srv := streamHandler(streamSchema(newStreamHooks()))
 	srv.AddTransport(Websocket{})
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Listener = wrappingListener{hs.Listener}

@@ -19,8 +19,7 @@ type subscriber struct {
 	conn     *websocket.Conn
 	events   atomic.Int64
 	sawMark  atomic.Value // string: the last marker session id seen
-	lastSeen []byte
-	instance int // index of the server it is connected to
+	instance int          // index of the server it is connected to
 }
 
 // fleet is every subscriber plus the shared measurements.

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -73,10 +72,9 @@ type Instance struct {
 	Addr    string // host:port it listens on (loopback)
 	LogPath string // its stdout and stderr
 
-	cmd      *exec.Cmd
-	waitOnce sync.Once
-	waitErr  error
-	exited   chan struct{}
+	cmd     *exec.Cmd
+	waitErr error
+	exited  chan struct{}
 }
 
 // Start runs a server and returns once it has printed its listening line and /healthz answers
