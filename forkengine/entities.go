@@ -99,6 +99,29 @@ type Session struct {
 	DeletedAt         *time.Time
 }
 
+// Clone returns a deep copy of s.
+func (s Session) Clone() Session {
+	s.Settings = cloneJSON(s.Settings)
+	s.DeletedAt = clonePtr(s.DeletedAt)
+	return s
+}
+
+// SessionReport is an idempotent upsert of a session by an agent runtime. Nil pointer fields keep
+// the stored value (or the default for a new session).
+type SessionReport struct {
+	WorkspaceID       string
+	ID                string
+	Kind              SessionKind // default root
+	Provider          string
+	ProviderSessionID *string
+	Title             *string
+	RailSectionKey    *string
+	Cwd               *string
+	Model             *string
+	Settings          json.RawMessage // nil keeps; must be a JSON object
+	Visible           *bool
+}
+
 // Deleted reports whether the session is soft-deleted.
 func (s Session) Deleted() bool { return s.DeletedAt != nil }
 
