@@ -93,6 +93,7 @@ type Session struct {
 	Cwd               string
 	Model             string
 	Settings          json.RawMessage // a JSON object; never nil once stored ("{}")
+	Metadata          json.RawMessage `json:",omitempty"` // a JSON object, or nil when none was reported
 	Visible           bool
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
@@ -101,7 +102,7 @@ type Session struct {
 
 // Clone returns a deep copy of s.
 func (s Session) Clone() Session {
-	s.Settings = cloneJSON(s.Settings)
+	s.Settings, s.Metadata = cloneJSON(s.Settings), cloneJSON(s.Metadata)
 	s.DeletedAt = clonePtr(s.DeletedAt)
 	return s
 }
@@ -119,6 +120,7 @@ type SessionReport struct {
 	Cwd               *string
 	Model             *string
 	Settings          json.RawMessage // nil keeps; must be a JSON object
+	Metadata          json.RawMessage // nil keeps; must be a JSON object
 	Visible           *bool
 }
 

@@ -16,7 +16,7 @@ func (in ReportSessionInput) Domain() forkengine.SessionReport {
 	return forkengine.SessionReport{
 		WorkspaceID: in.WorkspaceID, ID: in.ID, Kind: kind, Provider: in.Provider,
 		ProviderSessionID: in.ProviderSessionID, Title: in.Title, RailSectionKey: in.RailSectionKey,
-		Cwd: in.Cwd, Model: in.Model, Settings: rawOrNil(in.Settings), Visible: in.Visible,
+		Cwd: in.Cwd, Model: in.Model, Settings: rawOrNil(in.Settings), Metadata: rawOrNil(in.Metadata), Visible: in.Visible,
 	}
 }
 

@@ -155,6 +155,9 @@ func compactable(s forkengine.Snapshot) bool {
 		return false // a reference (version 2): a few hundred bytes of JSON, which keeps every field
 	}
 	ss := s.Session
+	if len(ss.Metadata) > 0 {
+		return false // neither compact encoding has a place for it: encoding/json keeps it
+	}
 	if !exactMicros(ss.CreatedAt) || !exactMicros(ss.UpdatedAt) || !exactMicrosPtr(ss.DeletedAt) {
 		return false
 	}
