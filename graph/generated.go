@@ -2380,7 +2380,10 @@ type Session implements Node {
   model: String
   "Free-form settings (a JSON object)."
   settings: JSON!
-  "Free-form metadata the runtime reported (a JSON object), or null when it reported none."
+  """
+  Free-form metadata the runtime reported (a JSON object), or null when it reported none. A fork's
+  child gets a copy of its source's without the keys ` + "`" + `imported` + "`" + `, ` + "`" + `usage` + "`" + ` and ` + "`" + `goal` + "`" + `.
+  """
   metadata: JSON
   "Whether the session is shown in lists."
   visible: Boolean!

@@ -11,7 +11,8 @@ import (
 )
 
 // metadataTests cover a session's free-form metadata: reported, kept by a report that omits it,
-// refused unless it is a JSON object, and carried whole by an operation's snapshot.
+// refused unless it is a JSON object, carried whole by an operation's snapshot, and copied to a
+// fork's child without its source-only keys.
 func metadataTests() map[string]storeTest {
 	return map[string]storeTest{
 		"ReportedMetadataIsStoredAndKept": func(t *testing.T, s forkengine.Store) {
@@ -44,6 +45,39 @@ func metadataTests() map[string]storeTest {
 				require.Equal(t, before, r.stored(), bad)
 			}
 		},
+		// Reference §1.1: metadata is copied, but the target clears imported, usage and goal;
+		// every other key reaches the child as the source had it, and the source keeps its own.
+		"ForkChildGetsMetadataWithoutImportedUsageAndGoal": func(t *testing.T, s forkengine.Store) {
+			r := newScenarioRig(t, s)
+			r.targetSource(`{}`)
+			r.reportMetadata(`{"imported":{"from":"cli"},"usage":{"tokens":900},"goal":{"text":"ship"},"team":"a&b","pins":[1,2]}`)
+			r.turn("turn-7", forkengine.PhaseSettled, true, nil)
+			op, err := r.forkWith("request-1", "turn-7", nil)
+			require.NoError(t, err)
+			require.Equal(t, forkengine.StatusCommitted, r.process(op).Status)
+			require.JSONEq(t, `{"team":"a&b","pins":[1,2]}`, string(r.child(op).Metadata))
+			require.JSONEq(t, `{"imported":{"from":"cli"},"usage":{"tokens":900},"goal":{"text":"ship"},"team":"a&b","pins":[1,2]}`,
+				string(r.stored().Metadata))
+		},
+		"ForkOfMetadataWithoutClearedKeysCopiesIt": func(t *testing.T, s forkengine.Store) {
+			r := newScenarioRig(t, s)
+			r.targetSource(`{}`)
+			r.reportMetadata(`{"team":"a"}`)
+			r.turn("turn-7", forkengine.PhaseSettled, true, nil)
+			op, err := r.forkWith("request-1", "turn-7", &forkengine.TargetInput{Cwd: strPtr("/prepared")})
+			require.NoError(t, err)
+			require.Equal(t, forkengine.StatusCommitted, r.process(op).Status)
+			require.Equal(t, string(r.stored().Metadata), string(r.child(op).Metadata))
+		},
+		"ForkWithoutMetadataLeavesTheChildWithout": func(t *testing.T, s forkengine.Store) {
+			r := newScenarioRig(t, s)
+			r.targetSource(`{}`)
+			r.turn("turn-7", forkengine.PhaseSettled, true, nil)
+			op, err := r.forkWith("request-1", "turn-7", nil)
+			require.NoError(t, err)
+			require.Equal(t, forkengine.StatusCommitted, r.process(op).Status)
+			require.Nil(t, r.child(op).Metadata)
+		},
 		"SnapshotKeepsSessionMetadata": func(t *testing.T, s forkengine.Store) {
 			ctx := context.Background()
 			op := fullOperation(wsA, "op1")
@@ -73,4 +107,12 @@ func (r *scenarioRig) stored() forkengine.Session {
 	s, err := r.store.GetSession(r.ctx, scenarioWS, scenarioSource)
 	require.NoError(r.t, err)
 	return s
+}
+
+// reportMetadata reports the scenario's source with metadata md.
+func (r *scenarioRig) reportMetadata(md string) {
+	r.t.Helper()
+	_, err := r.engine.ReportSession(r.ctx, forkengine.SessionReport{WorkspaceID: scenarioWS, ID: scenarioSource,
+		Provider: scenarioProvider, Metadata: json.RawMessage(md)})
+	require.NoError(r.t, err)
 }
