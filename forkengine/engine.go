@@ -63,22 +63,6 @@ type Config struct {
 	newTicker func(period time.Duration) (ticks <-chan time.Time, stop func())
 }
 
-// SessionReport is an idempotent upsert of a session by an agent runtime. Nil pointer fields keep
-// the stored value (or the default for a new session).
-type SessionReport struct {
-	WorkspaceID       string
-	ID                string
-	Kind              SessionKind // default root
-	Provider          string
-	ProviderSessionID *string
-	Title             *string
-	RailSectionKey    *string
-	Cwd               *string
-	Model             *string
-	Settings          json.RawMessage // nil keeps; must be a JSON object
-	Visible           *bool
-}
-
 // TurnReport is an idempotent upsert of a turn. A new id appends a turn with the next sequence; a
 // known id moves it forward. Phases never go backwards; an outcome is given exactly when settled.
 type TurnReport struct {

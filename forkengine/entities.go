@@ -93,10 +93,35 @@ type Session struct {
 	Cwd               string
 	Model             string
 	Settings          json.RawMessage // a JSON object; never nil once stored ("{}")
+	Metadata          json.RawMessage `json:",omitempty"` // a JSON object, or nil when none was reported
 	Visible           bool
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	DeletedAt         *time.Time
+}
+
+// Clone returns a deep copy of s.
+func (s Session) Clone() Session {
+	s.Settings, s.Metadata = cloneJSON(s.Settings), cloneJSON(s.Metadata)
+	s.DeletedAt = clonePtr(s.DeletedAt)
+	return s
+}
+
+// SessionReport is an idempotent upsert of a session by an agent runtime. Nil pointer fields keep
+// the stored value (or the default for a new session).
+type SessionReport struct {
+	WorkspaceID       string
+	ID                string
+	Kind              SessionKind // default root
+	Provider          string
+	ProviderSessionID *string
+	Title             *string
+	RailSectionKey    *string
+	Cwd               *string
+	Model             *string
+	Settings          json.RawMessage // nil keeps; must be a JSON object
+	Metadata          json.RawMessage // nil keeps; must be a JSON object
+	Visible           *bool
 }
 
 // Deleted reports whether the session is soft-deleted.

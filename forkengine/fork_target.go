@@ -356,3 +356,40 @@ func dispatchOnlyFrom(ctx context.Context, operationID string) *dispatchOnly {
 	}
 	return v.only
 }
+
+// sourceOnlyMetadata are the keys of a session's metadata that a fork's child does not copy
+// (reference §1.1): they describe the source's own import, its usage so far and its goal, none of
+// which the new session shares.
+var sourceOnlyMetadata = []string{"imported", "usage", "goal"}
+
+// childMetadata is the metadata a fork's child gets: a copy of the source's without
+// sourceOnlyMetadata. A source without metadata gives a child without (nil), and one holding
+// none of those keys gives its metadata byte for byte. Stored metadata is always an object
+// (cleanSessionReport); if it could not be read as one, the child gets none rather than keys it
+// must not have.
+func childMetadata(source json.RawMessage) json.RawMessage {
+	if len(source) == 0 {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(source, &fields); err != nil || fields == nil {
+		return nil
+	}
+	cleared := false
+	for _, key := range sourceOnlyMetadata {
+		if _, ok := fields[key]; ok {
+			delete(fields, key)
+			cleared = true
+		}
+	}
+	if !cleared {
+		return cloneJSON(source)
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false) // the values' bytes as the source stored them
+	if err := enc.Encode(fields); err != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
+}

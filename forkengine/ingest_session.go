@@ -80,6 +80,10 @@ func cleanSessionReport(in *SessionReport) error {
 	}
 	settings, err := objectOrNil("settings", in.Settings)
 	in.Settings = settings
+	if err != nil {
+		return err
+	}
+	in.Metadata, err = objectOrNil("metadata", in.Metadata)
 	return err
 }
 
@@ -137,6 +141,9 @@ func applySessionReport(s Session, found bool, in SessionReport, now time.Time) 
 	if in.Settings != nil {
 		s.Settings = in.Settings
 	}
+	if in.Metadata != nil {
+		s.Metadata = in.Metadata
+	}
 	if s.Settings == nil {
 		s.Settings = []byte("{}")
 	}
@@ -154,6 +161,6 @@ func setIfGiven[T any](dst *T, v *T) {
 func sameSession(a, b Session) bool {
 	return a.Kind == b.Kind && a.Provider == b.Provider && a.ProviderSessionID == b.ProviderSessionID &&
 		a.Title == b.Title && a.RailSectionKey == b.RailSectionKey && a.Cwd == b.Cwd &&
-		a.Model == b.Model && a.Visible == b.Visible && sameJSON(a.Settings, b.Settings) &&
+		a.Model == b.Model && a.Visible == b.Visible && sameJSON(a.Settings, b.Settings) && sameJSON(a.Metadata, b.Metadata) &&
 		a.Deleted() == b.Deleted()
 }

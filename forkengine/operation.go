@@ -253,13 +253,6 @@ func (s Snapshot) Clone() Snapshot {
 	return s
 }
 
-// Clone returns a deep copy of s.
-func (s Session) Clone() Session {
-	s.Settings = cloneJSON(s.Settings)
-	s.DeletedAt = clonePtr(s.DeletedAt)
-	return s
-}
-
 // Clone returns a deep copy of t.
 func (t Turn) Clone() Turn {
 	t.SettledAt = clonePtr(t.SettledAt)

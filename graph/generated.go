@@ -224,6 +224,7 @@ type ComplexityRoot struct {
 		LocalID               func(childComplexity int) int
 		Messages              func(childComplexity int) int
 		MessagesConnection    func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Metadata              func(childComplexity int) int
 		Model                 func(childComplexity int) int
 		Provider              func(childComplexity int) int
 		ProviderSessionID     func(childComplexity int) int
@@ -1265,6 +1266,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.MessagesConnection(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Session.metadata":
+		if e.ComplexityRoot.Session.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Metadata(childComplexity), true
 	case "Session.model":
 		if e.ComplexityRoot.Session.Model == nil {
 			break
@@ -2373,6 +2380,11 @@ type Session implements Node {
   model: String
   "Free-form settings (a JSON object)."
   settings: JSON!
+  """
+  Free-form metadata the runtime reported (a JSON object), or null when it reported none. A fork's
+  child gets a copy of its source's without the keys ` + "`" + `imported` + "`" + `, ` + "`" + `usage` + "`" + ` and ` + "`" + `goal` + "`" + `.
+  """
+  metadata: JSON
   "Whether the session is shown in lists."
   visible: Boolean!
   "When the session was first reported."
@@ -2929,6 +2941,8 @@ input ReportSessionInput {
   model: String
   "Free-form settings; must be a JSON object. For ` + "`" + `simulated` + "`" + `, ` + "`" + `settings.simulated` + "`" + ` scripts the provider."
   settings: JSON
+  "Free-form metadata; must be a JSON object. Omitted keeps the stored metadata."
+  metadata: JSON
   "Whether the session is shown in lists."
   visible: Boolean
 }
@@ -3450,6 +3464,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_model(ctx, field)
 	case "settings":
 		return ec.fieldContext_Session_settings(ctx, field)
+	case "metadata":
+		return ec.fieldContext_Session_metadata(ctx, field)
 	case "visible":
 		return ec.fieldContext_Session_visible(ctx, field)
 	case "createdAt":
@@ -7757,6 +7773,29 @@ func (ec *executionContext) fieldContext_Session_settings(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Session", field, false, false, "JSON")
 }
 
+func (ec *executionContext) _Session_metadata(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, "JSON")
+}
+
 func (ec *executionContext) _Session_visible(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11571,7 +11610,7 @@ func (ec *executionContext) unmarshalInputReportSessionInput(ctx context.Context
 		asMap["kind"] = "ROOT"
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "id", "kind", "provider", "providerSessionId", "title", "railSectionKey", "cwd", "model", "settings", "visible"}
+	fieldsInOrder := [...]string{"workspaceId", "id", "kind", "provider", "providerSessionId", "title", "railSectionKey", "cwd", "model", "settings", "metadata", "visible"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11648,6 +11687,13 @@ func (ec *executionContext) unmarshalInputReportSessionInput(ctx context.Context
 				return it, err
 			}
 			it.Settings = data
+		case "metadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metadata = data
 		case "visible":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visible"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -13254,6 +13300,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 		case "settings":
 			out.Values[i] = ec._Session_settings(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "metadata":
+			out.Values[i] = ec._Session_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "visible":

@@ -3,21 +3,23 @@ package models
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
+// reportSessionFields pairs the session report's fields by name (byName); Kind is an enum of
+// each side.
+var reportSessionFields = byName(reflect.TypeFor[ReportSessionInput](), reflect.TypeFor[forkengine.SessionReport](), "Kind")
+
 // Domain returns the engine's session report. An omitted kind is ROOT.
 func (in ReportSessionInput) Domain() forkengine.SessionReport {
-	kind := forkengine.SessionRoot
+	report := forkengine.SessionReport{Kind: forkengine.SessionRoot}
+	copyByName(reportSessionFields, &report, in)
 	if in.Kind != nil {
-		kind = in.Kind.Domain()
+		report.Kind = in.Kind.Domain()
 	}
-	return forkengine.SessionReport{
-		WorkspaceID: in.WorkspaceID, ID: in.ID, Kind: kind, Provider: in.Provider,
-		ProviderSessionID: in.ProviderSessionID, Title: in.Title, RailSectionKey: in.RailSectionKey,
-		Cwd: in.Cwd, Model: in.Model, Settings: rawOrNil(in.Settings), Visible: in.Visible,
-	}
+	return report
 }
 
 // Domain returns the engine's turn report.

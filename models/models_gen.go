@@ -318,6 +318,8 @@ type ReportSessionInput struct {
 	Model *string `json:"model,omitempty"`
 	// Free-form settings; must be a JSON object. For `simulated`, `settings.simulated` scripts the provider.
 	Settings JSON `json:"settings,omitempty"`
+	// Free-form metadata; must be a JSON object. Omitted keeps the stored metadata.
+	Metadata JSON `json:"metadata,omitempty"`
 	// Whether the session is shown in lists.
 	Visible *bool `json:"visible,omitempty"`
 }

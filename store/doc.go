@@ -17,20 +17,21 @@
 // # Each table described once
 //
 // A table is one description (table.go, rows.go): its name, its key and, per column, the SQL
-// name, the field of the domain value it holds (forkengine.Session, Turn, Message, Lineage, Event)
-// and its encoding (text, integer, boolean, microseconds, optional microseconds, raw JSON, a JSON
-// object). Column lists, insert and upsert statements, bound values and scan targets are all
+// name, the field of the domain value it holds (forkengine.Session, Turn, Message, Lineage, Event,
+// ForkOperation) and its encoding (text, integer, boolean, microseconds, optional microseconds,
+// raw JSON, a JSON object, or an encoding of its own such as an operation's frozen target). Column lists, insert and upsert statements, bound values and scan targets are all
 // derived from it, and rows are scanned straight into domain values: a column is spelled once in
 // Go, beside its migration. Reads and writes of these tables are fixed SQL run through
 // database/sql (statements.go, fixed_reads.go), never gorm's builder: one way to read, and on a
 // fork's small indexed statements gorm's builder and reflective scanner cost more than SQLite
-// itself. gorm keeps the connection pool, transactions and migrations. (The operations table still
-// has a row struct of its own, operation_row.go; it is next.)
+// itself. gorm keeps the connection pool, transactions and migrations, and runs the few
+// statements outside the described tables (migrations, pragmas, locks).
 //
 // An operation's snapshot lives in a table of its own, written once at insert and never by a
 // status change, and decoded snapshots are cached per operation. New snapshots are stored in one
-// encoding per dialect (binary on SQLite, compact JSON on PostgreSQL); the version-1 JSON decoder
-// stays for rows written before (snapshot_encoding.go). docs/design/shared-history.md describes
+// encoding per dialect (binary on SQLite, compact JSON on PostgreSQL; encoding/json of the
+// snapshot when that encoding cannot hold it exactly, a reference to shared history among them);
+// the decoders of every older encoding stay (snapshot_encoding.go). docs/design/shared-history.md describes
 // what replaces the copied transcript (issue 24).
 //
 // Times are stored as microseconds since the Unix epoch (BIGINT), which round-trips exactly at

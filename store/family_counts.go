@@ -86,12 +86,11 @@ func (tx *txn) moveFamilyUnder(ctx context.Context, ws, source, target string) e
 // root of every source of an operation it removes, and every session forked from id, which
 // becomes the root of its own subtree.
 func (tx *txn) familiesTouchedByPurge(ctx context.Context, ws, id string) ([]string, error) {
-	var sources, children []string
-	err := tx.with(ctx).Raw(`SELECT DISTINCT source_session_id FROM fork_operations
-		WHERE workspace_id = ? AND (source_session_id = ? OR target_session_id = ?)`, ws, id, id).Scan(&sources).Error
+	var children []string
+	sources, err := tx.queryStrings(ctx, `SELECT DISTINCT source_session_id FROM fork_operations
+		WHERE workspace_id = ? AND (source_session_id = ? OR target_session_id = ?)`, ws, id, id)
 	if err == nil {
-		err = tx.with(ctx).Raw(`SELECT target_session_id FROM lineages WHERE workspace_id = ? AND source_session_id = ?`,
-			ws, id).Scan(&children).Error
+		children, err = tx.queryStrings(ctx, `SELECT target_session_id FROM lineages WHERE workspace_id = ? AND source_session_id = ?`, ws, id)
 	}
 	if err != nil {
 		return nil, classify(err, "families touched by purging %s", id)

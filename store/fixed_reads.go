@@ -2,9 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
-
-	"github.com/forkgraph/forkgraph/forkengine"
 )
 
 // The reads a fork makes on every start and commit run fixed SQL scanned by hand, like the hot
@@ -12,8 +9,7 @@ import (
 // did for these small indexed reads. Each scan target list is in the order of its column list.
 
 var (
-	sessionSelectList   = sessionsTable.list("")
-	operationSelectList = strings.Join(operationColumns, ", ")
+	sessionSelectList = sessionsTable.list("")
 
 	// The select lists of eachOfWorkspace.
 	sessionColumnsOfWorkspace    = sessionsTable.listAfterWorkspace("")
@@ -22,16 +18,6 @@ var (
 	qualifiedMessagesOfWorkspace = messagesTable.listAfterWorkspace("m.")
 	lineageColumnsOfWorkspace    = lineagesTable.listAfterWorkspace("")
 )
-
-func (r *operationRow) targets() []any {
-	return []any{&r.WorkspaceID, &r.ID, &r.SnapshotHash, &r.Target, &r.RequestID, &r.RequestHash, &r.SourceSessionID,
-		&r.TargetSessionID, &r.ThroughTurnID, &r.TargetTurnID, &r.SourceProviderSessionID, &r.SourceProviderTurnID,
-		&r.SourceProviderTurnBinding, &r.Provider, &r.DriverKind, &r.DriverVersion, &r.Status, &r.Error,
-		&r.TargetTitle, &r.TargetProviderSessionID, &r.StateBindingMode, &r.TargetTurnBindings,
-		&r.Receipt, &r.CreatedAtUs, &r.UpdatedAtUs, &r.DispatchedAtUs,
-		&r.AcceptedAtUs, &r.CompletedAtUs, &r.AcknowledgedAtUs, &r.ErrorReason, &r.ReconcileAttempts,
-		&r.LastReconciledAtUs, &r.NextReconcileAtUs, &r.RequestedBy, &r.AcknowledgedBy, &r.LeaseOwner, &r.LeaseExpiresAtUs}
-}
 
 // scannable is a row type that can list where each selected column goes.
 type scannable[R any] interface {
@@ -156,25 +142,19 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// queryStrings runs a fixed single-column query (? placeholders) past gorm and returns its
+// values; it is counted.
+func (q queries) queryStrings(ctx context.Context, query string, args ...any) ([]string, error) {
+	var v string
+	var out []string
+	err := scanEach(ctx, q, query, args, []any{&v}, func() { out = append(out, v) })
+	return out, err
+}
+
 // queryInt runs a fixed single-value query (? placeholders) past gorm; it is counted.
 func (q queries) queryInt(ctx context.Context, query string, args ...any) (int64, error) {
 	q.statements.Add(1)
 	var n int64
 	err := q.db.Statement.ConnPool.QueryRowContext(ctx, q.dialect.placeholders(query), args...).Scan(&n)
 	return n, err
-}
-
-// operationsWhere reads the operations a fixed WHERE clause selects, with their snapshots.
-func (q queries) operationsWhere(ctx context.Context, where string, args ...any) ([]forkengine.ForkOperation, error) {
-	rows, err := queryRows[operationRow](ctx, q, "SELECT "+operationSelectList+" FROM fork_operations WHERE "+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	ops := make([]forkengine.ForkOperation, len(rows))
-	for i, r := range rows {
-		if ops[i], err = r.domain(); err != nil {
-			return nil, err
-		}
-	}
-	return ops, q.attachSnapshots(ctx, ops)
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
@@ -52,21 +51,24 @@ func (db *DB) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim) ([]f
 // unfinished ones (index fork_operations_recoverable) and the unknown ones due for a reconcile
 // attempt (index fork_operations_reconcile_due), merged in creation order.
 func (q queries) freeOperationKeys(ctx context.Context, c forkengine.LeaseClaim) ([]forkengine.OperationKey, error) {
-	active := leaseFree(q.with(ctx).Where(isActiveSQL), c)
 	own := c
 	own.TakeOwn = true // an unknown operation's holder reconciles it first (LeaseClaim.Claimable)
-	due := leaseFree(q.with(ctx).Where(isReconcileDueSQL, micros(c.Now)), own)
 	var rows []claimKey
-	for _, db := range []*gorm.DB{active, due} {
-		db = limit(keyset(db.Table("fork_operations").Select("workspace_id, id, created_at_us"), c.After).Order("created_at_us, id"), c.Limit)
+	for _, part := range []struct {
+		where string
+		args  []any
+		claim forkengine.LeaseClaim
+	}{{isActiveSQL, nil, c}, {isReconcileDueSQL, []any{micros(c.Now)}, own}} {
+		where, args := leaseFree(part.where, part.args, part.claim)
+		where, args = afterSQL(where, args, c.After)
+		query := "SELECT workspace_id, id, created_at_us FROM fork_operations WHERE " + where + " ORDER BY created_at_us, id" + limitSQL(c.Limit)
 		if q.dialect.skipLocked {
-			db = db.Clauses(forUpdateSkipLocked)
+			query += " FOR UPDATE SKIP LOCKED"
 		}
-		var part []claimKey
-		if err := db.Scan(&part).Error; err != nil {
+		var k claimKey
+		if err := scanEach(ctx, q, query, args, []any{&k.WorkspaceID, &k.ID, &k.CreatedAtUs}, func() { rows = append(rows, k) }); err != nil {
 			return nil, classify(err, "select claimable operations")
 		}
-		rows = append(rows, part...)
 	}
 	slices.SortFunc(rows, func(a, b claimKey) int {
 		return cmp.Or(cmp.Compare(a.CreatedAtUs, b.CreatedAtUs), cmp.Compare(a.ID, b.ID))
@@ -86,15 +88,15 @@ type claimKey struct {
 	CreatedAtUs     int64
 }
 
-// leaseFree narrows db to the operations whose lease c may take (LeaseClaim.LeaseFree): free at
-// c.Now (never taken, or expired), or, with c.TakeOwn, already c.Owner's, or, with c.TakeOthers,
-// anyone else's; with c.TakeAll (or both) every one.
-func leaseFree(db *gorm.DB, c forkengine.LeaseClaim) *gorm.DB {
+// leaseFree narrows a fixed WHERE to the operations whose lease c may take
+// (LeaseClaim.LeaseFree): free at c.Now (never taken, or expired), or, with c.TakeOwn, already
+// c.Owner's, or, with c.TakeOthers, anyone else's; with c.TakeAll (or both) every one.
+func leaseFree(where string, args []any, c forkengine.LeaseClaim) (string, []any) {
 	if c.TakeAll || c.TakeOwn && c.TakeOthers {
-		return db
+		return where, args
 	}
-	free := "(lease_owner = '' OR lease_expires_at_us IS NULL OR lease_expires_at_us <= ?"
-	args := []any{micros(c.Now)}
+	free := " AND (lease_owner = '' OR lease_expires_at_us IS NULL OR lease_expires_at_us <= ?"
+	args = append(slices.Clone(args), micros(c.Now))
 	switch {
 	case c.TakeOwn:
 		free += " OR lease_owner = ?"
@@ -103,7 +105,7 @@ func leaseFree(db *gorm.DB, c forkengine.LeaseClaim) *gorm.DB {
 		free += " OR lease_owner <> ?"
 		args = append(args, c.Owner)
 	}
-	return db.Where(free+")", args...)
+	return where + free + ")", args
 }
 
 // ClaimOperation leases one unfinished or unknown operation to c.Owner if c may take it
@@ -114,11 +116,11 @@ func (db *DB) ClaimOperation(ctx context.Context, key forkengine.OperationKey, c
 	err := db.transaction(ctx, func(gtx *gorm.DB) error {
 		q := queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, statements: db.statements}
 		claimed = false
-		sel := gtx.WithContext(ctx).Where("workspace_id = ? AND id = ?", key.WorkspaceID, key.ID)
+		where := "workspace_id = ? AND id = ?"
 		if db.dialect.skipLocked {
-			sel = sel.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
+			where += " FOR UPDATE"
 		}
-		ops, err := q.findOperationsWithoutSnapshots(sel, "operation to claim")
+		ops, err := q.operationsWithoutSnapshots(ctx, "operation to claim", where, key.WorkspaceID, key.ID)
 		if err != nil {
 			return err
 		}
@@ -148,7 +150,8 @@ func (q queries) operationsByKeys(ctx context.Context, keys []forkengine.Operati
 		byWorkspace[k.WorkspaceID] = append(byWorkspace[k.WorkspaceID], k.ID)
 	}
 	for ws, ids := range byWorkspace {
-		ops, err := q.findOperationsWithoutSnapshots(q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, ids), "claimed operations")
+		in, args := q.inList(ids, ws)
+		ops, err := q.operationsWithoutSnapshots(ctx, "claimed operations", "workspace_id = ? AND id IN "+in, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -165,6 +168,9 @@ func (q queries) operationsByKeys(ctx context.Context, keys []forkengine.Operati
 	return out, nil
 }
 
+// renewableStatuses are the statuses whose leases RenewLeases extends.
+var renewableStatuses = append(slices.Clone(activeStatuses), string(forkengine.StatusUnknown))
+
 // RenewLeases extends the leases owner still holds on unfinished operations among ops, one
 // statement per workspace, and returns the ones it renewed.
 func (db *DB) RenewLeases(ctx context.Context, owner string, ops []forkengine.OperationKey, until time.Time) ([]forkengine.OperationKey, error) {
@@ -174,10 +180,14 @@ func (db *DB) RenewLeases(ctx context.Context, owner string, ops []forkengine.Op
 	}
 	var renewed []forkengine.OperationKey
 	for ws, ids := range byWorkspace {
-		var got []string
-		err := db.gorm.WithContext(ctx).Raw(`UPDATE fork_operations SET lease_expires_at_us = ?
-			WHERE workspace_id = ? AND id IN ? AND lease_owner = ? AND status IN ? RETURNING id`,
-			micros(until), ws, ids, owner, append(slices.Clone(activeStatuses), string(forkengine.StatusUnknown))).Scan(&got).Error
+		q := db.queries
+		in, args := q.inList(ids, micros(until), ws)
+		args = append(args, owner)
+		for _, s := range renewableStatuses {
+			args = append(args, s)
+		}
+		got, err := q.queryStrings(ctx, `UPDATE fork_operations SET lease_expires_at_us = ?
+			WHERE workspace_id = ? AND id IN `+in+` AND lease_owner = ? AND status IN `+placeholders(len(renewableStatuses))+` RETURNING id`, args...)
 		if err != nil {
 			return renewed, classify(err, "renew %d leases in %s", len(ids), ws)
 		}

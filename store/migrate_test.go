@@ -146,17 +146,9 @@ func openBefore(t *testing.T, cfg Config, version int) (*DB, int) {
 // requested_by and acknowledged_by, nor migration 21's target.
 func insertVersion12Operation(t *testing.T, db *DB, op forkengine.ForkOperation, snapshot string) {
 	t.Helper()
-	row, err := toOperationRow(op)
-	require.NoError(t, err)
-	var columns []string
-	var values []any
-	for i, v := range row.values() {
-		if c := operationColumns[i]; c != "requested_by" && c != "acknowledged_by" && c != "target" {
-			columns, values = append(columns, c), append(values, v)
-		}
-	}
-	insert := "INSERT INTO fork_operations (" + strings.Join(columns, ", ") + ") VALUES " + placeholders(len(columns))
-	require.NoError(t, db.gorm.Exec(insert, values...).Error)
+	then := operationsTable.without("requested_by", "acknowledged_by", "target")
+	insert := "INSERT INTO fork_operations (" + then.list("") + ") VALUES " + placeholders(len(then.names))
+	require.NoError(t, db.gorm.Exec(insert, then.values(&op)...).Error)
 	require.NoError(t, db.gorm.Exec(insertSnapshotSQL, op.WorkspaceID, op.ID, snapshot).Error)
 }
 

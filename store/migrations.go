@@ -292,7 +292,13 @@ var migrations = []migration{
 	// Typed message parts and a turn's error, file changes and completed command
 	// (typed_columns.go); rows from before read as plain text and no details.
 	{version: 23, name: "typed message parts and turn details", statements: richMessagesStatements},
+	sessionMetadataMigration,
 }
+
+// sessionMetadataMigration adds a session's free-form metadata, NULL when none was reported.
+var sessionMetadataMigration = migration{version: 24, name: "session metadata", statements: []string{
+	`ALTER TABLE sessions ADD COLUMN metadata TEXT`,
+}}
 
 func eventsTable(cursorType string) string {
 	return `CREATE TABLE events (

@@ -3,156 +3,85 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-type operationRow struct {
-	WorkspaceID               string  `gorm:"column:workspace_id;primaryKey"`
-	ID                        string  `gorm:"column:id;primaryKey"`
-	RequestID                 string  `gorm:"column:request_id"`
-	RequestHash               string  `gorm:"column:request_hash"`
-	SourceSessionID           string  `gorm:"column:source_session_id"`
-	TargetSessionID           string  `gorm:"column:target_session_id"`
-	ThroughTurnID             string  `gorm:"column:through_turn_id"`
-	TargetTurnID              string  `gorm:"column:target_turn_id"`
-	SourceProviderSessionID   string  `gorm:"column:source_provider_session_id"`
-	SourceProviderTurnID      string  `gorm:"column:source_provider_turn_id"`
-	SourceProviderTurnBinding *string `gorm:"column:source_provider_turn_binding"`
-	Provider                  string  `gorm:"column:provider"`
-	DriverKind                string  `gorm:"column:driver_kind"`
-	DriverVersion             string  `gorm:"column:driver_version"`
-	Status                    string  `gorm:"column:status"`
-	Error                     string  `gorm:"column:error"`
-	TargetTitle               string  `gorm:"column:target_title"`
-	TargetProviderSessionID   string  `gorm:"column:target_provider_session_id"`
-	StateBindingMode          string  `gorm:"column:state_binding_mode"`
-	TargetTurnBindings        *string `gorm:"column:target_turn_bindings"`
-	Receipt                   string  `gorm:"column:receipt"`
-	SnapshotHash              string  `gorm:"column:snapshot_hash"`
-	Target                    *string `gorm:"column:target"`
-	CreatedAtUs               int64   `gorm:"column:created_at_us"`
-	UpdatedAtUs               int64   `gorm:"column:updated_at_us"`
-	DispatchedAtUs            *int64  `gorm:"column:dispatched_at_us"`
-	AcceptedAtUs              *int64  `gorm:"column:accepted_at_us"`
-	CompletedAtUs             *int64  `gorm:"column:completed_at_us"`
-	AcknowledgedAtUs          *int64  `gorm:"column:acknowledged_at_us"`
-	ErrorReason               string  `gorm:"column:error_reason"`
-	ReconcileAttempts         int64   `gorm:"column:reconcile_attempts"`
-	LastReconciledAtUs        *int64  `gorm:"column:last_reconciled_at_us"`
-	NextReconcileAtUs         *int64  `gorm:"column:next_reconcile_at_us"`
-	RequestedBy               string  `gorm:"column:requested_by"`
-	AcknowledgedBy            string  `gorm:"column:acknowledged_by"`
-	LeaseOwner                string  `gorm:"column:lease_owner"`
-	LeaseExpiresAtUs          *int64  `gorm:"column:lease_expires_at_us"`
-}
+// operationsTable describes fork_operations once, like the tables of rows.go: every column list,
+// insert, update and scan of an operation is derived from it, and a row is read straight into a
+// forkengine.ForkOperation. The snapshot has a table of its own (fork_operation_snapshots); the
+// derived class columns (operation_classes.go) are written beside these, never read back.
+var operationsTable = newTable("fork_operations", []string{"workspace_id", "id"},
+	textColumn("workspace_id", func(o *forkengine.ForkOperation) *string { return &o.WorkspaceID }),
+	textColumn("id", func(o *forkengine.ForkOperation) *string { return &o.ID }),
+	textColumn("snapshot_hash", func(o *forkengine.ForkOperation) *string { return &o.SnapshotHash }),
+	customColumn("target", encodeTarget, decodeTarget),
+	textColumn("request_id", func(o *forkengine.ForkOperation) *string { return &o.RequestID }),
+	textColumn("request_hash", func(o *forkengine.ForkOperation) *string { return &o.RequestHash }),
+	textColumn("source_session_id", func(o *forkengine.ForkOperation) *string { return &o.SourceSessionID }),
+	textColumn("target_session_id", func(o *forkengine.ForkOperation) *string { return &o.TargetSessionID }),
+	textColumn("through_turn_id", func(o *forkengine.ForkOperation) *string { return &o.ThroughTurnID }),
+	textColumn("target_turn_id", func(o *forkengine.ForkOperation) *string { return &o.TargetTurnID }),
+	textColumn("source_provider_session_id", func(o *forkengine.ForkOperation) *string { return &o.SourceProviderSessionID }),
+	textColumn("source_provider_turn_id", func(o *forkengine.ForkOperation) *string { return &o.SourceProviderTurnID }),
+	rawJSONColumn("source_provider_turn_binding", func(o *forkengine.ForkOperation) *json.RawMessage { return &o.SourceProviderTurnBinding }),
+	textColumn("provider", func(o *forkengine.ForkOperation) *string { return &o.Provider }),
+	textColumn("driver_kind", func(o *forkengine.ForkOperation) *string { return &o.DriverKind }),
+	textColumn("driver_version", func(o *forkengine.ForkOperation) *string { return &o.DriverVersion }),
+	textColumn("status", func(o *forkengine.ForkOperation) *forkengine.OperationStatus { return &o.Status }),
+	textColumn("error", func(o *forkengine.ForkOperation) *string { return &o.Error }),
+	textColumn("target_title", func(o *forkengine.ForkOperation) *string { return &o.TargetTitle }),
+	textColumn("target_provider_session_id", func(o *forkengine.ForkOperation) *string { return &o.TargetProviderSessionID }),
+	textColumn("state_binding_mode", func(o *forkengine.ForkOperation) *forkengine.BindingMode { return &o.StateBindingMode }),
+	customColumn("target_turn_bindings", encodeTurnBindings, decodeTurnBindings),
+	textColumn("receipt", func(o *forkengine.ForkOperation) *string { return &o.Receipt }),
+	microsColumn("created_at_us", func(o *forkengine.ForkOperation) *time.Time { return &o.CreatedAt }),
+	microsColumn("updated_at_us", func(o *forkengine.ForkOperation) *time.Time { return &o.UpdatedAt }),
+	optionalMicrosColumn("dispatched_at_us", func(o *forkengine.ForkOperation) **time.Time { return &o.DispatchedAt }),
+	optionalMicrosColumn("accepted_at_us", func(o *forkengine.ForkOperation) **time.Time { return &o.AcceptedAt }),
+	optionalMicrosColumn("completed_at_us", func(o *forkengine.ForkOperation) **time.Time { return &o.CompletedAt }),
+	optionalMicrosColumn("acknowledged_at_us", func(o *forkengine.ForkOperation) **time.Time { return &o.AcknowledgedAt }),
+	textColumn("error_reason", func(o *forkengine.ForkOperation) *string { return &o.ErrorReason }),
+	intColumn("reconcile_attempts", func(o *forkengine.ForkOperation) *int { return &o.ReconcileAttempts }),
+	optionalMicrosColumn("last_reconciled_at_us", func(o *forkengine.ForkOperation) **time.Time { return &o.LastReconciledAt }),
+	optionalMicrosColumn("next_reconcile_at_us", func(o *forkengine.ForkOperation) **time.Time { return &o.NextReconcileAt }),
+	textColumn("requested_by", func(o *forkengine.ForkOperation) *string { return &o.RequestedBy }),
+	textColumn("acknowledged_by", func(o *forkengine.ForkOperation) *string { return &o.AcknowledgedBy }),
+	textColumn("lease_owner", func(o *forkengine.ForkOperation) *string { return &o.LeaseOwner }),
+	optionalMicrosColumn("lease_expires_at_us", func(o *forkengine.ForkOperation) **time.Time { return &o.LeaseExpiresAt }),
+)
 
-func (operationRow) TableName() string { return "fork_operations" }
+// mutableOperations are what the compare-and-swap UPDATE writes: every column but the key, the
+// snapshot hash and the target, which, like the snapshot itself, are fixed when the operation is
+// inserted, and the lease, written at insert and then only by claims and renewals (leases.go).
+var mutableOperations = operationsTable.without("workspace_id", "id", "snapshot_hash", "target", "lease_owner", "lease_expires_at_us")
 
-// mutableOperationColumns are what the compare-and-swap UPDATE writes: every column but the key,
-// the snapshot hash and the target, which, like the snapshot itself, are fixed when the operation
-// is inserted.
-var mutableOperationColumns = []string{
-	"request_id", "request_hash", "source_session_id", "target_session_id", "through_turn_id",
-	"target_turn_id", "source_provider_session_id", "source_provider_turn_id",
-	"source_provider_turn_binding", "provider", "driver_kind", "driver_version", "status", "error",
-	"target_title", "target_provider_session_id", "state_binding_mode", "target_turn_bindings",
-	"receipt", "created_at_us", "updated_at_us", "dispatched_at_us",
-	"accepted_at_us", "completed_at_us", "acknowledged_at_us",
-	"error_reason", "reconcile_attempts", "last_reconciled_at_us", "next_reconcile_at_us",
-	"requested_by", "acknowledged_by",
-}
-
-// operationColumns are every column of the row, in the order of operationRow.values. The lease
-// columns are written at insert and then only by claims and renewals (leases.go).
-var operationColumns = append(append([]string{"workspace_id", "id", "snapshot_hash", "target"}, mutableOperationColumns...),
-	"lease_owner", "lease_expires_at_us")
-
-// mutableValues are the values of mutableOperationColumns, in order.
-func (r operationRow) mutableValues() []any {
-	return []any{r.RequestID, r.RequestHash, r.SourceSessionID, r.TargetSessionID, r.ThroughTurnID,
-		r.TargetTurnID, r.SourceProviderSessionID, r.SourceProviderTurnID,
-		r.SourceProviderTurnBinding, r.Provider, r.DriverKind, r.DriverVersion, r.Status, r.Error,
-		r.TargetTitle, r.TargetProviderSessionID, r.StateBindingMode, r.TargetTurnBindings,
-		r.Receipt, r.CreatedAtUs, r.UpdatedAtUs, r.DispatchedAtUs,
-		r.AcceptedAtUs, r.CompletedAtUs, r.AcknowledgedAtUs,
-		r.ErrorReason, r.ReconcileAttempts, r.LastReconciledAtUs, r.NextReconcileAtUs,
-		r.RequestedBy, r.AcknowledgedBy}
-}
-
-func (r operationRow) values() []any {
-	return append(append([]any{r.WorkspaceID, r.ID, r.SnapshotHash, r.Target}, r.mutableValues()...), r.LeaseOwner, r.LeaseExpiresAtUs)
-}
-
-// toOperationRow maps every field but the snapshot, which has a table of its own.
-func toOperationRow(op forkengine.ForkOperation) (operationRow, error) {
-	var bindings *string
-	if op.TargetTurnBindings != nil {
-		raw, err := marshalVerbatim(op.TargetTurnBindings)
-		if err != nil {
-			return operationRow{}, fmt.Errorf("encode turn bindings of operation %s: %w", op.ID, err)
-		}
-		bindings = rawPtr(raw)
+// encodeTurnBindings is the column value of op's turn bindings: a JSON list, NULL for none.
+func encodeTurnBindings(op *forkengine.ForkOperation) (*string, error) {
+	if op.TargetTurnBindings == nil {
+		return nil, nil
 	}
-	target, err := encodeTarget(op)
+	raw, err := marshalVerbatim(op.TargetTurnBindings)
 	if err != nil {
-		return operationRow{}, err
+		return nil, fmt.Errorf("encode turn bindings of operation %s: %w", op.ID, err)
 	}
-	return operationRow{
-		Target:      target,
-		WorkspaceID: op.WorkspaceID, ID: op.ID, RequestID: op.RequestID, RequestHash: op.RequestHash,
-		SourceSessionID: op.SourceSessionID, TargetSessionID: op.TargetSessionID,
-		ThroughTurnID: op.ThroughTurnID, TargetTurnID: op.TargetTurnID,
-		SourceProviderSessionID: op.SourceProviderSessionID, SourceProviderTurnID: op.SourceProviderTurnID,
-		SourceProviderTurnBinding: rawPtr(op.SourceProviderTurnBinding),
-		Provider:                  op.Provider, DriverKind: op.DriverKind, DriverVersion: op.DriverVersion,
-		Status: string(op.Status), Error: op.Error, TargetTitle: op.TargetTitle,
-		TargetProviderSessionID: op.TargetProviderSessionID, StateBindingMode: string(op.StateBindingMode),
-		TargetTurnBindings: bindings, Receipt: op.Receipt, SnapshotHash: op.SnapshotHash,
-		CreatedAtUs: micros(op.CreatedAt), UpdatedAtUs: micros(op.UpdatedAt),
-		DispatchedAtUs: microsPtr(op.DispatchedAt), AcceptedAtUs: microsPtr(op.AcceptedAt),
-		CompletedAtUs: microsPtr(op.CompletedAt), AcknowledgedAtUs: microsPtr(op.AcknowledgedAt),
-		LeaseOwner: op.LeaseOwner, LeaseExpiresAtUs: microsPtr(op.LeaseExpiresAt),
-		ErrorReason: op.ErrorReason, ReconcileAttempts: int64(op.ReconcileAttempts),
-		LastReconciledAtUs: microsPtr(op.LastReconciledAt), NextReconcileAtUs: microsPtr(op.NextReconcileAt),
-		RequestedBy: op.RequestedBy, AcknowledgedBy: op.AcknowledgedBy,
-	}, nil
+	return rawPtr(raw), nil
 }
 
-// domain maps the row back; the snapshot is attached separately (attachSnapshots).
-func (r operationRow) domain() (forkengine.ForkOperation, error) {
-	op := forkengine.ForkOperation{
-		WorkspaceID: r.WorkspaceID, ID: r.ID, RequestID: r.RequestID, RequestHash: r.RequestHash,
-		SourceSessionID: r.SourceSessionID, TargetSessionID: r.TargetSessionID,
-		ThroughTurnID: r.ThroughTurnID, TargetTurnID: r.TargetTurnID,
-		SourceProviderSessionID: r.SourceProviderSessionID, SourceProviderTurnID: r.SourceProviderTurnID,
-		SourceProviderTurnBinding: fromRawPtr(r.SourceProviderTurnBinding),
-		Provider:                  r.Provider, DriverKind: r.DriverKind, DriverVersion: r.DriverVersion,
-		Status: forkengine.OperationStatus(r.Status), Error: r.Error, TargetTitle: r.TargetTitle,
-		TargetProviderSessionID: r.TargetProviderSessionID, StateBindingMode: forkengine.BindingMode(r.StateBindingMode),
-		Receipt: r.Receipt, SnapshotHash: r.SnapshotHash,
-		CreatedAt: fromMicros(r.CreatedAtUs), UpdatedAt: fromMicros(r.UpdatedAtUs),
-		DispatchedAt: fromMicrosPtr(r.DispatchedAtUs), AcceptedAt: fromMicrosPtr(r.AcceptedAtUs),
-		CompletedAt: fromMicrosPtr(r.CompletedAtUs), AcknowledgedAt: fromMicrosPtr(r.AcknowledgedAtUs),
-		LeaseOwner: r.LeaseOwner, LeaseExpiresAt: fromMicrosPtr(r.LeaseExpiresAtUs),
-		ErrorReason: r.ErrorReason, ReconcileAttempts: int(r.ReconcileAttempts),
-		LastReconciledAt: fromMicrosPtr(r.LastReconciledAtUs), NextReconcileAt: fromMicrosPtr(r.NextReconcileAtUs),
-		RequestedBy: r.RequestedBy, AcknowledgedBy: r.AcknowledgedBy,
+// decodeTurnBindings reads the turn bindings back, an absent binding as nil again.
+func decodeTurnBindings(op *forkengine.ForkOperation, text *string) error {
+	op.TargetTurnBindings = nil // a fresh slice per row: eachOf reuses op
+	if text == nil {
+		return nil
 	}
-	target, err := decodeTarget(r.ID, r.Target)
-	if err != nil {
-		return op, err
-	}
-	op.Target = target
-	if r.TargetTurnBindings != nil {
-		if err := json.Unmarshal([]byte(*r.TargetTurnBindings), &op.TargetTurnBindings); err != nil {
-			return op, fmt.Errorf("decode turn bindings of operation %s: %w", r.ID, err)
-		}
+	if err := json.Unmarshal([]byte(*text), &op.TargetTurnBindings); err != nil {
+		return fmt.Errorf("decode turn bindings of operation %s: %w", op.ID, err)
 	}
 	for i := range op.TargetTurnBindings {
 		op.TargetTurnBindings[i].Binding = nullToNil(op.TargetTurnBindings[i].Binding)
 	}
-	return op, nil
+	return nil
 }
 
 // nullToNil undoes encoding/json turning an absent RawMessage into "null", so what was nil

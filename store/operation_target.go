@@ -17,7 +17,7 @@ var targetMigration = migration{version: 21, name: "fork target settings", state
 }}
 
 // encodeTarget is the column value of op's frozen target.
-func encodeTarget(op forkengine.ForkOperation) (*string, error) {
+func encodeTarget(op *forkengine.ForkOperation) (*string, error) {
 	if op.Target == nil {
 		return nil, nil
 	}
@@ -28,15 +28,17 @@ func encodeTarget(op forkengine.ForkOperation) (*string, error) {
 	return rawPtr(raw), nil
 }
 
-// decodeTarget is the frozen target of a column's value.
-func decodeTarget(id string, column *string) (*forkengine.ForkTarget, error) {
+// decodeTarget sets op's frozen target from its column's value.
+func decodeTarget(op *forkengine.ForkOperation, column *string) error {
+	op.Target = nil
 	if column == nil {
-		return nil, nil
+		return nil
 	}
 	var t forkengine.ForkTarget
 	if err := json.Unmarshal([]byte(*column), &t); err != nil {
-		return nil, fmt.Errorf("decode target of operation %s: %w", id, err)
+		return fmt.Errorf("decode target of operation %s: %w", op.ID, err)
 	}
 	t.Settings, t.RuntimeContext = nullToNil(t.Settings), nullToNil(t.RuntimeContext)
-	return &t, nil
+	op.Target = &t
+	return nil
 }

@@ -65,7 +65,7 @@ func testProviderSessionsMigration(t *testing.T, cfg Config) {
 	}
 	err := old.Update(ctx, func(tx forkengine.Tx) error {
 		for _, s := range legacy {
-			if err := tx.UpsertSession(ctx, s); err != nil {
+			if err := upsertSessionAtVersion(ctx, tx, 13, s); err != nil {
 				return err
 			}
 		}

@@ -54,30 +54,12 @@ func (q queries) inChunks(ids []string, fn func(chunk []string) error) error {
 	return nil
 }
 
-// keyset adds "strictly after (time, id)" to an ordered query. It is a row-value comparison on
-// purpose: SQLite (3.15 and later) and PostgreSQL both seek an index on (..., created_at_us, id)
-// to the cursor with it, where the equivalent "created_at_us > ? OR (created_at_us = ? AND
-// id > ?)" made SQLite walk the index from the start of the workspace, so late pages slowed down.
-func keyset(db *gorm.DB, after forkengine.PageCursor) *gorm.DB {
-	if after.IsZero() {
-		return db
-	}
-	return db.Where("(created_at_us, id) > (?, ?)", micros(after.Time), after.ID)
-}
-
 // limitSQL is " LIMIT n" for n > 0, "" (every row) otherwise.
 func limitSQL(n int) string {
 	if n > 0 {
 		return " LIMIT " + strconv.Itoa(n)
 	}
 	return ""
-}
-
-func limit(db *gorm.DB, n int) *gorm.DB {
-	if n > 0 {
-		return db.Limit(n)
-	}
-	return db
 }
 
 // activeStatuses are the statuses of a moving saga, as in the partial unique index.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"gorm.io/gorm"
-
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
@@ -14,12 +12,13 @@ import (
 // (scanned backwards). The predicate is the row-value form `(created_at_us, id) < (?, ?)`, which
 // SQLite (3.15+) and PostgreSQL both compare lexicographically, as the forward keyset does with `>`.
 
-// keysetBefore adds "strictly before (time, id)" to a query; the zero cursor is the end.
-func keysetBefore(db *gorm.DB, before forkengine.PageCursor) *gorm.DB {
+// beforeSQL adds "strictly before (time, id)" to a fixed WHERE (afterSQL's mirror); the zero
+// cursor is the end.
+func beforeSQL(where string, args []any, before forkengine.PageCursor) (string, []any) {
 	if before.IsZero() {
-		return db
+		return where, args
 	}
-	return db.Where("(created_at_us, id) < (?, ?)", micros(before.Time), before.ID)
+	return where + " AND (created_at_us, id) < (?, ?)", append(args, micros(before.Time), before.ID)
 }
 
 const newestFirst = "created_at_us DESC, id DESC"
@@ -31,10 +30,7 @@ func (q queries) ListSessionsBefore(ctx context.Context, ws string, f forkengine
 		return q.searchSessions(ctx, ws, f, before, n, true)
 	}
 	where, args := sessionFilterSQL(ws, f)
-	if !before.IsZero() {
-		where += " AND (created_at_us, id) < (?, ?)" // see keysetBefore
-		args = append(args, micros(before.Time), before.ID)
-	}
+	where, args = beforeSQL(where, args, before)
 	query := "SELECT " + sessionColumnsOfWorkspace + " FROM sessions WHERE " + where + " ORDER BY " + newestFirst
 	if n > 0 {
 		query += " LIMIT " + strconv.Itoa(n)
@@ -50,8 +46,9 @@ func (q queries) ListSessionsBefore(ctx context.Context, ws string, f forkengine
 // ListOperationsBefore returns up to limit (<= 0: all) operations matching f strictly before
 // the cursor, newest first.
 func (q queries) ListOperationsBefore(ctx context.Context, ws string, f forkengine.OperationFilter, before forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
-	db := keysetBefore(filterOperations(q.with(ctx), ws, f), before).Order(newestFirst)
-	return q.findOperations(limit(db, n), "list operations before")
+	where, args := operationFilterSQL(ws, f)
+	where, args = beforeSQL(where, args, before)
+	return q.operations(ctx, "list operations before", where+" ORDER BY "+newestFirst+limitSQL(n), args...)
 }
 
 // TurnsBySessionIDsBefore returns, per session, up to limit (<= 0: all) turns with Sequence <

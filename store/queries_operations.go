@@ -6,38 +6,32 @@ import (
 	"slices"
 	"strings"
 
-	"gorm.io/gorm"
-
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// findOperations runs one operations query and attaches the snapshots.
-func (q queries) findOperations(db *gorm.DB, what string) ([]forkengine.ForkOperation, error) {
-	ops, err := q.findOperationsWithoutSnapshots(db, what)
+var selectOperations = "SELECT " + operationsTable.list("") + " FROM fork_operations WHERE "
+
+// operationsWithoutSnapshots reads the operations a fixed WHERE clause (with its ORDER BY and
+// LIMIT) selects, every Snapshot zero; none is an empty list, not nil.
+func (q queries) operationsWithoutSnapshots(ctx context.Context, what, where string, args ...any) ([]forkengine.ForkOperation, error) {
+	out := []forkengine.ForkOperation{}
+	err := eachOf(ctx, q, operationsTable, selectOperations+where, args, func(op *forkengine.ForkOperation) { out = append(out, *op) })
+	if err != nil {
+		return nil, classify(err, "%s", what)
+	}
+	return out, nil
+}
+
+// operations is operationsWithoutSnapshots with the snapshots attached.
+func (q queries) operations(ctx context.Context, what, where string, args ...any) ([]forkengine.ForkOperation, error) {
+	ops, err := q.operationsWithoutSnapshots(ctx, what, where, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := q.attachSnapshots(db.Statement.Context, ops); err != nil {
+	if err := q.attachSnapshots(ctx, ops); err != nil {
 		return nil, err
 	}
 	return ops, nil
-}
-
-// findOperationsWithoutSnapshots runs one operations query and leaves every Snapshot zero.
-func (q queries) findOperationsWithoutSnapshots(db *gorm.DB, what string) ([]forkengine.ForkOperation, error) {
-	var rows []operationRow
-	if err := db.Find(&rows).Error; err != nil {
-		return nil, classify(err, "%s", what)
-	}
-	out := make([]forkengine.ForkOperation, len(rows))
-	for i, r := range rows {
-		op, err := r.domain()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = op
-	}
-	return out, nil
 }
 
 // attachSnapshots fills in each operation's snapshot: from the cache when it holds the one with
@@ -75,24 +69,31 @@ func (q queries) attachSnapshots(ctx context.Context, ops []forkengine.ForkOpera
 
 // loadSnapshots reads and decodes the stored snapshots of ids; every one must exist.
 func (q queries) loadSnapshots(ctx context.Context, ws string, ids []string, found func(id string, s forkengine.Snapshot)) error {
-	var rows []struct {
-		OperationID string
-		Snapshot    string
-	}
-	err := q.with(ctx).Raw(`SELECT operation_id, snapshot FROM fork_operation_snapshots
-		WHERE workspace_id = ? AND operation_id IN ?`, ws, ids).Scan(&rows).Error
+	in, args := q.inList(ids, ws)
+	var id, text string
+	var decodeErr error
+	n := 0
+	err := scanEach(ctx, q, "SELECT operation_id, snapshot FROM fork_operation_snapshots WHERE workspace_id = ? AND operation_id IN "+in,
+		args, []any{&id, &text}, func() {
+			n++
+			if decodeErr != nil {
+				return
+			}
+			s, err := decodeSnapshot(text)
+			if err != nil {
+				decodeErr = fmt.Errorf("decode snapshot of operation %s: %w", id, err)
+				return
+			}
+			found(id, s)
+		})
 	if err != nil {
 		return classify(err, "read snapshots of %d operations", len(ids))
 	}
-	if len(rows) != len(ids) {
-		return fmt.Errorf("read snapshots: %d of %d operations have none", len(ids)-len(rows), len(ids))
+	if decodeErr != nil {
+		return decodeErr
 	}
-	for _, r := range rows {
-		s, err := decodeSnapshot(r.Snapshot)
-		if err != nil {
-			return fmt.Errorf("decode snapshot of operation %s: %w", r.OperationID, err)
-		}
-		found(r.OperationID, s)
+	if n != len(ids) {
+		return fmt.Errorf("read snapshots: %d of %d operations have none", len(ids)-n, len(ids))
 	}
 	return nil
 }
@@ -106,29 +107,18 @@ func (q queries) remember(e cachedSnapshot) {
 	q.snapshots.put(e)
 }
 
-// oneOperation returns the first operation of the query or ErrNotFound.
-func (q queries) oneOperation(db *gorm.DB, ws, what, key string) (forkengine.ForkOperation, error) {
-	ops, err := q.findOperations(db.Limit(1), what+" "+key)
-	if err != nil {
-		return forkengine.ForkOperation{}, err
-	}
-	if len(ops) == 0 {
-		return forkengine.ForkOperation{}, notFound(what, ws, key)
-	}
-	return ops[0], nil
-}
-
 // GetOperation returns one operation, or ErrNotFound.
 func (q queries) GetOperation(ctx context.Context, ws, id string) (forkengine.ForkOperation, error) {
-	ops, err := q.operationsWhere(ctx, "workspace_id = ? AND id = ?", ws, id)
-	return firstOperation(ops, classify(err, "operation %s", id), ws, "operation", id)
+	ops, err := q.operations(ctx, "operation "+id, "workspace_id = ? AND id = ?", ws, id)
+	return firstOperation(ops, err, ws, "operation", id)
 }
 
 // OperationsByIDs returns the existing operations among ids, keyed by id.
 func (q queries) OperationsByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.ForkOperation, error) {
 	out := map[string]forkengine.ForkOperation{}
 	err := q.inChunks(ids, func(chunk []string) error {
-		ops, err := q.findOperations(q.with(ctx).Where("workspace_id = ? AND id IN ?", ws, chunk), "operations by ids")
+		in, args := q.inList(chunk, ws)
+		ops, err := q.operations(ctx, "operations by ids", "workspace_id = ? AND id IN "+in, args...)
 		for _, op := range ops {
 			out[op.ID] = op
 		}
@@ -139,16 +129,17 @@ func (q queries) OperationsByIDs(ctx context.Context, ws string, ids []string) (
 
 // GetOperationByRequestID returns the workspace's operation for a request id, or ErrNotFound.
 func (q queries) GetOperationByRequestID(ctx context.Context, ws, requestID string) (forkengine.ForkOperation, error) {
-	ops, err := q.operationsWhere(ctx, "workspace_id = ? AND request_id = ?", ws, requestID)
-	return firstOperation(ops, classify(err, "operation with request id %s", requestID), ws, "operation with request id", requestID)
+	ops, err := q.operations(ctx, "operation with request id "+requestID, "workspace_id = ? AND request_id = ?", ws, requestID)
+	return firstOperation(ops, err, ws, "operation with request id", requestID)
 }
 
 // LatestOperationOnBoundary returns the newest (CreatedAt, ID) operation forking sourceID through
 // turnID, or ErrNotFound.
 func (q queries) LatestOperationOnBoundary(ctx context.Context, ws, sourceID, turnID string) (forkengine.ForkOperation, error) {
-	db := q.with(ctx).Where("workspace_id = ? AND source_session_id = ? AND through_turn_id = ?", ws, sourceID, turnID).
-		Order("created_at_us DESC, id DESC")
-	return q.oneOperation(db, ws, "operation on boundary", sourceID+"/"+turnID)
+	key := sourceID + "/" + turnID
+	ops, err := q.operations(ctx, "operation on boundary "+key,
+		"workspace_id = ? AND source_session_id = ? AND through_turn_id = ? ORDER BY "+newestFirst+" LIMIT 1", ws, sourceID, turnID)
+	return firstOperation(ops, err, ws, "operation on boundary", key)
 }
 
 // LatestOperationStateOnBoundary reads the three columns of LatestOperationOnBoundary's row that
@@ -192,18 +183,12 @@ func (q queries) LatestOperationsOnBoundaries(ctx context.Context, ws string, bo
 			pairs[i] = "(?, ?)"
 			args = append(args, b.SessionID, b.TurnID)
 		}
-		rows, err := queryRows[operationRow](ctx, q, "SELECT "+operationSelectList+` FROM fork_operations
-			WHERE workspace_id = ? AND (source_session_id, through_turn_id) IN (`+strings.Join(pairs, ", ")+`)
-			ORDER BY created_at_us, id`, args...)
+		err := eachOf(ctx, q, operationsTable, selectOperations+`workspace_id = ? AND (source_session_id, through_turn_id) IN (`+
+			strings.Join(pairs, ", ")+`) ORDER BY created_at_us, id`, args, func(op *forkengine.ForkOperation) {
+			out[forkengine.Boundary{SessionID: op.SourceSessionID, TurnID: op.ThroughTurnID}] = *op // later rows win
+		})
 		if err != nil {
 			return nil, classify(err, "latest operations on %d boundaries", len(chunk))
-		}
-		for _, r := range rows {
-			op, err := r.domain()
-			if err != nil {
-				return nil, err
-			}
-			out[forkengine.Boundary{SessionID: op.SourceSessionID, TurnID: op.ThroughTurnID}] = op // later rows win
 		}
 	}
 	return out, nil
@@ -221,8 +206,8 @@ func compareBoundaries(a, b forkengine.Boundary) int {
 func (q queries) OperationsBySourceIDs(ctx context.Context, ws string, sourceIDs []string) ([]forkengine.ForkOperation, error) {
 	var out []forkengine.ForkOperation
 	err := q.inChunks(sourceIDs, func(chunk []string) error {
-		db := q.with(ctx).Where("workspace_id = ? AND source_session_id IN ?", ws, chunk).Order("created_at_us, id")
-		ops, err := q.findOperations(db, "operations by sources")
+		in, args := q.inList(chunk, ws)
+		ops, err := q.operations(ctx, "operations by sources", "workspace_id = ? AND source_session_id IN "+in+" ORDER BY created_at_us, id", args...)
 		out = append(out, ops...)
 		return err
 	})
@@ -239,38 +224,54 @@ func (q queries) OperationsBySourceIDs(ctx context.Context, ws string, sourceIDs
 // OperationReservingTarget returns the non-failed operation holding targetID, or ErrNotFound.
 func (q queries) OperationReservingTarget(ctx context.Context, ws, targetID string) (forkengine.ForkOperation, error) {
 	// The condition is a literal, so the planner can use the partial index fork_operations_target_reservation.
-	ops, err := q.operationsWhere(ctx, "workspace_id = ? AND target_session_id = ? AND "+holdsTargetSQL+" LIMIT 1", ws, targetID)
-	return firstOperation(ops, classify(err, "operation reserving target %s", targetID), ws, "operation reserving target", targetID)
+	ops, err := q.operations(ctx, "operation reserving target "+targetID,
+		"workspace_id = ? AND target_session_id = ? AND "+holdsTargetSQL+" LIMIT 1", ws, targetID)
+	return firstOperation(ops, err, ws, "operation reserving target", targetID)
 }
 
-func filterOperations(db *gorm.DB, ws string, f forkengine.OperationFilter) *gorm.DB {
-	db = db.Where("workspace_id = ?", ws)
-	if f.SourceSessionID != "" {
-		db = db.Where("source_session_id = ?", f.SourceSessionID)
-	}
-	if f.TargetSessionID != "" {
-		db = db.Where("target_session_id = ?", f.TargetSessionID)
-	}
-	if f.ThroughTurnID != "" {
-		db = db.Where("through_turn_id = ?", f.ThroughTurnID)
+// operationFilterSQL is the WHERE clause of the operations f selects in ws, and its arguments.
+func operationFilterSQL(ws string, f forkengine.OperationFilter) (string, []any) {
+	where, args := "workspace_id = ?", []any{ws}
+	for _, c := range []struct{ column, value string }{{"source_session_id", f.SourceSessionID},
+		{"target_session_id", f.TargetSessionID}, {"through_turn_id", f.ThroughTurnID}} {
+		if c.value != "" {
+			where, args = where+" AND "+c.column+" = ?", append(args, c.value)
+		}
 	}
 	if len(f.Statuses) > 0 {
-		db = db.Where("status IN ?", f.Statuses)
+		where += " AND status IN " + placeholders(len(f.Statuses))
+		for _, s := range f.Statuses {
+			args = append(args, string(s))
+		}
 	}
-	return db
+	return where, args
+}
+
+// afterSQL is keyset's condition for a fixed WHERE: "strictly after (time, id)", nothing for
+// the zero cursor. It is a row-value comparison on purpose: SQLite (3.15 and later) and
+// PostgreSQL both seek an index on (..., created_at_us, id) to the cursor with it, where the
+// equivalent "created_at_us > ? OR (created_at_us = ? AND id > ?)" made SQLite walk the index
+// from the start of the workspace, so late pages slowed down.
+func afterSQL(where string, args []any, after forkengine.PageCursor) (string, []any) {
+	if after.IsZero() {
+		return where, args
+	}
+	return where + " AND (created_at_us, id) > (?, ?)", append(args, micros(after.Time), after.ID)
 }
 
 // ListOperations returns up to limit (<= 0: all) operations matching f after the cursor, in
 // (CreatedAt, ID) order.
 func (q queries) ListOperations(ctx context.Context, ws string, f forkengine.OperationFilter, after forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
-	db := keyset(filterOperations(q.with(ctx), ws, f), after).Order("created_at_us, id")
-	return q.findOperations(limit(db, n), "list operations")
+	where, args := operationFilterSQL(ws, f)
+	where, args = afterSQL(where, args, after)
+	return q.operations(ctx, "list operations", where+" ORDER BY created_at_us, id"+limitSQL(n), args...)
 }
 
 // CountOperations counts the operations matching f.
 func (q queries) CountOperations(ctx context.Context, ws string, f forkengine.OperationFilter) (int, error) {
-	var n int64
-	if err := filterOperations(q.with(ctx).Model(&operationRow{}), ws, f).Count(&n).Error; err != nil {
+	where, args := operationFilterSQL(ws, f)
+	n, err := q.queryInt(ctx, "SELECT COUNT(*) FROM fork_operations WHERE "+where, args...)
+	if err != nil {
 		return 0, classify(err, "count operations")
 	}
 	return int(n), nil
@@ -278,8 +279,8 @@ func (q queries) CountOperations(ctx context.Context, ws string, f forkengine.Op
 
 // RecoverableOperations pages the active operations of every workspace in (CreatedAt, ID) order.
 func (q queries) RecoverableOperations(ctx context.Context, after forkengine.PageCursor, n int) ([]forkengine.ForkOperation, error) {
-	db := keyset(q.with(ctx).Where(isActiveSQL), after).Order("created_at_us, id")
-	return q.findOperations(limit(db, n), "recoverable operations")
+	where, args := afterSQL(isActiveSQL, nil, after)
+	return q.operations(ctx, "recoverable operations", where+" ORDER BY created_at_us, id"+limitSQL(n), args...)
 }
 
 // firstOperation is the first of ops, ErrNotFound when there is none, or err.

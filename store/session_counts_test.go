@@ -21,12 +21,12 @@ func testSessionCountsBackfill(t *testing.T, cfg Config) {
 	deleted := forkengine.Session{WorkspaceID: "ws", ID: "deleted", Visible: true, CreatedAt: at(4), DeletedAt: new(at(5))}
 	require.NoError(t, old.Update(ctx, func(tx forkengine.Tx) error {
 		for i, id := range []string{"root", "fork"} {
-			if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: id, Visible: true, CreatedAt: at(i)}); err != nil {
+			if err := upsertSessionAtVersion(ctx, tx, 9, forkengine.Session{WorkspaceID: "ws", ID: id, Visible: true, CreatedAt: at(i)}); err != nil {
 				return err
 			}
 		}
 		for _, s := range []forkengine.Session{hidden, deleted, {WorkspaceID: "other", ID: "x", Visible: true}} {
-			if err := tx.UpsertSession(ctx, s); err != nil {
+			if err := upsertSessionAtVersion(ctx, tx, 9, s); err != nil {
 				return err
 			}
 		}

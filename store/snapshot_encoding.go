@@ -9,14 +9,17 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// A snapshot is stored in one of three encodings: version 1 and the compact encoding below (JSON,
-// both), and the binary encoding of snapshot_binary.go (SQLite). Version 1 is encoding/json of
-// forkengine.Snapshot: every turn and message repeats its workspace and session id under long Go
-// field names, and every time is an RFC 3339 string, so a 20-turn, 100-message snapshot took about
-// 40 KB (ten overflow pages per fork) and most of its encoding CPU. The compact encoding writes
-// short keys, times as Unix microseconds (the store's own precision) and each turn's and
-// message's workspace and session only through the snapshot's session. It is used only when it
-// decodes to exactly the snapshot given; otherwise version 1 is written. All three decode. The
+// A new snapshot is written in one encoding per dialect: the binary encoding of
+// snapshot_binary.go on SQLite, the compact JSON encoding below on PostgreSQL. Either is used only
+// when it decodes to exactly the snapshot given (compactable); a snapshot that neither holds (a
+// reference to shared history, version 2, whose JSON is a few hundred bytes anyway; a time finer
+// than a microsecond; a turn of another session) is written as encoding/json of
+// forkengine.Snapshot, its version 1 or 2. Version 1 was the only encoding once: every turn and
+// message repeats its workspace and session id under long Go field names, and every time is an
+// RFC 3339 string, so a 20-turn, 100-message snapshot took about 40 KB (ten overflow pages per
+// fork) and most of its encoding CPU. The compact encoding writes short keys, times as Unix
+// microseconds (the store's own precision) and each turn's and message's workspace and session
+// only through the snapshot's session. Every encoding ever written decodes (decodeSnapshot). The
 // snapshot hash is the engine's, over its own canonical encoding, so it does not depend on how
 // the store keeps the bytes.
 
@@ -152,6 +155,9 @@ func compactable(s forkengine.Snapshot) bool {
 		return false // a reference (version 2): a few hundred bytes of JSON, which keeps every field
 	}
 	ss := s.Session
+	if len(ss.Metadata) > 0 {
+		return false // neither compact encoding has a place for it: encoding/json keeps it
+	}
 	if !exactMicros(ss.CreatedAt) || !exactMicros(ss.UpdatedAt) || !exactMicrosPtr(ss.DeletedAt) {
 		return false
 	}

@@ -46,6 +46,18 @@ func openAtVersion(t *testing.T, cfg Config, version int) *DB {
 	return db
 }
 
+// upsertSessionAtVersion writes s in tx as a forkgraph of schema version did: without the
+// columns of the sessions table that later migrations added.
+func upsertSessionAtVersion(ctx context.Context, tx forkengine.Tx, version int, s forkengine.Session) error {
+	t := sessionsTable
+	if version < sessionMetadataMigration.version {
+		t = t.without("metadata")
+	}
+	old := tx.(*txn)
+	_, err := old.execFixed(old.with(ctx), upsertSQL(t.name, t.names, t.key...), t.values(&s)...)
+	return err
+}
+
 func TestSQLiteContract(t *testing.T) {
 	forkenginetest.RunStoreTests(t, func(t *testing.T) forkengine.Store { return openTest(t, sqliteConfig(t)) })
 }

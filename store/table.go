@@ -2,8 +2,10 @@ package store
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -37,6 +39,31 @@ func newTable[D any](name string, key []string, columns ...column[D]) table[D] {
 		panic("store: table " + name + " does not start with workspace_id") // eachOfWorkspace relies on it
 	}
 	return t
+}
+
+// without is t with the named columns left out, the others in their order: the columns of a
+// statement that writes all but some (an UPDATE leaves out the key and what is fixed at insert).
+func (t table[D]) without(names ...string) table[D] {
+	out := table[D]{name: t.name, key: t.key}
+	for _, c := range t.columns {
+		if !contains(names, c.name) {
+			out.columns, out.names = append(out.columns, c), append(out.names, c.name)
+		}
+	}
+	return out
+}
+
+// only is t's named columns, in the order of names (a WHERE clause's).
+func (t table[D]) only(names ...string) table[D] {
+	out := table[D]{name: t.name, key: t.key}
+	for _, n := range names {
+		i := slices.Index(t.names, n)
+		if i < 0 {
+			panic("store: table " + t.name + " has no column " + n)
+		}
+		out.columns, out.names = append(out.columns, t.columns[i]), append(out.names, n)
+	}
+	return out
 }
 
 // list is the column list, each name prefixed (an alias such as "t.", or "").
@@ -131,6 +158,48 @@ func objectColumn[D any](name string, field func(*D) *json.RawMessage) column[D]
 		}}
 }
 
+// customColumn stores a field that has no column type of its own (a list, a struct) as text,
+// NULL when encode returns nil. encode and decode see the whole value, so their errors can name
+// it: a read scans the columns in order, and decode sees those before its own already assigned.
+// decode is called for every row, NULL included (nil text), and must assign its field each time:
+// eachOf reuses one value for every row. An error of encode surfaces from the statement.
+func customColumn[D any](name string, encode func(d *D) (*string, error), decode func(d *D, text *string) error) column[D] {
+	return column[D]{name: name,
+		scan:  func(d *D) any { return customScan[D]{d, decode} },
+		value: func(d *D) any { return customValue[D]{d, encode} }}
+}
+
+type customValue[D any] struct {
+	d      *D
+	encode func(*D) (*string, error)
+}
+
+func (v customValue[D]) Value() (driver.Value, error) {
+	text, err := v.encode(v.d)
+	if err != nil || text == nil {
+		return nil, err
+	}
+	return *text, nil
+}
+
+type customScan[D any] struct {
+	d      *D
+	decode func(*D, *string) error
+}
+
+func (s customScan[D]) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		return s.decode(s.d, nil)
+	case string:
+		return s.decode(s.d, &v)
+	case []byte:
+		text := string(v)
+		return s.decode(s.d, &text)
+	}
+	return fmt.Errorf("store: encoded column holds %T", src)
+}
+
 // The scan destinations of the encodings that are not a Go type database/sql assigns itself.
 
 type textScan[T ~string] struct{ p *T }
@@ -210,4 +279,7 @@ var (
 	_ sql.Scanner = microsScan{}
 	_ sql.Scanner = optionalMicrosScan{}
 	_ sql.Scanner = rawScan{}
+	_ sql.Scanner = customScan[struct{}]{}
+
+	_ driver.Valuer = customValue[struct{}]{}
 )

@@ -18,7 +18,7 @@ func testTurnCountsBackfill(t *testing.T, cfg Config) {
 	require.NoError(t, old.Update(ctx, func(tx forkengine.Tx) error {
 		for ws, sessions := range map[string]map[string]int{"ws": {"long": 7, "short": 1, "empty": 0}, "other": {"long": 2}} {
 			for id, n := range sessions {
-				if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: ws, ID: id}); err != nil {
+				if err := upsertSessionAtVersion(ctx, tx, 10, forkengine.Session{WorkspaceID: ws, ID: id}); err != nil {
 					return err
 				}
 				for i := range n {

@@ -15,16 +15,12 @@ import (
 // id is taken in the workspace, another active operation holds its boundary, or a non-failed
 // operation holds its target id.
 func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation) error {
-	row, err := toOperationRow(op)
-	if err != nil {
-		return err
-	}
 	snap, err := encodeSnapshotFor(tx.dialect, op)
 	if err != nil {
 		return err
 	}
 	err = tx.guarded(ctx, func(db *gorm.DB) error {
-		if _, err := tx.execFixed(db, insertOperationSQL, append(row.values(), classValues(op.Status)...)...); err != nil {
+		if _, err := tx.execFixed(db, insertOperationSQL, append(operationsTable.values(&op), classValues(op.Status)...)...); err != nil {
 			return classify(err, "insert operation %s", op.ID)
 		}
 		if _, err := tx.execFixed(db, insertSnapshotSQL, op.WorkspaceID, op.ID, snap.value); err != nil {
@@ -88,19 +84,26 @@ func (tx *txn) ReplaceSnapshot(ctx context.Context, op forkengine.ForkOperation)
 var keyOperationColumns = []string{"request_id", "source_session_id", "target_session_id", "through_turn_id", "created_at_us", "lease_owner"}
 
 var (
-	insertOperationSQL = insertSQL("fork_operations", append(slices.Clone(operationColumns), classColumns...), 1)
+	insertOperationSQL = insertSQL(operationsTable.name, append(slices.Clone(operationsTable.names), classColumns...), 1)
 	insertLineageSQL   = insertSQL("lineages", lineagesTable.names, 1)
 	insertSnapshotSQL  = "INSERT INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
-	updateOperationSQL = "UPDATE fork_operations SET " + strings.Join(append(slices.Clone(mutableOperationColumns), classColumns...), " = ?, ") +
+	updateOperationSQL = "UPDATE fork_operations SET " + strings.Join(append(slices.Clone(mutableOperations.names), classColumns...), " = ?, ") +
 		" = ? WHERE workspace_id = ? AND id = ? AND status = ? AND lease_owner = ?"
 	// updateStateSQL[i] also sets classColumns[i] when bit i is set (classChanges).
 	updateStateSQL = [4]string{updateStateWith(0), updateStateWith(1), updateStateWith(2), updateStateWith(3)}
 )
 
-// updateStateWith is the state compare-and-swap setting stateOperationColumns and the
-// classColumns that changes selects.
+// stateOperations are mutableOperations without keyOperationColumns; keyOperations are those,
+// in the order of updateStateSQL's WHERE.
+var (
+	stateOperations = mutableOperations.without(keyOperationColumns...)
+	keyOperations   = operationsTable.only(keyOperationColumns...)
+)
+
+// updateStateWith is the state compare-and-swap setting stateOperations and the classColumns
+// that changes selects.
 func updateStateWith(changes int) string {
-	set := stateOperationColumns()
+	set := slices.Clone(stateOperations.names)
 	for i, c := range classColumns {
 		if changes&(1<<i) != 0 {
 			set = append(set, c)
@@ -124,29 +127,11 @@ func classChanges(from, to forkengine.OperationStatus) (int, []any) {
 	return changes, values
 }
 
-// stateOperationColumns are mutableOperationColumns without keyOperationColumns, in order.
-func stateOperationColumns() []string {
-	var out []string
-	for _, c := range mutableOperationColumns {
-		if !contains(keyOperationColumns, c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// stateValues are the values of stateOperationColumns, then the changed classes, then the WHERE
+// stateValues are the values of stateOperations, then the changed classes, then the WHERE
 // arguments of updateStateSQL.
-func (r operationRow) stateValues(expect string, classes []any) []any {
-	var out []any
-	for i, v := range r.mutableValues() {
-		if !contains(keyOperationColumns, mutableOperationColumns[i]) {
-			out = append(out, v)
-		}
-	}
-	out = append(out, classes...)
-	return append(out, r.WorkspaceID, r.ID, expect, r.RequestID, r.SourceSessionID, r.TargetSessionID,
-		r.ThroughTurnID, r.CreatedAtUs, r.LeaseOwner)
+func stateValues(op *forkengine.ForkOperation, expect string, classes []any) []any {
+	out := append(stateOperations.values(op), classes...)
+	return keyOperations.appendValues(append(out, op.WorkspaceID, op.ID, expect), op)
 }
 
 // UpdateOperation replaces every field of the stored operation but its snapshot and snapshot
@@ -154,34 +139,31 @@ func (r operationRow) stateValues(expect string, classes []any) []any {
 // the new values break a unique rule. The engine's updates change state, never the operation's
 // identity, and take the cheaper statement; anything else falls back to rewriting every column.
 func (tx *txn) UpdateOperation(ctx context.Context, op forkengine.ForkOperation, expect forkengine.OperationStatus) (bool, error) {
-	row, err := toOperationRow(op)
-	if err != nil {
-		return false, err
-	}
 	var changed bool
-	err = tx.guarded(ctx, func(db *gorm.DB) error {
+	err := tx.guarded(ctx, func(db *gorm.DB) error {
 		changes, classes := classChanges(expect, op.Status)
-		changed, err = tx.updateRows(db, updateStateSQL[changes], row.stateValues(string(expect), classes)...)
+		var err error
+		changed, err = tx.updateRows(db, updateStateSQL[changes], stateValues(&op, string(expect), classes)...)
 		if err != nil {
 			return classify(err, "update operation %s from %s", op.ID, expect)
 		}
 		if changed { // same source, so the same family
 			return tx.addFamilyForks(ctx, op.WorkspaceID, op.SourceSessionID, counted(op.Status)-counted(expect))
 		}
-		return tx.rewriteOperation(ctx, db, row, op, expect, &changed)
+		return tx.rewriteOperation(ctx, db, op, expect, &changed)
 	})
 	return changed && err == nil, err
 }
 
 // rewriteOperation is UpdateOperation's path for a change of identity columns: every column is
 // written, and the count moves from the old source's family to the new one's.
-func (tx *txn) rewriteOperation(ctx context.Context, db *gorm.DB, row operationRow, op forkengine.ForkOperation,
+func (tx *txn) rewriteOperation(ctx context.Context, db *gorm.DB, op forkengine.ForkOperation,
 	expect forkengine.OperationStatus, changed *bool) error {
 	var oldSource string
-	err := db.Raw("SELECT source_session_id FROM fork_operations WHERE workspace_id = ? AND id = ? AND status = ? AND lease_owner = ?",
-		op.WorkspaceID, op.ID, string(expect), op.LeaseOwner).Scan(&oldSource).Error
+	err := scanEach(ctx, tx.queries, "SELECT source_session_id FROM fork_operations WHERE workspace_id = ? AND id = ? AND status = ? AND lease_owner = ?",
+		[]any{op.WorkspaceID, op.ID, string(expect), op.LeaseOwner}, []any{&oldSource}, func() {})
 	if err == nil {
-		args := append(append(row.mutableValues(), classValues(op.Status)...), op.WorkspaceID, op.ID, string(expect), op.LeaseOwner)
+		args := append(append(mutableOperations.values(&op), classValues(op.Status)...), op.WorkspaceID, op.ID, string(expect), op.LeaseOwner)
 		*changed, err = tx.updateRows(db, updateOperationSQL, args...)
 	}
 	if err != nil || !*changed {

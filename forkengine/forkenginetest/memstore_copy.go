@@ -37,8 +37,8 @@ func cloneRaw(raw json.RawMessage) json.RawMessage {
 }
 
 func storedSession(s forkengine.Session) forkengine.Session {
-	s.Settings = cloneRaw(s.Settings)
-	if s.Settings == nil {
+	s = s.Clone()
+	if len(s.Settings) == 0 {
 		s.Settings = json.RawMessage("{}")
 	}
 	s.CreatedAt = storedTime(s.CreatedAt)
