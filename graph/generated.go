@@ -104,6 +104,21 @@ type ComplexityRoot struct {
 		Status        func(childComplexity int) int
 	}
 
+	Interaction struct {
+		Answer     func(childComplexity int) int
+		AnsweredAt func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		LocalID    func(childComplexity int) int
+		Prompt     func(childComplexity int) int
+		RequestID  func(childComplexity int) int
+		SessionID  func(childComplexity int) int
+		State      func(childComplexity int) int
+		TurnID     func(childComplexity int) int
+		UpdatedAt  func(childComplexity int) int
+	}
+
 	LifecycleCapabilities struct {
 		Fork            func(childComplexity int) int
 		ForkThroughTurn func(childComplexity int) int
@@ -162,6 +177,7 @@ type ComplexityRoot struct {
 		DeleteSession            func(childComplexity int, workspaceID string, id string, purge *bool) int
 		ForkSession              func(childComplexity int, input models.ForkSessionInput) int
 		ReconcileForkOperation   func(childComplexity int, workspaceID string, id string) int
+		ReportInteraction        func(childComplexity int, input models.ReportInteractionInput) int
 		ReportSession            func(childComplexity int, input models.ReportSessionInput) int
 		ReportTurn               func(childComplexity int, input models.ReportTurnInput) int
 		SetWorkspaceForking      func(childComplexity int, workspaceID string, enabled bool) int
@@ -232,6 +248,7 @@ type ComplexityRoot struct {
 
 	Turn struct {
 		ID                           func(childComplexity int) int
+		Interactions                 func(childComplexity int) int
 		LocalID                      func(childComplexity int) int
 		Messages                     func(childComplexity int) int
 		MessagesConnection           func(childComplexity int, first *int, after *string, last *int, before *string) int
@@ -320,6 +337,7 @@ type MutationResolver interface {
 	ReportSession(ctx context.Context, input models.ReportSessionInput) (*models.Session, error)
 	ReportTurn(ctx context.Context, input models.ReportTurnInput) (*models.Turn, error)
 	AppendMessages(ctx context.Context, input models.AppendMessagesInput) ([]*models.Message, error)
+	ReportInteraction(ctx context.Context, input models.ReportInteractionInput) (*models.Interaction, error)
 	DeleteSession(ctx context.Context, workspaceID string, id string, purge *bool) (bool, error)
 	ForkSession(ctx context.Context, input models.ForkSessionInput) (*models.ForkOperation, error)
 	AcknowledgeForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
@@ -363,6 +381,7 @@ type TurnResolver interface {
 	MessagesConnection(ctx context.Context, obj *models.Turn, first *int, after *string, last *int, before *string) (*models.MessageConnection, error)
 	Session(ctx context.Context, obj *models.Turn) (*models.Session, error)
 	PendingForkOperation(ctx context.Context, obj *models.Turn) (*models.ForkOperation, error)
+	Interactions(ctx context.Context, obj *models.Turn) ([]*models.Interaction, error)
 }
 type TurnConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *models.TurnConnection) (int, error)
@@ -642,6 +661,79 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ForkVerification.Status(childComplexity), true
 
+	case "Interaction.answer":
+		if e.ComplexityRoot.Interaction.Answer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.Answer(childComplexity), true
+	case "Interaction.answeredAt":
+		if e.ComplexityRoot.Interaction.AnsweredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.AnsweredAt(childComplexity), true
+	case "Interaction.createdAt":
+		if e.ComplexityRoot.Interaction.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.CreatedAt(childComplexity), true
+	case "Interaction.id":
+		if e.ComplexityRoot.Interaction.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.ID(childComplexity), true
+	case "Interaction.kind":
+		if e.ComplexityRoot.Interaction.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.Kind(childComplexity), true
+	case "Interaction.localId":
+		if e.ComplexityRoot.Interaction.LocalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.LocalID(childComplexity), true
+	case "Interaction.prompt":
+		if e.ComplexityRoot.Interaction.Prompt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.Prompt(childComplexity), true
+	case "Interaction.requestId":
+		if e.ComplexityRoot.Interaction.RequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.RequestID(childComplexity), true
+	case "Interaction.sessionId":
+		if e.ComplexityRoot.Interaction.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.SessionID(childComplexity), true
+	case "Interaction.state":
+		if e.ComplexityRoot.Interaction.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.State(childComplexity), true
+	case "Interaction.turnId":
+		if e.ComplexityRoot.Interaction.TurnID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.TurnID(childComplexity), true
+	case "Interaction.updatedAt":
+		if e.ComplexityRoot.Interaction.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.UpdatedAt(childComplexity), true
+
 	case "LifecycleCapabilities.fork":
 		if e.ComplexityRoot.LifecycleCapabilities.Fork == nil {
 			break
@@ -895,6 +987,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReconcileForkOperation(childComplexity, args["workspaceId"].(string), args["id"].(string)), true
+	case "Mutation.reportInteraction":
+		if e.ComplexityRoot.Mutation.ReportInteraction == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reportInteraction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReportInteraction(childComplexity, args["input"].(models.ReportInteractionInput)), true
 	case "Mutation.reportSession":
 		if e.ComplexityRoot.Mutation.ReportSession == nil {
 			break
@@ -1282,6 +1385,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.ID(childComplexity), true
+	case "Turn.interactions":
+		if e.ComplexityRoot.Turn.Interactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.Interactions(childComplexity), true
 	case "Turn.localId":
 		if e.ComplexityRoot.Turn.LocalID == nil {
 			break
@@ -1561,6 +1670,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ForkSettingsOverlayInput", ec.unmarshalInputForkSettingsOverlayInput),
 			graphql.NewInputUnmarshaler("ForkTargetInput", ec.unmarshalInputForkTargetInput),
 			graphql.NewInputUnmarshaler("MessageInput", ec.unmarshalInputMessageInput),
+			graphql.NewInputUnmarshaler("ReportInteractionInput", ec.unmarshalInputReportInteractionInput),
 			graphql.NewInputUnmarshaler("ReportSessionInput", ec.unmarshalInputReportSessionInput),
 			graphql.NewInputUnmarshaler("ReportTurnInput", ec.unmarshalInputReportTurnInput),
 			graphql.NewInputUnmarshaler("SessionFilter", ec.unmarshalInputSessionFilter),
@@ -1692,7 +1802,7 @@ enum Scope {
   READ
   "forkSession, acknowledgeForkOperation, reconcileForkOperation and abandonForkOperation."
   FORK
-  "reportSession, reportTurn and appendMessages: what agent runtimes send."
+  "reportSession, reportTurn, appendMessages and reportInteraction: what agent runtimes send."
   INGEST
   "deleteSession, with or without purge."
   ADMIN
@@ -2033,6 +2143,18 @@ type Mutation {
     input: AppendMessagesInput!
   ): [Message!]! @requiresScope(scope: INGEST)
   """
+  Create or move one permission or question prompt of a turn, keyed by the turn and the runtime's
+  ` + "`" + `requestId` + "`" + `. An identical report changes nothing; a PENDING interaction moves once, to ANSWERED
+  (with an answer) or CANCELED. A change publishes TURN_UPSERTED for the turn. Errors:
+  BAD_USER_INPUT (reason invalid_id, invalid_text, invalid_interaction, interaction_conflict,
+  interaction_settled), NOT_FOUND (session or turn missing).
+  Requires scope INGEST.
+  """
+  reportInteraction(
+    "The interaction as the runtime sees it now."
+    input: ReportInteractionInput!
+  ): Interaction! @requiresScope(scope: INGEST)
+  """
   Soft-deletes a session (or removes it and its fork records with ` + "`" + `purge: true` + "`" + `). Errors: NOT_FOUND,
   FORK_IN_PROGRESS, FORK_CONFLICT.
   Requires scope ADMIN.
@@ -2314,6 +2436,59 @@ type Turn implements Node {
   abandon) instead of a button that silently returns it.
   """
   pendingForkOperation: ForkOperation
+  """
+  The turn's permission and question prompts, in the order they were reported. A fork's child
+  has copies of its prefix's, remapped to its own turns; one pending in the source is SUPERSEDED.
+  """
+  interactions: [Interaction!]!
+}
+
+"What an interaction asks of the user."
+enum InteractionKind {
+  "May the agent do something (run a command, write a file)?"
+  PERMISSION
+  "The agent asks the user a question."
+  QUESTION
+}
+
+"Where an interaction stands."
+enum InteractionState {
+  "Waiting for the user."
+  PENDING
+  "The user answered; ` + "`" + `answer` + "`" + ` holds it."
+  ANSWERED
+  "Withdrawn before an answer."
+  CANCELED
+  "Pending in the source when a fork copied it: the fork will never see it answered."
+  SUPERSEDED
+}
+
+"One permission or question prompt of a turn."
+type Interaction implements Node {
+  "The globally unique id (opaque; see ` + "`" + `node` + "`" + `)."
+  id: ID!
+  "The interaction id unique in its workspace (the server's; a fork's child derives its own)."
+  localId: ID!
+  "The runtime's request id: unique within the turn."
+  requestId: ID!
+  "The local id of the turn the interaction belongs to."
+  turnId: ID!
+  "The local id of the session the interaction belongs to."
+  sessionId: ID!
+  "Permission or question."
+  kind: InteractionKind!
+  "The prompt the runtime reported (a JSON object)."
+  prompt: JSON!
+  "Where it stands."
+  state: InteractionState!
+  "The answer (any JSON value) once ANSWERED, else null."
+  answer: JSON
+  "When it was first reported."
+  createdAt: Time!
+  "When it last changed."
+  updatedAt: Time!
+  "When it was answered or canceled, or null."
+  answeredAt: Time
 }
 
 "One entry of a session's transcript."
@@ -2690,6 +2865,26 @@ input AppendMessagesInput {
   messages: [MessageInput!]!
 }
 
+"One permission or question prompt of a turn, as the runtime sees it now."
+input ReportInteractionInput {
+  "The workspace."
+  workspaceId: ID!
+  "The session of the turn: its local or global id."
+  sessionId: ID!
+  "The turn the interaction belongs to: its local or global id."
+  turnId: ID!
+  "The runtime's id of the request, unique within the turn: reports of one interaction repeat it."
+  requestId: ID!
+  "Permission or question."
+  kind: InteractionKind!
+  "The prompt, a JSON object (at most 64 KiB)."
+  prompt: JSON!
+  "PENDING, ANSWERED or CANCELED (SUPERSEDED is the server's)."
+  state: InteractionState!
+  "The answer, any JSON value (at most 64 KiB): required when ANSWERED, refused otherwise."
+  answer: JSON
+}
+
 "One message to append."
 input MessageInput {
   "An id for idempotent retries (local, never of global form, or a global id); omitted, the server generates one."
@@ -2898,6 +3093,36 @@ func (ec *executionContext) childFields_ForkVerification(ctx context.Context, fi
 		return ec.fieldContext_ForkVerification_forkOperation(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ForkVerification", field.Name)
+}
+
+func (ec *executionContext) childFields_Interaction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Interaction_id(ctx, field)
+	case "localId":
+		return ec.fieldContext_Interaction_localId(ctx, field)
+	case "requestId":
+		return ec.fieldContext_Interaction_requestId(ctx, field)
+	case "turnId":
+		return ec.fieldContext_Interaction_turnId(ctx, field)
+	case "sessionId":
+		return ec.fieldContext_Interaction_sessionId(ctx, field)
+	case "kind":
+		return ec.fieldContext_Interaction_kind(ctx, field)
+	case "prompt":
+		return ec.fieldContext_Interaction_prompt(ctx, field)
+	case "state":
+		return ec.fieldContext_Interaction_state(ctx, field)
+	case "answer":
+		return ec.fieldContext_Interaction_answer(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Interaction_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Interaction_updatedAt(ctx, field)
+	case "answeredAt":
+		return ec.fieldContext_Interaction_answeredAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Interaction", field.Name)
 }
 
 func (ec *executionContext) childFields_LifecycleCapabilities(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3126,6 +3351,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_session(ctx, field)
 	case "pendingForkOperation":
 		return ec.fieldContext_Turn_pendingForkOperation(ctx, field)
+	case "interactions":
+		return ec.fieldContext_Turn_interactions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Turn", field.Name)
 }
@@ -3459,6 +3686,20 @@ func (ec *executionContext) field_Mutation_reconcileForkOperation_args(ctx conte
 		return nil, err
 	}
 	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_reportInteraction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (models.ReportInteractionInput, error) {
+			return ec.unmarshalNReportInteractionInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportInteractionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -5076,6 +5317,282 @@ func (ec *executionContext) fieldContext_ForkVerification_forkOperation(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Interaction_id(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Interaction_localId(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_localId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_localId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Interaction_requestId(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_requestId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_requestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Interaction_turnId(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_turnId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TurnID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_turnId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Interaction_sessionId(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_sessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Interaction_kind(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.InteractionKind) graphql.Marshaler {
+			return ec.marshalNInteractionKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "InteractionKind")
+}
+
+func (ec *executionContext) _Interaction_prompt(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_prompt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Prompt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_prompt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _Interaction_state(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.InteractionState) graphql.Marshaler {
+			return ec.marshalNInteractionState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "InteractionState")
+}
+
+func (ec *executionContext) _Interaction_answer(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_answer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Answer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_answer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _Interaction_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Interaction_updatedAt(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Interaction_answeredAt(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_answeredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnsweredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_answeredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "Time")
+}
+
 func (ec *executionContext) _LifecycleCapabilities_fork(ctx context.Context, field graphql.CollectedField, obj *models.LifecycleCapabilities) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5982,6 +6499,50 @@ func (ec *executionContext) fieldContext_Mutation_appendMessages(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_appendMessages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_reportInteraction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reportInteraction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReportInteraction(ctx, fc.Args["input"].(models.ReportInteractionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Interaction) graphql.Marshaler {
+			return ec.marshalNInteraction2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteraction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reportInteraction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Interaction(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reportInteraction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8158,6 +8719,38 @@ func (ec *executionContext) fieldContext_Turn_pendingForkOperation(_ context.Con
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ForkOperation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Turn_interactions(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_interactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Turn().Interactions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.Interaction) graphql.Marshaler {
+			return ec.marshalNInteraction2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_interactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Interaction(ctx, field)
 		},
 	}
 	return fc, nil
@@ -10387,6 +10980,97 @@ func UnmarshalMessageInput(ctx context.Context, raw any) (models.MessageInput, e
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputReportInteractionInput(ctx context.Context, obj any) (models.ReportInteractionInput, error) {
+	var it models.ReportInteractionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "sessionId", "turnId", "requestId", "kind", "prompt", "state", "answer"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "turnId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnID = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNInteractionKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "prompt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prompt"))
+			data, err := ec.unmarshalNJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prompt = data
+		case "state":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("state"))
+			data, err := ec.unmarshalNInteractionState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionState(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.State = data
+		case "answer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("answer"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Answer = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReportInteractionInput unmarshals raw into the ReportInteractionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReportInteractionInput(ctx context.Context, raw any) (models.ReportInteractionInput, error) {
+	var out models.ReportInteractionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReportInteractionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputReportSessionInput(ctx context.Context, obj any) (models.ReportSessionInput, error) {
 	var it models.ReportSessionInput
 	if obj == nil {
@@ -10763,6 +11447,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Lineage(ctx, sel, obj)
+	case models.Interaction:
+		return ec._Interaction(ctx, sel, &obj)
+	case *models.Interaction:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Interaction(ctx, sel, obj)
 	case models.ForkOperation:
 		return ec._ForkOperation(ctx, sel, &obj)
 	case *models.ForkOperation:
@@ -11113,6 +11804,94 @@ func (ec *executionContext) _ForkVerification(ctx context.Context, sel ast.Selec
 			}
 		case "forkOperation":
 			out.Values[i] = ec._ForkVerification_forkOperation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var interactionImplementors = []string{"Interaction", "Node"}
+
+func (ec *executionContext) _Interaction(ctx context.Context, sel ast.SelectionSet, obj *models.Interaction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, interactionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Interaction")
+		case "id":
+			out.Values[i] = ec._Interaction_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "localId":
+			out.Values[i] = ec._Interaction_localId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestId":
+			out.Values[i] = ec._Interaction_requestId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "turnId":
+			out.Values[i] = ec._Interaction_turnId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sessionId":
+			out.Values[i] = ec._Interaction_sessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._Interaction_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "prompt":
+			out.Values[i] = ec._Interaction_prompt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._Interaction_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "answer":
+			out.Values[i] = ec._Interaction_answer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Interaction_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Interaction_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "answeredAt":
+			out.Values[i] = ec._Interaction_answeredAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -11520,6 +12299,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "appendMessages":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_appendMessages(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reportInteraction":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reportInteraction(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -12095,6 +12881,12 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Turn_pendingForkOperation(ctx, field, obj)
+				})
+		case "interactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Turn_interactions(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -12942,6 +13734,50 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) marshalNInteraction2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.Interaction) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInteraction2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteraction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNInteraction2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteraction(ctx context.Context, sel ast.SelectionSet, v *models.Interaction) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Interaction!")
+		return graphql.Null
+	}
+	return ec._Interaction(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNInteractionKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionKind(ctx context.Context, v any) (models.InteractionKind, error) {
+	var res models.InteractionKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInteractionKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionKind(ctx context.Context, sel ast.SelectionSet, v models.InteractionKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNInteractionState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionState(ctx context.Context, v any) (models.InteractionState, error) {
+	var res models.InteractionState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInteractionState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionState(ctx context.Context, sel ast.SelectionSet, v models.InteractionState) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx context.Context, v any) (models.JSON, error) {
 	var res models.JSON
 	err := res.UnmarshalGQL(v)
@@ -13131,6 +13967,11 @@ func (ec *executionContext) unmarshalNProviderForkBindingState2githubᚗcomᚋfo
 
 func (ec *executionContext) marshalNProviderForkBindingState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐProviderForkBindingState(ctx context.Context, sel ast.SelectionSet, v models.ProviderForkBindingState) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNReportInteractionInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportInteractionInput(ctx context.Context, v any) (models.ReportInteractionInput, error) {
+	res, err := ec.unmarshalInputReportInteractionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNReportSessionInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportSessionInput(ctx context.Context, v any) (models.ReportSessionInput, error) {

@@ -12,12 +12,13 @@ const (
 	NodeMessage       NodeType = "Message"
 	NodeForkOperation NodeType = "ForkOperation"
 	NodeLineage       NodeType = "Lineage"
+	NodeInteraction   NodeType = "Interaction"
 )
 
 // Known reports whether t is one of the Node types.
 func (t NodeType) Known() bool {
 	switch t {
-	case NodeSession, NodeTurn, NodeMessage, NodeForkOperation, NodeLineage:
+	case NodeSession, NodeTurn, NodeMessage, NodeForkOperation, NodeLineage, NodeInteraction:
 		return true
 	}
 	return false

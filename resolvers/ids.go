@@ -34,6 +34,8 @@ var objectIDs = map[string]models.NodeType{
 	"ReportTurnInput.id":                   models.NodeTurn,
 	"AppendMessagesInput.sessionId":        models.NodeSession,
 	"AppendMessagesInput.turnId":           models.NodeTurn,
+	"ReportInteractionInput.sessionId":     models.NodeSession,
+	"ReportInteractionInput.turnId":        models.NodeTurn,
 	"MessageInput.id":                      models.NodeMessage,
 	"ForkSessionInput.sourceSessionId":     models.NodeSession,
 	"ForkSessionInput.throughTurnId":       models.NodeTurn,

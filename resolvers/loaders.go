@@ -34,31 +34,34 @@ type loaders struct {
 	engine *forkengine.Engine
 	views  *viewRelations // the Relations of the views this response builds
 
-	sessions       *relation[key, forkengine.Session]
-	turns          *relation[key, forkengine.Turn]
-	latestTurn     *relation[key, forkengine.Turn]
-	activeTurn     *relation[key, forkengine.Turn]
-	turnPages      *relation[pageKey, []forkengine.Turn]
-	turnCounts     *relation[key, int]
-	turnMessages   *relation[key, []forkengine.Message]
-	messages       *relation[key, forkengine.Message] // by message id: node(id:)
-	transcripts    *relation[key, []forkengine.Message]
-	forkedFrom     *relation[key, forkengine.Lineage]
-	forks          *relation[key, []forkengine.Lineage]
-	operations     *relation[key, forkengine.ForkOperation]
-	committed      *relation[key, committedResult]
-	committedOpsMu sync.Mutex
-	committedOps   map[key]forkengine.ForkOperation // operations whose committed result was asked for
-	forkability    *relation[key, bool]
-	pending        *relation[key, forkengine.ForkOperation] // by turn: Turn.pendingForkOperation
-	capabilities   *relation[key, forkengine.LifecycleCapabilities]
-	probeTurnsMu   sync.Mutex
-	probeTurns     map[key]forkengine.Turn // every turn of the response, for forkability probes
-	pageSessionsMu sync.Mutex
-	pageSessions   map[string][]string // sessions seen per workspace, to batch turn pages
-	lists          listLoaders         // the paged lists (loaders_lists.go)
-	sessionHints   *hintSet[key]       // every session the response read (sawSessions)
-	turnHints      *hintSet[key]       // every turn the response read (sawTurns)
+	sessions     *relation[key, forkengine.Session]
+	turns        *relation[key, forkengine.Turn]
+	latestTurn   *relation[key, forkengine.Turn]
+	activeTurn   *relation[key, forkengine.Turn]
+	turnPages    *relation[pageKey, []forkengine.Turn]
+	turnCounts   *relation[key, int]
+	turnMessages *relation[key, []forkengine.Message]
+	messages     *relation[key, forkengine.Message] // by message id: node(id:)
+	// interactions by interaction id (node(id:)), turnInteractions by turn (Turn.interactions).
+	interactions     *relation[key, forkengine.Interaction]
+	turnInteractions *relation[key, []forkengine.Interaction]
+	transcripts      *relation[key, []forkengine.Message]
+	forkedFrom       *relation[key, forkengine.Lineage]
+	forks            *relation[key, []forkengine.Lineage]
+	operations       *relation[key, forkengine.ForkOperation]
+	committed        *relation[key, committedResult]
+	committedOpsMu   sync.Mutex
+	committedOps     map[key]forkengine.ForkOperation // operations whose committed result was asked for
+	forkability      *relation[key, bool]
+	pending          *relation[key, forkengine.ForkOperation] // by turn: Turn.pendingForkOperation
+	capabilities     *relation[key, forkengine.LifecycleCapabilities]
+	probeTurnsMu     sync.Mutex
+	probeTurns       map[key]forkengine.Turn // every turn of the response, for forkability probes
+	pageSessionsMu   sync.Mutex
+	pageSessions     map[string][]string // sessions seen per workspace, to batch turn pages
+	lists            listLoaders         // the paged lists (loaders_lists.go)
+	sessionHints     *hintSet[key]       // every session the response read (sawSessions)
+	turnHints        *hintSet[key]       // every turn the response read (sawTurns)
 }
 
 type loadersKey struct{}
@@ -146,7 +149,8 @@ func (mutationFieldLoaders) MutateOperationContext(_ context.Context, oc *graphq
 // Config.Batch observes (telemetry exports forkgraph_dataloader_batch_size for each from the start).
 var LoaderNames = []string{"sessions", "turns", "latestTurn", "activeTurn", "turnPages", "turnCounts", "turnMessages",
 	"messages", "transcripts", "forkedFrom", "forks", "operations", "committed", "forkability", "pending", "capabilities",
-	"transcriptPages", "transcriptCounts", "turnMessagePages", "turnMessageCounts", "forkPages", "forkCounts"}
+	"transcriptPages", "transcriptCounts", "turnMessagePages", "turnMessageCounts", "forkPages", "forkCounts",
+	"interactions", "turnInteractions"}
 
 func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	engine, batch, rd := with.engine, with.batch, with.engine.Reader()
@@ -173,6 +177,12 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	})
 	l.messages = newRelation(batch, "messages", func(ctx context.Context, keys []key) (map[key]forkengine.Message, error) {
 		return byWorkspace(ctx, keys, rd.MessagesByIDs)
+	})
+	l.interactions = newRelation(batch, "interactions", func(ctx context.Context, keys []key) (map[key]forkengine.Interaction, error) {
+		return byWorkspace(ctx, keys, rd.InteractionsByIDs)
+	})
+	l.turnInteractions = newRelation(batch, "turnInteractions", func(ctx context.Context, keys []key) (map[key][]forkengine.Interaction, error) {
+		return byWorkspace(ctx, keys, rd.InteractionsByTurnIDs)
 	})
 	l.transcripts = newRelation(batch, "transcripts", l.readTranscripts)
 	l.forkedFrom = newRelation(batch, "forkedFrom", func(ctx context.Context, keys []key) (map[key]forkengine.Lineage, error) {
@@ -214,6 +224,7 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	l.forks.follow(l.sessionHints)
 	l.capabilities.follow(l.sessionHints)
 	l.turnMessages.follow(l.turnHints)
+	l.turnInteractions.follow(l.turnHints)
 	l.forkability.follow(l.turnHints)
 	l.pending.follow(l.turnHints)
 	return l

@@ -289,6 +289,7 @@ var migrations = []migration{
 	searchMigration,
 	targetMigration,
 	searchCountsMigration,
+	interactionsMigration,
 }
 
 func eventsTable(cursorType string) string {

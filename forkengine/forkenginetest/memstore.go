@@ -35,6 +35,8 @@ type memState struct {
 	serverKeys  map[string][]byte
 	// workspaces holds the workspaces' settings (the kill switch).
 	workspaces map[string]forkengine.WorkspaceSettings
+	// interactions holds the turns' interactions by id.
+	interactions map[rowKey]forkengine.Interaction
 }
 
 func newMemState() *memState {
@@ -51,6 +53,8 @@ func newMemState() *memState {
 		submissions: map[rowKey]forkengine.Submission{},
 		serverKeys:  map[string][]byte{},
 		workspaces:  map[string]forkengine.WorkspaceSettings{},
+
+		interactions: map[rowKey]forkengine.Interaction{},
 	}
 }
 
@@ -73,6 +77,8 @@ func (s *memState) clone() *memState {
 		submissions: maps.Clone(s.submissions),
 		serverKeys:  maps.Clone(s.serverKeys),
 		workspaces:  maps.Clone(s.workspaces),
+
+		interactions: maps.Clone(s.interactions),
 	}
 }
 
