@@ -92,6 +92,9 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 	if _, err := childInteractions(op, newForkIDs(op), now); err != nil {
 		return ForkOperation{}, err
 	}
+	if _, err := childAuditMessages(op, newForkIDs(op)); err != nil {
+		return ForkOperation{}, err
+	}
 	return op, nil
 }
 
@@ -140,6 +143,9 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 	snap := Snapshot{Version: snapshotVersion, Session: source, Boundary: &frozen, PrefixTurns: len(turns),
 		Segments: childSegments(history, history.Overrides(), ws, source.ID, boundary.Sequence, watermark)}
 	if snap.Interactions, err = freezeInteractions(ctx, r, ws, turns); err != nil {
+		return Snapshot{}, err
+	}
+	if snap.AuditMessages, err = freezeAuditMessages(ctx, r, ws, source.ID, boundary.Sequence); err != nil {
 		return Snapshot{}, err
 	}
 	for _, t := range turns {

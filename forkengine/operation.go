@@ -221,6 +221,8 @@ type Snapshot struct {
 	// Interactions are the prefix turns' interactions as frozen (version 2): the child gets
 	// copies of them (fork_interactions.go), never the source's later changes.
 	Interactions []FrozenInteraction `json:"interactions,omitempty"`
+	// AuditMessages are the source's audit messages placed before the boundary, as frozen.
+	AuditMessages []AuditMessage `json:"auditMessages,omitempty"`
 }
 
 // Shared reports whether s is a version 2 reference snapshot.
@@ -259,6 +261,9 @@ func (s Snapshot) Clone() Snapshot {
 			frozen[i] = FrozenInteraction{Sequence: f.Sequence, Interaction: f.Interaction.Clone()}
 		}
 		s.Interactions = frozen
+	}
+	if s.AuditMessages != nil {
+		s.AuditMessages = append([]AuditMessage(nil), s.AuditMessages...)
 	}
 	return s
 }

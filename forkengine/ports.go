@@ -88,6 +88,11 @@ type Reader interface {
 	InteractionsByTurnIDs(ctx context.Context, workspaceID string, turnIDs []string) (map[string][]Interaction, error)
 	// InteractionsByIDs returns the interactions that exist among ids, keyed by id.
 	InteractionsByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]Interaction, error)
+	// AuditMessagesBySessionIDs returns each session's audit messages in (AfterSequence,
+	// CreatedAt, ID) order. One statement per batch of sessions.
+	AuditMessagesBySessionIDs(ctx context.Context, workspaceID string, sessionIDs []string) (map[string][]AuditMessage, error)
+	// AuditMessagesByIDs returns the audit messages that exist among ids, keyed by id.
+	AuditMessagesByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]AuditMessage, error)
 	// InteractionByRequest returns the turn's interaction of that request id, or ErrNotFound.
 	InteractionByRequest(ctx context.Context, workspaceID, turnID, requestID string) (Interaction, error)
 
@@ -194,9 +199,11 @@ type Tx interface {
 	// InsertInteractions inserts new interactions in one statement where the store can.
 	// ErrDuplicate when an id or a (turn, request id) is taken; on error nothing is inserted.
 	InsertInteractions(ctx context.Context, is []Interaction) error
+	// InsertAuditMessages inserts new audit messages (ErrDuplicate on a taken id; then nothing).
+	InsertAuditMessages(ctx context.Context, ms []AuditMessage) error
 	// SoftDeleteSession stamps DeletedAt; the row and its operations stay.
 	SoftDeleteSession(ctx context.Context, workspaceID, id string, at time.Time) error
-	// PurgeSession removes the session, its turns, messages and interactions, every operation where it is source
+	// PurgeSession removes the session, its turns, messages, interactions and audit messages, every operation where it is source
 	// or target, and every lineage where it is source or target. Rows that a History of another
 	// session reads are kept (moved where no session can name them) until the last such history
 	// is purged too.

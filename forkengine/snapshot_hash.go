@@ -154,6 +154,15 @@ func (w *snapshotHasher) reference(s Snapshot) {
 	for _, t := range s.Overrides {
 		w.turn(t)
 	}
+	if len(s.AuditMessages) > 0 {
+		w.str("audit messages")
+		w.int(int64(len(s.AuditMessages)))
+		for _, m := range s.AuditMessages {
+			w.str(m.WorkspaceID, m.SessionID, m.ID, m.Kind, m.Content)
+			w.int(m.AfterSequence)
+			w.time(m.CreatedAt)
+		}
+	}
 	if len(s.Interactions) == 0 {
 		return // a snapshot without any hashes as snapshots did before interactions
 	}

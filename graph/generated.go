@@ -48,6 +48,16 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AuditMessage struct {
+		AfterSequence func(childComplexity int) int
+		Content       func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		LocalID       func(childComplexity int) int
+		SessionID     func(childComplexity int) int
+	}
+
 	ForkOperation struct {
 		AcknowledgedAt    func(childComplexity int) int
 		AcknowledgedBy    func(childComplexity int) int
@@ -177,6 +187,7 @@ type ComplexityRoot struct {
 		DeleteSession            func(childComplexity int, workspaceID string, id string, purge *bool) int
 		ForkSession              func(childComplexity int, input models.ForkSessionInput) int
 		ReconcileForkOperation   func(childComplexity int, workspaceID string, id string) int
+		ReportAuditMessage       func(childComplexity int, input models.ReportAuditMessageInput) int
 		ReportInteraction        func(childComplexity int, input models.ReportInteractionInput) int
 		ReportSession            func(childComplexity int, input models.ReportSessionInput) int
 		ReportTurn               func(childComplexity int, input models.ReportTurnInput) int
@@ -205,6 +216,7 @@ type ComplexityRoot struct {
 
 	Session struct {
 		ActiveTurn            func(childComplexity int) int
+		AuditMessages         func(childComplexity int) int
 		CreatedAt             func(childComplexity int) int
 		Cwd                   func(childComplexity int) int
 		DeletedAt             func(childComplexity int) int
@@ -338,6 +350,7 @@ type MutationResolver interface {
 	ReportTurn(ctx context.Context, input models.ReportTurnInput) (*models.Turn, error)
 	AppendMessages(ctx context.Context, input models.AppendMessagesInput) ([]*models.Message, error)
 	ReportInteraction(ctx context.Context, input models.ReportInteractionInput) (*models.Interaction, error)
+	ReportAuditMessage(ctx context.Context, input models.ReportAuditMessageInput) (*models.AuditMessage, error)
 	DeleteSession(ctx context.Context, workspaceID string, id string, purge *bool) (bool, error)
 	ForkSession(ctx context.Context, input models.ForkSessionInput) (*models.ForkOperation, error)
 	AcknowledgeForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
@@ -367,6 +380,7 @@ type SessionResolver interface {
 
 	Forks(ctx context.Context, obj *models.Session) ([]*models.Lineage, error)
 	ForksConnection(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.LineageConnection, error)
+	AuditMessages(ctx context.Context, obj *models.Session) ([]*models.AuditMessage, error)
 }
 type SessionConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *models.SessionConnection) (int, error)
@@ -409,6 +423,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AuditMessage.afterSequence":
+		if e.ComplexityRoot.AuditMessage.AfterSequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.AfterSequence(childComplexity), true
+	case "AuditMessage.content":
+		if e.ComplexityRoot.AuditMessage.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.Content(childComplexity), true
+	case "AuditMessage.createdAt":
+		if e.ComplexityRoot.AuditMessage.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.CreatedAt(childComplexity), true
+	case "AuditMessage.id":
+		if e.ComplexityRoot.AuditMessage.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.ID(childComplexity), true
+	case "AuditMessage.kind":
+		if e.ComplexityRoot.AuditMessage.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.Kind(childComplexity), true
+	case "AuditMessage.localId":
+		if e.ComplexityRoot.AuditMessage.LocalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.LocalID(childComplexity), true
+	case "AuditMessage.sessionId":
+		if e.ComplexityRoot.AuditMessage.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.SessionID(childComplexity), true
 
 	case "ForkOperation.acknowledgedAt":
 		if e.ComplexityRoot.ForkOperation.AcknowledgedAt == nil {
@@ -987,6 +1044,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReconcileForkOperation(childComplexity, args["workspaceId"].(string), args["id"].(string)), true
+	case "Mutation.reportAuditMessage":
+		if e.ComplexityRoot.Mutation.ReportAuditMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reportAuditMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReportAuditMessage(childComplexity, args["input"].(models.ReportAuditMessageInput)), true
 	case "Mutation.reportInteraction":
 		if e.ComplexityRoot.Mutation.ReportInteraction == nil {
 			break
@@ -1170,6 +1238,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.ActiveTurn(childComplexity), true
+	case "Session.auditMessages":
+		if e.ComplexityRoot.Session.AuditMessages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.AuditMessages(childComplexity), true
 	case "Session.createdAt":
 		if e.ComplexityRoot.Session.CreatedAt == nil {
 			break
@@ -1670,6 +1744,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ForkSettingsOverlayInput", ec.unmarshalInputForkSettingsOverlayInput),
 			graphql.NewInputUnmarshaler("ForkTargetInput", ec.unmarshalInputForkTargetInput),
 			graphql.NewInputUnmarshaler("MessageInput", ec.unmarshalInputMessageInput),
+			graphql.NewInputUnmarshaler("ReportAuditMessageInput", ec.unmarshalInputReportAuditMessageInput),
 			graphql.NewInputUnmarshaler("ReportInteractionInput", ec.unmarshalInputReportInteractionInput),
 			graphql.NewInputUnmarshaler("ReportSessionInput", ec.unmarshalInputReportSessionInput),
 			graphql.NewInputUnmarshaler("ReportTurnInput", ec.unmarshalInputReportTurnInput),
@@ -1802,7 +1877,7 @@ enum Scope {
   READ
   "forkSession, acknowledgeForkOperation, reconcileForkOperation and abandonForkOperation."
   FORK
-  "reportSession, reportTurn, appendMessages and reportInteraction: what agent runtimes send."
+  "reportSession, reportTurn, appendMessages, reportInteraction and reportAuditMessage: what agent runtimes send."
   INGEST
   "deleteSession, with or without purge."
   ADMIN
@@ -2155,6 +2230,17 @@ type Mutation {
     input: ReportInteractionInput!
   ): Interaction! @requiresScope(scope: INGEST)
   """
+  Record a turn-less notice of a session (for example "model changed"), placed after the
+  session's latest turn. An id already stored with the same kind and content is a no-op. Publishes
+  SESSION_UPSERTED. Errors: BAD_USER_INPUT (reason invalid_id, invalid_text, message_conflict),
+  NOT_FOUND (session).
+  Requires scope INGEST.
+  """
+  reportAuditMessage(
+    "The notice."
+    input: ReportAuditMessageInput!
+  ): AuditMessage! @requiresScope(scope: INGEST)
+  """
   Soft-deletes a session (or removes it and its fork records with ` + "`" + `purge: true` + "`" + `). Errors: NOT_FOUND,
   FORK_IN_PROGRESS, FORK_CONFLICT.
   Requires scope ADMIN.
@@ -2377,6 +2463,8 @@ type Session implements Node {
     "Page backward: the edges before this cursor (a ` + "`" + `startCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
     before: String
   ): LineageConnection!
+  "The session's turn-less notices, in transcript order (afterSequence, then time)."
+  auditMessages: [AuditMessage!]!
 }
 
 "One prompt of a session and the agent's work on it."
@@ -2489,6 +2577,27 @@ type Interaction implements Node {
   updatedAt: Time!
   "When it was answered or canceled, or null."
   answeredAt: Time
+}
+
+"""
+A turn-less notice of a session, such as "model changed". A fork inherits those placed before its
+boundary turn (afterSequence below the boundary's sequence), as copies of its own.
+"""
+type AuditMessage implements Node {
+  "The globally unique id (opaque; see ` + "`" + `node` + "`" + `)."
+  id: ID!
+  "The id unique in its workspace: the runtime's, or one the server generated."
+  localId: ID!
+  "The local id of the session."
+  sessionId: ID!
+  "Its place: the sequence of the session's latest turn when it was reported (0 before any turn)."
+  afterSequence: Int!
+  "What kind of notice (the runtime's word, such as ` + "`" + `model_changed` + "`" + `)."
+  kind: String!
+  "The text."
+  content: String!
+  "When it was reported."
+  createdAt: Time!
 }
 
 "One entry of a session's transcript."
@@ -2885,6 +2994,20 @@ input ReportInteractionInput {
   answer: JSON
 }
 
+"A turn-less notice of a session."
+input ReportAuditMessageInput {
+  "The workspace."
+  workspaceId: ID!
+  "The session: its local or global id."
+  sessionId: ID!
+  "An id for idempotent retries; omitted, the server generates one."
+  id: ID
+  "What kind of notice (follows the id rules), such as ` + "`" + `model_changed` + "`" + `."
+  kind: String!
+  "The text (at most 1 MiB)."
+  content: String!
+}
+
 "One message to append."
 input MessageInput {
   "An id for idempotent retries (local, never of global form, or a global id); omitted, the server generates one."
@@ -2982,6 +3105,26 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AuditMessage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditMessage_id(ctx, field)
+	case "localId":
+		return ec.fieldContext_AuditMessage_localId(ctx, field)
+	case "sessionId":
+		return ec.fieldContext_AuditMessage_sessionId(ctx, field)
+	case "afterSequence":
+		return ec.fieldContext_AuditMessage_afterSequence(ctx, field)
+	case "kind":
+		return ec.fieldContext_AuditMessage_kind(ctx, field)
+	case "content":
+		return ec.fieldContext_AuditMessage_content(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AuditMessage_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditMessage", field.Name)
+}
 
 func (ec *executionContext) childFields_ForkOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -3291,6 +3434,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_forks(ctx, field)
 	case "forksConnection":
 		return ec.fieldContext_Session_forksConnection(ctx, field)
+	case "auditMessages":
+		return ec.fieldContext_Session_auditMessages(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -3686,6 +3831,20 @@ func (ec *executionContext) field_Mutation_reconcileForkOperation_args(ctx conte
 		return nil, err
 	}
 	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_reportAuditMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (models.ReportAuditMessageInput, error) {
+			return ec.unmarshalNReportAuditMessageInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportAuditMessageInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -4274,6 +4433,167 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AuditMessage_id(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, true, false, "ID")
+}
+
+func (ec *executionContext) _AuditMessage_localId(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_localId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_localId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditMessage_sessionId(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_sessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditMessage_afterSequence(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_afterSequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AfterSequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_afterSequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AuditMessage_kind(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditMessage_content(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_content(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Content, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditMessage_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "Time")
+}
 
 func (ec *executionContext) _ForkOperation_id(ctx context.Context, field graphql.CollectedField, obj *models.ForkOperation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -6549,6 +6869,50 @@ func (ec *executionContext) fieldContext_Mutation_reportInteraction(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_reportAuditMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reportAuditMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReportAuditMessage(ctx, fc.Args["input"].(models.ReportAuditMessageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.AuditMessage) graphql.Marshaler {
+			return ec.marshalNAuditMessage2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐAuditMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reportAuditMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditMessage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reportAuditMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_deleteSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8074,6 +8438,38 @@ func (ec *executionContext) fieldContext_Session_forksConnection(ctx context.Con
 	if fc.Args, err = ec.field_Session_forksConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Session_auditMessages(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_auditMessages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().AuditMessages(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.AuditMessage) graphql.Marshaler {
+			return ec.marshalNAuditMessage2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐAuditMessageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_auditMessages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditMessage(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -10980,6 +11376,76 @@ func UnmarshalMessageInput(ctx context.Context, raw any) (models.MessageInput, e
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputReportAuditMessageInput(ctx context.Context, obj any) (models.ReportAuditMessageInput, error) {
+	var it models.ReportAuditMessageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "sessionId", "id", "kind", "content"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReportAuditMessageInput unmarshals raw into the ReportAuditMessageInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReportAuditMessageInput(ctx context.Context, raw any) (models.ReportAuditMessageInput, error) {
+	var out models.ReportAuditMessageInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReportAuditMessageInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputReportInteractionInput(ctx context.Context, obj any) (models.ReportInteractionInput, error) {
 	var it models.ReportInteractionInput
 	if obj == nil {
@@ -11461,6 +11927,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._ForkOperation(ctx, sel, obj)
+	case models.AuditMessage:
+		return ec._AuditMessage(ctx, sel, &obj)
+	case *models.AuditMessage:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AuditMessage(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -11473,6 +11946,69 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var auditMessageImplementors = []string{"AuditMessage", "Node"}
+
+func (ec *executionContext) _AuditMessage(ctx context.Context, sel ast.SelectionSet, obj *models.AuditMessage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditMessageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditMessage")
+		case "id":
+			out.Values[i] = ec._AuditMessage_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "localId":
+			out.Values[i] = ec._AuditMessage_localId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sessionId":
+			out.Values[i] = ec._AuditMessage_sessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "afterSequence":
+			out.Values[i] = ec._AuditMessage_afterSequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._AuditMessage_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "content":
+			out.Values[i] = ec._AuditMessage_content(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AuditMessage_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
 
 var forkOperationImplementors = []string{"ForkOperation", "Node"}
 
@@ -12310,6 +12846,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "reportAuditMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reportAuditMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "deleteSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteSession(ctx, field)
@@ -12665,6 +13208,12 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_forksConnection(ctx, field, obj)
+				})
+		case "auditMessages":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_auditMessages(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -13551,6 +14100,30 @@ func (ec *executionContext) unmarshalNAppendMessagesInput2githubᚗcomᚋforkgra
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNAuditMessage2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐAuditMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.AuditMessage) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditMessage2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐAuditMessage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditMessage2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐAuditMessage(ctx context.Context, sel ast.SelectionSet, v *models.AuditMessage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditMessage!")
+		return graphql.Null
+	}
+	return ec._AuditMessage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -13967,6 +14540,11 @@ func (ec *executionContext) unmarshalNProviderForkBindingState2githubᚗcomᚋfo
 
 func (ec *executionContext) marshalNProviderForkBindingState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐProviderForkBindingState(ctx context.Context, sel ast.SelectionSet, v models.ProviderForkBindingState) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNReportAuditMessageInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportAuditMessageInput(ctx context.Context, v any) (models.ReportAuditMessageInput, error) {
+	res, err := ec.unmarshalInputReportAuditMessageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNReportInteractionInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportInteractionInput(ctx context.Context, v any) (models.ReportInteractionInput, error) {

@@ -13,12 +13,13 @@ const (
 	NodeForkOperation NodeType = "ForkOperation"
 	NodeLineage       NodeType = "Lineage"
 	NodeInteraction   NodeType = "Interaction"
+	NodeAuditMessage  NodeType = "AuditMessage"
 )
 
 // Known reports whether t is one of the Node types.
 func (t NodeType) Known() bool {
 	switch t {
-	case NodeSession, NodeTurn, NodeMessage, NodeForkOperation, NodeLineage, NodeInteraction:
+	case NodeSession, NodeTurn, NodeMessage, NodeForkOperation, NodeLineage, NodeInteraction, NodeAuditMessage:
 		return true
 	}
 	return false

@@ -55,3 +55,48 @@ func (in ReportInteractionInput) Domain() forkengine.InteractionReport {
 
 // Workspace names the workspace an input writes to, for authorization.
 func (in ReportInteractionInput) Workspace() string { return in.WorkspaceID }
+
+// AuditMessage is the API view of a forkengine.AuditMessage.
+type AuditMessage struct {
+	// LocalID is the id unique in the workspace; ID() is the global one.
+	LocalID       string
+	WorkspaceID   string
+	SessionID     string
+	AfterSequence int64
+	Kind          string
+	Content       string
+	CreatedAt     time.Time
+}
+
+// IsNode marks AuditMessage as a Node.
+func (*AuditMessage) IsNode() {}
+
+// ID is the audit message's global id.
+func (m *AuditMessage) ID() string { return GlobalID(NodeAuditMessage, m.WorkspaceID, m.LocalID) }
+
+// AuditMessageFrom builds the API view of an audit message.
+func AuditMessageFrom(m forkengine.AuditMessage) *AuditMessage {
+	return &AuditMessage{LocalID: m.ID, WorkspaceID: m.WorkspaceID, SessionID: m.SessionID,
+		AfterSequence: m.AfterSequence, Kind: m.Kind, Content: m.Content, CreatedAt: m.CreatedAt}
+}
+
+// AuditMessagesFrom builds the API views of audit messages, keeping their order.
+func AuditMessagesFrom(ms []forkengine.AuditMessage) []*AuditMessage {
+	out := make([]*AuditMessage, len(ms))
+	for i, m := range ms {
+		out[i] = AuditMessageFrom(m)
+	}
+	return out
+}
+
+// Domain returns the engine's report of the audit message.
+func (in ReportAuditMessageInput) Domain() forkengine.AuditReport {
+	r := forkengine.AuditReport{WorkspaceID: in.WorkspaceID, SessionID: in.SessionID, Kind: in.Kind, Content: in.Content}
+	if in.ID != nil {
+		r.ID = *in.ID
+	}
+	return r
+}
+
+// Workspace names the workspace an input writes to, for authorization.
+func (in ReportAuditMessageInput) Workspace() string { return in.WorkspaceID }

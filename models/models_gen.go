@@ -208,6 +208,20 @@ type PageInfo struct {
 type Query struct {
 }
 
+// A turn-less notice of a session.
+type ReportAuditMessageInput struct {
+	// The workspace.
+	WorkspaceID string `json:"workspaceId"`
+	// The session: its local or global id.
+	SessionID string `json:"sessionId"`
+	// An id for idempotent retries; omitted, the server generates one.
+	ID *string `json:"id,omitempty"`
+	// What kind of notice (follows the id rules), such as `model_changed`.
+	Kind string `json:"kind"`
+	// The text (at most 1 MiB).
+	Content string `json:"content"`
+}
+
 // One permission or question prompt of a turn, as the runtime sees it now.
 type ReportInteractionInput struct {
 	// The workspace.
@@ -802,7 +816,7 @@ const (
 	ScopeRead Scope = "READ"
 	// forkSession, acknowledgeForkOperation, reconcileForkOperation and abandonForkOperation.
 	ScopeFork Scope = "FORK"
-	// reportSession, reportTurn, appendMessages and reportInteraction: what agent runtimes send.
+	// reportSession, reportTurn, appendMessages, reportInteraction and reportAuditMessage: what agent runtimes send.
 	ScopeIngest Scope = "INGEST"
 	// deleteSession, with or without purge.
 	ScopeAdmin Scope = "ADMIN"

@@ -36,6 +36,8 @@ var objectIDs = map[string]models.NodeType{
 	"AppendMessagesInput.turnId":           models.NodeTurn,
 	"ReportInteractionInput.sessionId":     models.NodeSession,
 	"ReportInteractionInput.turnId":        models.NodeTurn,
+	"ReportAuditMessageInput.sessionId":    models.NodeSession,
+	"ReportAuditMessageInput.id":           models.NodeAuditMessage,
 	"MessageInput.id":                      models.NodeMessage,
 	"ForkSessionInput.sourceSessionId":     models.NodeSession,
 	"ForkSessionInput.throughTurnId":       models.NodeTurn,

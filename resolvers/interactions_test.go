@@ -155,3 +155,43 @@ func TestBatchingInteractions(t *testing.T) {
 	t.Logf("interactions of every turn: %d SQL statements for 5 sessions, %d for 50", small, large)
 	require.Equal(t, small, large)
 }
+
+func TestAuditMessagesAndTheirBatching(t *testing.T) {
+	measure := func(n int) int64 {
+		api := newTestAPI(t, apiOptions{engine: noBackground})
+		for s := range n {
+			id := fmt.Sprintf("s%03d", s)
+			api.seedSession("w", id, 1, "")
+			_, err := api.engine.ReportAuditMessage(context.Background(), forkengine.AuditReport{WorkspaceID: "w", SessionID: id,
+				Kind: "model_changed", Content: "model b of " + id})
+			require.NoError(t, err)
+		}
+		var page struct {
+			Sessions struct {
+				Edges []struct {
+					Node struct {
+						AuditMessages []struct {
+							ID, Content   string
+							AfterSequence int
+						}
+					}
+				}
+			}
+		}
+		before := api.db.Statements()
+		api.mustDo(`{ sessions(workspaceId: "w", first: 100) { edges { node { auditMessages { id content afterSequence } } } } }`, &page, nil)
+		statements := api.db.Statements() - before
+		require.Len(t, page.Sessions.Edges, n)
+		first := page.Sessions.Edges[0].Node.AuditMessages
+		require.Len(t, first, 1)
+		require.Equal(t, "model b of s000", first[0].Content)
+		require.Equal(t, 1, first[0].AfterSequence)
+		var node struct{ Node struct{ Content string } }
+		api.mustDo(`query($id: ID!) { node(id: $id) { ... on AuditMessage { content } } }`, &node, map[string]any{"id": first[0].ID})
+		require.Equal(t, "model b of s000", node.Node.Content)
+		return statements
+	}
+	small, large := measure(5), measure(50)
+	t.Logf("audit messages of every session: %d SQL statements for 5 sessions, %d for 50", small, large)
+	require.Equal(t, small, large)
+}

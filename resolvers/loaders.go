@@ -45,23 +45,26 @@ type loaders struct {
 	// interactions by interaction id (node(id:)), turnInteractions by turn (Turn.interactions).
 	interactions     *relation[key, forkengine.Interaction]
 	turnInteractions *relation[key, []forkengine.Interaction]
-	transcripts      *relation[key, []forkengine.Message]
-	forkedFrom       *relation[key, forkengine.Lineage]
-	forks            *relation[key, []forkengine.Lineage]
-	operations       *relation[key, forkengine.ForkOperation]
-	committed        *relation[key, committedResult]
-	committedOpsMu   sync.Mutex
-	committedOps     map[key]forkengine.ForkOperation // operations whose committed result was asked for
-	forkability      *relation[key, bool]
-	pending          *relation[key, forkengine.ForkOperation] // by turn: Turn.pendingForkOperation
-	capabilities     *relation[key, forkengine.LifecycleCapabilities]
-	probeTurnsMu     sync.Mutex
-	probeTurns       map[key]forkengine.Turn // every turn of the response, for forkability probes
-	pageSessionsMu   sync.Mutex
-	pageSessions     map[string][]string // sessions seen per workspace, to batch turn pages
-	lists            listLoaders         // the paged lists (loaders_lists.go)
-	sessionHints     *hintSet[key]       // every session the response read (sawSessions)
-	turnHints        *hintSet[key]       // every turn the response read (sawTurns)
+	// audits by audit message id (node(id:)), sessionAudits by session (Session.auditMessages).
+	audits         *relation[key, forkengine.AuditMessage]
+	sessionAudits  *relation[key, []forkengine.AuditMessage]
+	transcripts    *relation[key, []forkengine.Message]
+	forkedFrom     *relation[key, forkengine.Lineage]
+	forks          *relation[key, []forkengine.Lineage]
+	operations     *relation[key, forkengine.ForkOperation]
+	committed      *relation[key, committedResult]
+	committedOpsMu sync.Mutex
+	committedOps   map[key]forkengine.ForkOperation // operations whose committed result was asked for
+	forkability    *relation[key, bool]
+	pending        *relation[key, forkengine.ForkOperation] // by turn: Turn.pendingForkOperation
+	capabilities   *relation[key, forkengine.LifecycleCapabilities]
+	probeTurnsMu   sync.Mutex
+	probeTurns     map[key]forkengine.Turn // every turn of the response, for forkability probes
+	pageSessionsMu sync.Mutex
+	pageSessions   map[string][]string // sessions seen per workspace, to batch turn pages
+	lists          listLoaders         // the paged lists (loaders_lists.go)
+	sessionHints   *hintSet[key]       // every session the response read (sawSessions)
+	turnHints      *hintSet[key]       // every turn the response read (sawTurns)
 }
 
 type loadersKey struct{}
@@ -150,7 +153,7 @@ func (mutationFieldLoaders) MutateOperationContext(_ context.Context, oc *graphq
 var LoaderNames = []string{"sessions", "turns", "latestTurn", "activeTurn", "turnPages", "turnCounts", "turnMessages",
 	"messages", "transcripts", "forkedFrom", "forks", "operations", "committed", "forkability", "pending", "capabilities",
 	"transcriptPages", "transcriptCounts", "turnMessagePages", "turnMessageCounts", "forkPages", "forkCounts",
-	"interactions", "turnInteractions"}
+	"interactions", "turnInteractions", "audits", "sessionAudits"}
 
 func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	engine, batch, rd := with.engine, with.batch, with.engine.Reader()
@@ -183,6 +186,12 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	})
 	l.turnInteractions = newRelation(batch, "turnInteractions", func(ctx context.Context, keys []key) (map[key][]forkengine.Interaction, error) {
 		return byWorkspace(ctx, keys, rd.InteractionsByTurnIDs)
+	})
+	l.audits = newRelation(batch, "audits", func(ctx context.Context, keys []key) (map[key]forkengine.AuditMessage, error) {
+		return byWorkspace(ctx, keys, rd.AuditMessagesByIDs)
+	})
+	l.sessionAudits = newRelation(batch, "sessionAudits", func(ctx context.Context, keys []key) (map[key][]forkengine.AuditMessage, error) {
+		return byWorkspace(ctx, keys, rd.AuditMessagesBySessionIDs)
 	})
 	l.transcripts = newRelation(batch, "transcripts", l.readTranscripts)
 	l.forkedFrom = newRelation(batch, "forkedFrom", func(ctx context.Context, keys []key) (map[key]forkengine.Lineage, error) {
@@ -220,6 +229,7 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	}
 	l.turnCounts.follow(l.sessionHints)
 	l.transcripts.follow(l.sessionHints)
+	l.sessionAudits.follow(l.sessionHints)
 	l.forkedFrom.follow(l.sessionHints)
 	l.forks.follow(l.sessionHints)
 	l.capabilities.follow(l.sessionHints)

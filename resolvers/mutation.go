@@ -94,3 +94,11 @@ func (r *mutationResolver) ReportInteraction(ctx context.Context, input models.R
 	}
 	return models.InteractionFrom(i), nil
 }
+
+func (r *mutationResolver) ReportAuditMessage(ctx context.Context, input models.ReportAuditMessageInput) (*models.AuditMessage, error) {
+	m, err := r.engine.ReportAuditMessage(ctx, input.Domain())
+	if err != nil {
+		return nil, err
+	}
+	return models.AuditMessageFrom(m), nil
+}

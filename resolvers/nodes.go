@@ -64,6 +64,11 @@ func (l *loaders) nodesByType(ctx context.Context, byType map[models.NodeType][]
 		})
 	}
 	if err == nil {
+		err = readNodes(ctx, out, models.NodeAuditMessage, byType, l.audits, func(m forkengine.AuditMessage) models.Node {
+			return models.AuditMessageFrom(m)
+		})
+	}
+	if err == nil {
 		err = l.operationNodes(ctx, out, byType)
 	}
 	return out, err

@@ -83,6 +83,12 @@ var matrixFields = []matrixField{
 		func(_ *matrixFixture, ws string, n int) map[string]any {
 			return map[string]any{"ws": ws, "id": fmt.Sprintf("ri-%d", n)}
 		}},
+	{"reportAuditMessage", kindMutation, access.ScopeIngest,
+		`mutation($ws: ID!, $id: ID!) { reportAuditMessage(input: {workspaceId: $ws, sessionId: "ingest", id: $id,
+			kind: "model_changed", content: "model b"}) { id } }`,
+		func(_ *matrixFixture, ws string, n int) map[string]any {
+			return map[string]any{"ws": ws, "id": fmt.Sprintf("ra-%d", n)}
+		}},
 	{"deleteSession", kindMutation, access.ScopeAdmin, `mutation($ws: ID!, $id: ID!) { deleteSession(workspaceId: $ws, id: $id, purge: true) }`,
 		func(f *matrixFixture, ws string, n int) map[string]any {
 			id := fmt.Sprintf("del-%d", n)

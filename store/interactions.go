@@ -30,7 +30,7 @@ var interactionsTable = newTable("interactions", []string{"workspace_id", "id"},
 
 // interactionsMigration creates the table: a turn's interactions are read in order by turn, a
 // report finds one by its request id (unique per turn), a purge removes a session's.
-var interactionsMigration = migration{version: 23, name: "turn interactions", statements: []string{
+var interactionsMigration = migration{version: 23, name: "turn interactions and session audit messages", statements: []string{
 	`CREATE TABLE interactions (
 		workspace_id   TEXT   NOT NULL,
 		id             TEXT   NOT NULL,
@@ -49,6 +49,17 @@ var interactionsMigration = migration{version: 23, name: "turn interactions", st
 	`CREATE UNIQUE INDEX interactions_by_request ON interactions (workspace_id, turn_id, request_id)`,
 	`CREATE INDEX interactions_by_turn ON interactions (workspace_id, turn_id, created_at_us, id)`,
 	`CREATE INDEX interactions_by_session ON interactions (workspace_id, session_id)`,
+	`CREATE TABLE audit_messages (
+		workspace_id   TEXT   NOT NULL,
+		id             TEXT   NOT NULL,
+		session_id     TEXT   NOT NULL,
+		after_sequence BIGINT NOT NULL,
+		kind           TEXT   NOT NULL,
+		content        TEXT   NOT NULL,
+		created_at_us  BIGINT NOT NULL,
+		PRIMARY KEY (workspace_id, id)
+	)`,
+	`CREATE INDEX audit_messages_by_session ON audit_messages (workspace_id, session_id, after_sequence, created_at_us, id)`,
 }}
 
 var upsertInteractionSQL = interactionsTable.upsertSQL()
@@ -109,5 +120,53 @@ func (tx *txn) InsertInteractions(ctx context.Context, is []forkengine.Interacti
 	}
 	return tx.guarded(ctx, func(db *gorm.DB) error {
 		return classify(insertRows(tx.execWith(db), interactionsTable, is, false), "insert %d interactions", len(is))
+	})
+}
+
+// auditMessagesTable keeps the sessions' turn-less notices (migration 23 too).
+var auditMessagesTable = newTable("audit_messages", []string{"workspace_id", "id"},
+	textColumn("workspace_id", func(m *forkengine.AuditMessage) *string { return &m.WorkspaceID }),
+	textColumn("id", func(m *forkengine.AuditMessage) *string { return &m.ID }),
+	textColumn("session_id", func(m *forkengine.AuditMessage) *string { return &m.SessionID }),
+	integerColumn("after_sequence", func(m *forkengine.AuditMessage) *int64 { return &m.AfterSequence }),
+	textColumn("kind", func(m *forkengine.AuditMessage) *string { return &m.Kind }),
+	textColumn("content", func(m *forkengine.AuditMessage) *string { return &m.Content }),
+	microsColumn("created_at_us", func(m *forkengine.AuditMessage) *time.Time { return &m.CreatedAt }),
+)
+
+// AuditMessagesBySessionIDs returns each session's audit messages in transcript order.
+func (q queries) AuditMessagesBySessionIDs(ctx context.Context, ws string, sessionIDs []string) (map[string][]forkengine.AuditMessage, error) {
+	out := map[string][]forkengine.AuditMessage{}
+	err := q.inChunks(sessionIDs, func(chunk []string) error {
+		in, args := q.inList(chunk, ws)
+		err := eachOfWorkspace(ctx, q, auditMessagesTable, ws, "SELECT "+auditMessagesTable.listAfterWorkspace("")+
+			" FROM audit_messages WHERE workspace_id = ? AND session_id IN "+in+
+			" ORDER BY session_id, after_sequence, created_at_us, id", args,
+			func(m *forkengine.AuditMessage) { out[m.SessionID] = append(out[m.SessionID], *m) })
+		return classify(err, "audit messages of %d sessions", len(chunk))
+	})
+	return out, err
+}
+
+// AuditMessagesByIDs returns the audit messages that exist among ids.
+func (q queries) AuditMessagesByIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.AuditMessage, error) {
+	out := make(map[string]forkengine.AuditMessage, len(ids))
+	err := q.inChunks(ids, func(chunk []string) error {
+		in, args := q.inList(chunk, ws)
+		err := eachOfWorkspace(ctx, q, auditMessagesTable, ws, "SELECT "+auditMessagesTable.listAfterWorkspace("")+
+			" FROM audit_messages WHERE workspace_id = ? AND id IN "+in, args,
+			func(m *forkengine.AuditMessage) { out[m.ID] = *m })
+		return classify(err, "audit messages by ids")
+	})
+	return out, err
+}
+
+// InsertAuditMessages inserts new audit messages, one statement per batch.
+func (tx *txn) InsertAuditMessages(ctx context.Context, ms []forkengine.AuditMessage) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	return tx.guarded(ctx, func(db *gorm.DB) error {
+		return classify(insertRows(tx.execWith(db), auditMessagesTable, ms, false), "insert %d audit messages", len(ms))
 	})
 }

@@ -37,6 +37,8 @@ type memState struct {
 	workspaces map[string]forkengine.WorkspaceSettings
 	// interactions holds the turns' interactions by id.
 	interactions map[rowKey]forkengine.Interaction
+	// audits holds the sessions' audit messages by id.
+	audits map[rowKey]forkengine.AuditMessage
 }
 
 func newMemState() *memState {
@@ -55,6 +57,7 @@ func newMemState() *memState {
 		workspaces:  map[string]forkengine.WorkspaceSettings{},
 
 		interactions: map[rowKey]forkengine.Interaction{},
+		audits:       map[rowKey]forkengine.AuditMessage{},
 	}
 }
 
@@ -79,6 +82,7 @@ func (s *memState) clone() *memState {
 		workspaces:  maps.Clone(s.workspaces),
 
 		interactions: maps.Clone(s.interactions),
+		audits:       maps.Clone(s.audits),
 	}
 }
 

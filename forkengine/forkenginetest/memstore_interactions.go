@@ -90,3 +90,51 @@ func storedInteraction(i forkengine.Interaction) forkengine.Interaction {
 	i.CreatedAt, i.UpdatedAt, i.AnsweredAt = storedTime(i.CreatedAt), storedTime(i.UpdatedAt), storedTimePtr(i.AnsweredAt)
 	return i
 }
+
+// AuditMessagesBySessionIDs returns each session's audit messages in (AfterSequence, CreatedAt,
+// ID) order.
+func (v memView) AuditMessagesBySessionIDs(_ context.Context, ws string, sessionIDs []string) (map[string][]forkengine.AuditMessage, error) {
+	want := idSet(sessionIDs)
+	out := map[string][]forkengine.AuditMessage{}
+	for k, m := range v.load().audits {
+		if k.ws == ws && want[m.SessionID] {
+			out[m.SessionID] = append(out[m.SessionID], m)
+		}
+	}
+	for _, ms := range out {
+		slices.SortFunc(ms, func(a, b forkengine.AuditMessage) int {
+			return cmp.Or(cmp.Compare(a.AfterSequence, b.AfterSequence), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+		})
+	}
+	return out, nil
+}
+
+// AuditMessagesByIDs returns the audit messages that exist among ids.
+func (v memView) AuditMessagesByIDs(_ context.Context, ws string, ids []string) (map[string]forkengine.AuditMessage, error) {
+	st := v.load()
+	out := map[string]forkengine.AuditMessage{}
+	for _, id := range ids {
+		if m, ok := st.audits[rowKey{ws, id}]; ok {
+			out[id] = m
+		}
+	}
+	return out, nil
+}
+
+// InsertAuditMessages inserts new audit messages, all or none.
+func (tx *memTx) InsertAuditMessages(_ context.Context, ms []forkengine.AuditMessage) error {
+	st := tx.current()
+	seen := map[rowKey]bool{}
+	for _, m := range ms {
+		k := rowKey{m.WorkspaceID, m.ID}
+		if _, taken := st.audits[k]; taken || seen[k] {
+			return duplicate("audit message %s exists", m.ID)
+		}
+		seen[k] = true
+	}
+	for _, m := range ms {
+		m.CreatedAt = storedTime(m.CreatedAt)
+		st.audits[rowKey{m.WorkspaceID, m.ID}] = m
+	}
+	return nil
+}
