@@ -125,6 +125,20 @@ func writeSharedTarget(ctx context.Context, tx Tx, c *changes, op ForkOperation,
 	if err := tx.InsertTurns(ctx, overrides); err != nil {
 		return fmt.Errorf("write %d overridden turns: %w", len(overrides), err)
 	}
+	interactions, err := childInteractions(op, ids, c.at)
+	if err != nil {
+		return err
+	}
+	if err := tx.InsertInteractions(ctx, interactions); err != nil {
+		return fmt.Errorf("copy %d interactions: %w", len(interactions), err)
+	}
+	audits, err := childAuditMessages(op, ids)
+	if err != nil {
+		return err
+	}
+	if err := tx.InsertAuditMessages(ctx, audits); err != nil {
+		return fmt.Errorf("copy %d audit messages: %w", len(audits), err)
+	}
 	if err := tx.InsertLineage(ctx, lineage); err != nil {
 		return fmt.Errorf("write lineage of %s: %w", session.ID, err)
 	}

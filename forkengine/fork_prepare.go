@@ -78,7 +78,7 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 		return ForkOperation{}, err
 	}
 	leaseUntil := now.Add(e.cfg.LeaseDuration)
-	return ForkOperation{
+	op := ForkOperation{
 		WorkspaceID: in.WorkspaceID, ID: e.newID(), RequestID: in.RequestID, RequestHash: hash, RequestedBy: in.RequestedBy,
 		SourceSessionID: source.ID, TargetSessionID: in.TargetSessionID, ThroughTurnID: boundary.ID,
 		SourceProviderSessionID: source.ProviderSessionID, SourceProviderTurnID: boundary.ProviderTurnID,
@@ -86,7 +86,16 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 		Provider:                  source.Provider, DriverKind: desc.Kind, DriverVersion: desc.Version,
 		Status: StatusPrepared, TargetTitle: title, Target: target, Snapshot: snap, SnapshotHash: snapHash,
 		CreatedAt: now, UpdatedAt: now, LeaseOwner: e.cfg.InstanceID, LeaseExpiresAt: &leaseUntil,
-	}, nil
+	}
+	// An interaction the child could not be given fails the fork here, before the provider is
+	// asked for a child, rather than at a commit that could never succeed.
+	if _, err := childInteractions(op, newForkIDs(op), now); err != nil {
+		return ForkOperation{}, err
+	}
+	if _, err := childAuditMessages(op, newForkIDs(op)); err != nil {
+		return ForkOperation{}, err
+	}
+	return op, nil
 }
 
 // checkTargetFree refuses a target id that is already a session (even a deleted one) or is held by
@@ -133,6 +142,12 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 	frozen := boundary.Clone() // the operation's source binding is this turn's too: share no bytes
 	snap := Snapshot{Version: snapshotVersion, Session: source, Boundary: &frozen, PrefixTurns: len(turns),
 		Segments: childSegments(history, history.Overrides(), ws, source.ID, boundary.Sequence, watermark)}
+	if snap.Interactions, err = freezeInteractions(ctx, r, ws, turns); err != nil {
+		return Snapshot{}, err
+	}
+	if snap.AuditMessages, err = freezeAuditMessages(ctx, r, ws, source.ID, boundary.Sequence); err != nil {
+		return Snapshot{}, err
+	}
 	for _, t := range turns {
 		if t.HasProviderBinding() {
 			snap.BoundTurns++

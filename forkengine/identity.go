@@ -107,6 +107,12 @@ func (f *forkIDs) turn(sourceID string) string {
 // message is the copy's id of source message sourceID.
 func (f *forkIDs) message(sourceID string) string { return f.id("message", sourceID) }
 
+// interaction is the child's id of the source interaction of (turnID, requestID): the
+// reference keys an interaction by both, joined by a NUL no id can hold.
+func (f *forkIDs) interaction(turnID, requestID string) string {
+	return f.id("interaction", turnID+"\x00"+requestID)
+}
+
 // historyKey is the target's History.Key: the operation's prefix without its "f", 64 bits that
 // depend on the operation alone, so a repeated commit derives the same key and the same
 // presented ids.

@@ -218,6 +218,11 @@ type Snapshot struct {
 	// not settled then (the child settles them as interrupted) and those without a provider
 	// binding then (so a binding written later never reaches the child).
 	Overrides []Turn `json:"overrides,omitempty"`
+	// Interactions are the prefix turns' interactions as frozen (version 2): the child gets
+	// copies of them (fork_interactions.go), never the source's later changes.
+	Interactions []FrozenInteraction `json:"interactions,omitempty"`
+	// AuditMessages are the source's audit messages placed before the boundary, as frozen.
+	AuditMessages []AuditMessage `json:"auditMessages,omitempty"`
 }
 
 // Shared reports whether s is a version 2 reference snapshot.
@@ -250,6 +255,16 @@ func (s Snapshot) Clone() Snapshot {
 		s.Segments = append([]HistorySegment(nil), s.Segments...)
 	}
 	s.Overrides = cloneTurns(s.Overrides)
+	if s.Interactions != nil {
+		frozen := make([]FrozenInteraction, len(s.Interactions))
+		for i, f := range s.Interactions {
+			frozen[i] = FrozenInteraction{Sequence: f.Sequence, Interaction: f.Interaction.Clone()}
+		}
+		s.Interactions = frozen
+	}
+	if s.AuditMessages != nil {
+		s.AuditMessages = append([]AuditMessage(nil), s.AuditMessages...)
+	}
 	return s
 }
 

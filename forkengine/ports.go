@@ -82,6 +82,20 @@ type Reader interface {
 	MessagesByTurnIDs(ctx context.Context, workspaceID string, turnIDs []string) (map[string][]Message, error)
 	MessagesByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]Message, error)
 
+	// InteractionsByTurnIDs returns each turn's interactions in (CreatedAt, ID) order. One
+	// statement per batch of turns. A fork's child holds its interactions itself, under the
+	// ids it presents its turns with (they are copied at commit, see materialize).
+	InteractionsByTurnIDs(ctx context.Context, workspaceID string, turnIDs []string) (map[string][]Interaction, error)
+	// InteractionsByIDs returns the interactions that exist among ids, keyed by id.
+	InteractionsByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]Interaction, error)
+	// AuditMessagesBySessionIDs returns each session's audit messages in (AfterSequence,
+	// CreatedAt, ID) order. One statement per batch of sessions.
+	AuditMessagesBySessionIDs(ctx context.Context, workspaceID string, sessionIDs []string) (map[string][]AuditMessage, error)
+	// AuditMessagesByIDs returns the audit messages that exist among ids, keyed by id.
+	AuditMessagesByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]AuditMessage, error)
+	// InteractionByRequest returns the turn's interaction of that request id, or ErrNotFound.
+	InteractionByRequest(ctx context.Context, workspaceID, turnID, requestID string) (Interaction, error)
+
 	LineagesByTargetIDs(ctx context.Context, workspaceID string, targetIDs []string) (map[string]Lineage, error)
 	// LineagesBySourceIDs returns each source's lineages ordered by (ForkedAt, TargetSessionID).
 	LineagesBySourceIDs(ctx context.Context, workspaceID string, sourceIDs []string) (map[string][]Lineage, error)
@@ -179,9 +193,17 @@ type Tx interface {
 	// Position assigned in slice order. A message appended to an inherited turn (a presented
 	// turn id) first gives the child a row of its own for that turn, holding what it presents.
 	InsertMessages(ctx context.Context, msgs []Message) ([]Message, error)
+	// UpsertInteraction inserts the interaction or replaces the row of its id. ErrDuplicate when
+	// another id holds its (turn, request id).
+	UpsertInteraction(ctx context.Context, i Interaction) error
+	// InsertInteractions inserts new interactions in one statement where the store can.
+	// ErrDuplicate when an id or a (turn, request id) is taken; on error nothing is inserted.
+	InsertInteractions(ctx context.Context, is []Interaction) error
+	// InsertAuditMessages inserts new audit messages (ErrDuplicate on a taken id; then nothing).
+	InsertAuditMessages(ctx context.Context, ms []AuditMessage) error
 	// SoftDeleteSession stamps DeletedAt; the row and its operations stay.
 	SoftDeleteSession(ctx context.Context, workspaceID, id string, at time.Time) error
-	// PurgeSession removes the session, its turns and messages, every operation where it is source
+	// PurgeSession removes the session, its turns, messages, interactions and audit messages, every operation where it is source
 	// or target, and every lineage where it is source or target. Rows that a History of another
 	// session reads are kept (moved where no session can name them) until the last such history
 	// is purged too.

@@ -154,6 +154,30 @@ func (w *snapshotHasher) reference(s Snapshot) {
 	for _, t := range s.Overrides {
 		w.turn(t)
 	}
+	if len(s.AuditMessages) > 0 {
+		w.str("audit messages")
+		w.int(int64(len(s.AuditMessages)))
+		for _, m := range s.AuditMessages {
+			w.str(m.WorkspaceID, m.SessionID, m.ID, m.Kind, m.Content)
+			w.int(m.AfterSequence)
+			w.time(m.CreatedAt)
+		}
+	}
+	if len(s.Interactions) == 0 {
+		return // a snapshot without any hashes as snapshots did before interactions
+	}
+	w.str("interactions")
+	w.int(int64(len(s.Interactions)))
+	for _, f := range s.Interactions {
+		i := f.Interaction
+		w.int(f.Sequence)
+		w.str(i.WorkspaceID, i.SessionID, i.TurnID, i.ID, i.RequestID, string(i.Kind), string(i.State))
+		w.json(i.Prompt)
+		w.json(i.Answer)
+		w.time(i.CreatedAt)
+		w.time(i.UpdatedAt)
+		w.timePtr(i.AnsweredAt)
+	}
 }
 
 func (w *snapshotHasher) turn(t Turn) {

@@ -54,6 +54,16 @@ type ComplexityRoot struct {
 		MediaType    func(childComplexity int) int
 	}
 
+	AuditMessage struct {
+		AfterSequence func(childComplexity int) int
+		Content       func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		LocalID       func(childComplexity int) int
+		SessionID     func(childComplexity int) int
+	}
+
 	CompletedCommand struct {
 		Command  func(childComplexity int) int
 		ExitCode func(childComplexity int) int
@@ -121,6 +131,21 @@ type ComplexityRoot struct {
 		Status        func(childComplexity int) int
 	}
 
+	Interaction struct {
+		Answer     func(childComplexity int) int
+		AnsweredAt func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		LocalID    func(childComplexity int) int
+		Prompt     func(childComplexity int) int
+		RequestID  func(childComplexity int) int
+		SessionID  func(childComplexity int) int
+		State      func(childComplexity int) int
+		TurnID     func(childComplexity int) int
+		UpdatedAt  func(childComplexity int) int
+	}
+
 	LifecycleCapabilities struct {
 		Fork            func(childComplexity int) int
 		ForkThroughTurn func(childComplexity int) int
@@ -180,6 +205,8 @@ type ComplexityRoot struct {
 		DeleteSession            func(childComplexity int, workspaceID string, id string, purge *bool) int
 		ForkSession              func(childComplexity int, input models.ForkSessionInput) int
 		ReconcileForkOperation   func(childComplexity int, workspaceID string, id string) int
+		ReportAuditMessage       func(childComplexity int, input models.ReportAuditMessageInput) int
+		ReportInteraction        func(childComplexity int, input models.ReportInteractionInput) int
 		ReportSession            func(childComplexity int, input models.ReportSessionInput) int
 		ReportTurn               func(childComplexity int, input models.ReportTurnInput) int
 		SetWorkspaceForking      func(childComplexity int, workspaceID string, enabled bool) int
@@ -211,6 +238,7 @@ type ComplexityRoot struct {
 
 	Session struct {
 		ActiveTurn            func(childComplexity int) int
+		AuditMessages         func(childComplexity int) int
 		CreatedAt             func(childComplexity int) int
 		Cwd                   func(childComplexity int) int
 		DeletedAt             func(childComplexity int) int
@@ -274,6 +302,7 @@ type ComplexityRoot struct {
 		Error                        func(childComplexity int) int
 		FileChanges                  func(childComplexity int) int
 		ID                           func(childComplexity int) int
+		Interactions                 func(childComplexity int) int
 		LocalID                      func(childComplexity int) int
 		Messages                     func(childComplexity int) int
 		MessagesConnection           func(childComplexity int, first *int, after *string, last *int, before *string) int
@@ -367,6 +396,8 @@ type MutationResolver interface {
 	ReportSession(ctx context.Context, input models.ReportSessionInput) (*models.Session, error)
 	ReportTurn(ctx context.Context, input models.ReportTurnInput) (*models.Turn, error)
 	AppendMessages(ctx context.Context, input models.AppendMessagesInput) ([]*models.Message, error)
+	ReportInteraction(ctx context.Context, input models.ReportInteractionInput) (*models.Interaction, error)
+	ReportAuditMessage(ctx context.Context, input models.ReportAuditMessageInput) (*models.AuditMessage, error)
 	DeleteSession(ctx context.Context, workspaceID string, id string, purge *bool) (bool, error)
 	ForkSession(ctx context.Context, input models.ForkSessionInput) (*models.ForkOperation, error)
 	AcknowledgeForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error)
@@ -396,6 +427,7 @@ type SessionResolver interface {
 
 	Forks(ctx context.Context, obj *models.Session) ([]*models.Lineage, error)
 	ForksConnection(ctx context.Context, obj *models.Session, first *int, after *string, last *int, before *string) (*models.LineageConnection, error)
+	AuditMessages(ctx context.Context, obj *models.Session) ([]*models.AuditMessage, error)
 }
 type SessionConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *models.SessionConnection) (int, error)
@@ -410,6 +442,7 @@ type TurnResolver interface {
 	MessagesConnection(ctx context.Context, obj *models.Turn, first *int, after *string, last *int, before *string) (*models.MessageConnection, error)
 	Session(ctx context.Context, obj *models.Turn) (*models.Session, error)
 	PendingForkOperation(ctx context.Context, obj *models.Turn) (*models.ForkOperation, error)
+	Interactions(ctx context.Context, obj *models.Turn) ([]*models.Interaction, error)
 }
 type TurnConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *models.TurnConnection) (int, error)
@@ -456,6 +489,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AttachmentPart.MediaType(childComplexity), true
+
+	case "AuditMessage.afterSequence":
+		if e.ComplexityRoot.AuditMessage.AfterSequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.AfterSequence(childComplexity), true
+	case "AuditMessage.content":
+		if e.ComplexityRoot.AuditMessage.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.Content(childComplexity), true
+	case "AuditMessage.createdAt":
+		if e.ComplexityRoot.AuditMessage.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.CreatedAt(childComplexity), true
+	case "AuditMessage.id":
+		if e.ComplexityRoot.AuditMessage.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.ID(childComplexity), true
+	case "AuditMessage.kind":
+		if e.ComplexityRoot.AuditMessage.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.Kind(childComplexity), true
+	case "AuditMessage.localId":
+		if e.ComplexityRoot.AuditMessage.LocalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.LocalID(childComplexity), true
+	case "AuditMessage.sessionId":
+		if e.ComplexityRoot.AuditMessage.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditMessage.SessionID(childComplexity), true
 
 	case "CompletedCommand.command":
 		if e.ComplexityRoot.CompletedCommand.Command == nil {
@@ -740,6 +816,79 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ForkVerification.Status(childComplexity), true
 
+	case "Interaction.answer":
+		if e.ComplexityRoot.Interaction.Answer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.Answer(childComplexity), true
+	case "Interaction.answeredAt":
+		if e.ComplexityRoot.Interaction.AnsweredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.AnsweredAt(childComplexity), true
+	case "Interaction.createdAt":
+		if e.ComplexityRoot.Interaction.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.CreatedAt(childComplexity), true
+	case "Interaction.id":
+		if e.ComplexityRoot.Interaction.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.ID(childComplexity), true
+	case "Interaction.kind":
+		if e.ComplexityRoot.Interaction.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.Kind(childComplexity), true
+	case "Interaction.localId":
+		if e.ComplexityRoot.Interaction.LocalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.LocalID(childComplexity), true
+	case "Interaction.prompt":
+		if e.ComplexityRoot.Interaction.Prompt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.Prompt(childComplexity), true
+	case "Interaction.requestId":
+		if e.ComplexityRoot.Interaction.RequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.RequestID(childComplexity), true
+	case "Interaction.sessionId":
+		if e.ComplexityRoot.Interaction.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.SessionID(childComplexity), true
+	case "Interaction.state":
+		if e.ComplexityRoot.Interaction.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.State(childComplexity), true
+	case "Interaction.turnId":
+		if e.ComplexityRoot.Interaction.TurnID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.TurnID(childComplexity), true
+	case "Interaction.updatedAt":
+		if e.ComplexityRoot.Interaction.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interaction.UpdatedAt(childComplexity), true
+
 	case "LifecycleCapabilities.fork":
 		if e.ComplexityRoot.LifecycleCapabilities.Fork == nil {
 			break
@@ -999,6 +1148,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReconcileForkOperation(childComplexity, args["workspaceId"].(string), args["id"].(string)), true
+	case "Mutation.reportAuditMessage":
+		if e.ComplexityRoot.Mutation.ReportAuditMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reportAuditMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReportAuditMessage(childComplexity, args["input"].(models.ReportAuditMessageInput)), true
+	case "Mutation.reportInteraction":
+		if e.ComplexityRoot.Mutation.ReportInteraction == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reportInteraction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReportInteraction(childComplexity, args["input"].(models.ReportInteractionInput)), true
 	case "Mutation.reportSession":
 		if e.ComplexityRoot.Mutation.ReportSession == nil {
 			break
@@ -1178,6 +1349,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.ActiveTurn(childComplexity), true
+	case "Session.auditMessages":
+		if e.ComplexityRoot.Session.AuditMessages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.AuditMessages(childComplexity), true
 	case "Session.createdAt":
 		if e.ComplexityRoot.Session.CreatedAt == nil {
 			break
@@ -1462,6 +1639,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Turn.ID(childComplexity), true
+	case "Turn.interactions":
+		if e.ComplexityRoot.Turn.Interactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Turn.Interactions(childComplexity), true
 	case "Turn.localId":
 		if e.ComplexityRoot.Turn.LocalID == nil {
 			break
@@ -1757,6 +1940,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ForkTargetInput", ec.unmarshalInputForkTargetInput),
 			graphql.NewInputUnmarshaler("MessageInput", ec.unmarshalInputMessageInput),
 			graphql.NewInputUnmarshaler("MessagePartInput", ec.unmarshalInputMessagePartInput),
+			graphql.NewInputUnmarshaler("ReportAuditMessageInput", ec.unmarshalInputReportAuditMessageInput),
+			graphql.NewInputUnmarshaler("ReportInteractionInput", ec.unmarshalInputReportInteractionInput),
 			graphql.NewInputUnmarshaler("ReportSessionInput", ec.unmarshalInputReportSessionInput),
 			graphql.NewInputUnmarshaler("ReportTurnInput", ec.unmarshalInputReportTurnInput),
 			graphql.NewInputUnmarshaler("SessionFilter", ec.unmarshalInputSessionFilter),
@@ -1889,7 +2074,7 @@ enum Scope {
   READ
   "forkSession, acknowledgeForkOperation, reconcileForkOperation and abandonForkOperation."
   FORK
-  "reportSession, reportTurn and appendMessages: what agent runtimes send."
+  "reportSession, reportTurn, appendMessages, reportInteraction and reportAuditMessage: what agent runtimes send."
   INGEST
   "deleteSession, with or without purge."
   ADMIN
@@ -2230,6 +2415,29 @@ type Mutation {
     input: AppendMessagesInput!
   ): [Message!]! @requiresScope(scope: INGEST)
   """
+  Create or move one permission or question prompt of a turn, keyed by the turn and the runtime's
+  ` + "`" + `requestId` + "`" + `. An identical report changes nothing; a PENDING interaction moves once, to ANSWERED
+  (with an answer) or CANCELED. A change publishes TURN_UPSERTED for the turn. Errors:
+  BAD_USER_INPUT (reason invalid_id, invalid_text, invalid_interaction, interaction_conflict,
+  interaction_settled), NOT_FOUND (session or turn missing).
+  Requires scope INGEST.
+  """
+  reportInteraction(
+    "The interaction as the runtime sees it now."
+    input: ReportInteractionInput!
+  ): Interaction! @requiresScope(scope: INGEST)
+  """
+  Record a turn-less notice of a session (for example "model changed"), placed after the
+  session's latest turn. An id already stored with the same kind and content is a no-op. Publishes
+  SESSION_UPSERTED. Errors: BAD_USER_INPUT (reason invalid_id, invalid_text, message_conflict),
+  NOT_FOUND (session).
+  Requires scope INGEST.
+  """
+  reportAuditMessage(
+    "The notice."
+    input: ReportAuditMessageInput!
+  ): AuditMessage! @requiresScope(scope: INGEST)
+  """
   Soft-deletes a session (or removes it and its fork records with ` + "`" + `purge: true` + "`" + `). Errors: NOT_FOUND,
   FORK_IN_PROGRESS, FORK_CONFLICT.
   Requires scope ADMIN.
@@ -2457,6 +2665,8 @@ type Session implements Node {
     "Page backward: the edges before this cursor (a ` + "`" + `startCursor` + "`" + ` or an edge's ` + "`" + `cursor` + "`" + `)."
     before: String
   ): LineageConnection!
+  "The session's turn-less notices, in transcript order (afterSequence, then time)."
+  auditMessages: [AuditMessage!]!
 }
 
 "One prompt of a session and the agent's work on it."
@@ -2525,6 +2735,80 @@ type Turn implements Node {
   abandon) instead of a button that silently returns it.
   """
   pendingForkOperation: ForkOperation
+  """
+  The turn's permission and question prompts, in the order they were reported. A fork's child
+  has copies of its prefix's, remapped to its own turns; one pending in the source is SUPERSEDED.
+  """
+  interactions: [Interaction!]!
+}
+
+"What an interaction asks of the user."
+enum InteractionKind {
+  "May the agent do something (run a command, write a file)?"
+  PERMISSION
+  "The agent asks the user a question."
+  QUESTION
+}
+
+"Where an interaction stands."
+enum InteractionState {
+  "Waiting for the user."
+  PENDING
+  "The user answered; ` + "`" + `answer` + "`" + ` holds it."
+  ANSWERED
+  "Withdrawn before an answer."
+  CANCELED
+  "Pending in the source when a fork copied it: the fork will never see it answered."
+  SUPERSEDED
+}
+
+"One permission or question prompt of a turn."
+type Interaction implements Node {
+  "The globally unique id (opaque; see ` + "`" + `node` + "`" + `)."
+  id: ID!
+  "The interaction id unique in its workspace (the server's; a fork's child derives its own)."
+  localId: ID!
+  "The runtime's request id: unique within the turn."
+  requestId: ID!
+  "The local id of the turn the interaction belongs to."
+  turnId: ID!
+  "The local id of the session the interaction belongs to."
+  sessionId: ID!
+  "Permission or question."
+  kind: InteractionKind!
+  "The prompt the runtime reported (a JSON object)."
+  prompt: JSON!
+  "Where it stands."
+  state: InteractionState!
+  "The answer (any JSON value) once ANSWERED, else null."
+  answer: JSON
+  "When it was first reported."
+  createdAt: Time!
+  "When it last changed."
+  updatedAt: Time!
+  "When it was answered or canceled, or null."
+  answeredAt: Time
+}
+
+"""
+A turn-less notice of a session, such as "model changed". A fork inherits those placed before its
+boundary turn (afterSequence below the boundary's sequence), as copies of its own.
+"""
+type AuditMessage implements Node {
+  "The globally unique id (opaque; see ` + "`" + `node` + "`" + `)."
+  id: ID!
+  "The id unique in its workspace: the runtime's, or one the server generated."
+  localId: ID!
+  "The local id of the session."
+  sessionId: ID!
+  "Its place: the sequence of the session's latest turn when it was reported (0 before any turn)."
+  afterSequence: Int!
+  "What kind of notice (the runtime's word, such as ` + "`" + `model_changed` + "`" + `)."
+  kind: String!
+  "The text."
+  content: String!
+  "When it was reported."
+  createdAt: Time!
 }
 
 "One entry of a session's transcript."
@@ -3019,6 +3303,40 @@ input AppendMessagesInput {
   messages: [MessageInput!]!
 }
 
+"One permission or question prompt of a turn, as the runtime sees it now."
+input ReportInteractionInput {
+  "The workspace."
+  workspaceId: ID!
+  "The session of the turn: its local or global id."
+  sessionId: ID!
+  "The turn the interaction belongs to: its local or global id."
+  turnId: ID!
+  "The runtime's id of the request, unique within the turn: reports of one interaction repeat it."
+  requestId: ID!
+  "Permission or question."
+  kind: InteractionKind!
+  "The prompt, a JSON object (at most 64 KiB)."
+  prompt: JSON!
+  "PENDING, ANSWERED or CANCELED (SUPERSEDED is the server's)."
+  state: InteractionState!
+  "The answer, any JSON value (at most 64 KiB): required when ANSWERED, refused otherwise."
+  answer: JSON
+}
+
+"A turn-less notice of a session."
+input ReportAuditMessageInput {
+  "The workspace."
+  workspaceId: ID!
+  "The session: its local or global id."
+  sessionId: ID!
+  "An id for idempotent retries; omitted, the server generates one."
+  id: ID
+  "What kind of notice (follows the id rules), such as ` + "`" + `model_changed` + "`" + `."
+  kind: String!
+  "The text (at most 1 MiB)."
+  content: String!
+}
+
 "One message to append: plain ` + "`" + `content` + "`" + ` or typed ` + "`" + `parts` + "`" + `, exactly one of them."
 input MessageInput {
   "An id for idempotent retries (local, never of global form, or a global id); omitted, the server generates one."
@@ -3188,6 +3506,26 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_AuditMessage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditMessage_id(ctx, field)
+	case "localId":
+		return ec.fieldContext_AuditMessage_localId(ctx, field)
+	case "sessionId":
+		return ec.fieldContext_AuditMessage_sessionId(ctx, field)
+	case "afterSequence":
+		return ec.fieldContext_AuditMessage_afterSequence(ctx, field)
+	case "kind":
+		return ec.fieldContext_AuditMessage_kind(ctx, field)
+	case "content":
+		return ec.fieldContext_AuditMessage_content(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AuditMessage_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditMessage", field.Name)
+}
+
 func (ec *executionContext) childFields_CompletedCommand(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "command":
@@ -3320,6 +3658,36 @@ func (ec *executionContext) childFields_ForkVerification(ctx context.Context, fi
 		return ec.fieldContext_ForkVerification_forkOperation(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ForkVerification", field.Name)
+}
+
+func (ec *executionContext) childFields_Interaction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Interaction_id(ctx, field)
+	case "localId":
+		return ec.fieldContext_Interaction_localId(ctx, field)
+	case "requestId":
+		return ec.fieldContext_Interaction_requestId(ctx, field)
+	case "turnId":
+		return ec.fieldContext_Interaction_turnId(ctx, field)
+	case "sessionId":
+		return ec.fieldContext_Interaction_sessionId(ctx, field)
+	case "kind":
+		return ec.fieldContext_Interaction_kind(ctx, field)
+	case "prompt":
+		return ec.fieldContext_Interaction_prompt(ctx, field)
+	case "state":
+		return ec.fieldContext_Interaction_state(ctx, field)
+	case "answer":
+		return ec.fieldContext_Interaction_answer(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Interaction_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Interaction_updatedAt(ctx, field)
+	case "answeredAt":
+		return ec.fieldContext_Interaction_answeredAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Interaction", field.Name)
 }
 
 func (ec *executionContext) childFields_LifecycleCapabilities(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3492,6 +3860,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_forks(ctx, field)
 	case "forksConnection":
 		return ec.fieldContext_Session_forksConnection(ctx, field)
+	case "auditMessages":
+		return ec.fieldContext_Session_auditMessages(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -3558,6 +3928,8 @@ func (ec *executionContext) childFields_Turn(ctx context.Context, field graphql.
 		return ec.fieldContext_Turn_session(ctx, field)
 	case "pendingForkOperation":
 		return ec.fieldContext_Turn_pendingForkOperation(ctx, field)
+	case "interactions":
+		return ec.fieldContext_Turn_interactions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Turn", field.Name)
 }
@@ -3901,6 +4273,34 @@ func (ec *executionContext) field_Mutation_reconcileForkOperation_args(ctx conte
 		return nil, err
 	}
 	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_reportAuditMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (models.ReportAuditMessageInput, error) {
+			return ec.unmarshalNReportAuditMessageInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportAuditMessageInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_reportInteraction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (models.ReportInteractionInput, error) {
+			return ec.unmarshalNReportInteractionInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportInteractionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -4543,6 +4943,167 @@ func (ec *executionContext) _AttachmentPart_mediaType(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_AttachmentPart_mediaType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AttachmentPart", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditMessage_id(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, true, false, "ID")
+}
+
+func (ec *executionContext) _AuditMessage_localId(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_localId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_localId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditMessage_sessionId(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_sessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditMessage_afterSequence(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_afterSequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AfterSequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_afterSequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AuditMessage_kind(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditMessage_content(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_content(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Content, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditMessage_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.AuditMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditMessage_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditMessage_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditMessage", field, false, false, "Time")
 }
 
 func (ec *executionContext) _CompletedCommand_command(ctx context.Context, field graphql.CollectedField, obj *models.CompletedCommand) (ret graphql.Marshaler) {
@@ -5702,6 +6263,282 @@ func (ec *executionContext) fieldContext_ForkVerification_forkOperation(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Interaction_id(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Interaction_localId(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_localId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_localId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Interaction_requestId(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_requestId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_requestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Interaction_turnId(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_turnId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TurnID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_turnId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Interaction_sessionId(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_sessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Interaction_kind(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.InteractionKind) graphql.Marshaler {
+			return ec.marshalNInteractionKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "InteractionKind")
+}
+
+func (ec *executionContext) _Interaction_prompt(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_prompt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Prompt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_prompt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _Interaction_state(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.InteractionState) graphql.Marshaler {
+			return ec.marshalNInteractionState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "InteractionState")
+}
+
+func (ec *executionContext) _Interaction_answer(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_answer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Answer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_answer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _Interaction_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Interaction_updatedAt(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Interaction_answeredAt(ctx context.Context, field graphql.CollectedField, obj *models.Interaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interaction_answeredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnsweredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Interaction_answeredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interaction", field, false, false, "Time")
+}
+
 func (ec *executionContext) _LifecycleCapabilities_fork(ctx context.Context, field graphql.CollectedField, obj *models.LifecycleCapabilities) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6631,6 +7468,94 @@ func (ec *executionContext) fieldContext_Mutation_appendMessages(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_appendMessages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_reportInteraction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reportInteraction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReportInteraction(ctx, fc.Args["input"].(models.ReportInteractionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Interaction) graphql.Marshaler {
+			return ec.marshalNInteraction2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteraction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reportInteraction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Interaction(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reportInteraction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_reportAuditMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reportAuditMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReportAuditMessage(ctx, fc.Args["input"].(models.ReportAuditMessageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.AuditMessage) graphql.Marshaler {
+			return ec.marshalNAuditMessage2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐAuditMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reportAuditMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditMessage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reportAuditMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8212,6 +9137,38 @@ func (ec *executionContext) fieldContext_Session_forksConnection(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_auditMessages(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_auditMessages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().AuditMessages(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.AuditMessage) graphql.Marshaler {
+			return ec.marshalNAuditMessage2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐAuditMessageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_auditMessages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SessionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *models.SessionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9110,6 +10067,38 @@ func (ec *executionContext) fieldContext_Turn_pendingForkOperation(_ context.Con
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ForkOperation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Turn_interactions(ctx context.Context, field graphql.CollectedField, obj *models.Turn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Turn_interactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Turn().Interactions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.Interaction) graphql.Marshaler {
+			return ec.marshalNInteraction2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Turn_interactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Turn",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Interaction(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11595,6 +12584,167 @@ func UnmarshalMessagePartInput(ctx context.Context, raw any) (models.MessagePart
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputReportAuditMessageInput(ctx context.Context, obj any) (models.ReportAuditMessageInput, error) {
+	var it models.ReportAuditMessageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "sessionId", "id", "kind", "content"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReportAuditMessageInput unmarshals raw into the ReportAuditMessageInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReportAuditMessageInput(ctx context.Context, raw any) (models.ReportAuditMessageInput, error) {
+	var out models.ReportAuditMessageInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReportAuditMessageInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputReportInteractionInput(ctx context.Context, obj any) (models.ReportInteractionInput, error) {
+	var it models.ReportInteractionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"workspaceId", "sessionId", "turnId", "requestId", "kind", "prompt", "state", "answer"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "workspaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "turnId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("turnId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TurnID = data
+		case "requestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestID = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNInteractionKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "prompt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prompt"))
+			data, err := ec.unmarshalNJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prompt = data
+		case "state":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("state"))
+			data, err := ec.unmarshalNInteractionState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionState(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.State = data
+		case "answer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("answer"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Answer = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReportInteractionInput unmarshals raw into the ReportInteractionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReportInteractionInput(ctx context.Context, raw any) (models.ReportInteractionInput, error) {
+	var out models.ReportInteractionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReportInteractionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputReportSessionInput(ctx context.Context, obj any) (models.ReportSessionInput, error) {
 	var it models.ReportSessionInput
 	if obj == nil {
@@ -12096,6 +13246,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Lineage(ctx, sel, obj)
+	case models.Interaction:
+		return ec._Interaction(ctx, sel, &obj)
+	case *models.Interaction:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Interaction(ctx, sel, obj)
 	case models.ForkOperation:
 		return ec._ForkOperation(ctx, sel, &obj)
 	case *models.ForkOperation:
@@ -12103,6 +13260,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._ForkOperation(ctx, sel, obj)
+	case models.AuditMessage:
+		return ec._AuditMessage(ctx, sel, &obj)
+	case *models.AuditMessage:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AuditMessage(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -12140,6 +13304,69 @@ func (ec *executionContext) _AttachmentPart(ctx context.Context, sel ast.Selecti
 		case "mediaType":
 			out.Values[i] = ec._AttachmentPart_mediaType(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditMessageImplementors = []string{"AuditMessage", "Node"}
+
+func (ec *executionContext) _AuditMessage(ctx context.Context, sel ast.SelectionSet, obj *models.AuditMessage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditMessageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditMessage")
+		case "id":
+			out.Values[i] = ec._AuditMessage_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "localId":
+			out.Values[i] = ec._AuditMessage_localId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sessionId":
+			out.Values[i] = ec._AuditMessage_sessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "afterSequence":
+			out.Values[i] = ec._AuditMessage_afterSequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._AuditMessage_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "content":
+			out.Values[i] = ec._AuditMessage_content(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AuditMessage_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -12590,6 +13817,94 @@ func (ec *executionContext) _ForkVerification(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var interactionImplementors = []string{"Interaction", "Node"}
+
+func (ec *executionContext) _Interaction(ctx context.Context, sel ast.SelectionSet, obj *models.Interaction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, interactionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Interaction")
+		case "id":
+			out.Values[i] = ec._Interaction_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "localId":
+			out.Values[i] = ec._Interaction_localId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestId":
+			out.Values[i] = ec._Interaction_requestId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "turnId":
+			out.Values[i] = ec._Interaction_turnId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sessionId":
+			out.Values[i] = ec._Interaction_sessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._Interaction_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "prompt":
+			out.Values[i] = ec._Interaction_prompt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._Interaction_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "answer":
+			out.Values[i] = ec._Interaction_answer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Interaction_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Interaction_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "answeredAt":
+			out.Values[i] = ec._Interaction_answeredAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var lifecycleCapabilitiesImplementors = []string{"LifecycleCapabilities"}
 
 func (ec *executionContext) _LifecycleCapabilities(ctx context.Context, sel ast.SelectionSet, obj *models.LifecycleCapabilities) graphql.Marshaler {
@@ -12982,6 +14297,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "appendMessages":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_appendMessages(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reportInteraction":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reportInteraction(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reportAuditMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reportAuditMessage(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -13380,6 +14709,12 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_forksConnection(ctx, field, obj)
 				})
+		case "auditMessages":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_auditMessages(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13729,6 +15064,12 @@ func (ec *executionContext) _Turn(ctx context.Context, sel ast.SelectionSet, obj
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Turn_pendingForkOperation(ctx, field, obj)
+				})
+		case "interactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Turn_interactions(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -14431,6 +15772,30 @@ func (ec *executionContext) unmarshalNAppendMessagesInput2githubᚗcomᚋforkgra
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNAuditMessage2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐAuditMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.AuditMessage) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditMessage2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐAuditMessage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditMessage2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐAuditMessage(ctx context.Context, sel ast.SelectionSet, v *models.AuditMessage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditMessage!")
+		return graphql.Null
+	}
+	return ec._AuditMessage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14651,6 +16016,50 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNInteraction2ᚕᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.Interaction) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInteraction2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteraction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNInteraction2ᚖgithubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteraction(ctx context.Context, sel ast.SelectionSet, v *models.Interaction) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Interaction!")
+		return graphql.Null
+	}
+	return ec._Interaction(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNInteractionKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionKind(ctx context.Context, v any) (models.InteractionKind, error) {
+	var res models.InteractionKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInteractionKind2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionKind(ctx context.Context, sel ast.SelectionSet, v models.InteractionKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNInteractionState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionState(ctx context.Context, v any) (models.InteractionState, error) {
+	var res models.InteractionState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInteractionState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐInteractionState(ctx context.Context, sel ast.SelectionSet, v models.InteractionState) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx context.Context, v any) (models.JSON, error) {
@@ -14881,6 +16290,16 @@ func (ec *executionContext) unmarshalNProviderForkBindingState2githubᚗcomᚋfo
 
 func (ec *executionContext) marshalNProviderForkBindingState2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐProviderForkBindingState(ctx context.Context, sel ast.SelectionSet, v models.ProviderForkBindingState) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNReportAuditMessageInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportAuditMessageInput(ctx context.Context, v any) (models.ReportAuditMessageInput, error) {
+	res, err := ec.unmarshalInputReportAuditMessageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNReportInteractionInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportInteractionInput(ctx context.Context, v any) (models.ReportInteractionInput, error) {
+	res, err := ec.unmarshalInputReportInteractionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNReportSessionInput2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐReportSessionInput(ctx context.Context, v any) (models.ReportSessionInput, error) {

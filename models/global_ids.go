@@ -12,12 +12,14 @@ const (
 	NodeMessage       NodeType = "Message"
 	NodeForkOperation NodeType = "ForkOperation"
 	NodeLineage       NodeType = "Lineage"
+	NodeInteraction   NodeType = "Interaction"
+	NodeAuditMessage  NodeType = "AuditMessage"
 )
 
 // Known reports whether t is one of the Node types.
 func (t NodeType) Known() bool {
 	switch t {
-	case NodeSession, NodeTurn, NodeMessage, NodeForkOperation, NodeLineage:
+	case NodeSession, NodeTurn, NodeMessage, NodeForkOperation, NodeLineage, NodeInteraction, NodeAuditMessage:
 		return true
 	}
 	return false

@@ -295,6 +295,40 @@ type ReasoningPart struct {
 
 func (ReasoningPart) IsMessagePart() {}
 
+// A turn-less notice of a session.
+type ReportAuditMessageInput struct {
+	// The workspace.
+	WorkspaceID string `json:"workspaceId"`
+	// The session: its local or global id.
+	SessionID string `json:"sessionId"`
+	// An id for idempotent retries; omitted, the server generates one.
+	ID *string `json:"id,omitempty"`
+	// What kind of notice (follows the id rules), such as `model_changed`.
+	Kind string `json:"kind"`
+	// The text (at most 1 MiB).
+	Content string `json:"content"`
+}
+
+// One permission or question prompt of a turn, as the runtime sees it now.
+type ReportInteractionInput struct {
+	// The workspace.
+	WorkspaceID string `json:"workspaceId"`
+	// The session of the turn: its local or global id.
+	SessionID string `json:"sessionId"`
+	// The turn the interaction belongs to: its local or global id.
+	TurnID string `json:"turnId"`
+	// The runtime's id of the request, unique within the turn: reports of one interaction repeat it.
+	RequestID string `json:"requestId"`
+	// Permission or question.
+	Kind InteractionKind `json:"kind"`
+	// The prompt, a JSON object (at most 64 KiB).
+	Prompt JSON `json:"prompt"`
+	// PENDING, ANSWERED or CANCELED (SUPERSEDED is the server's).
+	State InteractionState `json:"state"`
+	// The answer, any JSON value (at most 64 KiB): required when ANSWERED, refused otherwise.
+	Answer JSON `json:"answer,omitempty"`
+}
+
 // An idempotent report of a session by an agent runtime. Omitted fields keep their stored value.
 type ReportSessionInput struct {
 	// The workspace.
@@ -800,6 +834,128 @@ func (e ForkVerificationStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What an interaction asks of the user.
+type InteractionKind string
+
+const (
+	// May the agent do something (run a command, write a file)?
+	InteractionKindPermission InteractionKind = "PERMISSION"
+	// The agent asks the user a question.
+	InteractionKindQuestion InteractionKind = "QUESTION"
+)
+
+var AllInteractionKind = []InteractionKind{
+	InteractionKindPermission,
+	InteractionKindQuestion,
+}
+
+func (e InteractionKind) IsValid() bool {
+	switch e {
+	case InteractionKindPermission, InteractionKindQuestion:
+		return true
+	}
+	return false
+}
+
+func (e InteractionKind) String() string {
+	return string(e)
+}
+
+func (e *InteractionKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = InteractionKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid InteractionKind", str)
+	}
+	return nil
+}
+
+func (e InteractionKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *InteractionKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e InteractionKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where an interaction stands.
+type InteractionState string
+
+const (
+	// Waiting for the user.
+	InteractionStatePending InteractionState = "PENDING"
+	// The user answered; `answer` holds it.
+	InteractionStateAnswered InteractionState = "ANSWERED"
+	// Withdrawn before an answer.
+	InteractionStateCanceled InteractionState = "CANCELED"
+	// Pending in the source when a fork copied it: the fork will never see it answered.
+	InteractionStateSuperseded InteractionState = "SUPERSEDED"
+)
+
+var AllInteractionState = []InteractionState{
+	InteractionStatePending,
+	InteractionStateAnswered,
+	InteractionStateCanceled,
+	InteractionStateSuperseded,
+}
+
+func (e InteractionState) IsValid() bool {
+	switch e {
+	case InteractionStatePending, InteractionStateAnswered, InteractionStateCanceled, InteractionStateSuperseded:
+		return true
+	}
+	return false
+}
+
+func (e InteractionState) String() string {
+	return string(e)
+}
+
+func (e *InteractionState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = InteractionState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid InteractionState", str)
+	}
+	return nil
+}
+
+func (e InteractionState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *InteractionState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e InteractionState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // What kind of part a MessagePartInput is.
 type MessagePartKind string
 
@@ -937,7 +1093,7 @@ const (
 	ScopeRead Scope = "READ"
 	// forkSession, acknowledgeForkOperation, reconcileForkOperation and abandonForkOperation.
 	ScopeFork Scope = "FORK"
-	// reportSession, reportTurn and appendMessages: what agent runtimes send.
+	// reportSession, reportTurn, appendMessages, reportInteraction and reportAuditMessage: what agent runtimes send.
 	ScopeIngest Scope = "INGEST"
 	// deleteSession, with or without purge.
 	ScopeAdmin Scope = "ADMIN"

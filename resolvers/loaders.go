@@ -34,14 +34,20 @@ type loaders struct {
 	engine *forkengine.Engine
 	views  *viewRelations // the Relations of the views this response builds
 
-	sessions       *relation[key, forkengine.Session]
-	turns          *relation[key, forkengine.Turn]
-	latestTurn     *relation[key, forkengine.Turn]
-	activeTurn     *relation[key, forkengine.Turn]
-	turnPages      *relation[pageKey, []forkengine.Turn]
-	turnCounts     *relation[key, int]
-	turnMessages   *relation[key, []forkengine.Message]
-	messages       *relation[key, forkengine.Message] // by message id: node(id:)
+	sessions     *relation[key, forkengine.Session]
+	turns        *relation[key, forkengine.Turn]
+	latestTurn   *relation[key, forkengine.Turn]
+	activeTurn   *relation[key, forkengine.Turn]
+	turnPages    *relation[pageKey, []forkengine.Turn]
+	turnCounts   *relation[key, int]
+	turnMessages *relation[key, []forkengine.Message]
+	messages     *relation[key, forkengine.Message] // by message id: node(id:)
+	// interactions by interaction id (node(id:)), turnInteractions by turn (Turn.interactions).
+	interactions     *relation[key, forkengine.Interaction]
+	turnInteractions *relation[key, []forkengine.Interaction]
+	// audits by audit message id (node(id:)), sessionAudits by session (Session.auditMessages).
+	audits         *relation[key, forkengine.AuditMessage]
+	sessionAudits  *relation[key, []forkengine.AuditMessage]
 	transcripts    *relation[key, []forkengine.Message]
 	forkedFrom     *relation[key, forkengine.Lineage]
 	forks          *relation[key, []forkengine.Lineage]
@@ -146,7 +152,8 @@ func (mutationFieldLoaders) MutateOperationContext(_ context.Context, oc *graphq
 // Config.Batch observes (telemetry exports forkgraph_dataloader_batch_size for each from the start).
 var LoaderNames = []string{"sessions", "turns", "latestTurn", "activeTurn", "turnPages", "turnCounts", "turnMessages",
 	"messages", "transcripts", "forkedFrom", "forks", "operations", "committed", "forkability", "pending", "capabilities",
-	"transcriptPages", "transcriptCounts", "turnMessagePages", "turnMessageCounts", "forkPages", "forkCounts"}
+	"transcriptPages", "transcriptCounts", "turnMessagePages", "turnMessageCounts", "forkPages", "forkCounts",
+	"interactions", "turnInteractions", "audits", "sessionAudits"}
 
 func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	engine, batch, rd := with.engine, with.batch, with.engine.Reader()
@@ -173,6 +180,18 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	})
 	l.messages = newRelation(batch, "messages", func(ctx context.Context, keys []key) (map[key]forkengine.Message, error) {
 		return byWorkspace(ctx, keys, rd.MessagesByIDs)
+	})
+	l.interactions = newRelation(batch, "interactions", func(ctx context.Context, keys []key) (map[key]forkengine.Interaction, error) {
+		return byWorkspace(ctx, keys, rd.InteractionsByIDs)
+	})
+	l.turnInteractions = newRelation(batch, "turnInteractions", func(ctx context.Context, keys []key) (map[key][]forkengine.Interaction, error) {
+		return byWorkspace(ctx, keys, rd.InteractionsByTurnIDs)
+	})
+	l.audits = newRelation(batch, "audits", func(ctx context.Context, keys []key) (map[key]forkengine.AuditMessage, error) {
+		return byWorkspace(ctx, keys, rd.AuditMessagesByIDs)
+	})
+	l.sessionAudits = newRelation(batch, "sessionAudits", func(ctx context.Context, keys []key) (map[key][]forkengine.AuditMessage, error) {
+		return byWorkspace(ctx, keys, rd.AuditMessagesBySessionIDs)
 	})
 	l.transcripts = newRelation(batch, "transcripts", l.readTranscripts)
 	l.forkedFrom = newRelation(batch, "forkedFrom", func(ctx context.Context, keys []key) (map[key]forkengine.Lineage, error) {
@@ -210,10 +229,12 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 	}
 	l.turnCounts.follow(l.sessionHints)
 	l.transcripts.follow(l.sessionHints)
+	l.sessionAudits.follow(l.sessionHints)
 	l.forkedFrom.follow(l.sessionHints)
 	l.forks.follow(l.sessionHints)
 	l.capabilities.follow(l.sessionHints)
 	l.turnMessages.follow(l.turnHints)
+	l.turnInteractions.follow(l.turnHints)
 	l.forkability.follow(l.turnHints)
 	l.pending.follow(l.turnHints)
 	return l

@@ -86,3 +86,19 @@ func (r *mutationResolver) SetWorkspaceForking(ctx context.Context, workspaceID 
 	}
 	return models.WorkspaceSettingsFrom(workspaceID, state), nil
 }
+
+func (r *mutationResolver) ReportInteraction(ctx context.Context, input models.ReportInteractionInput) (*models.Interaction, error) {
+	i, err := r.engine.ReportInteraction(ctx, input.Domain())
+	if err != nil {
+		return nil, err
+	}
+	return models.InteractionFrom(i), nil
+}
+
+func (r *mutationResolver) ReportAuditMessage(ctx context.Context, input models.ReportAuditMessageInput) (*models.AuditMessage, error) {
+	m, err := r.engine.ReportAuditMessage(ctx, input.Domain())
+	if err != nil {
+		return nil, err
+	}
+	return models.AuditMessageFrom(m), nil
+}

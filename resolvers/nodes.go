@@ -59,6 +59,16 @@ func (l *loaders) nodesByType(ctx context.Context, byType map[models.NodeType][]
 		})
 	}
 	if err == nil {
+		err = readNodes(ctx, out, models.NodeInteraction, byType, l.interactions, func(i forkengine.Interaction) models.Node {
+			return models.InteractionFrom(i)
+		})
+	}
+	if err == nil {
+		err = readNodes(ctx, out, models.NodeAuditMessage, byType, l.audits, func(m forkengine.AuditMessage) models.Node {
+			return models.AuditMessageFrom(m)
+		})
+	}
+	if err == nil {
 		err = l.operationNodes(ctx, out, byType)
 	}
 	return out, err

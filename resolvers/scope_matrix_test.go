@@ -77,6 +77,18 @@ var matrixFields = []matrixField{
 		func(_ *matrixFixture, ws string, n int) map[string]any {
 			return map[string]any{"ws": ws, "id": fmt.Sprintf("am-%d", n)}
 		}},
+	{"reportInteraction", kindMutation, access.ScopeIngest,
+		`mutation($ws: ID!, $id: ID!) { reportInteraction(input: {workspaceId: $ws, sessionId: "ingest", turnId: "ingest-t1",
+			requestId: $id, kind: QUESTION, prompt: {q: "which?"}, state: PENDING}) { id } }`,
+		func(_ *matrixFixture, ws string, n int) map[string]any {
+			return map[string]any{"ws": ws, "id": fmt.Sprintf("ri-%d", n)}
+		}},
+	{"reportAuditMessage", kindMutation, access.ScopeIngest,
+		`mutation($ws: ID!, $id: ID!) { reportAuditMessage(input: {workspaceId: $ws, sessionId: "ingest", id: $id,
+			kind: "model_changed", content: "model b"}) { id } }`,
+		func(_ *matrixFixture, ws string, n int) map[string]any {
+			return map[string]any{"ws": ws, "id": fmt.Sprintf("ra-%d", n)}
+		}},
 	{"deleteSession", kindMutation, access.ScopeAdmin, `mutation($ws: ID!, $id: ID!) { deleteSession(workspaceId: $ws, id: $id, purge: true) }`,
 		func(f *matrixFixture, ws string, n int) map[string]any {
 			id := fmt.Sprintf("del-%d", n)

@@ -26,7 +26,8 @@ func TestEveryRootFieldNamesItsScope(t *testing.T) {
 		"Mutation.forkSession":         access.ScopeFork, "Mutation.acknowledgeForkOperation": access.ScopeFork,
 		"Mutation.reconcileForkOperation": access.ScopeFork, "Mutation.abandonForkOperation": access.ScopeFork,
 		"Mutation.reportSession": access.ScopeIngest, "Mutation.reportTurn": access.ScopeIngest,
-		"Mutation.appendMessages": access.ScopeIngest, "Mutation.deleteSession": access.ScopeAdmin,
+		"Mutation.appendMessages": access.ScopeIngest, "Mutation.reportInteraction": access.ScopeIngest,
+		"Mutation.reportAuditMessage": access.ScopeIngest, "Mutation.deleteSession": access.ScopeAdmin,
 		"Query.verifyForkedSession": access.ScopeRead, "Query.workspaceSettings": access.ScopeRead,
 		"Mutation.setWorkspaceForking": access.ScopeAdmin,
 	}

@@ -84,3 +84,9 @@ func (r *sessionResolver) ForksConnection(ctx context.Context, obj *models.Sessi
 func (r *sessionConnectionResolver) TotalCount(ctx context.Context, obj *models.SessionConnection) (int, error) {
 	return r.engine.Reader().CountSessions(ctx, obj.WorkspaceID, obj.Filter)
 }
+
+// AuditMessages are the session's notices, read for every session of the response in one batch.
+func (r *sessionResolver) AuditMessages(ctx context.Context, obj *models.Session) ([]*models.AuditMessage, error) {
+	ms, _, err := r.loaders(ctx).sessionAudits.load(ctx, key{obj.WorkspaceID, obj.LocalID})
+	return models.AuditMessagesFrom(ms), err
+}

@@ -56,3 +56,9 @@ func (r *turnConnectionResolver) TotalCount(ctx context.Context, obj *models.Tur
 	count, _, err := r.loaders(ctx).turnCounts.load(ctx, key{obj.WorkspaceID, obj.SessionID})
 	return count, err
 }
+
+// Interactions are the turn's prompts, read for every turn of the response in one batch.
+func (r *turnResolver) Interactions(ctx context.Context, obj *models.Turn) ([]*models.Interaction, error) {
+	is, _, err := r.loaders(ctx).turnInteractions.load(ctx, key{obj.Domain().WorkspaceID, obj.LocalID})
+	return models.InteractionsFrom(is), err
+}

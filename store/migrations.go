@@ -293,6 +293,7 @@ var migrations = []migration{
 	// (typed_columns.go); rows from before read as plain text and no details.
 	{version: 23, name: "typed message parts and turn details", statements: richMessagesStatements},
 	sessionMetadataMigration,
+	interactionsMigration,
 }
 
 // sessionMetadataMigration adds a session's free-form metadata, NULL when none was reported.

@@ -171,7 +171,7 @@ func (tx *txn) SoftDeleteSession(ctx context.Context, ws, id string, at time.Tim
 	return nil
 }
 
-// PurgeSession removes the session, its turns and messages, and every operation and lineage
+// PurgeSession removes the session, its turns, messages, interactions and audit messages, and every operation and lineage
 // where it is source or target. A missing session still has its operations and lineages removed.
 func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
 	steps := []struct{ what, sql string }{
@@ -190,6 +190,12 @@ func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
 	// Submissions go first: purgeHistory may move the session's turns to a tombstone workspace,
 	// and a submission's foreign key would hold them where they are. No reader of a history
 	// needs them (recovery repairs a session's own turns).
+	if err := tx.with(ctx).Exec(`DELETE FROM audit_messages WHERE workspace_id = @ws AND session_id = @id`, args).Error; err != nil {
+		return classify(err, "purge audit messages of session %s", id)
+	}
+	if err := tx.with(ctx).Exec(`DELETE FROM interactions WHERE workspace_id = @ws AND session_id = @id`, args).Error; err != nil {
+		return classify(err, "purge interactions of session %s", id)
+	}
 	if err := tx.with(ctx).Exec(`DELETE FROM turn_submissions WHERE workspace_id = @ws AND session_id = @id`, args).Error; err != nil {
 		return classify(err, "purge submissions of session %s", id)
 	}

@@ -35,6 +35,10 @@ type memState struct {
 	serverKeys  map[string][]byte
 	// workspaces holds the workspaces' settings (the kill switch).
 	workspaces map[string]forkengine.WorkspaceSettings
+	// interactions holds the turns' interactions by id.
+	interactions map[rowKey]forkengine.Interaction
+	// audits holds the sessions' audit messages by id.
+	audits map[rowKey]forkengine.AuditMessage
 }
 
 func newMemState() *memState {
@@ -51,6 +55,9 @@ func newMemState() *memState {
 		submissions: map[rowKey]forkengine.Submission{},
 		serverKeys:  map[string][]byte{},
 		workspaces:  map[string]forkengine.WorkspaceSettings{},
+
+		interactions: map[rowKey]forkengine.Interaction{},
+		audits:       map[rowKey]forkengine.AuditMessage{},
 	}
 }
 
@@ -73,6 +80,9 @@ func (s *memState) clone() *memState {
 		submissions: maps.Clone(s.submissions),
 		serverKeys:  maps.Clone(s.serverKeys),
 		workspaces:  maps.Clone(s.workspaces),
+
+		interactions: maps.Clone(s.interactions),
+		audits:       maps.Clone(s.audits),
 	}
 }
 

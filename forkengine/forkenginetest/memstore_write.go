@@ -111,6 +111,16 @@ func (tx *memTx) SoftDeleteSession(_ context.Context, ws, id string, at time.Tim
 // lineages (a failed fork may have reserved a target that never existed).
 func (tx *memTx) PurgeSession(_ context.Context, ws, id string) error {
 	st := tx.current()
+	for k, m := range st.audits {
+		if k.ws == ws && m.SessionID == id {
+			delete(st.audits, k)
+		}
+	}
+	for k, i := range st.interactions {
+		if k.ws == ws && i.SessionID == id {
+			delete(st.interactions, k)
+		}
+	}
 	for k, sub := range st.submissions { // before purgeHistory moves turns away
 		if k.ws == ws && sub.SessionID == id {
 			delete(st.submissions, k)

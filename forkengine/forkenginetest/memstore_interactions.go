@@ -1,0 +1,140 @@
+package forkenginetest
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// InteractionsByTurnIDs returns each turn's interactions in (CreatedAt, ID) order.
+func (v memView) InteractionsByTurnIDs(_ context.Context, ws string, turnIDs []string) (map[string][]forkengine.Interaction, error) {
+	want := idSet(turnIDs)
+	out := map[string][]forkengine.Interaction{}
+	for k, i := range v.load().interactions {
+		if k.ws == ws && want[i.TurnID] {
+			out[i.TurnID] = append(out[i.TurnID], i.Clone())
+		}
+	}
+	for _, is := range out {
+		slices.SortFunc(is, func(a, b forkengine.Interaction) int {
+			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+		})
+	}
+	return out, nil
+}
+
+// InteractionsByIDs returns the interactions that exist among ids.
+func (v memView) InteractionsByIDs(_ context.Context, ws string, ids []string) (map[string]forkengine.Interaction, error) {
+	st := v.load()
+	out := map[string]forkengine.Interaction{}
+	for _, id := range ids {
+		if i, ok := st.interactions[rowKey{ws, id}]; ok {
+			out[id] = i.Clone()
+		}
+	}
+	return out, nil
+}
+
+// InteractionByRequest returns the turn's interaction of requestID, or ErrNotFound.
+func (v memView) InteractionByRequest(_ context.Context, ws, turnID, requestID string) (forkengine.Interaction, error) {
+	if i, ok := v.load().interactionOf(ws, turnID, requestID); ok {
+		return i.Clone(), nil
+	}
+	return forkengine.Interaction{}, notFound("interaction of turn "+turnID, ws, requestID)
+}
+
+func (st *memState) interactionOf(ws, turnID, requestID string) (forkengine.Interaction, bool) {
+	for k, i := range st.interactions {
+		if k.ws == ws && i.TurnID == turnID && i.RequestID == requestID {
+			return i, true
+		}
+	}
+	return forkengine.Interaction{}, false
+}
+
+// UpsertInteraction writes i over the row of its id; ErrDuplicate when another id holds its
+// (turn, request id).
+func (tx *memTx) UpsertInteraction(_ context.Context, i forkengine.Interaction) error {
+	st := tx.current()
+	if other, ok := st.interactionOf(i.WorkspaceID, i.TurnID, i.RequestID); ok && other.ID != i.ID {
+		return duplicate("turn %s already has interaction %s", i.TurnID, i.RequestID)
+	}
+	st.interactions[rowKey{i.WorkspaceID, i.ID}] = storedInteraction(i)
+	return nil
+}
+
+// InsertInteractions inserts new interactions, all or none.
+func (tx *memTx) InsertInteractions(_ context.Context, is []forkengine.Interaction) error {
+	st := tx.current()
+	seen := map[[3]string]bool{}
+	for _, i := range is {
+		key := [3]string{i.WorkspaceID, i.TurnID, i.RequestID}
+		_, taken := st.interactions[rowKey{i.WorkspaceID, i.ID}]
+		_, held := st.interactionOf(i.WorkspaceID, i.TurnID, i.RequestID)
+		if taken || held || seen[key] || seen[[3]string{i.WorkspaceID, "id", i.ID}] {
+			return duplicate("interaction %s (%s of turn %s) exists", i.ID, i.RequestID, i.TurnID)
+		}
+		seen[key], seen[[3]string{i.WorkspaceID, "id", i.ID}] = true, true
+	}
+	for _, i := range is {
+		st.interactions[rowKey{i.WorkspaceID, i.ID}] = storedInteraction(i)
+	}
+	return nil
+}
+
+// storedInteraction is i as the SQL store reads it back: times at microseconds, its own bytes.
+func storedInteraction(i forkengine.Interaction) forkengine.Interaction {
+	i = i.Clone()
+	i.CreatedAt, i.UpdatedAt, i.AnsweredAt = storedTime(i.CreatedAt), storedTime(i.UpdatedAt), storedTimePtr(i.AnsweredAt)
+	return i
+}
+
+// AuditMessagesBySessionIDs returns each session's audit messages in (AfterSequence, CreatedAt,
+// ID) order.
+func (v memView) AuditMessagesBySessionIDs(_ context.Context, ws string, sessionIDs []string) (map[string][]forkengine.AuditMessage, error) {
+	want := idSet(sessionIDs)
+	out := map[string][]forkengine.AuditMessage{}
+	for k, m := range v.load().audits {
+		if k.ws == ws && want[m.SessionID] {
+			out[m.SessionID] = append(out[m.SessionID], m)
+		}
+	}
+	for _, ms := range out {
+		slices.SortFunc(ms, func(a, b forkengine.AuditMessage) int {
+			return cmp.Or(cmp.Compare(a.AfterSequence, b.AfterSequence), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+		})
+	}
+	return out, nil
+}
+
+// AuditMessagesByIDs returns the audit messages that exist among ids.
+func (v memView) AuditMessagesByIDs(_ context.Context, ws string, ids []string) (map[string]forkengine.AuditMessage, error) {
+	st := v.load()
+	out := map[string]forkengine.AuditMessage{}
+	for _, id := range ids {
+		if m, ok := st.audits[rowKey{ws, id}]; ok {
+			out[id] = m
+		}
+	}
+	return out, nil
+}
+
+// InsertAuditMessages inserts new audit messages, all or none.
+func (tx *memTx) InsertAuditMessages(_ context.Context, ms []forkengine.AuditMessage) error {
+	st := tx.current()
+	seen := map[rowKey]bool{}
+	for _, m := range ms {
+		k := rowKey{m.WorkspaceID, m.ID}
+		if _, taken := st.audits[k]; taken || seen[k] {
+			return duplicate("audit message %s exists", m.ID)
+		}
+		seen[k] = true
+	}
+	for _, m := range ms {
+		m.CreatedAt = storedTime(m.CreatedAt)
+		st.audits[rowKey{m.WorkspaceID, m.ID}] = m
+	}
+	return nil
+}
