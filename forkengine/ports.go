@@ -49,6 +49,15 @@ type Reader interface {
 	// newest), newest first: descending (CreatedAt, ID). It reads a backward page from its end.
 	ListSessionsBefore(ctx context.Context, workspaceID string, f SessionFilter, before PageCursor, limit int) ([]Session, error)
 	CountSessions(ctx context.Context, workspaceID string, f SessionFilter) (int, error)
+	// SearchSessions reads a search page (f.Search not empty) examining at most scan rows of
+	// its rarest word's index (scan <= 0: no bound): up to limit matches strictly after from in
+	// (CreatedAt, ID) order, or strictly before it newest first when backward. When the bound
+	// stops it first, SearchPage.Reached says where (search.go).
+	SearchSessions(ctx context.Context, workspaceID string, f SessionFilter, from PageCursor, limit, scan int, backward bool) (SearchPage, error)
+	// CountSearch counts a search's matches: exact and O(1) for one word without a kind or
+	// provider filter; otherwise among at most scan rows of its rarest word, a lower bound when
+	// rows remain past them (scan <= 0: no bound).
+	CountSearch(ctx context.Context, workspaceID string, f SessionFilter, scan int) (SearchCount, error)
 
 	GetTurn(ctx context.Context, workspaceID, id string) (Turn, error)
 	TurnsByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]Turn, error)

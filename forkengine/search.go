@@ -127,3 +127,28 @@ func SearchDocumentMatches(terms []string, texts ...string) bool {
 	}
 	return len(missing) == 0
 }
+
+// SearchScanRows bounds the index rows one API search page, or the count of a search of several
+// words (or one narrowed by kind or provider), examines: the rows of the search's rarest word
+// (the lead) from the cursor on. It keeps a page and its totalCount O(1) in the matches
+// whatever the words: two common words that seldom meet cost SearchScanRows rows, not every
+// row of the rarer one. A few thousand rows of a b-tree range are a few milliseconds.
+const SearchScanRows = 4000
+
+// SearchPage is what a bounded search read found: up to its limit sessions, nearest the cursor
+// first, and where it stopped.
+type SearchPage struct {
+	Sessions []Session
+	// Reached is the key of the last lead-word row examined when the read examined its scan
+	// bound before it found limit sessions and rows remain past it: the rows up to Reached hold
+	// no other match, and the next page is read from it (it may name a session that does not
+	// match). Zero when the read found limit sessions or reached the end of the rows.
+	Reached PageCursor
+}
+
+// SearchCount is the count of a search's matches: exact, or, when LowerBound, the matches among
+// the first scan rows of its lead word (more rows were left unexamined).
+type SearchCount struct {
+	N          int
+	LowerBound bool
+}

@@ -266,9 +266,10 @@ type ComplexityRoot struct {
 	}
 
 	SessionConnection struct {
-		Edges      func(childComplexity int) int
-		PageInfo   func(childComplexity int) int
-		TotalCount func(childComplexity int) int
+		Edges                  func(childComplexity int) int
+		PageInfo               func(childComplexity int) int
+		TotalCount             func(childComplexity int) int
+		TotalCountIsLowerBound func(childComplexity int) int
 	}
 
 	SessionEdge struct {
@@ -431,6 +432,7 @@ type SessionResolver interface {
 }
 type SessionConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *models.SessionConnection) (int, error)
+	TotalCountIsLowerBound(ctx context.Context, obj *models.SessionConnection) (bool, error)
 }
 type SubscriptionResolver interface {
 	ForkOperationUpdated(ctx context.Context, workspaceID string, id string) (<-chan *models.ForkOperation, error)
@@ -1533,6 +1535,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionConnection.TotalCount(childComplexity), true
+	case "SessionConnection.totalCountIsLowerBound":
+		if e.ComplexityRoot.SessionConnection.TotalCountIsLowerBound == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionConnection.TotalCountIsLowerBound(childComplexity), true
 
 	case "SessionEdge.cursor":
 		if e.ComplexityRoot.SessionEdge.Cursor == nil {
@@ -3090,8 +3098,19 @@ type SessionConnection {
   edges: [SessionEdge!]!
   "Whether more follow, and where to continue."
   pageInfo: PageInfo!
-  "How many sessions match the filter (and the search) in total."
+  """
+  How many sessions match the filter (and the search) in total. Exact, except for a search of
+  several words (or one narrowed by ` + "`" + `kind` + "`" + ` or ` + "`" + `provider` + "`" + `) whose rarest word is held by more than
+  a few thousand sessions: then it counts the matches among those first few thousand, and
+  ` + "`" + `totalCountIsLowerBound` + "`" + ` is true.
+  """
   totalCount: Int!
+  """
+  True when ` + "`" + `totalCount` + "`" + ` is a lower bound, not the exact count: the search's count examined only
+  the first few thousand sessions holding its rarest word (docs/api.md, Finding a session).
+  Always false without a search.
+  """
+  totalCountIsLowerBound: Boolean!
 }
 
 "A session and its position."
@@ -3874,6 +3893,8 @@ func (ec *executionContext) childFields_SessionConnection(ctx context.Context, f
 		return ec.fieldContext_SessionConnection_pageInfo(ctx, field)
 	case "totalCount":
 		return ec.fieldContext_SessionConnection_totalCount(ctx, field)
+	case "totalCountIsLowerBound":
+		return ec.fieldContext_SessionConnection_totalCountIsLowerBound(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionConnection", field.Name)
 }
@@ -9254,6 +9275,29 @@ func (ec *executionContext) _SessionConnection_totalCount(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_SessionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SessionConnection", field, true, true, "Int")
+}
+
+func (ec *executionContext) _SessionConnection_totalCountIsLowerBound(ctx context.Context, field graphql.CollectedField, obj *models.SessionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionConnection_totalCountIsLowerBound(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SessionConnection().TotalCountIsLowerBound(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionConnection_totalCountIsLowerBound(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionConnection", field, true, true, "Boolean")
 }
 
 func (ec *executionContext) _SessionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *models.SessionEdge) (ret graphql.Marshaler) {
@@ -14758,6 +14802,12 @@ func (ec *executionContext) _SessionConnection(ctx context.Context, sel ast.Sele
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._SessionConnection_totalCount(ctx, field, obj)
+				})
+		case "totalCountIsLowerBound":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SessionConnection_totalCountIsLowerBound(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"sync"
 	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
@@ -14,6 +15,42 @@ type SessionConnection struct {
 
 	WorkspaceID string
 	Filter      forkengine.SessionFilter
+
+	// count is read once for totalCount and totalCountIsLowerBound (Count).
+	count struct {
+		once sync.Once
+		c    forkengine.SearchCount
+		err  error
+	}
+}
+
+// Count returns what read returns, calling it once per connection: totalCount and
+// totalCountIsLowerBound are one count, whichever fields a client selects.
+func (c *SessionConnection) Count(read func() (forkengine.SearchCount, error)) (forkengine.SearchCount, error) {
+	c.count.once.Do(func() { c.count.c, c.count.err = read() })
+	return c.count.c, c.count.err
+}
+
+// SearchConnectionFrom is SessionConnectionFrom for a page read by a bounded search: when the
+// read stopped at its bound (read.Reached) the page says more follow on the side it was read
+// towards and its cursor there is the position reached, so a client that pages on continues
+// from it and reaches every match. A page without edges then has both cursors at the position.
+func SearchConnectionFrom(workspaceID string, f forkengine.SessionFilter, read forkengine.SearchPage, page Page, rel Relations) *SessionConnection {
+	conn := SessionConnectionFrom(workspaceID, f, read.Sessions, page, rel)
+	if read.Reached.IsZero() {
+		return conn
+	}
+	at := SessionCursor(SessionListScope(workspaceID, f), forkengine.Session{CreatedAt: read.Reached.Time, ID: read.Reached.ID})
+	info := conn.PageInfo
+	if len(conn.Edges) == 0 {
+		info.StartCursor, info.EndCursor = &at, &at
+	}
+	if page.Backward {
+		info.HasPreviousPage, info.StartCursor = true, &at
+	} else {
+		info.HasNextPage, info.EndCursor = true, &at
+	}
+	return conn
 }
 
 // SessionConnectionFrom builds a page from what the store read for it: up to page.Size+1

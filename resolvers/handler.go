@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -48,6 +49,9 @@ type Config struct {
 	// (store.IsUnavailable): such an error is UNAVAILABLE with retryable: true, not
 	// INTERNAL_SERVER_ERROR, and its cause is logged with the request id.
 	Unavailable func(error) bool
+	// SearchScanRows bounds the index rows one search page or count examines (default
+	// forkengine.SearchScanRows); tests lower it to cross the bound with a few sessions.
+	SearchScanRows int
 	// NarrowReads, when set, are the narrower reads of a response that shows only some fields of
 	// messages or lineages (see NarrowReads); nil: the Engine's Reader when it offers them (the
 	// server's store wrapped for telemetry does not, so the server passes the store), else rows
@@ -73,7 +77,8 @@ func NewServer(cfg Config) *handler.Server {
 		sources.narrow = narrow
 	}
 	root := &Resolver{engine: cfg.Engine, logger: cfg.Logger, batch: cfg.Batch,
-		sources: sources, shared: &sharedStreams{}, identify: cfg.Identify}
+		sources: sources, shared: &sharedStreams{}, identify: cfg.Identify,
+		searchScan: cmp.Or(cfg.SearchScanRows, forkengine.SearchScanRows)}
 	root.workspaces = forkengine.NewWorkspaceStreams(cfg.Engine, root.views.of)
 	gcfg := graph.Config{Resolvers: root}
 	limits.Complexity(&gcfg.Complexity, MaxNodeIDs)

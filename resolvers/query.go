@@ -50,12 +50,12 @@ func (r *queryResolver) Sessions(ctx context.Context, workspaceID string, first 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.sessionPage(ctx, workspaceID, f, page, cursor)
+	read, err := r.sessionPage(ctx, workspaceID, f, page, cursor)
 	if err != nil {
 		return nil, err
 	}
-	r.loaders(ctx).primeSessions(rows...)
-	return models.SessionConnectionFrom(workspaceID, f, rows, page, r.relations(ctx)), nil
+	r.loaders(ctx).primeSessions(read.Sessions...)
+	return models.SearchConnectionFrom(workspaceID, f, read, page, r.relations(ctx)), nil
 }
 
 func (r *queryResolver) ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error) {

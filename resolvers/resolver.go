@@ -27,6 +27,8 @@ type Resolver struct {
 	shared  *sharedStreams
 	// identify says who the caller is (Config.Identify); nil: open mode.
 	identify Identify
+	// searchScan bounds a search page's and count's index rows (Config.SearchScanRows).
+	searchScan int
 }
 
 // subject is the caller's subject, what forks record as requestedBy and acknowledgedBy: "" in

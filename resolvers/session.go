@@ -82,7 +82,16 @@ func (r *sessionResolver) ForksConnection(ctx context.Context, obj *models.Sessi
 }
 
 func (r *sessionConnectionResolver) TotalCount(ctx context.Context, obj *models.SessionConnection) (int, error) {
-	return r.engine.Reader().CountSessions(ctx, obj.WorkspaceID, obj.Filter)
+	c, err := r.sessionCount(ctx, obj)
+	return c.N, err
+}
+
+// TotalCountIsLowerBound says whether totalCount counted only the first
+// forkengine.SearchScanRows rows of a search's rarest word (docs/api.md, Finding a session).
+// Errors: the store's, as totalCount.
+func (r *sessionConnectionResolver) TotalCountIsLowerBound(ctx context.Context, obj *models.SessionConnection) (bool, error) {
+	c, err := r.sessionCount(ctx, obj)
+	return c.LowerBound, err
 }
 
 // AuditMessages are the session's notices, read for every session of the response in one batch.

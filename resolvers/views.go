@@ -61,15 +61,24 @@ func pageArgs[C any](first, last *int, after, before *string, scope models.ListS
 }
 
 // sessionPage reads a sessions window: page.Size+1 rows from the cursor towards the list's end,
-// or towards its start for a backward page. A filter no report could match is refused first.
-func (r *Resolver) sessionPage(ctx context.Context, ws string, f forkengine.SessionFilter, page models.Page, cursor forkengine.PageCursor) ([]forkengine.Session, error) {
+// or towards its start for a backward page. A search examines at most
+// r.searchScan index rows (Config.SearchScanRows) and may stop short at a position (SearchPage.Reached).
+// A filter no report could match is refused first.
+func (r *Resolver) sessionPage(ctx context.Context, ws string, f forkengine.SessionFilter, page models.Page, cursor forkengine.PageCursor) (forkengine.SearchPage, error) {
 	if err := f.Check(); err != nil {
-		return nil, err
+		return forkengine.SearchPage{}, err
 	}
+	if len(f.Search) > 0 {
+		return r.engine.Reader().SearchSessions(ctx, ws, f, cursor, page.Size+1, r.searchScan, page.Backward)
+	}
+	var rows []forkengine.Session
+	var err error
 	if page.Backward {
-		return r.engine.Reader().ListSessionsBefore(ctx, ws, f, cursor, page.Size+1)
+		rows, err = r.engine.Reader().ListSessionsBefore(ctx, ws, f, cursor, page.Size+1)
+	} else {
+		rows, err = r.engine.Reader().ListSessions(ctx, ws, f, cursor, page.Size+1)
 	}
-	return r.engine.Reader().ListSessions(ctx, ws, f, cursor, page.Size+1)
+	return forkengine.SearchPage{Sessions: rows}, err
 }
 
 // operationPage is sessionPage for forkOperations.

@@ -104,7 +104,8 @@ func (q queries) SessionsByIDs(ctx context.Context, ws string, ids []string) (ma
 // (sessionFilterSQL) instead of gorm's builder and reflective scanner.
 func (q queries) ListSessions(ctx context.Context, ws string, f forkengine.SessionFilter, after forkengine.PageCursor, n int) ([]forkengine.Session, error) {
 	if len(f.Search) > 0 {
-		return q.searchSessions(ctx, ws, f, after, n, false)
+		page, err := q.searchSessions(ctx, ws, f, after, n, 0, false)
+		return page.Sessions, err
 	}
 	where, args := sessionFilterSQL(ws, f)
 	if !after.IsZero() {

@@ -27,7 +27,8 @@ const newestFirst = "created_at_us DESC, id DESC"
 // cursor, newest first.
 func (q queries) ListSessionsBefore(ctx context.Context, ws string, f forkengine.SessionFilter, before forkengine.PageCursor, n int) ([]forkengine.Session, error) {
 	if len(f.Search) > 0 {
-		return q.searchSessions(ctx, ws, f, before, n, true)
+		page, err := q.searchSessions(ctx, ws, f, before, n, 0, true)
+		return page.Sessions, err
 	}
 	where, args := sessionFilterSQL(ws, f)
 	where, args = beforeSQL(where, args, before)

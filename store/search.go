@@ -575,53 +575,123 @@ func (p searchPlan) where(ws string, f forkengine.SessionFilter) (string, []any)
 // searchSessionColumns are the session columns a search page selects, after workspace_id.
 var searchSessionColumns = sessionsTable.listAfterWorkspace("s.")
 
+// leadRows is the derived table t of a search read: the lead word's index rows from the cursor
+// on, in the index's order (descending when backward), at most scan of them (scan <= 0: all).
+// The class filter, the other words, kind and provider are applied to these rows outside the
+// LIMIT (searchPlan.where), so scan bounds every row the read examines, whatever they match.
+func (p searchPlan) leadRows(ws string, cursor forkengine.PageCursor, scan int, backward bool) (string, []any) {
+	cmp, order := ">", "created_at_us, session_id"
+	if backward {
+		cmp, order = "<", "created_at_us DESC, session_id DESC"
+	}
+	query := "SELECT workspace_id, term, created_at_us, session_id, class FROM session_terms WHERE workspace_id = ? AND term = ?"
+	args := []any{ws, p.lead}
+	if !cursor.IsZero() {
+		query += " AND (created_at_us, session_id) " + cmp + " (?, ?)"
+		args = append(args, micros(cursor.Time), cursor.ID)
+	}
+	query += " ORDER BY " + order
+	if scan > 0 {
+		query += " LIMIT " + strconv.Itoa(scan)
+	}
+	return "(" + query + ") t", args
+}
+
 // searchSessions reads a search page: up to n (<= 0: all) matching sessions strictly after the
 // cursor in (CreatedAt, ID) order, or strictly before it newest first when backward. It walks
 // the lead word's rows from the cursor in the index's order (CROSS JOIN keeps SQLite's planner
-// from driving the join from sessions instead), so it reads the page and the rows between it
-// that lack another word or are filtered out, never the whole match.
-func (q queries) searchSessions(ctx context.Context, ws string, f forkengine.SessionFilter, cursor forkengine.PageCursor, n int, backward bool) ([]forkengine.Session, error) {
-	out := make([]forkengine.Session, 0, min(max(n, 0), 1000))
+// from driving the join from sessions instead), at most scan of them (scan <= 0: no bound).
+// When the page is short and the bound was what stopped it, one more statement reads the key
+// of the last row examined, the page's Reached.
+func (q queries) searchSessions(ctx context.Context, ws string, f forkengine.SessionFilter, cursor forkengine.PageCursor, n, scan int, backward bool) (forkengine.SearchPage, error) {
+	page := forkengine.SearchPage{Sessions: make([]forkengine.Session, 0, min(max(n, 0), 1000))}
 	plan, err := q.planSearch(ctx, ws, f)
 	if err != nil || plan.empty {
-		return out, err
+		return page, err
 	}
+	rows, rowArgs := plan.leadRows(ws, cursor, scan, backward)
 	where, args := plan.where(ws, f)
-	cmp, order := ">", "t.created_at_us, t.session_id"
+	order := "t.created_at_us, t.session_id"
 	if backward {
-		cmp, order = "<", "t.created_at_us DESC, t.session_id DESC"
+		order = "t.created_at_us DESC, t.session_id DESC"
 	}
-	if !cursor.IsZero() {
-		where += " AND (t.created_at_us, t.session_id) " + cmp + " (?, ?)"
-		args = append(args, micros(cursor.Time), cursor.ID)
-	}
-	query := "SELECT " + searchSessionColumns + " FROM session_terms t CROSS JOIN sessions s WHERE " + where + " ORDER BY " + order
+	query := "SELECT " + searchSessionColumns + " FROM " + rows + " CROSS JOIN sessions s WHERE " + where + " ORDER BY " + order
 	if n > 0 {
 		query += " LIMIT " + strconv.Itoa(n)
 	}
-	err = eachOfWorkspace(ctx, q, sessionsTable, ws, query, args, func(s *forkengine.Session) { out = append(out, *s) })
+	err = eachOfWorkspace(ctx, q, sessionsTable, ws, query, append(rowArgs, args...), func(s *forkengine.Session) { page.Sessions = append(page.Sessions, *s) })
 	if err != nil {
-		return nil, classify(err, "search sessions")
+		return forkengine.SearchPage{}, classify(err, "search sessions")
+	}
+	if scan > 0 && (n <= 0 || len(page.Sessions) < n) {
+		if page.Reached, err = q.scanReached(ctx, plan, ws, cursor, scan, backward); err != nil {
+			return forkengine.SearchPage{}, err
+		}
+	}
+	return page, nil
+}
+
+// scanReached returns the key of the scan-th lead row from the cursor when a row follows it
+// (the read stopped at its bound with rows left), else the zero cursor: an index-only walk of
+// scan+1 keys.
+func (q queries) scanReached(ctx context.Context, plan searchPlan, ws string, cursor forkengine.PageCursor, scan int, backward bool) (forkengine.PageCursor, error) {
+	rows, args := plan.leadRows(ws, cursor, scan+1, backward)
+	var keys []forkengine.PageCursor
+	var us int64
+	var id string
+	err := scanEach(ctx, q, "SELECT t.created_at_us, t.session_id FROM "+rows+" LIMIT 2 OFFSET "+strconv.Itoa(scan-1), args,
+		[]any{&us, &id}, func() { keys = append(keys, forkengine.PageCursor{Time: fromMicros(us), ID: id}) })
+	if err != nil {
+		return forkengine.PageCursor{}, classify(err, "search sessions")
+	}
+	if len(keys) < 2 {
+		return forkengine.PageCursor{}, nil
+	}
+	return keys[0], nil
+}
+
+// SearchSessions reads a bounded search page (forkengine.Reader); f.Search must not be empty.
+// Errors: as ListSessions.
+func (q queries) SearchSessions(ctx context.Context, ws string, f forkengine.SessionFilter, from forkengine.PageCursor, limit, scan int, backward bool) (forkengine.SearchPage, error) {
+	if len(f.Search) == 0 {
+		return forkengine.SearchPage{}, fmt.Errorf("search sessions: no search words")
+	}
+	return q.searchSessions(ctx, ws, f, from, limit, scan, backward)
+}
+
+// CountSearch counts a search (forkengine.Reader): a one-word search without a kind or provider
+// filter from session_term_counts (O(1), exact); otherwise the matches among the lead word's
+// first scan rows (scan <= 0: all of them), a lower bound when a row follows them.
+func (q queries) CountSearch(ctx context.Context, ws string, f forkengine.SessionFilter, scan int) (forkengine.SearchCount, error) {
+	if len(f.Search) == 1 && f.Kind == "" && f.Provider == "" {
+		counts, err := q.termCounts(ctx, ws, f, f.Search)
+		return forkengine.SearchCount{N: int(counts[f.Search[0]])}, err
+	}
+	plan, err := q.planSearch(ctx, ws, f)
+	if err != nil || plan.empty {
+		return forkengine.SearchCount{}, err
+	}
+	rows, rowArgs := plan.leadRows(ws, forkengine.PageCursor{}, scan, false)
+	where, args := plan.where(ws, f)
+	n, err := q.queryInt(ctx, "SELECT COUNT(*) FROM "+rows+" CROSS JOIN sessions s WHERE "+where, append(rowArgs, args...)...)
+	if err != nil {
+		return forkengine.SearchCount{}, classify(err, "count a search")
+	}
+	out := forkengine.SearchCount{N: int(n)}
+	if scan > 0 {
+		reached, err := q.scanReached(ctx, plan, ws, forkengine.PageCursor{}, scan, false)
+		if err != nil {
+			return forkengine.SearchCount{}, err
+		}
+		out.LowerBound = !reached.IsZero()
 	}
 	return out, nil
 }
 
-// countSearch counts the sessions a search matches: a one-word search without a kind or
-// provider filter from session_term_counts (O(1)); otherwise by walking the rarest word's rows
-// (O(its matches), as the plain list's count by kind or provider is O(matching sessions)).
+// countSearch counts the sessions a search matches, exactly (CountSessions): CountSearch
+// without a bound, O(the rarest word's rows) for several words or a kind or provider filter (as
+// the plain list's count by kind or provider is O(matching sessions)).
 func (q queries) countSearch(ctx context.Context, ws string, f forkengine.SessionFilter) (int, error) {
-	if len(f.Search) == 1 && f.Kind == "" && f.Provider == "" {
-		counts, err := q.termCounts(ctx, ws, f, f.Search)
-		return int(counts[f.Search[0]]), err
-	}
-	plan, err := q.planSearch(ctx, ws, f)
-	if err != nil || plan.empty {
-		return 0, err
-	}
-	where, args := plan.where(ws, f)
-	n, err := q.queryInt(ctx, "SELECT COUNT(*) FROM session_terms t CROSS JOIN sessions s WHERE "+where, args...)
-	if err != nil {
-		return 0, classify(err, "count a search")
-	}
-	return int(n), nil
+	c, err := q.CountSearch(ctx, ws, f, 0)
+	return c.N, err
 }

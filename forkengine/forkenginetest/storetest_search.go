@@ -21,6 +21,9 @@ func searchTests() map[string]storeTest {
 		"CombinesWithEveryFilter":                      testSearchFilters,
 		"FollowsTitleChangesAndPurges":                 testSearchFollowsWrites,
 		"ForkMatchesItsTitleAndOwnMessagesOnly":        testSearchForks,
+		"BoundedPagesOfWordsThatNeverMeetEndEmpty":     testSearchBoundedNeverMeet,
+		"BoundedPagesReachEveryMatchOnce":              testSearchBoundedReachesAll,
+		"BoundedCountIsExactBelowTheBound":             testSearchBoundedCount,
 	}
 }
 

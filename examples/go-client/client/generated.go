@@ -224,7 +224,10 @@ func (v *ListSessionsResponse) GetSessions() *ListSessionsSessionsSessionConnect
 //
 // A page of sessions.
 type ListSessionsSessionsSessionConnection struct {
-	// How many sessions match the filter (and the search) in total.
+	// How many sessions match the filter (and the search) in total. Exact, except for a search of
+	// several words (or one narrowed by `kind` or `provider`) whose rarest word is held by more than
+	// a few thousand sessions: then it counts the matches among those first few thousand, and
+	// `totalCountIsLowerBound` is true.
 	TotalCount int `json:"totalCount"`
 	// The sessions of this page, each with its cursor.
 	Edges []*ListSessionsSessionsSessionConnectionEdgesSessionEdge `json:"edges"`

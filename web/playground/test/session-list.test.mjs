@@ -32,4 +32,9 @@ test('countText says how much is loaded, with thousands separators', () => {
   assert.equal(countText({ loaded: 200, total: 1234, search: 'kraken' }), '200 of 1,234 sessions match “kraken”');
   assert.equal(countText({ loaded: 0, total: 0, search: 'absent' }), '0 sessions match “absent”');
   assert.equal(countText({ loaded: 0, total: null }), 'Loading sessions…');
+  // A lower bound (totalCountIsLowerBound) says so until the list has read to its end.
+  assert.equal(countText({ loaded: 50, total: 4000, search: 'half odd', lowerBound: true }), '50 of 4,000+ sessions match “half odd”');
+  assert.equal(countText({ loaded: 0, total: 0, search: 'half odd', lowerBound: true }), '0+ sessions match “half odd”');
+  assert.equal(countText({ loaded: 120, total: 100, search: 'a b', lowerBound: true }), '120+ sessions match “a b”');
+  assert.equal(countText({ loaded: 1, total: 1, search: 'a b', lowerBound: true, hasNext: false }), '1 session matches “a b”');
 });

@@ -7,7 +7,7 @@ import { ROW_HEIGHT, countText, visibleRange, wantsMore } from './sessionList.js
 const PAGE = 200; // the server's largest page
 const SEARCH_DELAY_MS = 250;
 
-const empty = (search) => ({ search, rows: [], total: null, endCursor: null, hasNext: true, loading: false, error: null });
+const empty = (search) => ({ search, rows: [], total: null, lowerBound: false, endCursor: null, hasNext: true, loading: false, error: null });
 
 /**
  * SessionList is every session of the workspace, or those a search finds, oldest first: read a
@@ -53,7 +53,7 @@ export function SessionList({ workspaceId, selectedId, onSelect, sessions, versi
         const seen = new Set(l.rows.map((r) => r.id));
         const rows = l.rows.concat(conn.edges.map((e) => e.node).filter((n) => !seen.has(n.id)));
         return {
-          ...l, rows, total: conn.totalCount, loading: false, hasNext: conn.pageInfo.hasNextPage,
+          ...l, rows, total: conn.totalCount, lowerBound: conn.totalCountIsLowerBound, loading: false, hasNext: conn.pageInfo.hasNextPage,
           endCursor: conn.pageInfo.endCursor || l.endCursor,
         };
       });
@@ -71,7 +71,7 @@ export function SessionList({ workspaceId, selectedId, onSelect, sessions, versi
         const search = listRef.current.search;
         const data = await request(SESSION_COUNT, { workspaceId, search: search || null });
         if (!search && onTotal) onTotal(data.sessions.totalCount);
-        if (gen === generation.current) setList((l) => ({ ...l, total: data.sessions.totalCount, hasNext: true }));
+        if (gen === generation.current) setList((l) => ({ ...l, total: data.sessions.totalCount, lowerBound: data.sessions.totalCountIsLowerBound, hasNext: true }));
       } catch {
         // the next change or scroll tries again
       }
@@ -118,7 +118,7 @@ export function SessionList({ workspaceId, selectedId, onSelect, sessions, versi
         />
       </form>
       <p className="session-list-count" role="status" data-loaded={list.rows.length} data-total={list.total ?? ''} data-search={list.search}>
-        {countText({ loaded: list.rows.length, total: list.total, search: list.search })}
+        {countText({ loaded: list.rows.length, total: list.total, search: list.search, lowerBound: list.lowerBound, hasNext: list.hasNext })}
       </p>
       {list.error && (
         <p className="banner banner-error" role="alert">
@@ -134,7 +134,7 @@ export function SessionList({ workspaceId, selectedId, onSelect, sessions, versi
         aria-busy={list.loading}
       >
         <div className="session-list-rows" style={{ height }}>{rows}</div>
-        {list.total === 0 && <p className="empty">{list.search ? 'No session has every word of this search.' : 'No sessions yet.'}</p>}
+        {list.total === 0 && !list.hasNext && <p className="empty">{list.search ? 'No session has every word of this search.' : 'No sessions yet.'}</p>}
       </div>
     </section>
   );

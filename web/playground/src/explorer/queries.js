@@ -47,13 +47,14 @@ export const SESSIONS_PAGE = `query ExplorerSessions($workspaceId: ID!, $after: 
 export const SESSION_LIST_PAGE = `query ExplorerSessionList($workspaceId: ID!, $first: Int!, $after: String, $search: String) {
   sessions(workspaceId: $workspaceId, first: $first, after: $after, search: $search) {
     totalCount
+    totalCountIsLowerBound
     edges { node { ${SESSION_NODE} } }
     pageInfo { hasNextPage endCursor }
   }
 }`;
 
 export const SESSION_COUNT = `query ExplorerSessionCount($workspaceId: ID!, $search: String) {
-  sessions(workspaceId: $workspaceId, first: 0, search: $search) { totalCount }
+  sessions(workspaceId: $workspaceId, first: 0, search: $search) { totalCount totalCountIsLowerBound }
 }`;
 
 export const SESSION_NODE_QUERY = `query ExplorerSessionNode($workspaceId: ID!, $id: ID!) {

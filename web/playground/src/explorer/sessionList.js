@@ -32,12 +32,19 @@ export const formatCount = (n) => number.format(n);
 
 /**
  * countText says honestly how much of the list is loaded: "5,000 of 10,200 sessions", or with a
- * search "12 of 340 sessions match “kraken”"; once everything is loaded, just the total.
+ * search "12 of 340 sessions match “kraken”"; once everything is loaded, just the total. When the
+ * server's count is a lower bound (totalCountIsLowerBound: a search of several words counts only
+ * the first few thousand sessions of its rarest word) it says so: "50 of 4,000+ sessions match",
+ * until the list has read to its end (hasNext false) and knows the number.
  */
-export function countText({ loaded, total, search }) {
+export function countText({ loaded, total, search, lowerBound = false, hasNext = true }) {
   if (total == null) return search ? `Searching “${search}”…` : 'Loading sessions…';
-  const noun = total === 1 ? 'session' : 'sessions';
-  const what = search ? `${noun} ${total === 1 ? 'matches' : 'match'} “${search}”` : noun;
-  if (loaded >= total) return `${formatCount(total)} ${what}`;
-  return `${formatCount(loaded)} of ${formatCount(total)} ${what}`;
+  if (lowerBound && !hasNext) return countText({ loaded, total: loaded, search });
+  const shown = lowerBound ? Math.max(total, loaded) : total;
+  const plus = lowerBound ? '+' : '';
+  const one = shown === 1 && !lowerBound;
+  const noun = one ? 'session' : 'sessions';
+  const what = search ? `${noun} ${one ? 'matches' : 'match'} “${search}”` : noun;
+  if (loaded >= shown) return `${formatCount(shown)}${plus} ${what}`;
+  return `${formatCount(loaded)} of ${formatCount(shown)}${plus} ${what}`;
 }
