@@ -7,7 +7,9 @@
 # Exit status: 0 all passed; 1 a test or the server failed; 3 a needed tool is missing (node, npm,
 # chromium, or the npm packages could not be installed), so the caller decides whether that fails.
 #
-# Environment: CHROMIUM (default /usr/bin/chromium), GO (default go).
+# Environment: CHROMIUM (default /usr/bin/chromium), GO (default go), BROWSER_TESTS (the test
+# files to run, relative to web/playground; default test/*.test.mjs, e.g.
+# BROWSER_TESTS="test/explorer.test.mjs test/explorer-transcript.test.mjs").
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -110,7 +112,7 @@ echo "servers ready at $base, (with credentials) $token_base and (with -cors-ori
 mkdir -p "$here/artifacts"
 (cd "$here" && FORKGRAPH_URL="$base" FORKGRAPH_TOKEN_URL="$token_base" FORKGRAPH_TOKEN="$token" \
   FORKGRAPH_READER_TOKEN="$reader" FORKGRAPH_ISSUER="$issuer" \
-  FORKGRAPH_CORS_URL="$cors_base" FORKGRAPH_CORS_PAGE_PORT="$cors_page_port" node --test --test-concurrency=1 --test-timeout=120000 test/*.test.mjs)
+  FORKGRAPH_CORS_URL="$cors_base" FORKGRAPH_CORS_PAGE_PORT="$cors_page_port" node --test --test-concurrency=1 --test-timeout=120000 ${BROWSER_TESTS:-test/*.test.mjs})
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "--- server log (last 60 lines) ---" >&2

@@ -2,6 +2,7 @@ import { Fragment, useEffect, useState } from 'react';
 import { kindText, sessionLabel } from './ForestGraph.jsx';
 import { isPending } from './queries.js';
 import { newerOperation } from './state.js';
+import { answerText, promptText, transcriptRows } from './transcript.js';
 import { can, useViewer } from '../viewer.jsx';
 
 const BINDING_HELP = {
@@ -26,7 +27,8 @@ export function pendingOperationOf(turn, operations) {
 }
 
 /**
- * SessionPanel shows the selected session's turns and messages. A settled turn has a fork button,
+ * SessionPanel shows the selected session's turns and messages, each turn's interactions, and the
+ * session's audit messages between the turns where they were reported. A settled turn has a fork button,
  * or, while a fork through it is pending, that operation with what can be done about it.
  */
 export function SessionPanel({ detail, selectedId, error, sessions, operations, actions, startError }) {
@@ -90,21 +92,22 @@ export function SessionPanel({ detail, selectedId, error, sessions, operations, 
           </span>
         </p>
       )}
-      {detail.turns.length === 0 ? (
-        <p className="muted">No turns yet.</p>
-      ) : (
+      {detail.turns.length === 0 && <p className="muted">No turns yet.</p>}
+      {(detail.turns.length > 0 || (detail.auditMessages || []).length > 0) && (
         <ol className="turns">
-          {detail.turns.map((turn) => (
-            <Fragment key={turn.id}>
+          {transcriptRows(detail.turns, detail.auditMessages).map((row) => row.kind === 'audit' ? (
+            <AuditMessage key={`audit-${row.audit.id}`} audit={row.audit} />
+          ) : (
+            <Fragment key={row.turn.id}>
               <Turn
-                turn={turn}
-                pending={pendingOperationOf(turn, operations)}
+                turn={row.turn}
+                pending={pendingOperationOf(row.turn, operations)}
                 sessions={sessions}
                 actions={actions}
                 forkTarget={forkTarget}
-                startError={startError && startError.turnId === turn.id ? startError.message : null}
+                startError={startError && startError.turnId === row.turn.id ? startError.message : null}
               />
-              {lineage && lineage.targetTurnId === turn.id && <ContinuedFrom lineage={lineage} onSelect={onSelect} />}
+              {lineage && lineage.targetTurnId === row.turn.id && <ContinuedFrom lineage={lineage} onSelect={onSelect} />}
             </Fragment>
           ))}
         </ol>
@@ -181,6 +184,58 @@ function MessagePart({ part }) {
   }
 }
 
+/**
+ * AuditMessage draws a turn-less notice of the session ("model changed") between the turns, where
+ * its afterSequence puts it (transcriptRows).
+ */
+function AuditMessage({ audit }) {
+  return (
+    <li className="audit-message" role="note" aria-label={`Session notice: ${audit.kind}`}
+      data-audit-id={audit.id} data-after-sequence={audit.afterSequence}>
+      <span className="badge audit-kind">{audit.kind}</span> <span className="audit-content">{audit.content}</span>
+    </li>
+  );
+}
+
+const INTERACTION_STATE_TEXT = {
+  PENDING: 'waiting for the user',
+  ANSWERED: 'answered',
+  CANCELED: 'withdrawn before an answer',
+  SUPERSEDED: 'pending in the source when this fork copied it; never answered here',
+};
+
+/**
+ * Interactions draws a turn's permission and question prompts in the order they were reported:
+ * the kind, the prompt (its words, or its JSON), the state (PENDING stands out) and the answer.
+ */
+function Interactions({ interactions }) {
+  if (!interactions || interactions.length === 0) return null;
+  return (
+    <ul className="interactions" aria-label="Prompts to the user">
+      {interactions.map((it) => {
+        const words = promptText(it.prompt);
+        const answer = answerText(it.answer);
+        return (
+          <li key={it.id} className={`interaction kind-${it.kind.toLowerCase()} state-${it.state.toLowerCase()}`}
+            data-interaction-id={it.id} data-request-id={it.requestId} data-state={it.state} data-kind={it.kind}>
+            <div className="interaction-head">
+              <span className="part-label interaction-kind">{it.kind === 'PERMISSION' ? 'permission' : 'question'}</span>{' '}
+              <span className={`badge interaction-state state-${it.state.toLowerCase()}`} title={INTERACTION_STATE_TEXT[it.state] || undefined}>
+                {it.state}
+              </span>
+              {it.state === 'PENDING' && <span className="muted small"> waiting for the user</span>}
+            </div>
+            {words ? <div className="interaction-prompt">{words}</div> : <pre className="interaction-prompt">{JSON.stringify(it.prompt, null, 2)}</pre>}
+            {answer !== null && (
+              <div className="interaction-answer"><span className="part-label">answer</span> <span className="answer-text">{answer}</span></div>
+            )}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
 /** TurnDetails draws what a turn reported of its result: its error, file changes and command. */
 function TurnDetails({ turn }) {
   const changes = turn.fileChanges || [];
@@ -231,6 +286,7 @@ function Turn({ turn, pending, sessions, actions, forkTarget, startError }) {
           </li>
         ))}
       </ul>
+      <Interactions interactions={turn.interactions} />
       <TurnDetails turn={turn} />
       {settled && pending && <PendingOperation key={pending.id} op={pending} sessions={sessions} actions={actions} />}
       {settled && !pending && (

@@ -61,6 +61,8 @@ export const SESSION_NODE_QUERY = `query ExplorerSessionNode($workspaceId: ID!, 
   session(workspaceId: $workspaceId, id: $id) { ${SESSION_NODE} }
 }`;
 
+// A turn's interactions and the session's audit messages are plain lists (one statement each for
+// the whole response, at a few points of complexity per row), read with every page of turns.
 // A page of a turn's messages. SESSION_DETAIL reads each turn's first 20 (50 turns × 20 messages
 // with their parts stay under the complexity limit, which counts a page's size times its
 // selection; 50 × 50 with parts would not); the rest of a longer turn is read with TURN_MESSAGES
@@ -86,6 +88,7 @@ export const SESSION_DETAIL = `query ExplorerSession($workspaceId: ID!, $id: ID!
     provider
     model
     lifecycleCapabilities { forkThroughTurn }
+    auditMessages { id: localId afterSequence kind content createdAt }
     turns(first: 50, after: $after) {
       edges {
         node {
@@ -101,6 +104,7 @@ export const SESSION_DETAIL = `query ExplorerSession($workspaceId: ID!, $id: ID!
           fileChanges { path kind previousPath }
           completedCommand { command exitCode }
           pendingForkOperation { ${OPERATION} }
+          interactions { id: localId requestId kind prompt state answer answeredAt }
           messagesConnection(first: 20) { ${MESSAGES_PAGE} }
         }
       }
