@@ -97,6 +97,11 @@ describe('forkThroughTurn', () => {
     const seen = await handle.until((st) => st.status === 'succeeded');
     const end = await handle.settled();
     const carries = (e) => e.session?.localId === seen.targetSessionId || e.forkOperation?.session?.localId === seen.targetSessionId;
+    // The operation's update and the child's upsert are two events: the handle may settle on the
+    // first while the second is still on its way (seen once in CI under load), so await it, bounded.
+    for (const deadline = Date.now() + 5000; !events.some(carries) && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
     assert.ok(events.some(carries), 'the child came from the stream');
     const posts = proxy.seen.slice(start).filter((r) => runs('forkSession')(r.body));
     assert.equal(posts.length, 1, 'the child proved the fork: the cut request was not needed again');
