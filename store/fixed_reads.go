@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+
+	"gorm.io/gorm"
 )
 
 // The reads a fork makes on every start and commit run fixed SQL scanned by hand, like the hot
@@ -75,8 +77,14 @@ func eachOfWorkspace[D any](ctx context.Context, q queries, t table[D], ws, quer
 }
 
 func scanEach(ctx context.Context, q queries, query string, args, targets []any, each func()) error {
+	return q.scanRows(ctx, q.db.Statement.ConnPool, query, args, targets, each)
+}
+
+// scanRows runs query on pool (the store's pool, or a transaction's connection), counting it,
+// scanning each row into targets and calling each.
+func (q queries) scanRows(ctx context.Context, pool gorm.ConnPool, query string, args, targets []any, each func()) error {
 	q.statements.Add(1)
-	rows, err := q.db.Statement.ConnPool.QueryContext(ctx, q.dialect.placeholders(query), args...)
+	rows, err := pool.QueryContext(ctx, q.dialect.placeholders(query), args...)
 	if err != nil {
 		return err
 	}

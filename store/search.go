@@ -302,7 +302,6 @@ func (q queries) bumpTermCounts(db *gorm.DB, ws string, added map[termClass]int6
 // queryEach runs a statement that returns rows inside db's transaction, scanning each into
 // targets and calling each.
 func (q queries) queryEach(db *gorm.DB, query string, args, targets []any, each func()) error {
-	q.statements.Add(1)
 	ctx := db.Statement.Context
 	if q.dialect.writesIgnoreCancel { // as execFixed: it writes
 		if err := ctx.Err(); err != nil {
@@ -310,18 +309,7 @@ func (q queries) queryEach(db *gorm.DB, query string, args, targets []any, each 
 		}
 		ctx = context.WithoutCancel(ctx)
 	}
-	rows, err := db.Statement.ConnPool.QueryContext(ctx, q.dialect.placeholders(query), args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := rows.Scan(targets...); err != nil {
-			return err
-		}
-		each()
-	}
-	return rows.Err()
+	return q.scanRows(ctx, db.Statement.ConnPool, query, args, targets, each)
 }
 
 // termsOf pairs one session with each of terms.
