@@ -20,6 +20,7 @@ import (
 // The command's own job: -h, -version with the stamps a release build links in, a refused
 // command line. The flags themselves are internal/server's (config_test.go).
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	none := func(string) string { return "" }
 	require.NoError(t, run(context.Background(), []string{"-h"}, none, &stdout, &stderr), "-h is not an error")
@@ -40,6 +41,7 @@ func TestHelpAndVersion(t *testing.T) {
 // TestVersionStampsReachTheServer: `make build` links -X main.version and main.commit, and run
 // hands them to the server, so -version reports them.
 func TestVersionStampsReachTheServer(t *testing.T) {
+	// Not parallel: it sets the package's stamps, which the other tests' -version reads.
 	previous, previousCommit := version, commit
 	version, commit = "v9.9.9-stamp", "0123456789abcdef"
 	t.Cleanup(func() { version, commit = previous, previousCommit })
@@ -52,6 +54,7 @@ func TestVersionStampsReachTheServer(t *testing.T) {
 // TestRunServesUntilCancelled: run reads the environment it is given, serves, and returns nil
 // after a clean shutdown when its context ends (main's SIGTERM).
 func TestRunServesUntilCancelled(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	env := map[string]string{"FORKGRAPH_ADDR": "127.0.0.1:0", "FORKGRAPH_NO_SEED": "true",

@@ -10,6 +10,7 @@ import (
 )
 
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"FORKGRAPH_ADDR": "127.0.0.1:9", "FORKGRAPH_BARRIER": "off", "FORKGRAPH_TOKENS": "aaaaaaaaaaaaaaaa=w1,bbbbbbbbbbbbbbbb=w2"}
 	cfg, err := parseConfig([]string{"-addr", "127.0.0.1:7"}, func(k string) string { return env[k] }, io.Discard)
 	require.NoError(t, err)
@@ -31,6 +32,7 @@ func TestConfig(t *testing.T) {
 }
 
 func TestSubscriberQueueFlag(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	cfg, err := parseConfig(nil, none, io.Discard)
 	require.NoError(t, err)
@@ -43,6 +45,7 @@ func TestSubscriberQueueFlag(t *testing.T) {
 }
 
 func TestGCHeapFloorFlag(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	cfg, err := parseConfig(nil, none, io.Discard)
 	require.NoError(t, err)
@@ -55,6 +58,7 @@ func TestGCHeapFloorFlag(t *testing.T) {
 }
 
 func TestForkingFlag(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	cfg, err := parseConfig(nil, none, io.Discard)
 	require.NoError(t, err)
@@ -68,6 +72,7 @@ func TestForkingFlag(t *testing.T) {
 }
 
 func TestOpenModeListensOnLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	env := func(string) string { return "" }
 	_, err := parseConfig([]string{"-addr", "0.0.0.0:8080"}, env, io.Discard)
 	require.ErrorIs(t, err, errOpenModeExposed)
@@ -92,6 +97,7 @@ func TestOpenModeListensOnLoopbackOnly(t *testing.T) {
 }
 
 func TestObserveFlagsHaveVariables(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"FORKGRAPH_LOG_FORMAT": "json", "FORKGRAPH_LOG_LEVEL": "warn", "FORKGRAPH_METRICS_ADDR": "127.0.0.1:9464"}
 	cfg, err := parseConfig([]string{"-log-level", "debug"}, func(k string) string { return env[k] }, io.Discard)
 	require.NoError(t, err)

@@ -177,6 +177,8 @@ func reportAs(t *testing.T, base, authorization, id string) []string {
 // websocket (close 4403 TOKEN_EXPIRED) and over SSE (a last TOKEN_EXPIRED event, then
 // complete); a stream opened with a longer token runs on.
 func TestStreamsEndWhenTheirJWTExpires(t *testing.T) {
+	// Not parallel: it holds the server to a second around the expiry, which other servers
+	// working beside it on two cores could make it miss.
 	iss := testissuer.New(t)
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-oidc-issuer", iss.URL(),
 		"-jwt-audience", testissuer.Audience, "-jwt-clock-skew", "0s")
@@ -226,6 +228,7 @@ func decodeClaims(t *testing.T, token string, out any) {
 // A token removed from the tokens file ends its streams within a second, on a websocket
 // (4403 TOKEN_REVOKED) and over SSE; the other tokens' streams run on, and it is refused.
 func TestRemovedTokenEndsItsStreams(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeTokens(t, path, "alice "+alicesToken+" demo read\nbob "+bobsToken+" demo read,ingest\n")
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-tokens-file", path)
@@ -265,6 +268,7 @@ func writeTokens(t *testing.T, path, text string) {
 // SIGHUP reloads the tokens file (here the only way: its change is not polled for); a file
 // that does not parse keeps the tokens in force, says why in the log, and is counted.
 func TestTokensFileReloadsOnSIGHUP(t *testing.T) {
+	// Not parallel: the SIGHUP goes to the whole test process, and so to every server in it.
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeTokens(t, path, "alice "+alicesToken+" demo read,ingest\n")
 	var logs syncBuffer
@@ -299,6 +303,7 @@ func TestTokensFileReloadsOnSIGHUP(t *testing.T) {
 
 // Bad credentials stop the start with a message naming the flag, and never the token.
 func TestCredentialConfigRefusals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad")
 	require.NoError(t, os.WriteFile(bad, []byte("a "+alicesToken+" demo read\nb "+alicesToken+" demo fork\n"), 0o600))
@@ -311,7 +316,8 @@ func TestCredentialConfigRefusals(t *testing.T) {
 		"HS256":                           {"-jwks-url", "https://id.example/jwks", "-jwt-audience", "a", "-jwt-algorithms", "HS256"},
 	} {
 		t.Run(name, func(t *testing.T) {
-					var stderr bytes.Buffer
+			t.Parallel()
+			var stderr bytes.Buffer
 			err := server.Run(context.Background(), append([]string{"-addr", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "fg.db")}, args...),
 				server.Options{Stderr: &stderr})
 			require.Error(t, err)

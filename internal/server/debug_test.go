@@ -11,6 +11,7 @@ import (
 )
 
 func TestDebugListenerIsLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	for _, addr := range []string{"0.0.0.0:0", ":0", "10.1.2.3:6060", "example.com:6060", "nonsense"} {
 		_, err := listenDebug(addr)
 		require.Error(t, err, addr)
@@ -21,6 +22,7 @@ func TestDebugListenerIsLoopbackOnly(t *testing.T) {
 }
 
 func TestDebugListenerServesMemoryStatistics(t *testing.T) {
+	t.Parallel()
 	ln, err := listenDebug("127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()

@@ -71,6 +71,7 @@ const multipartAccept = "multipart/mixed;deferSpec=20220824,application/json"
 // A persisted document with @defer is delivered incrementally like one sent in full: by APQ
 // hash over POST and GET, and by documentId from a trusted-documents manifest.
 func TestPersistedDocumentsWithDefer(t *testing.T) {
+	t.Parallel()
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"))
 	hash := sha(deferredDocument)
 	status, payloads := deferredRequest(t, http.MethodPost, base+"/graphql", multipartAccept,

@@ -14,6 +14,7 @@ import (
 // At shutdown the real server ends an SSE stream with `complete` (and a websocket with 1001)
 // rather than cutting it, and run returns.
 func TestShutdownEndsStreamsCleanly(t *testing.T) {
+	t.Parallel()
 	base, stop := startServer(t, filepath.Join(t.TempDir(), "f.db"))
 	req, err := http.NewRequest(http.MethodPost, base+"/graphql",
 		strings.NewReader(`{"query":"subscription { workspaceEvents(workspaceId: \"demo\") { cursor } }"}`))

@@ -51,6 +51,7 @@ func edgeRequest(t *testing.T, method, base, host, origin string, header ...stri
 // Issue 10's DNS rebinding reproduction against the real server in open mode, and the Origin
 // allow-list over HTTP, SSE and the websocket upgrade alike.
 func TestEdgeRefusesRebindingAndForeignOrigins(t *testing.T) {
+	t.Parallel()
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"), "-cors-origins", "http://app.example:3000")
 	host := strings.TrimPrefix(base, "http://")
 

@@ -57,6 +57,7 @@ func codedAnswer(t *testing.T, resp *http.Response) (code, reason string) {
 // routes, ...). Each is sent over a raw TCP connection, as a client that is not net/http's
 // would, and must come back as a GraphQL-shaped JSON error.
 func TestEveryRefusalCarriesACode(t *testing.T) {
+	t.Parallel()
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"), "-no-seed")
 	host := strings.TrimPrefix(base, "http://")
 	get := func(path string, headers ...string) string {

@@ -14,6 +14,7 @@ import (
 // its capabilities read false, a fork is refused with forking_disabled, and the workspace's
 // settings say it is the server's switch.
 func TestServerWithForkingOff(t *testing.T) {
+	t.Parallel()
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "forkgraph.db"), "-forking=false")
 	var read struct {
 		Session struct {

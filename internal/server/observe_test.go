@@ -92,6 +92,7 @@ func awaitMetric(t *testing.T, base, name string, want map[string]string, value 
 }
 
 func TestMetricsCountTheWorkload(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuffer{}
 	base, stop := startServerWith(t, func(string) string { return "" }, logs, filepath.Join(t.TempDir(), "fg.db"),
 		"-tokens", secretToken+"=demo", "-log-format", "json")

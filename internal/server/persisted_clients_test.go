@@ -67,6 +67,7 @@ func wsPersisted(t *testing.T, base, token, hash string) string {
 // only (its token, over HTTP and websockets alike), another client's miss is a plain miss, and a
 // client that floods the cache pushes out its own documents only.
 func TestAPQIsPerClient(t *testing.T) {
+	t.Parallel()
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"), "-no-seed",
 		"-tokens", "tok-a-0123456789=A,tok-b-0123456789=B", "-rate-limit", "100000", "-rate-burst", "100000", "-apq-cache", "1000")
 	queryA := `query OfA { sessions(workspaceId: "A") { totalCount } }`
@@ -98,6 +99,7 @@ func TestAPQIsPerClient(t *testing.T) {
 // Registering a document is a request like any other: a client without a token is held to
 // its address's rate limit (issue 21: 1,100 registrations in 1.2 s flushed the cache).
 func TestAPQRegistrationsAreRateLimited(t *testing.T) {
+	t.Parallel()
 	const rate, burst = 50, 100
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"), "-no-seed",
 		"-tokens", "tok-a-0123456789=A", "-rate-limit", fmt.Sprint(rate), "-rate-burst", fmt.Sprint(burst))

@@ -69,6 +69,7 @@ func persistedExt(hash string) map[string]any {
 // with PERSISTED_QUERY_NOT_FOUND, the document sent with its hash registers it, and then the
 // hash alone runs it everywhere.
 func TestAutomaticPersistedQueries(t *testing.T) {
+	t.Parallel()
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"))
 	query := `query Count { sessions(workspaceId: "demo") { totalCount } }`
 	hash := sha(query)
@@ -125,6 +126,7 @@ func TestAutomaticPersistedQueries(t *testing.T) {
 // A trusted-documents server runs the manifest's documents, by documentId or by hash, and
 // refuses anything else with its own code, writing nothing.
 func TestTrustedDocuments(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	count := `query Count { sessions(workspaceId: "demo") { totalCount } }`
 	manifest, err := json.Marshal(map[string]string{sha(count): count})
@@ -160,6 +162,7 @@ func TestTrustedDocuments(t *testing.T) {
 // the complexity limit or the introspection rule, is not cached, so its hash alone stays
 // PERSISTED_QUERY_NOT_FOUND rather than naming a document that can never run.
 func TestAPQForgetsDocumentsRefusedAfterValidation(t *testing.T) {
+	t.Parallel()
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"))
 	for name, doc := range map[string]string{
 		"complexity":             `query Big { sessions(workspaceId: "demo", first: 200) { edges { node { turns(first: 200) { edges { node { messages { id } } } } } } } }`,
@@ -175,6 +178,7 @@ func TestAPQForgetsDocumentsRefusedAfterValidation(t *testing.T) {
 // Over SSE, a request refused before execution (here an APQ miss) arrives as a `next` with the
 // errors and no data entry (GraphQL spec §7.1.2), as GraphQL over HTTP answers it.
 func TestSSEPersistedQueryMissHasNoDataEntry(t *testing.T) {
+	t.Parallel()
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "f.db"))
 	req, err := http.NewRequest(http.MethodPost, base+"/graphql",
 		strings.NewReader(`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"`+sha("{ x }")+`"}}}`))

@@ -12,6 +12,7 @@ import (
 )
 
 func TestProbesAndSeparateMetricsListener(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuffer{}
 	base, _ := startServerWith(t, func(string) string { return "" }, logs, filepath.Join(t.TempDir(), "fg.db"),
 		"-no-seed", "-metrics-addr", "127.0.0.1:0", "-log-format", "json")

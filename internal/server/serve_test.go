@@ -25,6 +25,7 @@ import (
 // operation produced no result"). Now shutdown stops accepting and lets it finish, with its
 // context intact, before serve returns.
 func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "d.db"), Logger: quiet})
@@ -91,6 +92,7 @@ var quiet = slog.New(slog.DiscardHandler)
 // /readyz turns 503 the moment shutdown begins, while in-flight requests still finish: serve
 // calls StartDrain before it stops accepting.
 func TestReadinessDrainsWithShutdown(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "d.db"), Logger: quiet})
@@ -155,6 +157,7 @@ func TestReadinessDrainsWithShutdown(t *testing.T) {
 // /healthz is liveness only: with the database gone it still answers 200 (an orchestrator must
 // not restart a process for an outage it cannot fix), while /readyz says the database is away.
 func TestHealthzIsLivenessOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "d.db"), Logger: quiet})
 	require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 // provider what became of it, finds the child and commits it, with its lineage, without a second
 // Fork and without anyone asking.
 func TestServerReconcilesUnknownDeliveriesInTheBackground(t *testing.T) {
+	t.Parallel()
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "forkgraph.db"), "-no-seed", "-fork-lease", "300ms")
 	post(t, base, `mutation { reportSession(input: {workspaceId: "w", id: "s", provider: "simulated", providerSessionId: "p-s",
 		title: "Trip", settings: {simulated: {fork: "unknown", latencyMs: 0}}}) { id } }`, nil, nil)

@@ -101,6 +101,7 @@ func follow(t *testing.T, base, ws, id string) []string {
 }
 
 func TestServerForkFlow(t *testing.T) {
+	t.Parallel()
 	serverForkFlow(t, servertest.SQLite(t))
 }
 
@@ -199,6 +200,7 @@ func dialEvents(t *testing.T, base, ws string) *websocket.Conn {
 }
 
 func TestServerSeedsDemoOnce(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "fg.db")
 	count := func(base string) (sessions, forks int) {
 		var got struct {
@@ -238,6 +240,7 @@ func TestServerSeedsDemoOnce(t *testing.T) {
 // file another one serves stops at start with an error that says why, before it recovers
 // anything.
 func TestSecondServerOnOneSQLiteFileIsRefused(t *testing.T) {
+	t.Parallel()
 	dbPath := filepath.Join(t.TempDir(), "forkgraph.db")
 	startServer(t, dbPath)
 	err := server.Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-db", dbPath}, server.Options{})

@@ -195,6 +195,7 @@ func reportSessionTitle(base, ws, id, title string) error {
 // RESUME_REQUIRED; the slow one is ended on its own (its connection closed with 1013, or its
 // streams with RESUME_REQUIRED).
 func TestSlowReaderCostsOnlyItself(t *testing.T) {
+	// Not parallel: its few megabytes of backlog load the machine for the tests beside it.
 	const ws, slowSubscriptions, events = "w-slow", 20, 300
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "fg.db"), "-no-seed")
 

@@ -70,6 +70,7 @@ const (
 )
 
 func TestTraceOfOneFork(t *testing.T) {
+	t.Parallel()
 	exporter := keptSpans{tracetest.NewInMemoryExporter()}
 	inMemory := func(context.Context, func(string) string, telemetry.Build) (trace.TracerProvider, func(context.Context) error, error) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
