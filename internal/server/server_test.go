@@ -105,6 +105,13 @@ func TestServerForkFlow(t *testing.T) {
 	serverForkFlow(t, servertest.SQLite(t))
 }
 
+// TestServerForkFlowOnPostgreSQL is the same flow with the server on PostgreSQL
+// (scripts/test-postgres.sh runs it).
+func TestServerForkFlowOnPostgreSQL(t *testing.T) {
+	t.Parallel()
+	serverForkFlow(t, servertest.Postgres(t))
+}
+
 // serverForkFlow reports a session, forks it, follows the fork over a websocket to its commit,
 // reads the child, acknowledges, and shuts the server on db down with a subscription open.
 func serverForkFlow(t *testing.T, db string) {

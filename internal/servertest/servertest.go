@@ -8,15 +8,21 @@ package servertest
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"github.com/forkgraph/forkgraph/internal/server"
 	"github.com/forkgraph/forkgraph/telemetry"
@@ -146,4 +152,45 @@ func Await(t testing.TB, limit time.Duration, what string, ok func() bool) {
 		}
 		<-tick.C
 	}
+}
+
+// PostgresDSNEnv names the variable holding the PostgreSQL test cluster's URL
+// (scripts/start-postgres.sh prints it; scripts/test-postgres.sh sets it).
+const PostgresDSNEnv = "FORKGRAPH_TEST_POSTGRES_DSN"
+
+// Postgres is a postgres:// URL, for Start's db, whose connections use a schema of the test's
+// own in PostgresDSNEnv's database, dropped at the test's end. Without the variable the test is
+// skipped, as every PostgreSQL test of the repository is; scripts/test-postgres.sh runs them.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(PostgresDSNEnv)
+	if base == "" {
+		t.Skipf("%s is not set; run: eval \"$(scripts/start-postgres.sh)\"", PostgresDSNEnv)
+	}
+	if !strings.Contains(base, "://") {
+		t.Fatalf("%s must be a postgres:// URL, as the server's -db takes", PostgresDSNEnv)
+	}
+	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatalf("connect to %s: %v", PostgresDSNEnv, err)
+	}
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	schema := "forkgraph_servertest_" + hex.EncodeToString(suffix)
+	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		t.Fatalf("create schema %s: %v", schema, err)
+	}
+	t.Cleanup(func() { // after the server's Stop, which the test registered later and so runs first
+		if err := admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error; err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+		if sqlDB, err := admin.DB(); err == nil {
+			_ = sqlDB.Close()
+		}
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
 }
