@@ -140,17 +140,18 @@ func (s *Server) Client(t *testing.T, token string) Client {
 }
 
 // Await polls ok until it holds, failing t with what after limit: the bounded wait for a
-// condition a test cannot be told of by an event (a metric, a state read over HTTP).
+// condition a test cannot be told of by an event (a metric, a state read over HTTP). The polls
+// start 10 ms apart and back off to 100 ms, so a long wait does not load the server it watches.
 func Await(t testing.TB, limit time.Duration, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
+	interval := 10 * time.Millisecond
 	for !ok() {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %s", what, limit)
 		}
-		<-tick.C
+		time.Sleep(interval) // the poll's pace, not a guess at how long the condition takes
+		interval = min(interval*3/2, 100*time.Millisecond)
 	}
 }
 
