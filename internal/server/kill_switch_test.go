@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/internal/servertest"
 )
 
 // TestServerWithForkingOff runs the real server with -forking=false: the demo workspace reads,
@@ -25,7 +27,7 @@ func TestServerWithForkingOff(t *testing.T) {
 			ForkingEnabled, WorkspaceForkingEnabled, ServerForkingEnabled bool
 		}
 	}
-	post(t, base, `{ session(workspaceId: "demo", id: "lisbon-trip") { lifecycleCapabilities { forkThroughTurn }
+	servertest.Client{T: t, Base: base}.Must(`{ session(workspaceId: "demo", id: "lisbon-trip") { lifecycleCapabilities { forkThroughTurn }
 		latestTurn { providerForkBindingAvailable } }
 		workspaceSettings(workspaceId: "demo") { forkingEnabled workspaceForkingEnabled serverForkingEnabled } }`, nil, &read)
 	require.False(t, read.Session.LifecycleCapabilities.ForkThroughTurn)

@@ -17,12 +17,13 @@ import (
 func TestServerReconcilesUnknownDeliveriesInTheBackground(t *testing.T) {
 	t.Parallel()
 	base, _ := startServer(t, filepath.Join(t.TempDir(), "forkgraph.db"), "-no-seed", "-fork-lease", "300ms")
-	post(t, base, `mutation { reportSession(input: {workspaceId: "w", id: "s", provider: "simulated", providerSessionId: "p-s",
+	api := servertest.Client{T: t, Base: base}
+	api.Must(`mutation { reportSession(input: {workspaceId: "w", id: "s", provider: "simulated", providerSessionId: "p-s",
 		title: "Trip", settings: {simulated: {fork: "unknown", latencyMs: 0}}}) { id } }`, nil, nil)
-	post(t, base, `mutation { reportTurn(input: {workspaceId: "w", sessionId: "s", id: "s-t1", phase: SETTLED, outcome: COMPLETED,
+	api.Must(`mutation { reportTurn(input: {workspaceId: "w", sessionId: "s", id: "s-t1", phase: SETTLED, outcome: COMPLETED,
 		providerTurnId: "p-t1", providerTurnBinding: {h: 1}}) { id } }`, nil, nil)
 	var start struct{ ForkSession struct{ ID string } }
-	post(t, base, `mutation { forkSession(input: {workspaceId: "w", sourceSessionId: "s", throughTurnId: "s-t1", requestId: "r1"}) { id } }`,
+	api.Must(`mutation { forkSession(input: {workspaceId: "w", sourceSessionId: "s", throughTurnId: "s-t1", requestId: "r1"}) { id } }`,
 		nil, &start)
 
 	type state struct {
@@ -33,7 +34,7 @@ func TestServerReconcilesUnknownDeliveriesInTheBackground(t *testing.T) {
 	var seen []string
 	servertest.Await(t, 30*time.Second, "the fork commits", func() bool { // polling a real server over HTTP
 		var got struct{ ForkOperation state }
-		post(t, base, `query($id: ID!) { forkOperation(workspaceId: "w", id: $id) { phase reconcileAttempts lineage { sourceTurnId } } }`,
+		api.Must(`query($id: ID!) { forkOperation(workspaceId: "w", id: $id) { phase reconcileAttempts lineage { sourceTurnId } } }`,
 			map[string]any{"id": start.ForkSession.ID}, &got)
 		if len(seen) == 0 || seen[len(seen)-1] != got.ForkOperation.Phase {
 			seen = append(seen, got.ForkOperation.Phase)

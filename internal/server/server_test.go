@@ -1,9 +1,7 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,72 +32,6 @@ func startServerWith(t *testing.T, getenv func(string) string, stderr io.Writer,
 	return s.URL, s.Stop
 }
 
-// post runs a GraphQL operation over HTTP and decodes data into out; errors fail the test.
-func post(t *testing.T, base, query string, vars map[string]any, out any) {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	require.NoError(t, err)
-	resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var envelope struct {
-		Data   json.RawMessage
-		Errors []map[string]any
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&envelope))
-	require.Empty(t, envelope.Errors, "query: %s", query)
-	if out != nil {
-		require.NoError(t, json.Unmarshal(envelope.Data, out))
-	}
-}
-
-// follow subscribes to forkOperationUpdated over a real websocket (graphql-transport-ws) and
-// returns the phases received until the server completes the stream.
-func follow(t *testing.T, base, ws, id string) []string {
-	t.Helper()
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
-	conn, resp, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+"/graphql", nil)
-	require.NoError(t, err)
-	_ = resp.Body.Close()
-	defer conn.Close()
-	type message struct {
-		ID, Type string
-		Payload  json.RawMessage
-	}
-	require.NoError(t, conn.WriteJSON(map[string]any{"type": "connection_init"}))
-	read := func() message {
-		require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
-		var m message
-		require.NoError(t, conn.ReadJSON(&m))
-		return m
-	}
-	require.Equal(t, "connection_ack", read().Type)
-	require.NoError(t, conn.WriteJSON(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
-		"query":     `subscription($ws: ID!, $id: ID!) { forkOperationUpdated(workspaceId: $ws, id: $id) { status phase } }`,
-		"variables": map[string]any{"ws": ws, "id": id},
-	}}))
-	var phases []string
-	for {
-		m := read()
-		switch m.Type {
-		case "ping":
-			require.NoError(t, conn.WriteJSON(map[string]any{"type": "pong"}))
-		case "next":
-			var p struct {
-				Data struct {
-					ForkOperationUpdated struct{ Status, Phase string }
-				}
-			}
-			require.NoError(t, json.Unmarshal(m.Payload, &p), "payload: %s", m.Payload)
-			phases = append(phases, p.Data.ForkOperationUpdated.Phase)
-		case "complete":
-			return phases
-		default:
-			t.Fatalf("unexpected %s: %s", m.Type, m.Payload)
-		}
-	}
-}
-
 func TestServerForkFlow(t *testing.T) {
 	t.Parallel()
 	serverForkFlow(t, servertest.SQLite(t))
@@ -116,15 +48,16 @@ func TestServerForkFlowOnPostgreSQL(t *testing.T) {
 // reads the child, acknowledges, and shuts the server on db down with a subscription open.
 func serverForkFlow(t *testing.T, db string) {
 	base, stop := startServer(t, db, "-no-seed")
+	api := servertest.Client{T: t, Base: base}
 
-	post(t, base, `mutation { reportSession(input: {workspaceId: "w", id: "s", provider: "simulated",
+	api.Must(`mutation { reportSession(input: {workspaceId: "w", id: "s", provider: "simulated",
 		providerSessionId: "p-s", title: "Source"}) { id } }`, nil, nil)
 	for i := 1; i <= 3; i++ {
 		turn := fmt.Sprintf("t%d", i)
-		post(t, base, `mutation($id: ID!, $ptid: String!) { reportTurn(input: {workspaceId: "w", sessionId: "s", id: $id,
+		api.Must(`mutation($id: ID!, $ptid: String!) { reportTurn(input: {workspaceId: "w", sessionId: "s", id: $id,
 			phase: SETTLED, outcome: COMPLETED, providerTurnId: $ptid, providerTurnBinding: {n: 1}}) { id } }`,
 			map[string]any{"id": turn, "ptid": "p-" + turn}, nil)
-		post(t, base, `mutation($turn: ID!, $q: String!, $a: String!) { appendMessages(input: {workspaceId: "w", sessionId: "s",
+		api.Must(`mutation($turn: ID!, $q: String!, $a: String!) { appendMessages(input: {workspaceId: "w", sessionId: "s",
 			turnId: $turn, messages: [{role: USER, content: $q}, {role: ASSISTANT, content: $a}]}) { id } }`,
 			map[string]any{"turn": turn, "q": "question " + turn, "a": "answer " + turn}, nil)
 	}
@@ -132,11 +65,11 @@ func serverForkFlow(t *testing.T, db string) {
 	var forked struct {
 		ForkSession struct{ ID, Status, Phase, TargetSessionID string }
 	}
-	post(t, base, `mutation { forkSession(input: {workspaceId: "w", sourceSessionId: "s", throughTurnId: "t2", requestId: "r1"}) {
+	api.Must(`mutation { forkSession(input: {workspaceId: "w", sourceSessionId: "s", throughTurnId: "t2", requestId: "r1"}) {
 		id status phase targetSessionId } }`, nil, &forked)
 	require.Equal(t, "ACCEPTED", forked.ForkSession.Status)
 
-	phases := follow(t, base, "w", forked.ForkSession.ID)
+	phases := api.FollowFork("w", forked.ForkSession.ID, nil)
 	t.Logf("phases seen over the websocket: %v", phases)
 	require.Equal(t, "COMMITTED", phases[len(phases)-1], "phases: %v", phases)
 	order := map[string]int{"FROZEN": 1, "DISPATCHING": 2, "MATERIALIZING": 3, "COMMITTED": 4}
@@ -157,7 +90,7 @@ func serverForkFlow(t *testing.T, db string) {
 			}
 		}
 	}
-	post(t, base, `query($id: ID!) { session(workspaceId: "w", id: $id) { forkedFrom { sourceTurnId }
+	api.Must(`query($id: ID!) { session(workspaceId: "w", id: $id) { forkedFrom { sourceTurnId }
 		turns { edges { node { id messages { role content } } } } } }`, map[string]any{"id": forked.ForkSession.TargetSessionID}, &target)
 	require.Equal(t, "t2", target.Session.ForkedFrom.SourceTurnID)
 	turns := target.Session.Turns.Edges
@@ -170,7 +103,7 @@ func serverForkFlow(t *testing.T, db string) {
 	var acked struct {
 		AcknowledgeForkOperation struct{ AcknowledgedAt *string }
 	}
-	post(t, base, `mutation($id: ID!) { acknowledgeForkOperation(workspaceId: "w", id: $id) { acknowledgedAt } }`,
+	api.Must(`mutation($id: ID!) { acknowledgeForkOperation(workspaceId: "w", id: $id) { acknowledgedAt } }`,
 		map[string]any{"id": forked.ForkSession.ID}, &acked)
 	require.NotNil(t, acked.AcknowledgeForkOperation.AcknowledgedAt)
 
@@ -222,7 +155,7 @@ func TestServerSeedsDemoOnce(t *testing.T) {
 				}
 			}
 		}
-		post(t, base, `{ sessions(workspaceId: "demo") { totalCount }
+		servertest.Client{T: t, Base: base}.Must(`{ sessions(workspaceId: "demo") { totalCount }
 			forkOperations(workspaceId: "demo") { totalCount edges { node { status acknowledgedAt } } } }`, nil, &got)
 		for _, e := range got.ForkOperations.Edges {
 			require.Equal(t, "COMMITTED", e.Node.Status)
