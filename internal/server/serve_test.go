@@ -46,20 +46,7 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 	})
 	obs, err := newObservability(ctx, observeConfig{}, Options{}.withDefaults(), quiet, db)
 	require.NoError(t, err)
-	cfg := config{addr: "127.0.0.1:0"}
-	lns, err := listen(cfg)
-	require.NoError(t, err)
-	stdout, lines := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- serve(ctx, cfg, lns, h, engine, obs, lines, quiet)
-		_ = lines.Close()
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	_, rest, _ := strings.Cut(line, "http://")
-	addr := strings.TrimSuffix(strings.Fields(rest)[0], "/")
+	addr, served := serveOnLoopback(t, ctx, h, engine, obs)
 
 	answer := make(chan string, 1)
 	go func() {
@@ -112,20 +99,8 @@ func TestReadinessDrainsWithShutdown(t *testing.T) {
 		close(started)
 		<-release
 	})
-	cfg := config{addr: "127.0.0.1:0"}
-	lns, err := listen(cfg)
-	require.NoError(t, err)
-	stdout, lines := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- serve(ctx, cfg, lns, mux, engine, obs, lines, quiet)
-		_ = lines.Close()
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	_, rest, _ := strings.Cut(line, "http://")
-	base := "http://" + strings.TrimSuffix(strings.Fields(rest)[0], "/")
+	addr, served := serveOnLoopback(t, ctx, mux, engine, obs)
+	base := "http://" + addr
 
 	resp, err := http.Get(base + "/readyz")
 	require.NoError(t, err)
@@ -185,4 +160,24 @@ func TestHealthzIsLivenessOnly(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "liveness does not")
 	require.Equal(t, "ok", body["status"])
 	require.Equal(t, runtime.Version(), body["go"])
+}
+
+// serveOnLoopback runs serve with h on 127.0.0.1:0 until ctx ends, and returns the address it
+// printed and the channel serve's error arrives on.
+func serveOnLoopback(t *testing.T, ctx context.Context, h http.Handler, engine *forkengine.Engine, obs *observability) (string, <-chan error) {
+	t.Helper()
+	cfg := config{addr: "127.0.0.1:0"}
+	lns, err := listen(cfg)
+	require.NoError(t, err)
+	stdout, lines := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- serve(ctx, cfg, lns, h, engine, obs, lines, quiet)
+		_ = lines.Close()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	_, rest, _ := strings.Cut(line, "http://")
+	return strings.TrimSuffix(strings.Fields(rest)[0], "/"), served
 }
