@@ -129,11 +129,6 @@ func (s *Server) Stop() error {
 	return s.err
 }
 
-// WebsocketURL is /graphql's ws:// URL.
-func (s *Server) WebsocketURL() string {
-	return "ws" + strings.TrimPrefix(s.URL, "http") + "/graphql"
-}
-
 // Client is a GraphQL client of the server for t with the bearer token (empty: none).
 func (s *Server) Client(t *testing.T, token string) Client {
 	return Client{T: t, Base: s.URL, Token: token}
