@@ -17,3 +17,5 @@ trap 'bash scripts/start-postgres.sh stop "$FORKGRAPH_PG_DIR" >/dev/null 2>&1 ||
 FORKGRAPH_TEST_POSTGRES_DSN="$FORKGRAPH_TEST_POSTGRES_DSN" go test -race -count=1 ./store/... ./internal/crashharness/... ./internal/multiinstance/...
 # The resolvers' PostgreSQL cases (the scope matrix); their SQLite cases ran with test-go.
 FORKGRAPH_TEST_POSTGRES_DSN="$FORKGRAPH_TEST_POSTGRES_DSN" go test -race -count=1 -run 'TestScopeMatrix/PostgreSQL' ./resolvers/
+# The whole server on PostgreSQL (internal/servertest); its SQLite cases ran with test-go.
+FORKGRAPH_TEST_POSTGRES_DSN="$FORKGRAPH_TEST_POSTGRES_DSN" go test -race -count=1 -run PostgreSQL ./internal/server/
