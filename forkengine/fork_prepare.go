@@ -95,6 +95,10 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 	if _, err := childAuditMessages(op, newForkIDs(op)); err != nil {
 		return ForkOperation{}, err
 	}
+	// So does a typed reference the child's remap could not map (fork_references.go).
+	if err := checkPrefixReferences(ctx, tx, op, boundary.Sequence); err != nil {
+		return ForkOperation{}, err
+	}
 	return op, nil
 }
 

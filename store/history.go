@@ -52,11 +52,19 @@ var segmentsTable = newTable("history_segments", []string{"workspace_id", "sessi
 	textColumn("via", func(s *segmentRow) *string { return &s.via }),
 )
 
-// segmentViaMigration stores each segment's Via (migration 26): the segments of forks committed
-// before it read as an empty one, which is how their readers present them.
-var segmentViaMigration = migration{version: 26, name: "history segment vias", statements: []string{
+// typedReferencesMigration (migration 26) stores each segment's Via: the segments of forks
+// committed before it read as an empty one, which is how their readers present them. And it
+// indexes the messages with typed parts by turn, which a fork's prepare reads to check their
+// references (TypedMessagesByTurnIDs): a plain message has no entry, so the check of a plain
+// transcript is an empty index range.
+var typedReferencesMigration = migration{version: 26, name: "typed references: segment vias, typed messages by turn", statements: []string{
 	`ALTER TABLE history_segments ADD COLUMN via TEXT NOT NULL DEFAULT ''`,
+	`CREATE INDEX messages_typed_by_turn ON messages (workspace_id, turn_id, position) WHERE ` + typedMessage,
 }}
+
+// typedMessage is the condition a message with typed parts meets, spelled as the partial index
+// messages_typed_by_turn is, so both planners see the index applies.
+const typedMessage = "parts <> ''"
 
 // encodeVia is a segment's Via as stored: its history keys joined by dots (a key is base64url,
 // which has none); decodeVia reverses it.
@@ -196,18 +204,23 @@ func (q queries) presentedTurns(ctx context.Context, ws string, ids []string, ou
 // the messages the child stored under it (there are none unless it adopted the turn). It
 // selects the turn id (NULL for an inherited message: the caller presents it), the message's
 // position, whether it is inherited, the session and key presenting it, the turn's sequence and
-// the segment's stored Via, then columns (without runs, the columns alone). Arguments: the workspace and the ids (inList) when in is not empty, then for
+// the segment's stored Via, then columns (without runs, the columns alone); typedOnly keeps the messages with typed
+// parts alone (typedMessage). Arguments: the workspace and the ids (inList) when in is not empty, then for
 // each run part the runs' values and the workspace.
-func messagesOfTurnsSQL(d dialect, in string, runs int, columns string) string {
+func messagesOfTurnsSQL(d dialect, in string, runs int, columns string, typedOnly bool) string {
+	typed := ""
+	if typedOnly {
+		typed = " AND m." + typedMessage
+	}
 	if runs == 0 {
 		// Stored turns only (a root's always): the read as it was before shared history, the
 		// columns alone, with nothing to tell apart.
-		return "SELECT " + columns + " FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + " ORDER BY m.turn_id, m.position"
+		return "SELECT " + columns + " FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + typed + " ORDER BY m.turn_id, m.position"
 	}
 	own := ""
 	if in != "" {
 		own = "SELECT m.turn_id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, '', " + columns +
-			" FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in
+			" FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + typed
 	}
 	if own != "" {
 		own += "\n\tUNION ALL\n\t"
@@ -224,11 +237,11 @@ func messagesOfTurnsSQL(d dialect, in string, runs int, columns string) string {
 			"g.from_sequence < runs.hi AND g.to_sequence >= runs.lo"},
 		joinStep{"turns", "t", "t.workspace_id = g.owner_workspace_id AND t.session_id = g.owner_session_id AND " + inRun +
 			" AND t.sequence > g.from_sequence AND t.sequence <= g.to_sequence"},
-		joinStep{"messages", "m", "m.workspace_id = g.owner_workspace_id AND m.turn_id = t.id AND m.position <= g.watermark"})
+		joinStep{"messages", "m", "m.workspace_id = g.owner_workspace_id AND m.turn_id = t.id AND m.position <= g.watermark" + typed})
 	adopted := seekChain(d, runsOf,
 		joinStep{"histories", "h", byKey + " AND h.inherited_turns < h.prefix_turns"},
 		joinStep{"turns", "t", "t.workspace_id = h.workspace_id AND t.session_id = h.session_id AND " + inRun},
-		joinStep{"messages", "m", "m.workspace_id = t.workspace_id AND m.turn_id = t.id"})
+		joinStep{"messages", "m", "m.workspace_id = t.workspace_id AND m.turn_id = t.id" + typed})
 	return own + "SELECT CAST(NULL AS TEXT), m.position, 1, h.session_id, h.history_key, t.sequence, g.via, " + columns + " " + inherited +
 		"\n\tUNION ALL\n\tSELECT t.id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, '', " + columns + " " + adopted
 }
@@ -294,7 +307,7 @@ func presentedRuns(ids []string) (stored []string, runs []any) {
 // groups them by turn in Position order; full says the columns make whole messages, which are
 // presented when inherited.
 func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []string, columns string,
-	targets func(*forkengine.Message) []any, full bool,
+	targets func(*forkengine.Message) []any, full, typedOnly bool,
 ) (map[string][]forkengine.Message, error) {
 	out := make(map[string][]forkengine.Message, len(turnIDs))
 	err := q.inChunks(turnIDs, func(chunk []string) error {
@@ -315,7 +328,7 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 		m := forkengine.Message{WorkspaceID: ws}
 		all := make([]forkengine.Message, 0, 2*len(chunk))
 		if runs == 0 {
-			err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, 0, columns), args, targets(&m), func() { all = append(all, m) })
+			err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, 0, columns, typedOnly), args, targets(&m), func() { all = append(all, m) })
 			if err != nil {
 				return classify(err, "messages by turns")
 			}
@@ -324,7 +337,7 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 		}
 		head := []any{textScan[string]{&tid}, &position, &inherited, textScan[string]{&sid}, textScan[string]{&hkey}, &seq, &via}
 		var positions []int64 // of all's messages, for the order of the parts
-		err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, runs, columns), args, append(head, targets(&m)...), func() {
+		err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, runs, columns, typedOnly), args, append(head, targets(&m)...), func() {
 			got := m
 			got.TurnID = tid
 			if inherited == 1 {
