@@ -18,6 +18,8 @@ func richMessageTests() map[string]storeTest {
 		"ToolCallAndResultStayPairedInTheChild":            testToolCallsRemapped,
 		"ChildResultOfAnInheritedCallPairsInTheGrandchild": testChildResultPairsInGrandchild,
 		"ThreeDeepResultsOfAnInheritedCallPair":            testThreeDeepResultsPair,
+		"CopyPathRemapsAsSharedHistory":                    testCopyPathRemapsAsSharedHistory,
+		"ForkOfACopiedChildPairsItsResults":                testForkOfACopiedChildPairs,
 	}
 }
 
