@@ -44,24 +44,22 @@ type TypedMessagesReader interface {
 	TypedMessagesByTurnIDs(ctx context.Context, workspaceID string, turnIDs []string) (map[string][]Message, error)
 }
 
-// checkPrefixReferences refuses a fork whose prefix (the source's turns through the boundary)
-// holds a typed reference the child's remap cannot map. Errors: FORK_CONFLICT reasons
+// checkPrefixReferences refuses a fork whose prefix (turns, the source's through the boundary as
+// it presents them) holds a typed reference the remap of the child with history key childKey
+// cannot map. Errors: FORK_CONFLICT reasons
 // typed_reference_unknown, typed_reference_empty, typed_reference_duplicate,
 // typed_reference_outside_prefix, typed_reference_collision; the store's errors.
-func checkPrefixReferences(ctx context.Context, r Reader, op ForkOperation, boundary int64) error {
-	turns, err := r.TurnsThrough(ctx, op.WorkspaceID, op.SourceSessionID, boundary)
-	if err != nil {
-		return fmt.Errorf("read turns of %s through %d: %w", op.SourceSessionID, boundary, err)
-	}
+func checkPrefixReferences(ctx context.Context, r Reader, ws string, turns []Turn, childKey string) error {
 	ids := make([]string, len(turns))
 	for i, t := range turns {
 		ids[i] = t.ID
 	}
 	var byTurn map[string][]Message
+	var err error
 	if typed, ok := r.(TypedMessagesReader); ok {
-		byTurn, err = typed.TypedMessagesByTurnIDs(ctx, op.WorkspaceID, ids)
+		byTurn, err = typed.TypedMessagesByTurnIDs(ctx, ws, ids)
 	} else {
-		byTurn, err = r.MessagesByTurnIDs(ctx, op.WorkspaceID, ids)
+		byTurn, err = r.MessagesByTurnIDs(ctx, ws, ids)
 	}
 	if err != nil {
 		return fmt.Errorf("read the typed messages of %d prefix turns: %w", len(ids), err)
@@ -74,8 +72,7 @@ func checkPrefixReferences(ctx context.Context, r Reader, op ForkOperation, boun
 			}
 		}
 	}
-	key := newForkIDs(op).historyKey()
-	return prefixReferencesProblem(msgs, func(kind, id string) string { return presentedRef(key, kind, id) })
+	return prefixReferencesProblem(msgs, func(kind, id string) string { return presentedRef(childKey, kind, id) })
 }
 
 // prefixReferencesProblem is the first reason msgs (the prefix's typed messages, as the source
