@@ -61,7 +61,10 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 	if err != nil {
 		return ForkOperation{}, err
 	}
-	snap, err := freezeSnapshot(ctx, tx, source, boundary)
+	id := e.newID()
+	childKey := newForkIDs(ForkOperation{WorkspaceID: in.WorkspaceID, ID: id, SourceSessionID: source.ID,
+		TargetSessionID: in.TargetSessionID}).historyKey()
+	snap, err := freezeSnapshot(ctx, tx, source, boundary, childKey)
 	if err != nil {
 		return ForkOperation{}, err
 	}
@@ -79,7 +82,7 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 	}
 	leaseUntil := now.Add(e.cfg.LeaseDuration)
 	op := ForkOperation{
-		WorkspaceID: in.WorkspaceID, ID: e.newID(), RequestID: in.RequestID, RequestHash: hash, RequestedBy: in.RequestedBy,
+		WorkspaceID: in.WorkspaceID, ID: id, RequestID: in.RequestID, RequestHash: hash, RequestedBy: in.RequestedBy,
 		SourceSessionID: source.ID, TargetSessionID: in.TargetSessionID, ThroughTurnID: boundary.ID,
 		SourceProviderSessionID: source.ProviderSessionID, SourceProviderTurnID: boundary.ProviderTurnID,
 		SourceProviderTurnBinding: boundary.ProviderTurnBinding,
@@ -120,8 +123,9 @@ func checkTargetFree(ctx context.Context, r Reader, workspaceID, targetID string
 // the prefix's turn counts, and the prefix turns the child will hold rows of its own for. The
 // caller holds the source's session lock, so no write of the source interleaves: every message
 // of the prefix has a position at or below the watermark, and every later one above it. It reads
-// the prefix's turns (small rows, one statement), never its messages.
-func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn) (Snapshot, error) {
+// the prefix's turns (small rows, one statement) and its typed messages (checkPrefixReferences),
+// never a plain message.
+func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn, childKey string) (Snapshot, error) {
 	ws := source.WorkspaceID
 	turns, err := r.TurnsThrough(ctx, ws, source.ID, boundary.Sequence)
 	if err != nil {
@@ -130,6 +134,11 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 	if len(turns) == 0 || turns[len(turns)-1].ID != boundary.ID {
 		return Snapshot{}, ReasonErrorf(CodeForkConflict, ReasonBoundaryMismatch,
 			"the history of session %q does not end with turn %q", source.ID, boundary.ID)
+	}
+	// A typed reference the child (history key childKey) could not map fails the fork here,
+	// before the provider is asked for a child (fork_references.go).
+	if err := checkPrefixReferences(ctx, r, ws, turns, childKey); err != nil {
+		return Snapshot{}, err
 	}
 	history, _, err := r.HistoryOf(ctx, ws, source.ID)
 	if err != nil {

@@ -1,6 +1,7 @@
 package forkengine
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -41,6 +42,12 @@ type HistorySegment struct {
 	OwnerSessionID   string
 	From, To         int64
 	Watermark        int64
+	// Via are the history keys of the forks between the owner and the History's session, the
+	// owner's own fork first: each presented the segment's rows to the next under its key, so a
+	// typed reference read through the segment is presented through every one of them before the
+	// session's own key (PresentMessage). Empty for the source's own rows, and for segments
+	// committed before the remap composed (their readers present them under their key alone).
+	Via []string `json:",omitempty"`
 }
 
 // HistoryKeyLength is the length of a History.Key.
@@ -111,20 +118,33 @@ func PresentTurn(h History, t Turn) Turn {
 	return t
 }
 
-// PresentMessage is m, a message of the owner's turn of sequence seq, as the child shows it: the
-// one place an inherited message becomes the child's, so the typed references inside its parts
-// are rewritten here (presentedRef), as a copy rewrites them with the child's derived ids. The
-// stores refuse to read a part of a kind they do not know, so RemapParts cannot fail on a stored
-// row; if it did, the message is shown as its plain text, never with the source's references.
-func PresentMessage(h History, seq int64, m Message) Message {
+// PresentMessage is m, a message of the owner's turn of sequence seq read through a segment whose
+// Via is via, as the child shows it: the one place an inherited message becomes the child's, so
+// the typed references inside its parts are rewritten here. A reference is presented under each
+// key of via in turn and then under the child's (presentedRef), exactly as each fork on the way
+// presented it to the next: the child's ids are a function of what its source showed, so a
+// result its source appended answering a call it inherited (stored under the source's presented
+// id) still names the call here, the same pairing a copy of a copy gives. The stores refuse to
+// read a part of a kind they do not know, and prepare refuses a prefix RemapParts could not map
+// (checkPrefixReferences); if it still failed, the message is shown as its plain text, never
+// with the source's references.
+func PresentMessage(h History, via []string, seq int64, m Message) Message {
 	m.WorkspaceID, m.SessionID = h.WorkspaceID, h.SessionID
 	m.TurnID, m.ID = PresentedTurnID(h.Key, seq), PresentedMessageID(h.Key, seq, m.Position)
-	parts, err := RemapParts(m.Parts, func(kind, id string) string { return presentedRef(h.Key, kind, id) })
+	parts, err := RemapParts(m.Parts, func(kind, id string) string { return presentedRefVia(h.Key, via, kind, id) })
 	if err != nil {
 		parts = nil
 	}
 	m.Parts = parts
 	return m
+}
+
+// presentedRefVia presents reference id of kind through the keys of via and then key.
+func presentedRefVia(key string, via []string, kind, id string) string {
+	for _, k := range via {
+		id = presentedRef(k, kind, id)
+	}
+	return presentedRef(key, kind, id)
 }
 
 // Overrides reports whether the child holds rows of its own for some inherited sequences.
@@ -154,6 +174,8 @@ func childSegments(src History, overrides bool, sourceWS, sourceID string, b, w 
 			continue
 		}
 		s.To = min(s.To, b)
+		// The source presented these rows under its key: the child presents what the source showed.
+		s.Via = append(slices.Clip(s.Via), src.Key)
 		out = append(out, s)
 	}
 	own := HistorySegment{OwnerWorkspaceID: sourceWS, OwnerSessionID: sourceID, From: 0, To: b, Watermark: w}

@@ -2,6 +2,7 @@ package forkengine
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -253,6 +254,9 @@ func (s Snapshot) Clone() Snapshot {
 	}
 	if s.Segments != nil {
 		s.Segments = append([]HistorySegment(nil), s.Segments...)
+		for i := range s.Segments {
+			s.Segments[i].Via = slices.Clone(s.Segments[i].Via)
+		}
 	}
 	s.Overrides = cloneTurns(s.Overrides)
 	if s.Interactions != nil {

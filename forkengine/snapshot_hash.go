@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -147,6 +148,14 @@ func (w *snapshotHasher) reference(s Snapshot) {
 		w.int(g.From)
 		w.int(g.To)
 		w.int(g.Watermark)
+	}
+	if slices.ContainsFunc(s.Segments, func(g HistorySegment) bool { return len(g.Via) > 0 }) {
+		// only then: a snapshot frozen before segments had a Via hashes as it always did
+		w.str("segment vias")
+		for _, g := range s.Segments {
+			w.int(int64(len(g.Via)))
+			w.str(g.Via...)
+		}
 	}
 	w.int(int64(s.PrefixTurns))
 	w.int(int64(s.BoundTurns))

@@ -35,6 +35,8 @@ type segmentRow struct {
 	WorkspaceID, SessionID, Key string
 	Ordinal                     int64
 	forkengine.HistorySegment
+	// via is HistorySegment.Via as stored (encodeVia).
+	via string
 }
 
 var segmentsTable = newTable("history_segments", []string{"workspace_id", "session_id", "ordinal"},
@@ -47,7 +49,33 @@ var segmentsTable = newTable("history_segments", []string{"workspace_id", "sessi
 	integerColumn("from_sequence", func(s *segmentRow) *int64 { return &s.From }),
 	integerColumn("to_sequence", func(s *segmentRow) *int64 { return &s.To }),
 	integerColumn("watermark", func(s *segmentRow) *int64 { return &s.Watermark }),
+	textColumn("via", func(s *segmentRow) *string { return &s.via }),
 )
+
+// typedReferencesMigration (migration 26) stores each segment's Via: the segments of forks
+// committed before it read as an empty one, which is how their readers present them. And it
+// indexes the messages with typed parts by turn, which a fork's prepare reads to check their
+// references (TypedMessagesByTurnIDs): a plain message has no entry, so the check of a plain
+// transcript is an empty index range.
+var typedReferencesMigration = migration{version: 26, name: "typed references: segment vias, typed messages by turn", statements: []string{
+	`ALTER TABLE history_segments ADD COLUMN via TEXT NOT NULL DEFAULT ''`,
+	`CREATE INDEX messages_typed_by_turn ON messages (workspace_id, turn_id, position) WHERE ` + typedMessage,
+}}
+
+// typedMessage is the condition a message with typed parts meets, spelled as the partial index
+// messages_typed_by_turn is, so both planners see the index applies.
+const typedMessage = "parts <> ''"
+
+// encodeVia is a segment's Via as stored: its history keys joined by dots (a key is base64url,
+// which has none); decodeVia reverses it.
+func encodeVia(via []string) string { return strings.Join(via, ".") }
+
+func decodeVia(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ".")
+}
 
 // historyMigration creates the tables (migration 15).
 var historyMigration = []string{
@@ -88,7 +116,11 @@ func (q queries) HistoryOf(ctx context.Context, ws, sessionID string) (forkengin
 	h := rows[0]
 	err = eachOf(ctx, q, segmentsTable, "SELECT "+segmentsTable.list("")+
 		" FROM history_segments WHERE workspace_id = ? AND session_id = ? ORDER BY ordinal", []any{ws, sessionID},
-		func(s *segmentRow) { h.Segments = append(h.Segments, s.HistorySegment) })
+		func(s *segmentRow) {
+			g := s.HistorySegment
+			g.Via = decodeVia(s.via)
+			h.Segments = append(h.Segments, g)
+		})
 	return h, true, classify(err, "segments of %s", sessionID)
 }
 
@@ -102,7 +134,8 @@ func (q queries) HistoryClock(ctx context.Context, ws string) (int64, error) {
 func (tx *txn) InsertHistory(ctx context.Context, h forkengine.History) error {
 	rows := make([]segmentRow, len(h.Segments))
 	for i, s := range h.Segments {
-		rows[i] = segmentRow{WorkspaceID: h.WorkspaceID, SessionID: h.SessionID, Key: h.Key, Ordinal: int64(i), HistorySegment: s}
+		rows[i] = segmentRow{WorkspaceID: h.WorkspaceID, SessionID: h.SessionID, Key: h.Key, Ordinal: int64(i), HistorySegment: s,
+			via: encodeVia(s.Via)}
 	}
 	return tx.guarded(ctx, func(db *gorm.DB) error {
 		if _, err := tx.execFixed(db, insertSQL("histories", historiesTable.names, 1), historiesTable.values(&h)...); err != nil {
@@ -170,19 +203,24 @@ func (q queries) presentedTurns(ctx context.Context, ws string, ids []string, ou
 // part alone; a page wholly inherited is the run parts alone, with no probe per presented id of
 // the messages the child stored under it (there are none unless it adopted the turn). It
 // selects the turn id (NULL for an inherited message: the caller presents it), the message's
-// position, whether it is inherited, the session and key presenting it and the turn's sequence,
-// then columns (without runs, the columns alone). Arguments: the workspace and the ids (inList) when in is not empty, then for
+// position, whether it is inherited, the session and key presenting it, the turn's sequence and
+// the segment's stored Via, then columns (without runs, the columns alone); typedOnly keeps the messages with typed
+// parts alone (typedMessage). Arguments: the workspace and the ids (inList) when in is not empty, then for
 // each run part the runs' values and the workspace.
-func messagesOfTurnsSQL(d dialect, in string, runs int, columns string) string {
+func messagesOfTurnsSQL(d dialect, in string, runs int, columns string, typedOnly bool) string {
+	typed := ""
+	if typedOnly {
+		typed = " AND m." + typedMessage
+	}
 	if runs == 0 {
 		// Stored turns only (a root's always): the read as it was before shared history, the
 		// columns alone, with nothing to tell apart.
-		return "SELECT " + columns + " FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + " ORDER BY m.turn_id, m.position"
+		return "SELECT " + columns + " FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + typed + " ORDER BY m.turn_id, m.position"
 	}
 	own := ""
 	if in != "" {
-		own = "SELECT m.turn_id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, " + columns +
-			" FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in
+		own = "SELECT m.turn_id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, '', " + columns +
+			" FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + typed
 	}
 	if own != "" {
 		own += "\n\tUNION ALL\n\t"
@@ -199,13 +237,13 @@ func messagesOfTurnsSQL(d dialect, in string, runs int, columns string) string {
 			"g.from_sequence < runs.hi AND g.to_sequence >= runs.lo"},
 		joinStep{"turns", "t", "t.workspace_id = g.owner_workspace_id AND t.session_id = g.owner_session_id AND " + inRun +
 			" AND t.sequence > g.from_sequence AND t.sequence <= g.to_sequence"},
-		joinStep{"messages", "m", "m.workspace_id = g.owner_workspace_id AND m.turn_id = t.id AND m.position <= g.watermark"})
+		joinStep{"messages", "m", "m.workspace_id = g.owner_workspace_id AND m.turn_id = t.id AND m.position <= g.watermark" + typed})
 	adopted := seekChain(d, runsOf,
 		joinStep{"histories", "h", byKey + " AND h.inherited_turns < h.prefix_turns"},
 		joinStep{"turns", "t", "t.workspace_id = h.workspace_id AND t.session_id = h.session_id AND " + inRun},
-		joinStep{"messages", "m", "m.workspace_id = t.workspace_id AND m.turn_id = t.id"})
-	return own + "SELECT CAST(NULL AS TEXT), m.position, 1, h.session_id, h.history_key, t.sequence, " + columns + " " + inherited +
-		"\n\tUNION ALL\n\tSELECT t.id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, " + columns + " " + adopted
+		joinStep{"messages", "m", "m.workspace_id = t.workspace_id AND m.turn_id = t.id" + typed})
+	return own + "SELECT CAST(NULL AS TEXT), m.position, 1, h.session_id, h.history_key, t.sequence, g.via, " + columns + " " + inherited +
+		"\n\tUNION ALL\n\tSELECT t.id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, '', " + columns + " " + adopted
 }
 
 // joinStep is one table of a seekChain: its alias and the condition that seeks it.
@@ -269,7 +307,7 @@ func presentedRuns(ids []string) (stored []string, runs []any) {
 // groups them by turn in Position order; full says the columns make whole messages, which are
 // presented when inherited.
 func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []string, columns string,
-	targets func(*forkengine.Message) []any, full bool,
+	targets func(*forkengine.Message) []any, full, typedOnly bool,
 ) (map[string][]forkengine.Message, error) {
 	out := make(map[string][]forkengine.Message, len(turnIDs))
 	err := q.inChunks(turnIDs, func(chunk []string) error {
@@ -285,28 +323,28 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 				args = append(append(args, values...), ws)
 			}
 		}
-		var tid, sid, hkey string
+		var tid, sid, hkey, via string
 		var position, inherited, seq int64
 		m := forkengine.Message{WorkspaceID: ws}
 		all := make([]forkengine.Message, 0, 2*len(chunk))
 		if runs == 0 {
-			err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, 0, columns), args, targets(&m), func() { all = append(all, m) })
+			err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, 0, columns, typedOnly), args, targets(&m), func() { all = append(all, m) })
 			if err != nil {
 				return classify(err, "messages by turns")
 			}
 			groupMessages(all, out)
 			return nil
 		}
-		head := []any{textScan[string]{&tid}, &position, &inherited, textScan[string]{&sid}, textScan[string]{&hkey}, &seq}
+		head := []any{textScan[string]{&tid}, &position, &inherited, textScan[string]{&sid}, textScan[string]{&hkey}, &seq, &via}
 		var positions []int64 // of all's messages, for the order of the parts
-		err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, runs, columns), args, append(head, targets(&m)...), func() {
+		err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, runs, columns, typedOnly), args, append(head, targets(&m)...), func() {
 			got := m
 			got.TurnID = tid
 			if inherited == 1 {
 				h := forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}
 				if full {
 					got.Position = position
-					got = forkengine.PresentMessage(h, seq, got)
+					got = forkengine.PresentMessage(h, decodeVia(via), seq, got)
 				} else {
 					got.TurnID = forkengine.PresentedTurnID(hkey, seq)
 				}
@@ -369,18 +407,18 @@ func (q queries) presentedMessages(ctx context.Context, ws string, ids []string,
 		return nil
 	}
 	query := "WITH want (id, hkey, seq, pos) AS (VALUES " + strings.Join(values, ", ") + `),
-	resolved AS (SELECT want.id, want.seq, want.pos, g.session_id, g.history_key, g.owner_workspace_id, g.owner_session_id
+	resolved AS (SELECT want.id, want.seq, want.pos, g.session_id, g.history_key, g.owner_workspace_id, g.owner_session_id, g.via
 		FROM want ` + seekPerRow(q.dialect, "history_segments", "g", "g.workspace_id = ? AND g.history_key = want.hkey "+
 		"AND g.from_sequence < want.seq AND g.to_sequence >= want.seq AND want.pos <= g.watermark") + `)
-	SELECT r.id, r.session_id, r.history_key, r.seq, ` + messagesTable.list("m.") + ` FROM resolved r CROSS JOIN turns t CROSS JOIN messages m
+	SELECT r.id, r.session_id, r.history_key, r.seq, r.via, ` + messagesTable.list("m.") + ` FROM resolved r CROSS JOIN turns t CROSS JOIN messages m
 	WHERE t.workspace_id = r.owner_workspace_id AND t.session_id = r.owner_session_id AND t.sequence = r.seq
 	AND m.workspace_id = r.owner_workspace_id AND m.turn_id = t.id AND m.position = r.pos`
-	var id, sid, hkey string
+	var id, sid, hkey, via string
 	var seq int64
 	var m forkengine.Message
-	targets := append([]any{&id, &sid, &hkey, &seq}, messagesTable.targets(&m)...)
+	targets := append([]any{&id, &sid, &hkey, &seq, &via}, messagesTable.targets(&m)...)
 	err := scanEach(ctx, q, query, append(args, ws), targets, func() {
-		out[id] = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, seq, m)
+		out[id] = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, decodeVia(via), seq, m)
 	})
 	return classify(err, "presented messages")
 }

@@ -52,7 +52,7 @@ func (p messagePageDirection) cursorSide(d dialect, a, end string) string {
 }
 
 // sessionMessagesSQL reads a page of each session's transcript, selecting sid, ord, hkey, the
-// turn's sequence, then every column of messages. Arguments: spansArgs, then
+// span's via, the turn's sequence, then every column of messages. Arguments: spansArgs, then
 // sessionMessagesArgs.
 func sessionMessagesSQL(d dialect, ids int, p messagePageDirection) string {
 	cols, dir := messagesTable.list("m."), p.order()
@@ -61,7 +61,7 @@ func sessionMessagesSQL(d dialect, ids int, p messagePageDirection) string {
 		far = "0"
 	}
 	if d.lateralJoins {
-		return spansCTE(d, ids) + "SELECT s.sid, s.ord, s.hkey, x.seq, " + messagesTable.list("x.") + ` FROM spans s CROSS JOIN LATERAL (
+		return spansCTE(d, ids) + "SELECT s.sid, s.ord, s.hkey, s.via, x.seq, " + messagesTable.list("x.") + ` FROM spans s CROSS JOIN LATERAL (
 	SELECT t.sequence AS seq, ` + cols + ` FROM turns t CROSS JOIN LATERAL (
 		SELECT * FROM messages m WHERE m.workspace_id = s.ows AND m.turn_id = t.id AND ` + p.cursorSide(d, "s", far) + `
 		ORDER BY m.position` + dir + ` LIMIT ?) m
@@ -78,12 +78,12 @@ func sessionMessagesSQL(d dialect, ids int, p messagePageDirection) string {
 		seqEnd, posEnd, end = "s.lo + 1", "0", "CASE WHEN t.sequence = b.bseq THEN b.bpos ELSE 0 END"
 		seqBound = "t.sequence >= b.bseq"
 	}
-	return strings.TrimSuffix(spansCTE(d, ids), " ") + `, bnd (sid, ord, ows, owner, lo, hi, hkey, wm, bseq, bpos) AS MATERIALIZED (
-	SELECT s.sid, s.ord, s.ows, s.owner, s.lo, s.hi, s.hkey, s.wm,
+	return strings.TrimSuffix(spansCTE(d, ids), " ") + `, bnd (sid, ord, ows, owner, lo, hi, hkey, wm, via, bseq, bpos) AS MATERIALIZED (
+	SELECT s.sid, s.ord, s.ows, s.owner, s.lo, s.hi, s.hkey, s.wm, s.via,
 		COALESCE((SELECT t.sequence` + walk + `), ` + seqEnd + `),
 		COALESCE((SELECT m.position` + walk + `), ` + posEnd + `)
 	FROM spans s)
-	SELECT b.sid, b.ord, b.hkey, t.sequence, ` + cols + ` FROM bnd b CROSS JOIN turns t CROSS JOIN messages m
+	SELECT b.sid, b.ord, b.hkey, b.via, t.sequence, ` + cols + ` FROM bnd b CROSS JOIN turns t CROSS JOIN messages m
 	WHERE t.workspace_id = b.ows AND t.session_id = b.owner AND ` + p.turnRange(d, "b") + ` AND ` + seqBound + `
 	AND m.workspace_id = b.ows AND m.turn_id = t.id AND ` + p.cursorSide(d, "b", end) + `
 	ORDER BY b.sid, t.sequence` + dir + `, m.position` + dir
@@ -115,10 +115,10 @@ func (q queries) sessionMessages(ctx context.Context, ws string, sessionIDs []st
 	limit = max(limit, 1)
 	out := map[string][]forkengine.TranscriptMessage{}
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		var sid, hkey string
+		var sid, hkey, via string
 		var ord, seq int64
 		var m forkengine.Message
-		targets := append([]any{&sid, &ord, &hkey, &seq}, messagesTable.targets(&m)...)
+		targets := append([]any{&sid, &ord, &hkey, &via, &seq}, messagesTable.targets(&m)...)
 		args := append(spansArgs(q.dialect, chunk, ws), sessionMessagesArgs(q.dialect, c, limit)...)
 		err := scanEach(ctx, q, sessionMessagesSQL(q.dialect, len(chunk), p), args, targets, func() {
 			if len(out[sid]) >= limit {
@@ -126,7 +126,7 @@ func (q queries) sessionMessages(ctx context.Context, ws string, sessionIDs []st
 			}
 			got := m
 			if ord != ownOrdinal {
-				got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, seq, got)
+				got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, decodeVia(via), seq, got)
 			}
 			out[sid] = append(out[sid], forkengine.TranscriptMessage{Message: got, Sequence: seq})
 		})
@@ -166,7 +166,7 @@ func (q queries) CountSessionMessages(ctx context.Context, ws string, sessionIDs
 }
 
 // turnSourcesCTE names, per turn of the ids CTE, the streams of messages it shows: msrc (tid,
-// sid, seq, hkey, inh, ows, mturn, wm), its own messages (stored under its id: inh 0) and, for a
+// sid, seq, hkey, inh, ows, mturn, wm, via), its own messages (stored under its id: inh 0) and, for a
 // sequence a History segment presents, the segment owner's turn's messages up to the watermark
 // (inh 1), as messagesOfTurnsSQL reads them whole. presented is how many of the ids are
 // presented ids (decoded as (id, key, sequence) arguments after the ids). Arguments: idArgs with
@@ -182,14 +182,14 @@ func turnSourcesCTE(d dialect, ids, presented int) string {
 		UNION
 		SELECT pres.id, h.session_id, pres.seq FROM pres ` + seekPerRow(d, "histories", "h",
 		"h.workspace_id = ? AND h.history_key = pres.hkey AND pres.seq <= h.boundary") + `),
-	src (tid, sid, seq, hkey, ows, owner, wm) AS (
-		SELECT k.tid, k.sid, k.seq, g.history_key, g.owner_workspace_id, g.owner_session_id, g.watermark
+	src (tid, sid, seq, hkey, ows, owner, wm, via) AS (
+		SELECT k.tid, k.sid, k.seq, g.history_key, g.owner_workspace_id, g.owner_session_id, g.watermark, g.via
 		FROM keyed k ` + seekPerRow(d, "history_segments", "g",
 		"g.workspace_id = ? AND g.session_id = k.sid AND g.from_sequence < k.seq AND g.to_sequence >= k.seq") + `),
-	msrc (tid, sid, seq, hkey, inh, ows, mturn, wm) AS (
-		SELECT ids.id, '', 0, '', 0, CAST(? AS TEXT), ids.id, 9223372036854775807 FROM ids
+	msrc (tid, sid, seq, hkey, inh, ows, mturn, wm, via) AS (
+		SELECT ids.id, '', 0, '', 0, CAST(? AS TEXT), ids.id, 9223372036854775807, '' FROM ids
 		UNION ALL
-		SELECT src.tid, src.sid, src.seq, src.hkey, 1, src.ows, t.id, src.wm FROM src ` + seekPerRow(d, "turns", "t",
+		SELECT src.tid, src.sid, src.seq, src.hkey, 1, src.ows, t.id, src.wm, src.via FROM src ` + seekPerRow(d, "turns", "t",
 		"t.workspace_id = src.ows AND t.session_id = src.owner AND t.sequence = src.seq") + `) `
 }
 
@@ -215,12 +215,12 @@ func presentedCount(chunk []string) int {
 	return n
 }
 
-// turnMessagesSQL reads a page of each turn's messages: tid, inh, sid, hkey, seq, then every
+// turnMessagesSQL reads a page of each turn's messages: tid, inh, sid, hkey, seq, via, then every
 // column of messages. Each stream is cut to the page in SQL (a LATERAL on PostgreSQL; on SQLite
 // a correlated subquery that finds the page's last position, an index range bound). Arguments:
 // turnSourcesArgs, then turnMessagesArgs.
 func turnMessagesSQL(d dialect, ids, presented int, backward bool) string {
-	head := turnSourcesCTE(d, ids, presented) + "SELECT msrc.tid, msrc.inh, msrc.sid, msrc.hkey, msrc.seq, " + messagesTable.list("m.")
+	head := turnSourcesCTE(d, ids, presented) + "SELECT msrc.tid, msrc.inh, msrc.sid, msrc.hkey, msrc.seq, msrc.via, " + messagesTable.list("m.")
 	near, dir, far := "m.position > CAST(? AS BIGINT)", "", "m.position <= msrc.wm"
 	if backward {
 		near, dir, far = "m.position <= "+least(d, "CAST(? AS BIGINT) - 1", "msrc.wm"), " DESC", "m.position >= 0"
@@ -270,10 +270,10 @@ func (q queries) turnMessagePages(ctx context.Context, ws string, turnIDs []stri
 	limit = max(limit, 1)
 	out := map[string][]forkengine.Message{}
 	err := q.inChunks(turnIDs, func(chunk []string) error {
-		var tid, sid, hkey string
+		var tid, sid, hkey, via string
 		var inherited, seq int64
 		var m forkengine.Message
-		targets := append([]any{&tid, &inherited, &sid, &hkey, &seq}, messagesTable.targets(&m)...)
+		targets := append([]any{&tid, &inherited, &sid, &hkey, &seq, &via}, messagesTable.targets(&m)...)
 		args := turnSourcesArgs(q.dialect, ws, chunk, turnMessagesArgs(q.dialect, position, limit)...)
 		err := scanEach(ctx, q, turnMessagesSQL(q.dialect, len(chunk), presentedCount(chunk), backward), args, targets, func() {
 			if len(out[tid]) >= limit {
@@ -282,7 +282,7 @@ func (q queries) turnMessagePages(ctx context.Context, ws string, turnIDs []stri
 			got := m
 			got.TurnID = tid
 			if inherited == 1 {
-				got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, seq, got)
+				got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, decodeVia(via), seq, got)
 			}
 			out[tid] = append(out[tid], got)
 		})
@@ -311,12 +311,12 @@ func (q queries) CountTurnMessages(ctx context.Context, ws string, turnIDs []str
 
 // spansCTE is the spans of n sessions a transcript page merges: each session's own rows (the
 // highest ordinal, every sequence) and each of its history segments, with the owner and the
-// range of sequences each one presents. Arguments: spansArgs.
+// range of sequences each one presents, and its stored Via. Arguments: spansArgs.
 func spansCTE(d dialect, n int) string {
-	return strings.TrimSuffix(idsCTE(d, n), " ") + `, spans (sid, ord, ows, owner, lo, hi, hkey, wm) AS (
-	SELECT ids.id, 2147483647, CAST(? AS TEXT), ids.id, 0, 9223372036854775807, '', 9223372036854775807 FROM ids
+	return strings.TrimSuffix(idsCTE(d, n), " ") + `, spans (sid, ord, ows, owner, lo, hi, hkey, wm, via) AS (
+	SELECT ids.id, 2147483647, CAST(? AS TEXT), ids.id, 0, 9223372036854775807, '', 9223372036854775807, '' FROM ids
 	UNION ALL
-	SELECT g.session_id, g.ordinal, g.owner_workspace_id, g.owner_session_id, g.from_sequence, g.to_sequence, g.history_key, g.watermark
+	SELECT g.session_id, g.ordinal, g.owner_workspace_id, g.owner_session_id, g.from_sequence, g.to_sequence, g.history_key, g.watermark, g.via
 	FROM ids ` + seekPerRow(d, "history_segments", "g", "g.workspace_id = ? AND g.session_id = ids.id") + `) `
 }
 

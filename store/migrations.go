@@ -294,6 +294,7 @@ var migrations = []migration{
 	{version: 23, name: "typed message parts and turn details", statements: richMessagesStatements},
 	sessionMetadataMigration,
 	interactionsMigration,
+	typedReferencesMigration,
 }
 
 // sessionMetadataMigration adds a session's free-form metadata, NULL when none was reported.

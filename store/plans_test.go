@@ -133,6 +133,11 @@ func planCases() []planCase {
 			_, err := db.MessageTextsByTurnIDs(ctx, "ws", []string{"s001-t1", "s002-t3"})
 			return err
 		}, sqlite: []string{"messages_by_turn (workspace_id=? AND turn_id=?)"}, postgres: []string{"messages_by_turn"}},
+		// A fork's prepare reads the typed messages of its prefix by the partial index alone.
+		{name: "TypedMessagesOfTurns", read: func(ctx context.Context, db *DB) error {
+			_, err := db.TypedMessagesByTurnIDs(ctx, "ws", []string{"s001-t1", "s002-t3"})
+			return err
+		}, sqlite: []string{"messages_typed_by_turn (workspace_id=? AND turn_id=?)"}, postgres: []string{"messages_typed_by_turn"}},
 	}
 }
 
@@ -187,12 +192,17 @@ func seedPlans(t *testing.T, db *DB) {
 			return err
 		}
 		// And two messages per turn of those sessions, so that a read of a few turns' messages
-		// that walked the workspace's would show too (with none, PostgreSQL rightly walks).
+		// that walked the workspace's would show too (with none, PostgreSQL rightly walks); the
+		// second typed, so the typed messages' index has rows to walk too.
 		var msgs []forkengine.Message
 		for _, t := range rest {
 			for j := range 2 {
-				msgs = append(msgs, forkengine.Message{WorkspaceID: "ws", ID: fmt.Sprintf("%s-m%d", t.ID, j), SessionID: t.SessionID,
-					TurnID: t.ID, Role: forkengine.RoleUser, Content: "text"})
+				m := forkengine.Message{WorkspaceID: "ws", ID: fmt.Sprintf("%s-m%d", t.ID, j), SessionID: t.SessionID,
+					TurnID: t.ID, Role: forkengine.RoleUser, Content: "text"}
+				if j == 1 {
+					m.Parts = []forkengine.MessagePart{{Kind: forkengine.PartText, Text: "text"}}
+				}
+				msgs = append(msgs, m)
 			}
 		}
 		if _, err := tx.InsertMessages(ctx, msgs); err != nil {

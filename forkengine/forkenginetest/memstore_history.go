@@ -26,6 +26,9 @@ func (v memView) HistoryClock(_ context.Context, ws string) (int64, error) {
 
 func copyHistory(h forkengine.History) forkengine.History {
 	h.Segments = slices.Clone(h.Segments)
+	for i := range h.Segments {
+		h.Segments[i].Via = slices.Clone(h.Segments[i].Via)
+	}
 	return h
 }
 
@@ -123,7 +126,7 @@ func (st *memState) turnMessages(t forkengine.Turn) []forkengine.Message {
 				}
 				for k, m := range st.messages {
 					if k.ws == g.OwnerWorkspaceID && m.TurnID == owned.ID && m.Position <= g.Watermark {
-						out = append(out, forkengine.PresentMessage(h, t.Sequence, m))
+						out = append(out, forkengine.PresentMessage(h, g.Via, t.Sequence, m))
 					}
 				}
 			}

@@ -13,9 +13,13 @@ import (
 // turn's details exactly, and a fork's child presents them with its own typed references.
 func richMessageTests() map[string]storeTest {
 	return map[string]storeTest{
-		"PartsAndTurnDetailsReadBackOnEveryRead":     testPartsReadBack,
-		"Scenario52AttachmentsAreRemappedInTheChild": testAttachmentsRemapped,
-		"ToolCallAndResultStayPairedInTheChild":      testToolCallsRemapped,
+		"PartsAndTurnDetailsReadBackOnEveryRead":           testPartsReadBack,
+		"Scenario52AttachmentsAreRemappedInTheChild":       testAttachmentsRemapped,
+		"ToolCallAndResultStayPairedInTheChild":            testToolCallsRemapped,
+		"ChildResultOfAnInheritedCallPairsInTheGrandchild": testChildResultPairsInGrandchild,
+		"ThreeDeepResultsOfAnInheritedCallPair":            testThreeDeepResultsPair,
+		"CopyPathRemapsAsSharedHistory":                    testCopyPathRemapsAsSharedHistory,
+		"ForkOfACopiedChildPairsItsResults":                testForkOfACopiedChildPairs,
 	}
 }
 
