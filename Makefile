@@ -33,6 +33,7 @@ check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*') | grep -v '^graph/' || true); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@bash scripts/check-field-places.sh -known >/dev/null || bash scripts/check-field-places.sh -known
 
 # staticcheck's unused-code check (U1000) over every package and test. Not part of check: a
 # cold run builds staticcheck and type-checks the tree, about 5 minutes on two loaded cores.

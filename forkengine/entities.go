@@ -81,23 +81,24 @@ func (r MessageRole) Valid() bool {
 	return false
 }
 
-// Session is one conversation of an agent in a workspace.
+// Session is one conversation of an agent in a workspace. Its tags describe each field once for
+// the generic plumbing (session_fields.go): the place and key of the field in snapshots.
 type Session struct {
-	WorkspaceID       string
-	ID                string
-	Kind              SessionKind
-	Provider          string // driver name, e.g. "simulated"
-	ProviderSessionID string // a fork source needs one
-	Title             string
-	RailSectionKey    string
-	Cwd               string
-	Model             string
-	Settings          json.RawMessage // a JSON object; never nil once stored ("{}")
-	Metadata          json.RawMessage `json:",omitempty"` // a JSON object, or nil when none was reported
-	Visible           bool
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	DeletedAt         *time.Time
+	WorkspaceID       string          `snapshot:"1,w"`
+	ID                string          `snapshot:"2,i"`
+	Kind              SessionKind     `snapshot:"3,k"`
+	Provider          string          `snapshot:"4,p"`  // driver name, e.g. "simulated"
+	ProviderSessionID string          `snapshot:"5,ps"` // a fork source needs one
+	Title             string          `snapshot:"6,ti"`
+	RailSectionKey    string          `snapshot:"7,r"`
+	Cwd               string          `snapshot:"8,cw"`
+	Model             string          `snapshot:"9,mo"`
+	Settings          json.RawMessage `snapshot:"10,se"`                   // a JSON object; never nil once stored ("{}")
+	Metadata          json.RawMessage `json:",omitempty" snapshot:"15,md"` // a JSON object, or nil when none was reported
+	Visible           bool            `snapshot:"11,vi"`
+	CreatedAt         time.Time       `snapshot:"12,ca"`
+	UpdatedAt         time.Time       `snapshot:"13,ua"`
+	DeletedAt         *time.Time      `snapshot:"14,da"`
 }
 
 // Clone returns a deep copy of s.
@@ -107,21 +108,23 @@ func (s Session) Clone() Session {
 	return s
 }
 
-// SessionReport is an idempotent upsert of a session by an agent runtime. Nil pointer fields keep
-// the stored value (or the default for a new session).
+// SessionReport is an idempotent upsert of a session by an agent runtime. Its tags say how each
+// field is applied to the stored session of the same field name and checked (session_fields.go):
+// a kept field left nil keeps the stored value (or the default for a new session); texts are
+// free text unless they name something (check:"identifier"); JSON must be an object.
 type SessionReport struct {
-	WorkspaceID       string
-	ID                string
-	Kind              SessionKind // default root
-	Provider          string
-	ProviderSessionID *string
-	Title             *string
-	RailSectionKey    *string
-	Cwd               *string
-	Model             *string
-	Settings          json.RawMessage // nil keeps; must be a JSON object
-	Metadata          json.RawMessage // nil keeps; must be a JSON object
-	Visible           *bool
+	WorkspaceID       string          `report:"key"`
+	ID                string          `report:"key"`
+	Kind              SessionKind     `report:"replace"` // default root
+	Provider          string          `report:"replace" check:"identifier"`
+	ProviderSessionID *string         `report:"keep" check:"identifier"`
+	Title             *string         `report:"keep"`
+	RailSectionKey    *string         `report:"keep" check:"identifier"`
+	Cwd               *string         `report:"keep"`
+	Model             *string         `report:"keep" check:"identifier"`
+	Settings          json.RawMessage `report:"keep"`
+	Metadata          json.RawMessage `report:"keep"`
+	Visible           *bool           `report:"keep"`
 }
 
 // Deleted reports whether the session is soft-deleted.

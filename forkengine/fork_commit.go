@@ -246,8 +246,8 @@ func checkTargetAbsent(ctx context.Context, r Reader, op ForkOperation) error {
 
 // targetSession is the fork target as created at time at: a root session of the same provider
 // holding the child the provider made, with the frozen title, the frozen target settings, model
-// and cwd (TargetValues), the source's metadata without its source-only keys (childMetadata),
-// and the source's presentation.
+// and cwd (TargetValues), the rules of a child's own fields (childFieldRules), and the source's
+// presentation.
 //
 // It starts from the source's fields and replaces the ones that name or date the target, so a
 // field added to Session reaches a fork without a line here.
@@ -260,7 +260,7 @@ func targetSession(op ForkOperation, at time.Time) Session {
 	if len(s.Settings) == 0 {
 		s.Settings = nil // as the field-by-field copy it replaced made it
 	}
-	s.Metadata = childMetadata(s.Metadata)
+	childFieldRules(&s)
 	s.WorkspaceID, s.ID, s.Kind = op.WorkspaceID, op.TargetSessionID, SessionRoot
 	s.ProviderSessionID, s.Title = op.TargetProviderSessionID, op.TargetTitle
 	s.CreatedAt, s.UpdatedAt, s.DeletedAt = at, at, nil

@@ -357,6 +357,13 @@ func dispatchOnlyFrom(ctx context.Context, operationID string) *dispatchOnly {
 	return v.only
 }
 
+// childFieldRules applies to a fork's child the rules of the Session fields that are not copied
+// as they are (and are not the target's own: its ids, title and dates, targetSession): here, so a
+// field-specific rule is written beside the others and the commit names no field for it.
+func childFieldRules(s *Session) {
+	s.Metadata = childMetadata(s.Metadata)
+}
+
 // sourceOnlyMetadata are the keys of a session's metadata that a fork's child does not copy
 // (reference §1.1): they describe the source's own import, its usage so far and its goal, none of
 // which the new session shares.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ReportSession upserts a session as an agent runtime sees it. Nil pointer fields keep the stored
@@ -68,8 +67,7 @@ func cleanSessionReport(in *SessionReport) error {
 	if in.Provider == "" {
 		return ReasonErrorf(CodeInvalid, ReasonInvalidID, "provider is required")
 	}
-	if err := checkTexts(map[string]*string{"provider": &in.Provider, "providerSessionId": in.ProviderSessionID,
-		"title": in.Title, "railSectionKey": in.RailSectionKey, "cwd": in.Cwd, "model": in.Model}); err != nil {
+	if err := checkReportedTexts(in); err != nil {
 		return err
 	}
 	if in.Kind == "" {
@@ -78,13 +76,7 @@ func cleanSessionReport(in *SessionReport) error {
 	if !in.Kind.Valid() {
 		return Errorf(CodeInvalid, "kind %q is not a session kind", in.Kind)
 	}
-	settings, err := objectOrNil("settings", in.Settings)
-	in.Settings = settings
-	if err != nil {
-		return err
-	}
-	in.Metadata, err = objectOrNil("metadata", in.Metadata)
-	return err
+	return checkReportedObjects(in)
 }
 
 // checkNotReserved refuses an id that a fork operation holds for a target it has not created yet.
@@ -125,42 +117,8 @@ func checkProviderSessionKept(stored Session, found bool, next Session) error {
 	return nil
 }
 
-func applySessionReport(s Session, found bool, in SessionReport, now time.Time) Session {
-	if !found {
-		s = Session{WorkspaceID: in.WorkspaceID, ID: in.ID, Visible: true, CreatedAt: now}
-	}
-	s.Kind, s.Provider, s.DeletedAt = in.Kind, in.Provider, nil
-	setIfGiven(&s.ProviderSessionID, in.ProviderSessionID)
-	setIfGiven(&s.Title, in.Title)
-	setIfGiven(&s.RailSectionKey, in.RailSectionKey)
-	setIfGiven(&s.Cwd, in.Cwd)
-	setIfGiven(&s.Model, in.Model)
-	if in.Visible != nil {
-		s.Visible = *in.Visible
-	}
-	if in.Settings != nil {
-		s.Settings = in.Settings
-	}
-	if in.Metadata != nil {
-		s.Metadata = in.Metadata
-	}
-	if s.Settings == nil {
-		s.Settings = []byte("{}")
-	}
-	s.UpdatedAt = now
-	return s
-}
-
 func setIfGiven[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
 	}
-}
-
-// sameSession compares everything a report can change; timestamps are not reported.
-func sameSession(a, b Session) bool {
-	return a.Kind == b.Kind && a.Provider == b.Provider && a.ProviderSessionID == b.ProviderSessionID &&
-		a.Title == b.Title && a.RailSectionKey == b.RailSectionKey && a.Cwd == b.Cwd &&
-		a.Model == b.Model && a.Visible == b.Visible && sameJSON(a.Settings, b.Settings) && sameJSON(a.Metadata, b.Metadata) &&
-		a.Deleted() == b.Deleted()
 }

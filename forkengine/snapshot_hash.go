@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -127,13 +128,29 @@ type snapshotHasher struct {
 	rawJSON func([]byte) []byte
 }
 
+// session hashes the fields of a version 1 snapshot's session: the base fields, in their snapshot
+// places (session_fields.go), each as its kind is hashed everywhere else. Later fields are not
+// hashed: version 1 hashes were made without them.
 func (w *snapshotHasher) session(s Session) {
-	w.str(s.WorkspaceID, s.ID, string(s.Kind), s.Provider, s.ProviderSessionID, s.Title, s.RailSectionKey, s.Cwd, s.Model)
-	w.json(s.Settings)
-	w.bool(s.Visible)
-	w.time(s.CreatedAt)
-	w.time(s.UpdatedAt)
-	w.timePtr(s.DeletedAt)
+	v := reflect.ValueOf(&s).Elem()
+	for _, f := range sessionFields.snapshot {
+		if !f.Base() {
+			break // in place order, so every later one is too
+		}
+		field := v.Field(f.Index)
+		switch f.Kind {
+		case SnapshotText:
+			w.str(field.String())
+		case SnapshotJSON:
+			w.json(field.Bytes())
+		case SnapshotBool:
+			w.bool(field.Bool())
+		case SnapshotTime:
+			w.time(*field.Addr().Interface().(*time.Time))
+		case SnapshotOptionalTime:
+			w.timePtr(field.Interface().(*time.Time))
+		}
+	}
 }
 
 // reference hashes the fields of a version 2 snapshot.

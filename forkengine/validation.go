@@ -28,8 +28,8 @@ const (
 	MaxJSONBytes  = 64 << 10
 )
 
-// ReasonInvalidID marks a BAD_USER_INPUT for an id (or an identifier-like field such as
-// provider, model or railSectionKey) that breaks the id rules.
+// ReasonInvalidID marks a BAD_USER_INPUT for an id (or an identifier-like field such as a
+// provider or a model) that breaks the id rules.
 const ReasonInvalidID = "invalid_id"
 
 // ReasonInvalidText marks a BAD_USER_INPUT for free text (a title, a cwd, a turn's origin, a
@@ -76,22 +76,28 @@ func ValidateID(field, id string) error {
 
 // identifierFields are the free-text fields that name things rather than describe them: they
 // follow the character rules of ids too (a NUL or an ANSI escape in a provider name reaches
-// logs and terminals; a trailing space makes a second provider).
+// logs and terminals; a trailing space makes a second provider). A session report's fields say
+// so by their tag instead (check:"identifier", session_fields.go).
 var identifierFields = map[string]bool{
-	"provider": true, "providerSessionId": true, "providerTurnId": true, "model": true, "railSectionKey": true,
+	"provider": true, "providerSessionId": true, "providerTurnId": true, "model": true,
 }
 
 // checkText bounds one free-text field and applies checkStorable to it; an identifier-like one
 // (identifierFields), when not empty, must follow the character rules of ids instead, which are
 // stricter. Errors: BAD_USER_INPUT (reason invalid_text or invalid_id).
 func checkText(field string, value *string) error {
+	return checkTextAs(field, value, identifierFields[field])
+}
+
+// checkTextAs is checkText for a field that is identifier-like when identifier says so.
+func checkTextAs(field string, value *string, identifier bool) error {
 	if value == nil {
 		return nil
 	}
 	if len(*value) > MaxTextLength {
 		return Errorf(CodeInvalid, "%s is longer than %d bytes", field, MaxTextLength)
 	}
-	if identifierFields[field] && *value != "" {
+	if identifier && *value != "" {
 		return checkIdentifier(field, *value)
 	}
 	return checkStorable(field, *value)

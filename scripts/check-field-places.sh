@@ -3,24 +3,55 @@
 # Session field should touch at most five places: the schema, the domain struct, the table
 # description, a migration, and the view when the field is projected).
 #
-#   scripts/check-field-places.sh [-max N] GoName column_name graphqlName
+#   scripts/check-field-places.sh [-max N] [-allow FILE] GoName column_name graphqlName
 #   scripts/check-field-places.sh RailSectionKey rail_section_key railSectionKey
+#   scripts/check-field-places.sh -known     # every field below; make check runs this
 #
 # It greps the tracked tree for each spelling, leaving out tests, generated code (graph/,
 # models/models_gen.go), the schema baseline of the last release, docs and the clients, and
-# counts the files. Exit 1 when more than N files (default 5) spell the field.
+# counts the files; schema.graphqls and store/migrations.go count as places. -allow FILE names one
+# file that may spell the field beyond the bound, for a rule only that field has. Exit 1 when more
+# than N files (default 5) spell the field.
 set -euo pipefail
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+cd "$(dirname "$0")/.."
+
+# The Session fields make check holds to five places. The generic plumbing (a report's merge,
+# compare and checks, the snapshot codecs, the snapshot hash) is derived from the tags of
+# forkengine/entities.go, so none of them needs a sixth.
+known() {
+	local failed=0
+	bash "$self" RailSectionKey rail_section_key railSectionKey || failed=1
+	# Metadata's sixth place is its fork rule (reference §1.1): a child gets its source's metadata
+	# without the keys imported, usage and goal (forkengine/fork_target.go, childMetadata), which
+	# no tag can say. Nothing else may need its name.
+	bash "$self" -allow forkengine/fork_target.go Metadata metadata metadata || failed=1
+	return "$failed"
+}
 
 max=5
-if [ "${1:-}" = "-max" ]; then
-	max="$2"
-	shift 2
-fi
+allow=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-known)
+		known
+		exit
+		;;
+	-max)
+		max="$2"
+		shift 2
+		;;
+	-allow)
+		allow="$2"
+		shift 2
+		;;
+	*) break ;;
+	esac
+done
 if [ $# -lt 1 ]; then
-	echo "usage: $0 [-max N] GoName [column_name] [graphqlName]" >&2
+	echo "usage: $0 [-max N] [-allow FILE] GoName [column_name] [graphqlName] | $0 -known" >&2
 	exit 2
 fi
-cd "$(dirname "$0")/.."
 
 pattern="$(printf '%s|' "$@")"
 pattern="\\b(${pattern%|})\\b"
@@ -28,6 +59,12 @@ files="$(git grep -l -E "$pattern" -- ':!*_test.go' ':!graph/*' ':!models/models
 	':!*.md' ':!docs/*' ':!clients/*' ':!e2e/*' ':!web/*' ':!scripts/check-field-places.sh' \
 	':!forkengine/forkenginetest/storetest*.go' || true)"
 n=0
+if [ -n "$files" ]; then
+	if [ -n "$allow" ] && printf '%s\n' "$files" | grep -qxF "$allow"; then
+		echo "$allow (allowed: a rule of this field alone)"
+		files="$(printf '%s\n' "$files" | grep -vxF "$allow" || true)"
+	fi
+fi
 if [ -n "$files" ]; then
 	n="$(printf '%s\n' "$files" | wc -l | tr -d ' ')"
 	printf '%s\n' "$files"

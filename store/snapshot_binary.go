@@ -24,23 +24,26 @@ import (
 // binarySnapshotMagic starts every binary snapshot; neither JSON encoding can start with it.
 const binarySnapshotMagic = 0x01
 
-// binarySnapshotFormat is the layout version after the magic byte.
-const binarySnapshotFormat = 1
+// binarySnapshotFormat is the layout version after the magic byte: the session's base fields
+// only. binarySnapshotFormatLater adds the session's later fields that are set (snapshot_session.go);
+// a snapshot without any is written in the first format, in the bytes it always had.
+const (
+	binarySnapshotFormat      = 1
+	binarySnapshotFormatLater = 2
+)
 
 var errBinarySnapshot = errors.New("truncated or malformed binary snapshot")
 
 // appendBinarySnapshot encodes s, which compactable must have accepted.
 func appendBinarySnapshot(b []byte, s forkengine.Snapshot) []byte {
-	b = append(b, binarySnapshotMagic, binarySnapshotFormat)
+	later := sessionSnapshot.laterSet(&s.Session)
+	format := byte(binarySnapshotFormat)
+	if later > 0 {
+		format = binarySnapshotFormatLater
+	}
+	b = append(b, binarySnapshotMagic, format)
 	b = binary.AppendVarint(b, int64(s.Version))
-	ss := s.Session
-	b = appendStrings(b, ss.WorkspaceID, ss.ID, string(ss.Kind), ss.Provider, ss.ProviderSessionID, ss.Title,
-		ss.RailSectionKey, ss.Cwd, ss.Model)
-	b = appendRaw(b, ss.Settings)
-	b = appendBool(b, ss.Visible)
-	b = binary.AppendVarint(b, micros(ss.CreatedAt))
-	b = binary.AppendVarint(b, micros(ss.UpdatedAt))
-	b = appendMicrosPtr(b, microsPtr(ss.DeletedAt))
+	b = sessionSnapshot.appendBinary(b, &s.Session, later)
 	if s.Turns == nil && s.Messages == nil {
 		return append(b, 0) // session only: nil slices, as a committed operation keeps it
 	}
@@ -190,15 +193,13 @@ func (r *binaryReader) count(min int) int {
 // decodeBinarySnapshot decodes text, which starts with binarySnapshotMagic.
 func decodeBinarySnapshot(text string) (forkengine.Snapshot, error) {
 	r := &binaryReader{text: text, at: 1}
-	if format := r.byte(); format != binarySnapshotFormat {
+	format := r.byte()
+	if format != binarySnapshotFormat && format != binarySnapshotFormatLater {
 		return forkengine.Snapshot{}, fmt.Errorf("binary snapshot format %d is not known", format)
 	}
 	s := forkengine.Snapshot{Version: int(r.varint())}
 	ss := &s.Session
-	ss.WorkspaceID, ss.ID, ss.Kind, ss.Provider = r.str(), r.str(), forkengine.SessionKind(r.str()), r.str()
-	ss.ProviderSessionID, ss.Title, ss.RailSectionKey, ss.Cwd, ss.Model = r.str(), r.str(), r.str(), r.str(), r.str()
-	ss.Settings, ss.Visible = r.raw(), r.byte() == 1
-	ss.CreatedAt, ss.UpdatedAt, ss.DeletedAt = fromMicros(r.varint()), fromMicros(r.varint()), fromMicrosPtr(r.microsPtr())
+	sessionSnapshot.readBinary(r, ss, format == binarySnapshotFormatLater)
 	if r.byte() == 1 {
 		s.Turns = make([]forkengine.Turn, r.count(9))
 		for i := range s.Turns {

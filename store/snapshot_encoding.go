@@ -19,7 +19,8 @@ import (
 // RFC 3339 string, so a 20-turn, 100-message snapshot took about 40 KB (ten overflow pages per
 // fork) and most of its encoding CPU. The compact encoding writes short keys, times as Unix
 // microseconds (the store's own precision) and each turn's and message's workspace and session
-// only through the snapshot's session. Every encoding ever written decodes (decodeSnapshot). The
+// only through the snapshot's session, whose part of both encodings is derived from Session's tags
+// (snapshot_session.go). Every encoding ever written decodes (decodeSnapshot). The
 // snapshot hash is the engine's, over its own canonical encoding, so it does not depend on how
 // the store keeps the bytes.
 
@@ -30,29 +31,12 @@ const compactSnapshotPrefix = `{"c":1,`
 type compactSnapshot struct {
 	C        int              `json:"c"`
 	Version  int              `json:"v"`
-	Session  compactSession   `json:"s"`
+	Session  any              `json:"s"` // sessionSnapshot's compact struct (snapshot_session.go)
 	Turns    []compactTurn    `json:"t,omitempty"`
 	Messages []compactMessage `json:"m,omitempty"`
 	// SessionOnly marks a snapshot without a transcript (nil turns and messages, as a committed
 	// operation keeps it), so it decodes to nil slices rather than empty ones.
 	SessionOnly bool `json:"so,omitempty"`
-}
-
-type compactSession struct {
-	WorkspaceID       string          `json:"w"`
-	ID                string          `json:"i"`
-	Kind              string          `json:"k"`
-	Provider          string          `json:"p"`
-	ProviderSessionID string          `json:"ps"`
-	Title             string          `json:"ti"`
-	RailSectionKey    string          `json:"r"`
-	Cwd               string          `json:"cw"`
-	Model             string          `json:"mo"`
-	Settings          json.RawMessage `json:"se"`
-	Visible           bool            `json:"vi"`
-	CreatedAt         int64           `json:"ca"`
-	UpdatedAt         int64           `json:"ua"`
-	DeletedAt         *int64          `json:"da,omitempty"`
 }
 
 type compactTurn struct {
@@ -113,9 +97,7 @@ func encodeSnapshotFor(d dialect, op forkengine.ForkOperation) (encodedSnapshot,
 // binarySnapshotSize estimates s's binary encoding from above (the strings' bytes plus up to 10
 // bytes for each number and length), so it is normally built in one allocation.
 func binarySnapshotSize(s forkengine.Snapshot) int {
-	ss := s.Session
-	n := 160 + len(ss.WorkspaceID) + len(ss.ID) + len(ss.Kind) + len(ss.Provider) + len(ss.ProviderSessionID) +
-		len(ss.Title) + len(ss.RailSectionKey) + len(ss.Cwd) + len(ss.Model) + len(ss.Settings)
+	n := 20 + sessionSnapshot.size(&s.Session) // and the magic, format, version and counts
 	for _, t := range s.Turns {
 		n += 80 + len(t.ID) + len(t.Phase) + len(t.Outcome) + len(t.Origin) + len(t.ProviderTurnID) + len(t.ProviderTurnBinding)
 	}
@@ -138,7 +120,7 @@ func decodeSnapshot(text string) (forkengine.Snapshot, error) {
 		dropSnapshotNulls(&s)
 		return s, nil
 	}
-	var c compactSnapshot
+	c := compactSnapshot{Session: sessionSnapshot.newCompact()}
 	if err := json.Unmarshal([]byte(text), &c); err != nil {
 		return forkengine.Snapshot{}, err
 	}
@@ -155,10 +137,7 @@ func compactable(s forkengine.Snapshot) bool {
 		return false // a reference (version 2): a few hundred bytes of JSON, which keeps every field
 	}
 	ss := s.Session
-	if len(ss.Metadata) > 0 {
-		return false // neither compact encoding has a place for it: encoding/json keeps it
-	}
-	if !exactMicros(ss.CreatedAt) || !exactMicros(ss.UpdatedAt) || !exactMicrosPtr(ss.DeletedAt) {
+	if !sessionSnapshot.exactTimes(&ss) {
 		return false
 	}
 	for _, t := range s.Turns {
@@ -182,13 +161,7 @@ func compactOf(s forkengine.Snapshot) (compactSnapshot, bool) {
 	if !compactable(s) {
 		return compactSnapshot{}, false
 	}
-	ss := s.Session
-	c := compactSnapshot{C: 1, Version: s.Version, Session: compactSession{
-		WorkspaceID: ss.WorkspaceID, ID: ss.ID, Kind: string(ss.Kind), Provider: ss.Provider,
-		ProviderSessionID: ss.ProviderSessionID, Title: ss.Title, RailSectionKey: ss.RailSectionKey,
-		Cwd: ss.Cwd, Model: ss.Model, Settings: ss.Settings, Visible: ss.Visible,
-		CreatedAt: micros(ss.CreatedAt), UpdatedAt: micros(ss.UpdatedAt), DeletedAt: microsPtr(ss.DeletedAt),
-	}}
+	c := compactSnapshot{C: 1, Version: s.Version, Session: sessionSnapshot.toCompact(&s.Session)}
 	if s.Turns == nil && s.Messages == nil {
 		c.SessionOnly = true
 		return c, true
@@ -207,13 +180,9 @@ func compactOf(s forkengine.Snapshot) (compactSnapshot, bool) {
 }
 
 func (c compactSnapshot) domain() forkengine.Snapshot {
-	cs := c.Session
-	s := forkengine.Snapshot{Version: c.Version, Session: forkengine.Session{
-		WorkspaceID: cs.WorkspaceID, ID: cs.ID, Kind: forkengine.SessionKind(cs.Kind), Provider: cs.Provider,
-		ProviderSessionID: cs.ProviderSessionID, Title: cs.Title, RailSectionKey: cs.RailSectionKey,
-		Cwd: cs.Cwd, Model: cs.Model, Settings: cs.Settings, Visible: cs.Visible,
-		CreatedAt: fromMicros(cs.CreatedAt), UpdatedAt: fromMicros(cs.UpdatedAt), DeletedAt: fromMicrosPtr(cs.DeletedAt),
-	}}
+	s := forkengine.Snapshot{Version: c.Version}
+	sessionSnapshot.fromCompact(&s.Session, c.Session)
+	cs := &s.Session
 	if c.SessionOnly {
 		return s
 	}
