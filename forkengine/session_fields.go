@@ -70,7 +70,7 @@ func SessionSnapshotFields() []SnapshotField { return sessionFields.snapshot }
 
 // reportField is one field of SessionReport and the Session field it applies to.
 type reportField struct {
-	name       string // as inputs and errors name it: railSectionKey
+	name       string // as inputs and errors name it: the field's JSON key
 	from, to   int    // indexes in SessionReport and Session
 	keep       bool   // a nil value keeps the stored one
 	kind       reflect.Kind
