@@ -28,11 +28,7 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "d.db"), Logger: quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	engine, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{}, Logger: quiet})
-	require.NoError(t, err)
+	db, engine := openEngine(t, ctx)
 
 	started, release := make(chan struct{}), make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -76,17 +72,29 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 
 var quiet = slog.New(slog.DiscardHandler)
 
+// testStore opens a store on a fresh SQLite file, closed when the test ends.
+func testStore(t *testing.T, ctx context.Context) *store.DB {
+	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "d.db"), Logger: quiet})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// openEngine is testStore with an engine on it that has no drivers.
+func openEngine(t *testing.T, ctx context.Context) (*store.DB, *forkengine.Engine) {
+	db := testStore(t, ctx)
+	engine, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{}, Logger: quiet})
+	require.NoError(t, err)
+	return db, engine
+}
+
 // /readyz turns 503 the moment shutdown begins, while in-flight requests still finish: serve
 // calls StartDrain before it stops accepting.
 func TestReadinessDrainsWithShutdown(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "d.db"), Logger: quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	engine, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{}, Logger: quiet})
-	require.NoError(t, err)
+	db, engine := openEngine(t, ctx)
 	obs, err := newObservability(ctx, observeConfig{}, Options{}.withDefaults(), quiet, db)
 	require.NoError(t, err)
 	require.Equal(t, "recovering", obs.ready.Ready(ctx), "unready until the recovery pass is done")
@@ -134,8 +142,7 @@ func TestReadinessDrainsWithShutdown(t *testing.T) {
 func TestHealthzIsLivenessOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "d.db"), Logger: quiet})
-	require.NoError(t, err)
+	db := testStore(t, ctx)
 	obs, err := newObservability(ctx, observeConfig{}, Options{}.withDefaults(), quiet, db)
 	require.NoError(t, err)
 	obs.ready.MarkRecovered()
