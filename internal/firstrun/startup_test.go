@@ -32,6 +32,23 @@ func TestUnknownDatabaseSchemeNamesTheForms(t *testing.T) {
 	}
 }
 
+// A SQLite path in a directory that does not exist says so, on one line, and names no lock file
+// (it said "open the lock file of missing/fg.db: open missing/fg.db.lock: no such file or
+// directory", a file the user never named).
+func TestSQLiteFileInAMissingDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := runIn(t, dir, serverBin, "-db", "missing/fg.db", "-addr", "127.0.0.1:0")
+	if r.code != 1 {
+		t.Errorf("exit status %d, want 1", r.code)
+	}
+	lines := r.lines()
+	if len(lines) != 1 || !strings.Contains(lines[0], "directory missing does not exist") || strings.Contains(lines[0], ".lock") {
+		t.Errorf("printed:\n%s\nwant one line saying the directory missing does not exist, without the lock file", r.stderr)
+	}
+	requireEmptyDir(t, dir)
+}
+
 // Issue 27, item 4: a flag mistake prints the error and a one-line hint, not the whole usage.
 func TestFlagMistakesAreOneLineAndAHint(t *testing.T) {
 	t.Parallel()
