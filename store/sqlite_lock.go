@@ -3,7 +3,9 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 )
@@ -27,6 +29,11 @@ func lockSQLiteFile(dsn string) (*fileLock, error) {
 	}
 	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
+		// The lock file is the first file written beside the database, so its failure is what a
+		// mistyped path meets first: name the directory, not a file the user never asked for.
+		if dir := filepath.Dir(path); errors.Is(err, fs.ErrNotExist) && !dirExists(dir) {
+			return nil, fmt.Errorf("the SQLite file %s cannot be created: its directory %s does not exist", path, dir)
+		}
 		return nil, fmt.Errorf("open the lock file of %s: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
@@ -38,6 +45,11 @@ func lockSQLiteFile(dsn string) (*fileLock, error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return &fileLock{f: f}, nil
+}
+
+func dirExists(dir string) bool {
+	info, err := os.Stat(dir)
+	return err == nil && info.IsDir()
 }
 
 // release drops the lock; nil-safe and idempotent.

@@ -2,6 +2,8 @@ package telemetry
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,7 +35,13 @@ func (t *Telemetry) HTTP(next http.Handler, requestID func(*http.Request) string
 		if rec.websocket && status == http.StatusSwitchingProtocols {
 			attrs = append(attrs, "upgrade", "websocket")
 		}
-		t.log.Info("http request", append(attrs, rec.operationAttrs()...)...)
+		operation := rec.operationAttrs()
+		if operation == nil && sw.refusal != nil {
+			if code := t.countRefusal(sw.refusal.Bytes()); code != "" {
+				operation = []any{"outcome", code}
+			}
+		}
+		t.log.Info("http request", append(attrs, operation...)...)
 	})
 }
 
@@ -57,10 +65,46 @@ func (t *Telemetry) DebugLog(next http.Handler, graphqlPath string) http.Handler
 	})
 }
 
-// statusWriter remembers the status code. It passes Flush (SSE) and Hijack (websockets) through.
+// maxRefusalBody is how much of an error response's body is kept to read its codes: a refusal
+// made before GraphQL runs is one short error.
+const maxRefusalBody = 8 << 10
+
+// countRefusal counts the errors of body, an error response GraphQL did not produce (the edge's
+// and the transports' refusals: a Host not allowed, an unreadable request, ...), in
+// forkgraph_graphql_errors_total, as the GraphQL extension counts those of the responses it
+// sees, and returns the first one's code ("" when body holds no GraphQL errors).
+func (t *Telemetry) countRefusal(body []byte) string {
+	var resp struct {
+		Errors []struct {
+			Extensions struct {
+				Code string `json:"code"`
+			} `json:"extensions"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(body, &resp) != nil {
+		return ""
+	}
+	first := ""
+	for i, e := range resp.Errors {
+		code := e.Extensions.Code
+		if code == "" {
+			code = "UNKNOWN"
+		}
+		code = t.codes.value(code)
+		t.Metrics.graphqlErrors.WithLabelValues(code).Inc()
+		if i == 0 {
+			first = code
+		}
+	}
+	return first
+}
+
+// statusWriter remembers the status code, and the start of the body of an error status (4xx,
+// 5xx) for countRefusal. It passes Flush (SSE) and Hijack (websockets) through.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status  int
+	refusal *bytes.Buffer
 }
 
 // WriteHeader remembers the first status written.
@@ -75,6 +119,14 @@ func (w *statusWriter) WriteHeader(code int) {
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
+	}
+	if w.status >= http.StatusBadRequest {
+		if w.refusal == nil {
+			w.refusal = &bytes.Buffer{}
+		}
+		if room := maxRefusalBody - w.refusal.Len(); room > 0 {
+			w.refusal.Write(b[:min(len(b), room)])
+		}
 	}
 	return w.ResponseWriter.Write(b)
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // Transports returns the observer to give the websocket and SSE transports: connection counts
-// and close codes, queued bytes, dropped results, and one log line per websocket connection when
+// and close codes, queued bytes, dropped results, the errors a websocket refuses with before
+// GraphQL runs (in forkgraph_graphql_errors_total), and one log line per websocket connection when
 // it closes.
 func (t *Telemetry) Transports() *transports.Observer {
 	m := t.Metrics
@@ -36,6 +37,12 @@ func (t *Telemetry) Transports() *transports.Observer {
 		},
 		QueueBytes: func(delta int) { m.queueBytes.Add(float64(delta)) },
 		Dropped:    func(protocol string) { m.dropped.WithLabelValues(protocol).Inc() },
+		Refused: func(_, code string) {
+			if code == "" {
+				code = "UNKNOWN"
+			}
+			m.graphqlErrors.WithLabelValues(t.codes.value(code)).Inc()
+		},
 	}
 }
 

@@ -103,6 +103,49 @@ func TestHTTPMiddlewareLogsOneLinePerRequest(t *testing.T) {
 	}
 }
 
+// A refusal made before GraphQL runs (the edge's 403 for a Host, a transport's 415) is counted
+// in forkgraph_graphql_errors_total by its code, and its code is the request line's outcome;
+// a response the GraphQL extension already counted (its record holds the operation) is not
+// counted twice.
+func TestHTTPMiddlewareCountsRefusalsGraphQLNeverSaw(t *testing.T) {
+	var out bytes.Buffer
+	logger, err := NewLogger(&out, "json", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := New(Options{Logger: logger})
+	h := tel.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/host":
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"errors":[{"message":"no","extensions":{"code":"HOST_NOT_ALLOWED"}}]}`))
+		case "/graphql":
+			recordFrom(r.Context()).setOperation("unknown", "invalid", "GRAPHQL_PARSE_FAILED", "")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"errors":[{"message":"no","extensions":{"code":"GRAPHQL_PARSE_FAILED"}}]}`))
+		case "/plain":
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte("not json"))
+		}
+	}), func(*http.Request) string { return "req-1" })
+	for _, path := range []string{"/host", "/host", "/graphql", "/plain"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+	}
+	for code, want := range map[string]float64{"HOST_NOT_ALLOWED": 2, "GRAPHQL_PARSE_FAILED": 0, "UNKNOWN": 0} {
+		if got := testutil.ToFloat64(tel.Metrics.graphqlErrors.WithLabelValues(code)); got != want {
+			t.Errorf("errors{%s} = %v, want %v", code, got, want)
+		}
+	}
+	first, _, _ := strings.Cut(out.String(), "\n")
+	var line map[string]any
+	if err := json.Unmarshal([]byte(first), &line); err != nil {
+		t.Fatal(err)
+	}
+	if line["status"] != float64(403) || line["outcome"] != "HOST_NOT_ALLOWED" {
+		t.Errorf("the refusal's line = %v, want status 403 and outcome HOST_NOT_ALLOWED", line)
+	}
+}
+
 func TestDebugLogCoversTheOtherRoutes(t *testing.T) {
 	var out bytes.Buffer
 	logger, err := NewLogger(&out, "json", "debug")
@@ -119,5 +162,18 @@ func TestDebugLogCoversTheOtherRoutes(t *testing.T) {
 	}
 	if line["level"] != "DEBUG" || line["path"] != "/readyz" || line["status"] != float64(204) || strings.Contains(out.String(), "secret") {
 		t.Fatalf("line = %v", line)
+	}
+}
+
+// A websocket's own refusals (transports.Observer.Refused) are counted with GraphQL's errors.
+func TestTransportRefusalsAreCountedAsErrors(t *testing.T) {
+	tel := New(Options{})
+	observer := tel.Transports()
+	observer.Refused("graphql-transport-ws", "TOO_MANY_SUBSCRIPTIONS")
+	observer.Refused("graphql-ws", "")
+	for code, want := range map[string]float64{"TOO_MANY_SUBSCRIPTIONS": 1, "UNKNOWN": 1} {
+		if got := testutil.ToFloat64(tel.Metrics.graphqlErrors.WithLabelValues(code)); got != want {
+			t.Errorf("errors{%s} = %v, want %v", code, got, want)
+		}
 	}
 }

@@ -21,6 +21,8 @@ const (
 	CodeTooManyReservations  = "TOO_MANY_RESERVATIONS"  // 429, graphql-sse reservations over a bound
 	CodeInternal             = "INTERNAL_SERVER_ERROR"  // 500
 	CodeOperationRefused     = "OPERATION_REFUSED"      // an OperationLimiter's error without a code
+	// CodeTooManySubscriptions refuses a websocket operation beyond Config.MaxSubscriptions.
+	CodeTooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
 	// CodeUnavailable is not raised here but read: a response whose errors all carry it (the
 	// database could not be reached, forkengine.CodeUnavailable) is answered 503.
 	CodeUnavailable = "UNAVAILABLE"

@@ -3,6 +3,8 @@ package transports
 import (
 	"net/http"
 	"time"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // ProtocolSSE names server-sent event streams to an Observer, beside the websocket
@@ -26,6 +28,11 @@ type Observer struct {
 	// Dropped is called for each operation result that was not queued because its connection
 	// was already closing (the client left, was too slow, or the server is shutting down).
 	Dropped func(protocol string)
+	// Refused is called with the extensions.code of each error a websocket sends that no GraphQL
+	// execution produced (an operation over the connection's bound or refused by the
+	// OperationLimiter, @defer in a subscription, a malformed message, an InitFunc's refusal), so
+	// they are counted with the errors of GraphQL responses.
+	Refused func(protocol, code string)
 }
 
 func (o *Observer) opened(r *http.Request, protocol string) {
@@ -49,5 +56,15 @@ func (o *Observer) queueBytes(delta int) {
 func (o *Observer) dropped(protocol string) {
 	if o != nil && o.Dropped != nil {
 		o.Dropped(protocol)
+	}
+}
+
+func (o *Observer) refused(protocol string, errs ...*gqlerror.Error) {
+	if o == nil || o.Refused == nil {
+		return
+	}
+	for _, err := range errs {
+		code, _ := err.Extensions["code"].(string)
+		o.Refused(protocol, code)
 	}
 }

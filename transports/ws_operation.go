@@ -43,10 +43,22 @@ func (c *conn) rejectOverLimit(id string) bool {
 	}
 	err := &gqlerror.Error{
 		Message:    fmt.Sprintf("too many operations on this connection (at most %d at once)", c.cfg.MaxSubscriptions),
-		Extensions: map[string]any{"code": "TOO_MANY_SUBSCRIPTIONS"},
+		Extensions: map[string]any{"code": CodeTooManySubscriptions},
 	}
-	c.send(mustEncode(id, "error", errorList(gqlerror.List{err})))
+	c.refuse(id, "error", err)
 	return true
+}
+
+// refuse sends err, an error the transport raised itself, as a message of type typ ("error" for
+// operation id, with a list of errors; "connection_error" with the error alone), and tells the
+// Observer, since no GraphQL execution counts it.
+func (c *conn) refuse(id, typ string, err *gqlerror.Error) {
+	var payload any = errorList(gqlerror.List{err})
+	if typ == "connection_error" {
+		payload = err
+	}
+	c.cfg.Observer.refused(c.subprotocol, err)
+	c.send(mustEncode(id, typ, payload))
 }
 
 // rejectByLimiter asks OperationLimiter whether the operation id may start; when it refuses,
@@ -59,7 +71,7 @@ func (c *conn) rejectByLimiter(id string) bool {
 	if err == nil {
 		return false
 	}
-	c.send(mustEncode(id, "error", errorList(gqlerror.List{asGraphQLError(err, CodeOperationRefused)})))
+	c.refuse(id, "error", asGraphQLError(err, CodeOperationRefused))
 	return true
 }
 
@@ -105,6 +117,7 @@ func (c *conn) runOperation(ctx context.Context, op *operation, params *graphql.
 		return
 	}
 	if err := refuseDefer(opCtx); err != nil {
+		c.cfg.Observer.refused(c.subprotocol, err)
 		c.finishOperation(op, gqlerror.List{err})
 		return
 	}

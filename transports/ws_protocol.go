@@ -1,9 +1,5 @@
 package transports
 
-import (
-	"github.com/vektah/gqlparser/v2/gqlerror"
-)
-
 // transportProtocol is graphql-transport-ws, as the graphql-ws project's PROTOCOL.md specifies.
 type transportProtocol struct{}
 
@@ -136,7 +132,7 @@ func (legacyProtocol) keepAlive(c *conn) { c.trySend(mustEncode("", "ka", nil)) 
 func (p legacyProtocol) handle(c *conn, data []byte) {
 	msg, err := decodeInbound(data)
 	if err != nil {
-		c.send(mustEncode("", "connection_error", codedf(CodeBadRequest, "invalid message: %v", err)))
+		c.refuse("", "connection_error", codedf(CodeBadRequest, "invalid message: %v", err))
 		return
 	}
 	switch msg.Type {
@@ -151,23 +147,23 @@ func (p legacyProtocol) handle(c *conn, data []byte) {
 	case "connection_terminate":
 		c.close(1000, "terminated")
 	default:
-		c.send(mustEncode(idOf(msg), "error", errorList(gqlerror.List{codedf(CodeBadRequest, "invalid message type %q", msg.Type)})))
+		c.refuse(idOf(msg), "error", codedf(CodeBadRequest, "invalid message type %q", msg.Type))
 	}
 }
 
 func (legacyProtocol) init(c *conn, msg inbound) {
 	if c.initReceived {
-		c.send(mustEncode("", "connection_error", codedf(CodeBadRequest, "connection already initialised")))
+		c.refuse("", "connection_error", codedf(CodeBadRequest, "connection already initialised"))
 		return
 	}
 	payload, err := optionalObject(msg.Payload)
 	if err != nil {
-		c.send(mustEncode("", "connection_error", codedf(CodeBadRequest, "connection_init payload must be an object")))
+		c.refuse("", "connection_error", codedf(CodeBadRequest, "connection_init payload must be an object"))
 		return
 	}
 	c.initReceived = true
 	if !c.authorise(payload) {
-		c.send(mustEncode("", "connection_error", asGraphQLError(c.initError, "FORBIDDEN")))
+		c.refuse("", "connection_error", asGraphQLError(c.initError, "FORBIDDEN"))
 		c.close(CloseForbidden, "Forbidden")
 		return
 	}
@@ -181,12 +177,12 @@ func (legacyProtocol) start(c *conn, msg inbound) {
 	}
 	id, err := messageID(msg)
 	if err != nil {
-		c.send(mustEncode("", "connection_error", codedf(CodeBadRequest, "%s", err.Error())))
+		c.refuse("", "connection_error", codedf(CodeBadRequest, "%s", err.Error()))
 		return
 	}
 	params, err := decodeParams(msg.Payload)
 	if err != nil {
-		c.send(mustEncode(id, "error", errorList(gqlerror.List{codedf(CodeBadRequest, "%s", err.Error())})))
+		c.refuse(id, "error", codedf(CodeBadRequest, "%s", err.Error()))
 		return
 	}
 	// subscriptions-transport-ws replaces an operation whose id is reused.

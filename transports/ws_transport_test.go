@@ -7,7 +7,9 @@ import (
 	"errors"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -225,7 +227,14 @@ func TestTransportWS_PingPongBothWays(t *testing.T) {
 }
 
 func TestTransportWS_MaxSubscriptions(t *testing.T) {
-	_, url := newStreamServer(t, Websocket{MaxSubscriptions: 1})
+	var mu sync.Mutex
+	var refused []string
+	observer := &Observer{Refused: func(protocol, code string) {
+		mu.Lock()
+		defer mu.Unlock()
+		refused = append(refused, protocol+" "+code)
+	}}
+	_, url := newStreamServer(t, Websocket{MaxSubscriptions: 1, Observer: observer})
 	c := dial(t, url, SubprotocolTransportWS)
 	c.initialise()
 	c.subscribe("a", "subscription { held }")
@@ -234,6 +243,12 @@ func TestTransportWS_MaxSubscriptions(t *testing.T) {
 		t.Fatalf("error = %s", m.Payload)
 	}
 	c.expectQuiet()
+	// No GraphQL execution saw that error, so the Observer is told (the metrics count it).
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{SubprotocolTransportWS + " TOO_MANY_SUBSCRIPTIONS"}; !slices.Equal(refused, want) {
+		t.Errorf("the Observer was told of %v, want %v", refused, want)
+	}
 }
 
 func TestTransportWS_MaxMessageBytes(t *testing.T) {

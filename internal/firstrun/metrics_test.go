@@ -3,6 +3,7 @@ package firstrun
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -67,6 +68,23 @@ func TestFreshServerExportsEveryDocumentedSeries(t *testing.T) {
 			}
 		}
 	}
+	// The codes exported are exactly the codes docs/api.md lists: a code a response can carry but
+	// the table leaves out is undocumented, and one the server does not export would say "No data".
+	exported := map[string]bool{}
+	for _, m := range families["forkgraph_graphql_errors_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "code" {
+				exported[l.GetValue()] = true
+			}
+		}
+	}
+	for _, code := range documentedErrorCodes(t) {
+		delete(exported, code)
+	}
+	if len(exported) > 0 {
+		t.Errorf("forkgraph_graphql_errors_total exports codes docs/api.md's error table does not list: %v", slices.Sorted(maps.Keys(exported)))
+	}
+
 	// Families the start-up itself may move (recovery, the demo seed's fork): present for every
 	// known value.
 	for name, want := range map[string]struct{ label, value string }{
@@ -86,8 +104,10 @@ func TestFreshServerExportsEveryDocumentedSeries(t *testing.T) {
 		}
 	}
 
-	// A bad Host is refused with 403 and counted.
+	// A bad Host is refused with 403 and counted, as a response and as the error it carries (the
+	// edge answers before GraphQL runs, so the GraphQL extension never saw these errors).
 	before := sum(families, "forkgraph_http_responses_total", "code", "403")
+	errorsBefore := sum(families, "forkgraph_graphql_errors_total", "code", "HOST_NOT_ALLOWED")
 	req, _ := http.NewRequest(http.MethodGet, s.base+"/graphql?query=%7B__typename%7D", nil)
 	req.Host = "rebinding.example"
 	resp, err := http.DefaultClient.Do(req)
@@ -102,8 +122,12 @@ func TestFreshServerExportsEveryDocumentedSeries(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || len(body.Errors) == 0 || body.Errors[0].Extensions.Code != "HOST_NOT_ALLOWED" {
 		t.Fatalf("a bad Host got %d %+v, want 403 HOST_NOT_ALLOWED", resp.StatusCode, body)
 	}
-	if after := sum(scrape(t, s.base), "forkgraph_http_responses_total", "code", "403"); after != before+1 {
+	afterHost := scrape(t, s.base)
+	if after := sum(afterHost, "forkgraph_http_responses_total", "code", "403"); after != before+1 {
 		t.Errorf("forkgraph_http_responses_total{code=\"403\"} went from %v to %v after a bad Host, want +1", before, after)
+	}
+	if after := sum(afterHost, "forkgraph_graphql_errors_total", "code", "HOST_NOT_ALLOWED"); after != errorsBefore+1 {
+		t.Errorf("forkgraph_graphql_errors_total{code=\"HOST_NOT_ALLOWED\"} went from %v to %v after a bad Host, want +1", errorsBefore, after)
 	}
 }
 

@@ -32,6 +32,48 @@ func TestUnknownDatabaseSchemeNamesTheForms(t *testing.T) {
 	}
 }
 
+// A listen address that is not host:port, such as a port alone, says the form it takes (-addr
+// 8080 was refused as an open-mode address that is not loopback, which it is not either).
+func TestListenAddressWithoutAPortNamesTheForm(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ args []string }{
+		{[]string{"-addr", "8080"}},
+		{[]string{"-addr", "127.0.0.1:0", "-metrics-addr", "9464"}},
+		{[]string{"-addr", "127.0.0.1:0", "-debug-addr", "localhost"}},
+	} {
+		dir := t.TempDir()
+		r := runIn(t, dir, serverBin, tc.args...)
+		flag, value := tc.args[len(tc.args)-2], tc.args[len(tc.args)-1]
+		example := "127.0.0.1:6060" // -debug-addr's usual address, since localhost has no port to keep
+		if value != "localhost" {
+			example = "127.0.0.1:" + value
+		}
+		lines := r.lines()
+		if r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], flag+" (") ||
+			!strings.Contains(lines[0], "is not host:port") || !strings.Contains(lines[0], example) || strings.Contains(lines[0], "open mode") {
+			t.Errorf("%v: exit status %d, printed:\n%s\nwant one line saying %s takes host:port, such as %s", tc.args, r.code, r.stderr, flag, example)
+		}
+		requireEmptyDir(t, dir)
+	}
+}
+
+// A SQLite path in a directory that does not exist says so, on one line, and names no lock file
+// (it said "open the lock file of missing/fg.db: open missing/fg.db.lock: no such file or
+// directory", a file the user never named).
+func TestSQLiteFileInAMissingDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := runIn(t, dir, serverBin, "-db", "missing/fg.db", "-addr", "127.0.0.1:0")
+	if r.code != 1 {
+		t.Errorf("exit status %d, want 1", r.code)
+	}
+	lines := r.lines()
+	if len(lines) != 1 || !strings.Contains(lines[0], "directory missing does not exist") || strings.Contains(lines[0], ".lock") {
+		t.Errorf("printed:\n%s\nwant one line saying the directory missing does not exist, without the lock file", r.stderr)
+	}
+	requireEmptyDir(t, dir)
+}
+
 // Issue 27, item 4: a flag mistake prints the error and a one-line hint, not the whole usage.
 func TestFlagMistakesAreOneLineAndAHint(t *testing.T) {
 	t.Parallel()

@@ -31,4 +31,5 @@ var errorCodes = []string{
 	transports.CodeBadRequest, transports.CodeMethodNotAllowed, transports.CodeNotAcceptable, transports.CodeConflict,
 	transports.CodeRequestTooLarge, transports.CodeUnsupportedMediaType, transports.CodeTooManyReservations,
 	transports.CodeOperationRefused, transports.CodeIncrementalNotAccepted, transports.CodeIncrementalNotSupported,
+	transports.CodeTooManySubscriptions,
 }

@@ -128,6 +128,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.maxBody <= 0 {
 		return config{}, fmt.Errorf("-max-body must be positive, got %d", cfg.maxBody)
 	}
+	for _, l := range []struct{ flag, variable, addr, example string }{
+		{"-addr", "FORKGRAPH_ADDR", cfg.addr, "127.0.0.1:8080"},
+		{"-metrics-addr", "FORKGRAPH_METRICS_ADDR", cfg.observe.metricsAddr, "127.0.0.1:9464"},
+		{"-debug-addr", "FORKGRAPH_DEBUG_ADDR", cfg.debugAddr, "127.0.0.1:6060"},
+	} {
+		if l.addr == "" && l.flag != "-addr" {
+			continue // off
+		}
+		if err := checkListenAddr(l.flag, l.variable, l.addr, l.example); err != nil {
+			return config{}, err
+		}
+	}
 	if err := cfg.edge.resolve(cfg); err != nil {
 		return config{}, err
 	}

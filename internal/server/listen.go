@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 )
 
 // listeners are the sockets the server serves: the API's and, when configured, the metrics and
@@ -12,6 +13,19 @@ import (
 // seeded for nothing (and left behind).
 type listeners struct {
 	api, metrics, debug net.Listener
+}
+
+// checkListenAddr refuses a listen address that is not host:port, saying the form it takes. A
+// port alone ("8080", what a new user types first) was answered by the open-mode check as an
+// address that is not loopback.
+func checkListenAddr(flag, variable, addr, example string) error {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return nil
+	}
+	if port, err := strconv.Atoi(addr); err == nil && port >= 0 && port <= 65535 {
+		example = "127.0.0.1:" + addr
+	}
+	return fmt.Errorf("%s (%s): %q is not host:port; give, for example, %s", flag, variable, addr, example)
 }
 
 // listen opens every listener cfg asks for, or none: on an error the ones already open are

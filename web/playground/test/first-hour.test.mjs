@@ -111,6 +111,7 @@ describe('first hour', () => {
     assert.deepEqual(order.slice(0, 3), [order[0], lineage.targetTurnId, 'divider'], `the divider follows the fork's boundary turn: ${order}`);
     const divider = page.locator('.session-panel li.continued-from');
     assert.match(await divider.textContent(), /Continued from Divider source after turn 2/);
+    await divider.scrollIntoViewIfNeeded(); // the screenshot shows the divider, not the graph above it
     await screenshot(page, 'fork-continued-from');
     await divider.locator('button.link').click();
     await page.locator(`.session-panel[data-session-id="${source.id}"]`).waitFor({ timeout: TIMEOUT });
@@ -120,6 +121,7 @@ describe('first hour', () => {
     await openFork();
     assert.match(await page.locator('.session-panel li.continued-from').textContent(), /source conversation not found/);
     assert.equal(await page.locator('.session-panel li.continued-from button').count(), 0, 'no link to a source that is gone');
+    await page.locator('.session-panel li.continued-from').scrollIntoViewIfNeeded();
     await screenshot(page, 'fork-source-not-found');
   });
 });
