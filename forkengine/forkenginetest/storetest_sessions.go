@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,8 +25,17 @@ func sessionTests() map[string]storeTest {
 			second := forkengine.Session{
 				WorkspaceID: wsA, ID: "s1", Kind: forkengine.SessionChild, Provider: "other",
 				ProviderSessionID: "p2", Title: "t2", RailSectionKey: "r2", Cwd: "/c2", Model: "m2",
-				Settings: json.RawMessage(`{"b":[1,2]}`), Visible: false,
+				Settings: json.RawMessage(`{"b":[1,2]}`), Metadata: json.RawMessage(`{"m":1}`),
+				RailProjectPath: "/projects/p2", Visible: false,
 				CreatedAt: at(5), UpdatedAt: at(6), DeletedAt: timePtr(at(7)),
+			}
+			// Every field but Visible (false, to see it replaced) is set: a field the store
+			// does not write would read back as its zero value.
+			fields := reflect.ValueOf(second)
+			for i := range fields.NumField() {
+				if name := fields.Type().Field(i).Name; name != "Visible" {
+					require.False(t, fields.Field(i).IsZero(), "the test sets Session.%s", name)
+				}
 			}
 			update(t, s, func(ctx context.Context, tx forkengine.Tx) error { return tx.UpsertSession(ctx, second) })
 			got, err = s.GetSession(ctx, wsA, "s1")
