@@ -65,18 +65,7 @@ func sessionTests() map[string]storeTest {
 		},
 		"ListPagesByCreatedAtThenID": func(t *testing.T, s forkengine.Store) {
 			ctx := context.Background()
-			// Three sessions share a creation time, so the id breaks the tie.
-			created := map[string]int{"e": 3, "b": 1, "d": 1, "c": 1, "a": 2}
-			update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
-				for id, minute := range created {
-					sess := newSession(wsA, id)
-					sess.CreatedAt = at(minute)
-					if err := tx.UpsertSession(ctx, sess); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			seedPagedSessions(t, s)
 			var seen []string
 			for _, page := range pages(t, 2, func(after forkengine.PageCursor, n int) ([]forkengine.Session, error) {
 				return s.ListSessions(ctx, wsA, forkengine.SessionFilter{}, after, n)
@@ -159,4 +148,21 @@ func testSessionFilters(t *testing.T, s forkengine.Store) {
 		require.NoError(t, err, name)
 		require.Equal(t, len(c.want), n, name)
 	}
+}
+
+// seedPagedSessions writes the five sessions the paging tests read: ascending (CreatedAt, ID)
+// they are b, c, d, a, e, since three share a minute and the id breaks the tie.
+func seedPagedSessions(t *testing.T, s forkengine.Store) {
+	t.Helper()
+	created := map[string]int{"e": 3, "b": 1, "d": 1, "c": 1, "a": 2}
+	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+		for id, minute := range created {
+			sess := newSession(wsA, id)
+			sess.CreatedAt = at(minute)
+			if err := tx.UpsertSession(ctx, sess); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
