@@ -126,10 +126,3 @@ func rawPtr(raw json.RawMessage) *string {
 	s := string(raw)
 	return &s
 }
-
-func fromRawPtr(s *string) json.RawMessage {
-	if s == nil {
-		return nil
-	}
-	return json.RawMessage(*s)
-}
