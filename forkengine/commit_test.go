@@ -33,6 +33,7 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 	require.Equal(t, "child-"+op.ID, target.ProviderSessionID)
 	require.Equal(t, "123 (2)", target.Title)
 	require.Equal(t, "conversations", target.RailSectionKey)
+	require.Equal(t, "/projects/app", target.RailProjectPath, "copied from the source (reference §1.1)")
 	require.Equal(t, "/project", target.Cwd)
 	require.Equal(t, "model-1", target.Model)
 	require.JSONEq(t, `{"model":"model-1"}`, string(target.Settings))

@@ -95,6 +95,7 @@ type Session struct {
 	Model             string          `snapshot:"9,mo"`
 	Settings          json.RawMessage `snapshot:"10,se"`                   // a JSON object; never nil once stored ("{}")
 	Metadata          json.RawMessage `json:",omitempty" snapshot:"15,md"` // a JSON object, or nil when none was reported
+	RailProjectPath   string          `json:",omitempty" snapshot:"16,rp"` // the sidebar's project; a fork copies it
 	Visible           bool            `snapshot:"11,vi"`
 	CreatedAt         time.Time       `snapshot:"12,ca"`
 	UpdatedAt         time.Time       `snapshot:"13,ua"`
@@ -120,6 +121,7 @@ type SessionReport struct {
 	ProviderSessionID *string         `report:"keep" check:"identifier"`
 	Title             *string         `report:"keep"`
 	RailSectionKey    *string         `report:"keep" check:"identifier"`
+	RailProjectPath   *string         `report:"keep"`
 	Cwd               *string         `report:"keep"`
 	Model             *string         `report:"keep" check:"identifier"`
 	Settings          json.RawMessage `report:"keep"`

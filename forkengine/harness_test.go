@@ -97,7 +97,8 @@ func (h *harness) session(id, providerSessionID, title string) forkengine.Sessio
 	h.t.Helper()
 	s, err := h.engine.ReportSession(h.ctx, forkengine.SessionReport{
 		WorkspaceID: ws, ID: id, Provider: provider, ProviderSessionID: ptr(providerSessionID),
-		Title: ptr(title), RailSectionKey: ptr("conversations"), Cwd: ptr("/project"), Model: ptr("model-1"),
+		Title: ptr(title), RailSectionKey: ptr("conversations"), RailProjectPath: ptr("/projects/app"),
+		Cwd: ptr("/project"), Model: ptr("model-1"),
 		Settings: json.RawMessage(`{"model":"model-1"}`),
 	})
 	require.NoError(h.t, err)

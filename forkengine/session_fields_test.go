@@ -96,6 +96,39 @@ func TestVersion1HashCoversEveryBaseField(t *testing.T) {
 	}
 }
 
+// A later field (metadata, railProjectPath) left zero keeps every frozen hash
+// (TestFrozenSnapshotHashesStillVerify); set, it is covered by the version 2 hash, and the version
+// 1 hash, field by field over the base places, stays as it was.
+func TestLaterFieldsAreHashedOnlyWhenSet(t *testing.T) {
+	later := 0
+	for _, f := range SessionSnapshotFields() {
+		if f.Base() {
+			continue
+		}
+		later++
+		t.Run(f.Name, func(t *testing.T) {
+			for _, version := range []int{1, 2} {
+				want, err := snapshotHash(frozenHashSnapshot(version))
+				require.NoError(t, err)
+				s := frozenHashSnapshot(version)
+				v := reflect.ValueOf(&s.Session).Elem().Field(f.Index)
+				switch f.Kind {
+				case SnapshotText:
+					v.SetString("/projects/x")
+				case SnapshotJSON:
+					v.SetBytes([]byte(`{"b":2}`))
+				default:
+					t.Fatalf("no value for a later field of kind %d", f.Kind)
+				}
+				match, err := snapshotMatches(s, want)
+				require.NoError(t, err)
+				require.Equal(t, version == 1, match, "version %d", version)
+			}
+		})
+	}
+	require.GreaterOrEqual(t, later, 2, "metadata and railProjectPath")
+}
+
 // The base places are the layout of the first encodings, in the order the hash of version 1
 // and the store's first binary and compact formats wrote them: it must never change.
 func TestSessionSnapshotPlacesOfTheFirstEncodings(t *testing.T) {

@@ -256,6 +256,7 @@ type ComplexityRoot struct {
 		Model                 func(childComplexity int) int
 		Provider              func(childComplexity int) int
 		ProviderSessionID     func(childComplexity int) int
+		RailProjectPath       func(childComplexity int) int
 		RailSectionKey        func(childComplexity int) int
 		Settings              func(childComplexity int) int
 		Title                 func(childComplexity int) int
@@ -1469,6 +1470,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.ProviderSessionID(childComplexity), true
+	case "Session.railProjectPath":
+		if e.ComplexityRoot.Session.RailProjectPath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.RailProjectPath(childComplexity), true
 	case "Session.railSectionKey":
 		if e.ComplexityRoot.Session.RailSectionKey == nil {
 			break
@@ -2590,6 +2597,8 @@ type Session implements Node {
   title: String!
   "The sidebar section the session is shown in."
   railSectionKey: String
+  "The path of the project the session is shown under in the sidebar; a fork's child keeps its source's."
+  railProjectPath: String
   "The agent's working directory."
   cwd: String
   "The model the agent uses."
@@ -3238,6 +3247,8 @@ input ReportSessionInput {
   title: String
   "The sidebar section."
   railSectionKey: String
+  "The path of the project the session is shown under in the sidebar (free text)."
+  railProjectPath: String
   "The working directory."
   cwd: String
   "The model."
@@ -3845,6 +3856,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_title(ctx, field)
 	case "railSectionKey":
 		return ec.fieldContext_Session_railSectionKey(ctx, field)
+	case "railProjectPath":
+		return ec.fieldContext_Session_railProjectPath(ctx, field)
 	case "cwd":
 		return ec.fieldContext_Session_cwd(ctx, field)
 	case "model":
@@ -8650,6 +8663,29 @@ func (ec *executionContext) fieldContext_Session_railSectionKey(_ context.Contex
 	return graphql.NewScalarFieldContext("Session", field, false, false, "String")
 }
 
+func (ec *executionContext) _Session_railProjectPath(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_railProjectPath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RailProjectPath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_railProjectPath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, "String")
+}
+
 func (ec *executionContext) _Session_cwd(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12804,7 +12840,7 @@ func (ec *executionContext) unmarshalInputReportSessionInput(ctx context.Context
 		asMap["kind"] = "ROOT"
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "id", "kind", "provider", "providerSessionId", "title", "railSectionKey", "cwd", "model", "settings", "metadata", "visible"}
+	fieldsInOrder := [...]string{"workspaceId", "id", "kind", "provider", "providerSessionId", "title", "railSectionKey", "railProjectPath", "cwd", "model", "settings", "metadata", "visible"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12860,6 +12896,13 @@ func (ec *executionContext) unmarshalInputReportSessionInput(ctx context.Context
 				return it, err
 			}
 			it.RailSectionKey = data
+		case "railProjectPath":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("railProjectPath"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RailProjectPath = data
 		case "cwd":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cwd"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -14657,6 +14700,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "railSectionKey":
 			out.Values[i] = ec._Session_railSectionKey(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "railProjectPath":
+			out.Values[i] = ec._Session_railProjectPath(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -17,6 +17,7 @@ type Session struct {
 	ProviderSessionID *string
 	Title             string
 	RailSectionKey    *string
+	RailProjectPath   *string
 	Cwd               *string
 	Model             *string
 	Settings          JSON
@@ -36,7 +37,7 @@ func (s *Session) Domain() forkengine.Session { return s.domain }
 // SessionFrom builds the API view of a session whose relations rel resolves.
 //
 // The optional strings point into the view's own copy of the domain value (optionalIn): one
-// allocation per session of a page instead of up to five.
+// allocation per session of a page instead of up to six.
 func SessionFrom(s forkengine.Session, rel Relations) *Session {
 	view := new(Session)
 	sessionInto(view, s, rel)
@@ -54,6 +55,7 @@ func sessionInto(view *Session, s forkengine.Session, rel Relations) {
 	d := &view.domain
 	view.ProviderSessionID, view.RailSectionKey = optionalIn(&d.ProviderSessionID), optionalIn(&d.RailSectionKey)
 	view.Cwd, view.Model = optionalIn(&d.Cwd), optionalIn(&d.Model)
+	view.RailProjectPath = optionalIn(&d.RailProjectPath)
 }
 
 // Turn is the API view of a forkengine.Turn. The provider binding stays internal: clients see

@@ -346,6 +346,8 @@ type ReportSessionInput struct {
 	Title *string `json:"title,omitempty"`
 	// The sidebar section.
 	RailSectionKey *string `json:"railSectionKey,omitempty"`
+	// The path of the project the session is shown under in the sidebar (free text).
+	RailProjectPath *string `json:"railProjectPath,omitempty"`
 	// The working directory.
 	Cwd *string `json:"cwd,omitempty"`
 	// The model.

@@ -22,6 +22,8 @@ cd "$(dirname "$0")/.."
 known() {
 	local failed=0
 	bash "$self" RailSectionKey rail_section_key railSectionKey || failed=1
+	# The demo of issue 23: a field the reference asks for (§1.1), added in those five places alone.
+	bash "$self" RailProjectPath rail_project_path railProjectPath || failed=1
 	# Metadata's sixth place is its fork rule (reference §1.1): a child gets its source's metadata
 	# without the keys imported, usage and goal (forkengine/fork_target.go, childMetadata), which
 	# no tag can say. Nothing else may need its name.

@@ -4,12 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-
-	"gorm.io/gorm/clause"
 )
-
-// forUpdateSkipLocked locks the selected rows and passes over rows another transaction holds.
-var forUpdateSkipLocked = clause.Locking{Strength: clause.LockingStrengthUpdate, Options: clause.LockingOptionsSkipLocked}
 
 // Lock takes a transaction-scoped lock on each key, in sorted order, so two transactions that
 // name a common key run one after the other and never deadlock over the keys. On PostgreSQL each

@@ -295,11 +295,18 @@ var migrations = []migration{
 	sessionMetadataMigration,
 	interactionsMigration,
 	typedReferencesMigration,
+	railProjectPathMigration,
 }
 
 // sessionMetadataMigration adds a session's free-form metadata, NULL when none was reported.
 var sessionMetadataMigration = migration{version: 24, name: "session metadata", statements: []string{
 	`ALTER TABLE sessions ADD COLUMN metadata TEXT`,
+}}
+
+// railProjectPathMigration adds the path of the project a session is shown under in the sidebar
+// (reference §1.1: a fork copies it); rows from before have none.
+var railProjectPathMigration = migration{version: 29, name: "session rail project path", statements: []string{
+	`ALTER TABLE sessions ADD COLUMN rail_project_path TEXT NOT NULL DEFAULT ''`,
 }}
 
 func eventsTable(cursorType string) string {

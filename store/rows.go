@@ -24,6 +24,7 @@ var sessionsTable = newTable("sessions", []string{"workspace_id", "id"},
 	textColumn("model", func(s *forkengine.Session) *string { return &s.Model }),
 	objectColumn("settings", func(s *forkengine.Session) *json.RawMessage { return &s.Settings }),
 	rawJSONColumn("metadata", func(s *forkengine.Session) *json.RawMessage { return &s.Metadata }),
+	textColumn("rail_project_path", func(s *forkengine.Session) *string { return &s.RailProjectPath }),
 	booleanColumn("visible", func(s *forkengine.Session) *bool { return &s.Visible }),
 	microsColumn("created_at_us", func(s *forkengine.Session) *time.Time { return &s.CreatedAt }),
 	microsColumn("updated_at_us", func(s *forkengine.Session) *time.Time { return &s.UpdatedAt }),
@@ -124,11 +125,4 @@ func rawPtr(raw json.RawMessage) *string {
 	}
 	s := string(raw)
 	return &s
-}
-
-func fromRawPtr(s *string) json.RawMessage {
-	if s == nil {
-		return nil
-	}
-	return json.RawMessage(*s)
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -47,16 +48,32 @@ func openAtVersion(t *testing.T, cfg Config, version int) *DB {
 }
 
 // upsertSessionAtVersion writes s in tx as a forkgraph of schema version did: without the
-// columns of the sessions table that later migrations added.
+// columns of the sessions table that later migrations added (laterSessionColumns).
 func upsertSessionAtVersion(ctx context.Context, tx forkengine.Tx, version int, s forkengine.Session) error {
-	t := sessionsTable
-	if version < sessionMetadataMigration.version {
-		t = t.without("metadata")
-	}
+	t := sessionsTable.without(laterSessionColumns(version)...)
 	old := tx.(*txn)
 	_, err := old.execFixed(old.with(ctx), upsertSQL(t.name, t.names, t.key...), t.values(&s)...)
 	return err
 }
+
+// laterSessionColumns are the columns the migrations after version add to sessions, read from
+// their statements, so a new Session field needs no line in the tests that write old rows.
+func laterSessionColumns(version int) []string {
+	var names []string
+	for _, m := range migrations {
+		if m.version <= version {
+			continue
+		}
+		for _, stmt := range m.statements {
+			if match := addSessionColumn.FindStringSubmatch(stmt); match != nil {
+				names = append(names, match[1])
+			}
+		}
+	}
+	return names
+}
+
+var addSessionColumn = regexp.MustCompile(`^ALTER TABLE sessions ADD COLUMN (\w+)`)
 
 func TestSQLiteContract(t *testing.T) {
 	forkenginetest.RunStoreTests(t, func(t *testing.T) forkengine.Store { return openTest(t, sqliteConfig(t)) })

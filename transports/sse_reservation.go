@@ -23,7 +23,7 @@ type reservation struct {
 	events              chan streamEvent
 	ctx                 context.Context // ends when the reservation does; every operation's ends with it
 	cancel              context.CancelFunc
-	expiry              *time.Timer
+	expiry              *time.Timer          // guarded by mu: its callback may run before AfterFunc returns
 	ops                 map[string]*singleOp // guarded by mu
 	mu                  sync.Mutex
 	open, closed        bool // guarded by mu
@@ -66,8 +66,12 @@ type streamEvent struct {
 	data []byte
 }
 
+// init starts the reservation's life and its expiry. The timer is set under mu: a short TTL can
+// fire it before time.AfterFunc returns, and its callback (end) reads it under mu.
 func (res *reservation) init(ttl time.Duration) {
 	res.ctx, res.cancel = context.WithCancel(context.Background())
+	res.mu.Lock()
+	defer res.mu.Unlock()
 	res.expiry = time.AfterFunc(ttl, func() { res.end(true) })
 }
 
@@ -81,12 +85,13 @@ func (res *reservation) end(unopened bool) []string {
 		return nil
 	}
 	res.closed = true
+	expiry := res.expiry
 	running := make(map[string]*singleOp, len(res.ops))
 	for id, op := range res.ops {
 		running[id] = op
 	}
 	res.mu.Unlock()
-	res.expiry.Stop()
+	expiry.Stop()
 	res.owner.remove(res)
 	res.cancel()
 	res.running.Wait()
@@ -133,8 +138,9 @@ func (res *reservation) serveStream(w http.ResponseWriter, r *http.Request, t SS
 		return
 	}
 	res.open = true
+	expiry := res.expiry
 	res.mu.Unlock()
-	res.expiry.Stop()
+	expiry.Stop()
 	defer res.end(false)
 
 	stream := t.openStream(w, r, flusher)

@@ -38,18 +38,7 @@ func backwardTests() map[string]storeTest {
 
 func testSessionsBefore(t *testing.T, s forkengine.Store) {
 	ctx := context.Background()
-	// Ascending (CreatedAt, ID) this is b, c, d, a, e: three share a minute, so the id decides.
-	created := map[string]int{"e": 3, "b": 1, "d": 1, "c": 1, "a": 2}
-	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
-		for id, minute := range created {
-			sess := newSession(wsA, id)
-			sess.CreatedAt = at(minute)
-			if err := tx.UpsertSession(ctx, sess); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	seedPagedSessions(t, s)
 	var seen [][]string
 	for _, page := range pages(t, 2, func(before forkengine.PageCursor, n int) ([]forkengine.Session, error) {
 		return s.ListSessionsBefore(ctx, wsA, forkengine.SessionFilter{}, before, n)
@@ -67,13 +56,7 @@ func testSessionsBefore(t *testing.T, s forkengine.Store) {
 
 func testOperationsBefore(t *testing.T, s forkengine.Store) {
 	ctx := context.Background()
-	insertOperations(t, s,
-		opAt(wsA, "o1", "s1", "t1", "x1", forkengine.StatusCommitted, 1),
-		opAt(wsA, "o2", "s1", "t2", "x2", forkengine.StatusFailed, 1),
-		opAt(wsA, "o3", "s2", "t1", "x3", forkengine.StatusPrepared, 0),
-		opAt(wsA, "o4", "s1", "t1", "x4", forkengine.StatusFailed, 3),
-		opAt(wsB, "o5", "s1", "t1", "x1", forkengine.StatusCommitted, 9),
-	)
+	insertFilteredOperations(t, s)
 	cases := []struct {
 		filter forkengine.OperationFilter
 		want   []string // ascending, as ListOperations pages them
@@ -97,11 +80,7 @@ func testOperationsBefore(t *testing.T, s forkengine.Store) {
 
 func testTurnsBefore(t *testing.T, s forkengine.Store) {
 	ctx := context.Background()
-	s1 := seedSessionWithTurns(t, s, wsA, "s1", 5)
-	s2 := seedSessionWithTurns(t, s, wsA, "s2", 2)
-	seedSessionWithTurns(t, s, wsA, "empty", 0)
-	seedSessionWithTurns(t, s, wsB, "s1", 5)
-	sessions := []string{"s1", "s2", "empty", "nope"}
+	s1, s2, sessions := seedTurnPages(t, s)
 	rev := func(ts ...forkengine.Turn) []forkengine.Turn { slices.Reverse(ts); return ts }
 
 	all, err := s.TurnsBySessionIDsBefore(ctx, wsA, sessions, 0, 0)

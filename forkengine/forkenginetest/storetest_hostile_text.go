@@ -171,6 +171,7 @@ func testHostileSessionFields(t *testing.T, s forkengine.Store) {
 	}{
 		{"title", false, func(r *forkengine.SessionReport, v string) { r.Title = &v }, func(s forkengine.Session) string { return s.Title }},
 		{"cwd", false, func(r *forkengine.SessionReport, v string) { r.Cwd = &v }, func(s forkengine.Session) string { return s.Cwd }},
+		{"railProjectPath", false, func(r *forkengine.SessionReport, v string) { r.RailProjectPath = &v }, func(s forkengine.Session) string { return s.RailProjectPath }},
 		{"model", true, func(r *forkengine.SessionReport, v string) { r.Model = &v }, func(s forkengine.Session) string { return s.Model }},
 		{"railSectionKey", true, func(r *forkengine.SessionReport, v string) { r.RailSectionKey = &v }, func(s forkengine.Session) string { return s.RailSectionKey }},
 		{"providerSessionId", true, func(r *forkengine.SessionReport, v string) { r.ProviderSessionID = &v }, func(s forkengine.Session) string { return s.ProviderSessionID }},

@@ -107,8 +107,11 @@ func operationQueryTests() map[string]storeTest {
 	}
 }
 
-func testListOperations(t *testing.T, s forkengine.Store) {
-	ctx := context.Background()
+// insertFilteredOperations inserts the operations the filter tests page: in workspace A, o3
+// first (minute 0), o1 and o2 sharing minute 1 (the id decides), o4 last, of two sources,
+// boundaries and statuses; o5 in workspace B, which no read of A returns.
+func insertFilteredOperations(t *testing.T, s forkengine.Store) {
+	t.Helper()
 	insertOperations(t, s,
 		opAt(wsA, "o1", "s1", "t1", "x1", forkengine.StatusCommitted, 1),
 		opAt(wsA, "o2", "s1", "t2", "x2", forkengine.StatusFailed, 1),
@@ -116,6 +119,11 @@ func testListOperations(t *testing.T, s forkengine.Store) {
 		opAt(wsA, "o4", "s1", "t1", "x4", forkengine.StatusFailed, 3),
 		opAt(wsB, "o5", "s1", "t1", "x1", forkengine.StatusCommitted, 0),
 	)
+}
+
+func testListOperations(t *testing.T, s forkengine.Store) {
+	ctx := context.Background()
+	insertFilteredOperations(t, s)
 	cases := []struct {
 		filter forkengine.OperationFilter
 		want   []string

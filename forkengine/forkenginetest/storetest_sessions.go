@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,8 +25,17 @@ func sessionTests() map[string]storeTest {
 			second := forkengine.Session{
 				WorkspaceID: wsA, ID: "s1", Kind: forkengine.SessionChild, Provider: "other",
 				ProviderSessionID: "p2", Title: "t2", RailSectionKey: "r2", Cwd: "/c2", Model: "m2",
-				Settings: json.RawMessage(`{"b":[1,2]}`), Visible: false,
+				Settings: json.RawMessage(`{"b":[1,2]}`), Metadata: json.RawMessage(`{"m":1}`),
+				RailProjectPath: "/projects/p2", Visible: false,
 				CreatedAt: at(5), UpdatedAt: at(6), DeletedAt: timePtr(at(7)),
+			}
+			// Every field but Visible (false, to see it replaced) is set: a field the store
+			// does not write would read back as its zero value.
+			fields := reflect.ValueOf(second)
+			for i := range fields.NumField() {
+				if name := fields.Type().Field(i).Name; name != "Visible" {
+					require.False(t, fields.Field(i).IsZero(), "the test sets Session.%s", name)
+				}
 			}
 			update(t, s, func(ctx context.Context, tx forkengine.Tx) error { return tx.UpsertSession(ctx, second) })
 			got, err = s.GetSession(ctx, wsA, "s1")
@@ -55,18 +65,7 @@ func sessionTests() map[string]storeTest {
 		},
 		"ListPagesByCreatedAtThenID": func(t *testing.T, s forkengine.Store) {
 			ctx := context.Background()
-			// Three sessions share a creation time, so the id breaks the tie.
-			created := map[string]int{"e": 3, "b": 1, "d": 1, "c": 1, "a": 2}
-			update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
-				for id, minute := range created {
-					sess := newSession(wsA, id)
-					sess.CreatedAt = at(minute)
-					if err := tx.UpsertSession(ctx, sess); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			seedPagedSessions(t, s)
 			var seen []string
 			for _, page := range pages(t, 2, func(after forkengine.PageCursor, n int) ([]forkengine.Session, error) {
 				return s.ListSessions(ctx, wsA, forkengine.SessionFilter{}, after, n)
@@ -149,4 +148,21 @@ func testSessionFilters(t *testing.T, s forkengine.Store) {
 		require.NoError(t, err, name)
 		require.Equal(t, len(c.want), n, name)
 	}
+}
+
+// seedPagedSessions writes the five sessions the paging tests read: ascending (CreatedAt, ID)
+// they are b, c, d, a, e, since three share a minute and the id breaks the tie.
+func seedPagedSessions(t *testing.T, s forkengine.Store) {
+	t.Helper()
+	created := map[string]int{"e": 3, "b": 1, "d": 1, "c": 1, "a": 2}
+	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+		for id, minute := range created {
+			sess := newSession(wsA, id)
+			sess.CreatedAt = at(minute)
+			if err := tx.UpsertSession(ctx, sess); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

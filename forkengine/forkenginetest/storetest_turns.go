@@ -121,13 +121,21 @@ func turnTests() map[string]storeTest {
 	}
 }
 
-func testTurnsBySession(t *testing.T, s forkengine.Store) {
-	ctx := context.Background()
-	s1 := seedSessionWithTurns(t, s, wsA, "s1", 5)
-	s2 := seedSessionWithTurns(t, s, wsA, "s2", 2)
+// seedTurnPages writes the sessions the turn paging tests read, in workspace A: s1 with five
+// turns, s2 with two, one without any, and a session s1 in workspace B that no read of A sees.
+// It returns the turns of s1 and s2 and the ids the tests ask for, one of them missing.
+func seedTurnPages(t *testing.T, s forkengine.Store) (s1, s2 []forkengine.Turn, sessions []string) {
+	t.Helper()
+	s1 = seedSessionWithTurns(t, s, wsA, "s1", 5)
+	s2 = seedSessionWithTurns(t, s, wsA, "s2", 2)
 	seedSessionWithTurns(t, s, wsA, "empty", 0)
 	seedSessionWithTurns(t, s, wsB, "s1", 5)
-	sessions := []string{"s1", "s2", "empty", "nope"}
+	return s1, s2, []string{"s1", "s2", "empty", "nope"}
+}
+
+func testTurnsBySession(t *testing.T, s forkengine.Store) {
+	ctx := context.Background()
+	s1, s2, sessions := seedTurnPages(t, s)
 
 	all, err := s.TurnsBySessionIDs(ctx, wsA, sessions, 0, 0)
 	require.NoError(t, err)
