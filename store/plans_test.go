@@ -80,6 +80,15 @@ func planCases() []planCase {
 		}, sqlite: []string{"turns_unsettled (workspace_id=? AND session_id=? AND sequence<?)", "turns_unbound (workspace_id=? AND session_id=? AND sequence<?)", "interactions_by_session (workspace_id=? AND session_id=?)",
 			"messages_typed_by_session (workspace_id=? AND session_id=?)", "turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>?)"},
 			postgres: []string{"turns_unsettled", "turns_unbound", "interactions_by_session", "messages_typed_by_session"}},
+		// And through a fork's own turn: one more statement, its segments' owners' typed messages.
+		{name: "ForkPrefixOfAFork", read: func(ctx context.Context, db *DB) error {
+			_, ok, err := db.ReadPrefix(ctx, "ws", "s002", 3)
+			if err == nil && !ok {
+				err = errors.New("the prefix of s002 through its own turn was left to the walk")
+			}
+			return err
+		}, sqlite: []string{"messages_typed_by_session (workspace_id=? AND session_id=?)", "sqlite_autoindex_history_segments_1 (workspace_id=? AND session_id=?)"},
+			postgres: []string{"messages_typed_by_session", "history_segments_pkey"}},
 		{name: "ProviderTurnOwner", read: func(ctx context.Context, db *DB) error {
 			_, err := db.ProviderTurnOwner(ctx, "ws", "big", "pt-big-t1", "big-t2")
 			if errors.Is(err, forkengine.ErrNotFound) {

@@ -18,7 +18,7 @@ import (
 func prefixTests() map[string]storeTest {
 	return map[string]storeTest{
 		"GivenIrregularTurnsInteractionsAndTypedMessages_WhenThePrefixIsRead_ThenItIsTheWalksAtEveryBoundary": testPrefixReadIsTheWalk,
-		"GivenACommittedFork_WhenItsPrefixIsRead_ThenTheStoreWalksIt":                                         testPrefixOfAFork,
+		"GivenAChainOfForks_WhenTheirPrefixesAreRead_ThenThroughTheirOwnTurnsItIsTheWalks":                    testPrefixOfAFork,
 	}
 }
 
@@ -116,22 +116,64 @@ func testPrefixReadIsTheWalk(t *testing.T, s forkengine.Store) {
 	})
 }
 
+// Given a chain root → child → grand whose prefixes hold an override (a turn unbound when the
+// child was frozen), typed messages and interactions in inherited turns and in the forks' own,
+// when each fork's prefix is read at every boundary, then through an inherited turn the store
+// leaves it to the walk, and through a fork's own turn it reads what the walk reads.
 func testPrefixOfAFork(t *testing.T, s forkengine.Store) {
 	f := newRefusalFixture(t, s)
 	f.root("src", 3)
-	f.fork("src", "src-t2", "child")
-	f.addTurns("child", 3, 3)
-	walk, err := forkengine.WalkPrefix(f.ctx, s, historyWS, "child", 3)
+	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+		tr := newTurn(historyWS, "src", "src-t2", 2)
+		tr.ProviderTurnID = "" // unbound: the child holds a row of its own for it
+		if err := tx.UpsertTurn(ctx, tr); err != nil {
+			return err
+		}
+		return tx.UpsertInteraction(ctx, forkengine.Interaction{WorkspaceID: historyWS, SessionID: "src", TurnID: "src-t1",
+			ID: "i-src", RequestID: "r-src", Kind: forkengine.InteractionPermission, Prompt: json.RawMessage(`{}`),
+			State: forkengine.InteractionPending, CreatedAt: at(50), UpdatedAt: at(50)})
+	})
+	f.storeRaw("src", "src-t1", raw("m-call", forkengine.MessagePart{Kind: forkengine.PartToolCall, CallID: "c1", Name: "shell"}))
+	f.storeRaw("src", "src-t2", raw("m-result", forkengine.MessagePart{Kind: forkengine.PartToolResult, CallID: "c1", Output: "ok"}))
+	f.fork("src", "src-t3", "child")
+	f.addTurns("child", 4, 5)
+	f.storeRaw("child", "child-t4", raw("m-call-4", forkengine.MessagePart{Kind: forkengine.PartToolCall, CallID: "c4", Name: "shell"}))
+	_, err := f.interaction("child", "child-t5", "r5", forkengine.InteractionPending, "")
 	require.NoError(t, err)
-	require.Equal(t, 3, walk.Turns)
-	require.Equal(t, "child-t3", walk.Last)
-	require.Empty(t, walk.Irregular)
-	if pr, ok := s.(forkengine.PrefixReader); ok {
-		_, ok, err := pr.ReadPrefix(f.ctx, historyWS, "child", 3)
-		require.NoError(t, err)
-		require.False(t, ok, "a fork's prefix is presented through its segments: the store leaves it to the walk")
+	f.fork("child", "child-t5", "grand")
+	f.addTurns("grand", 6, 7)
+	f.storeRaw("grand", "grand-t7", raw("m-call-7", forkengine.MessagePart{Kind: forkengine.PartToolCall, CallID: "c7", Name: "shell"}))
+
+	walk, err := forkengine.WalkPrefix(f.ctx, s, historyWS, "grand", 7)
+	require.NoError(t, err)
+	require.Equal(t, 7, walk.Turns)
+	require.Equal(t, "grand-t7", walk.Last)
+	require.Len(t, walk.Irregular, 1, "the override of src-t2, unbound")
+	require.Len(t, walk.Interactions, 2, "the copies of src-t1's and child-t5's")
+	require.Len(t, walk.TypedMessages, 4, "two of src's, one of child's, one of grand's own")
+	pr, ok := s.(forkengine.PrefixReader)
+	if !ok {
+		return // a store without the reader is walked: what is checked above
 	}
-	// The fork of the fork commits through the walk.
-	f.fork("child", "child-t3", "grand")
-	require.Len(t, f.read("grand").Turns, 3)
+	for _, fork := range []struct {
+		id       string
+		boundary int64
+		turns    int64
+	}{{"child", 3, 5}, {"grand", 5, 7}} {
+		for through := int64(1); through <= fork.turns+1; through++ {
+			got, ok, err := pr.ReadPrefix(f.ctx, historyWS, fork.id, through)
+			require.NoError(t, err)
+			if through <= fork.boundary {
+				require.False(t, ok, "%s through inherited turn %d: the store leaves it to the walk", fork.id, through)
+				continue
+			}
+			require.True(t, ok, "%s through its own turn %d", fork.id, through)
+			want, err := forkengine.WalkPrefix(f.ctx, s, historyWS, fork.id, through)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%s through %d", fork.id, through)
+		}
+	}
+	// A fork of the fork through its own turn commits from the read.
+	f.fork("grand", "grand-t7", "great")
+	require.Len(t, f.read("great").Turns, 7)
 }
