@@ -12,7 +12,12 @@
 // and page_count × page_size is read from the file then. Built with -tags sqlite_dbstat, it also
 // splits the bytes per table and index (SQLite's dbstat). See docs/BENCHMARKS.md for figures.
 //
+// With -sizes it measures the transcript-size axis instead (sizes.go): fork latency, bytes and
+// RSS per fork, and a cost pass of CPU time and statements per fork (cpu.go), on SQLite or
+// -postgres, each size's seeded database kept in -data for later runs.
+//
 //	go run -tags sqlite_dbstat ./bench/forks -duration 20s
+//	go run ./bench/forks -bin /tmp/fg -sizes 1MB,10MB,100MB,1GB -size-forks 30 -cost-forks 10 -data /tmp/forks-data
 package main
 
 import (
