@@ -1,8 +1,6 @@
 package forkengine
 
 import (
-	"context"
-	"fmt"
 	"time"
 )
 
@@ -25,26 +23,6 @@ const (
 	// ReasonInteractionUnmappable: a frozen interaction has an empty id, turn or request id.
 	ReasonInteractionUnmappable = "interaction_unmappable"
 )
-
-// freezeInteractions reads the interactions of the prefix turns (in sequence order, then as each
-// turn holds them), each with its turn's sequence. One statement for the whole prefix.
-func freezeInteractions(ctx context.Context, r Reader, ws string, turns []Turn) ([]FrozenInteraction, error) {
-	ids := make([]string, len(turns))
-	for i, t := range turns {
-		ids[i] = t.ID
-	}
-	byTurn, err := r.InteractionsByTurnIDs(ctx, ws, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read the interactions of %d prefix turns: %w", len(turns), err)
-	}
-	var out []FrozenInteraction
-	for _, t := range turns {
-		for _, i := range byTurn[t.ID] {
-			out = append(out, FrozenInteraction{Sequence: t.Sequence, Interaction: i.Clone()})
-		}
-	}
-	return out, nil
-}
 
 // childInteractions remaps the snapshot's frozen interactions into the child of op, whose
 // history key is key and whose inherited turns are presented by sequence, at commit time at. It

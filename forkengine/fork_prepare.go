@@ -122,22 +122,23 @@ func checkTargetFree(ctx context.Context, r Reader, workspaceID, targetID string
 // source's own cut at the boundary, then the source's rows at the history clock's value now),
 // the prefix's turn counts, and the prefix turns the child will hold rows of its own for. The
 // caller holds the source's session lock, so no write of the source interleaves: every message
-// of the prefix has a position at or below the watermark, and every later one above it. It reads
-// the prefix's turns (small rows, one statement) and its typed messages (checkPrefixReferences),
-// never a plain message.
+// of the prefix has a position at or below the watermark, and every later one above it. What it
+// reads of the prefix is readPrefix's: with a PrefixReader a constant number of statements of
+// constant size whatever the prefix's length (counts, and only the turns, interactions and typed
+// messages the snapshot and its checks use), never a plain message.
 func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn, childKey string) (Snapshot, error) {
 	ws := source.WorkspaceID
-	turns, err := r.TurnsThrough(ctx, ws, source.ID, boundary.Sequence)
+	prefix, err := readPrefix(ctx, r, ws, source.ID, boundary.Sequence)
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("read turns of %s through %d: %w", source.ID, boundary.Sequence, err)
+		return Snapshot{}, err
 	}
-	if len(turns) == 0 || turns[len(turns)-1].ID != boundary.ID {
+	if prefix.Turns == 0 || prefix.Last != boundary.ID {
 		return Snapshot{}, ReasonErrorf(CodeForkConflict, ReasonBoundaryMismatch,
 			"the history of session %q does not end with turn %q", source.ID, boundary.ID)
 	}
 	// A typed reference the child (history key childKey) could not map fails the fork here,
 	// before the provider is asked for a child (fork_references.go).
-	if err := checkPrefixReferences(ctx, r, ws, turns, childKey); err != nil {
+	if err := prefixReferencesProblem(prefix.TypedMessages, func(kind, id string) string { return presentedRef(childKey, kind, id) }); err != nil {
 		return Snapshot{}, err
 	}
 	history, _, err := r.HistoryOf(ctx, ws, source.ID)
@@ -149,21 +150,17 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 		return Snapshot{}, fmt.Errorf("read the history clock of %s: %w", ws, err)
 	}
 	frozen := boundary.Clone() // the operation's source binding is this turn's too: share no bytes
-	snap := Snapshot{Version: snapshotVersion, Session: source, Boundary: &frozen, PrefixTurns: len(turns),
-		Segments: childSegments(history, history.Overrides(), ws, source.ID, boundary.Sequence, watermark)}
-	if snap.Interactions, err = freezeInteractions(ctx, r, ws, turns); err != nil {
-		return Snapshot{}, err
-	}
+	snap := Snapshot{Version: snapshotVersion, Session: source, Boundary: &frozen, PrefixTurns: prefix.Turns,
+		Segments:     childSegments(history, history.Overrides(), ws, source.ID, boundary.Sequence, watermark),
+		Interactions: prefix.Interactions, BoundTurns: prefix.Turns}
 	if snap.AuditMessages, err = freezeAuditMessages(ctx, r, ws, source.ID, boundary.Sequence); err != nil {
 		return Snapshot{}, err
 	}
-	for _, t := range turns {
-		if t.HasProviderBinding() {
-			snap.BoundTurns++
+	for _, t := range prefix.Irregular {
+		if !t.HasProviderBinding() {
+			snap.BoundTurns--
 		}
-		if !t.Settled() || !t.HasProviderBinding() {
-			snap.Overrides = append(snap.Overrides, t)
-		}
+		snap.Overrides = append(snap.Overrides, t)
 	}
 	return snap, nil
 }

@@ -15,7 +15,8 @@ import (
 // The check reads the prefix as the source presents it: a child's ids are a function of the ids
 // its source shows (PresentMessage composes along the chain), so a prefix whose references pair
 // up in the source's view pairs up in the child's. It reads only the messages that hold typed
-// parts (TypedMessagesReader), never a plain message's content.
+// parts (Prefix.TypedMessages: a PrefixReader's, or TypedMessagesReader's), never a plain
+// message's content.
 
 // Reasons a fork is refused on a typed reference of its prefix (FORK_CONFLICT), beside
 // ReasonTypedReferenceUnknown (a part of a kind this server does not know, or a reference in a
@@ -42,37 +43,6 @@ type TypedMessagesReader interface {
 	// TypedMessagesByTurnIDs is MessagesByTurnIDs restricted to the messages that hold typed
 	// parts, presented as MessagesByTurnIDs presents them.
 	TypedMessagesByTurnIDs(ctx context.Context, workspaceID string, turnIDs []string) (map[string][]Message, error)
-}
-
-// checkPrefixReferences refuses a fork whose prefix (turns, the source's through the boundary as
-// it presents them) holds a typed reference the remap of the child with history key childKey
-// cannot map. Errors: FORK_CONFLICT reasons
-// typed_reference_unknown, typed_reference_empty, typed_reference_duplicate,
-// typed_reference_outside_prefix, typed_reference_collision; the store's errors.
-func checkPrefixReferences(ctx context.Context, r Reader, ws string, turns []Turn, childKey string) error {
-	ids := make([]string, len(turns))
-	for i, t := range turns {
-		ids[i] = t.ID
-	}
-	var byTurn map[string][]Message
-	var err error
-	if typed, ok := r.(TypedMessagesReader); ok {
-		byTurn, err = typed.TypedMessagesByTurnIDs(ctx, ws, ids)
-	} else {
-		byTurn, err = r.MessagesByTurnIDs(ctx, ws, ids)
-	}
-	if err != nil {
-		return fmt.Errorf("read the typed messages of %d prefix turns: %w", len(ids), err)
-	}
-	var msgs []Message
-	for _, id := range ids {
-		for _, m := range byTurn[id] {
-			if m.Parts != nil {
-				msgs = append(msgs, m)
-			}
-		}
-	}
-	return prefixReferencesProblem(msgs, func(kind, id string) string { return presentedRef(childKey, kind, id) })
 }
 
 // prefixReferencesProblem is the first reason msgs (the prefix's typed messages, as the source

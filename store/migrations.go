@@ -296,6 +296,7 @@ var migrations = []migration{
 	interactionsMigration,
 	typedReferencesMigration,
 	railProjectPathMigration,
+	prefixMigration,
 }
 
 // sessionMetadataMigration adds a session's free-form metadata, NULL when none was reported.

@@ -72,6 +72,23 @@ func planCases() []planCase {
 			_, err := db.queries.freeOperationKeys(ctx, forkengine.LeaseClaim{Owner: "i1", Now: now, Until: now.Add(time.Minute), After: cursor, Limit: 10})
 			return err
 		}, sqlite: []string{"fork_operations_recoverable (" + keysetSQLite}, postgres: []string{keysetPostgres}},
+		// A fork's prepare through the last of big's 300 turns (prefix.go): seeks of the two
+		// partial indexes and of the session's interactions, never a walk of its turns.
+		{name: "ForkPrefix", read: func(ctx context.Context, db *DB) error {
+			_, _, err := db.ReadPrefix(ctx, "ws", "big", 300)
+			return err
+		}, sqlite: []string{"turns_unsettled (workspace_id=? AND session_id=? AND sequence<?)", "turns_unbound (workspace_id=? AND session_id=? AND sequence<?)", "interactions_by_session (workspace_id=? AND session_id=?)",
+			"messages_typed_by_session (workspace_id=? AND session_id=?)", "turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>?)"},
+			postgres: []string{"turns_unsettled", "turns_unbound", "interactions_by_session", "messages_typed_by_session"}},
+		// And through a fork's own turn: one more statement, its segments' owners' typed messages.
+		{name: "ForkPrefixOfAFork", read: func(ctx context.Context, db *DB) error {
+			_, ok, err := db.ReadPrefix(ctx, "ws", "s002", 3)
+			if err == nil && !ok {
+				err = errors.New("the prefix of s002 through its own turn was left to the walk")
+			}
+			return err
+		}, sqlite: []string{"messages_typed_by_session (workspace_id=? AND session_id=?)", "sqlite_autoindex_history_segments_1 (workspace_id=? AND session_id=?)"},
+			postgres: []string{"messages_typed_by_session", "history_segments_pkey"}},
 		{name: "ProviderTurnOwner", read: func(ctx context.Context, db *DB) error {
 			_, err := db.ProviderTurnOwner(ctx, "ws", "big", "pt-big-t1", "big-t2")
 			if errors.Is(err, forkengine.ErrNotFound) {
@@ -206,6 +223,16 @@ func seedPlans(t *testing.T, db *DB) {
 			}
 		}
 		if _, err := tx.InsertMessages(ctx, msgs); err != nil {
+			return err
+		}
+		// An interaction per turn of those sessions, so a fork's read of its source's that
+		// walked the workspace's (or the prefix's turns) would show.
+		var asked []forkengine.Interaction
+		for _, t := range rest {
+			asked = append(asked, forkengine.Interaction{WorkspaceID: "ws", ID: "i-" + t.ID, SessionID: t.SessionID, TurnID: t.ID,
+				RequestID: "r", Kind: forkengine.InteractionPermission, Prompt: []byte(`{}`), State: forkengine.InteractionPending})
+		}
+		if err := tx.InsertInteractions(ctx, asked); err != nil {
 			return err
 		}
 		// The forked sessions have histories, so the segments table holds far more rows than a

@@ -12,7 +12,12 @@
 // and page_count × page_size is read from the file then. Built with -tags sqlite_dbstat, it also
 // splits the bytes per table and index (SQLite's dbstat). See docs/BENCHMARKS.md for figures.
 //
+// With -sizes it measures the transcript-size axis instead (sizes.go): fork latency, bytes and
+// RSS per fork, and a cost pass of CPU time and statements per fork (cpu.go), on SQLite or
+// -postgres, each size's seeded database kept in -data for later runs.
+//
 //	go run -tags sqlite_dbstat ./bench/forks -duration 20s
+//	go run ./bench/forks -bin /tmp/fg -sizes 1MB,10MB,100MB,1GB -size-forks 30 -cost-forks 10 -data /tmp/forks-data
 package main
 
 import (
@@ -40,6 +45,9 @@ func main() {
 	flag.StringVar(&o.sizes, "sizes", "", "the transcript-size axis instead of the loop: content sizes to fork, e.g. 1MB,10MB,100MB,1GB (sizes.go)")
 	flag.IntVar(&o.sizeForks, "size-forks", 5, "with -sizes: measured forks per size")
 	flag.StringVar(&o.postgres, "postgres", "", "with -sizes: a PostgreSQL URL to measure on (a schema per size) instead of SQLite")
+	flag.StringVar(&o.data, "data", "", "with -sizes: keep each size's seeded database in this directory (SQLite) or in a schema forks_sizes_<size> (PostgreSQL) and reuse it in later runs")
+	flag.IntVar(&o.costForks, "cost-forks", 5, "with -sizes: forks of the cost pass per size (server and database CPU, statements per fork)")
+	flag.StringVar(&o.debugAddr, "debug-addr", "", "with -sizes: the server's -debug-addr (net/http/pprof), to profile it while the forks run")
 	flag.Parse()
 	runner := run
 	if o.sizes != "" {
@@ -52,10 +60,10 @@ func main() {
 }
 
 type options struct {
-	repo, bin, wait, sizes, postgres            string
-	clients, turns, messages, warmup, sizeForks int
-	duration                                    time.Duration
-	keep                                        bool
+	repo, bin, wait, sizes, postgres, data, debugAddr      string
+	clients, turns, messages, warmup, sizeForks, costForks int
+	duration                                               time.Duration
+	keep                                                   bool
 }
 
 func run(ctx context.Context, o options) error {

@@ -79,6 +79,8 @@ type sizeResult struct {
 	latencies    []time.Duration
 	bytesPerFork float64
 	rssGrowth    []int64 // bytes, per fork
+	cost         costResult
+	load         string // load average before the measured forks / after the cost pass
 	err          error
 }
 
@@ -110,8 +112,8 @@ func runSizes(ctx context.Context, o options) error {
 		printSize(r)
 	}
 	fmt.Println()
-	fmt.Println("| content | shape | seed | fork → COMMITTED p50 (max) | database bytes per fork | RSS growth per fork (max) |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| content | shape | seed | fork → COMMITTED p50 (p99, max) | database bytes per fork | RSS growth per fork (max) | server CPU per fork | database CPU per fork | statements per fork | load |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
 		fmt.Println(sizeRow(r))
 	}
@@ -125,16 +127,19 @@ func (o options) dialect() string {
 	return "sqlite"
 }
 
-// measureSize seeds one source of c's size on a fresh database and forks it.
+// measureSize seeds one source of c's size on a fresh database (or reuses -data's) and forks it.
 func measureSize(ctx context.Context, o options, bin, dir string, c sizeCase) sizeResult {
 	r := sizeResult{c: c}
-	db, size, cleanup, err := freshDatabase(ctx, o, dir, c)
+	db, size, cleanup, seeded, err := sizeDatabase(ctx, o, dir, c)
 	if err != nil {
 		r.err = err
 		return r
 	}
 	defer cleanup()
 	extra := []string{"-max-body", strconv.Itoa(seedAppendBytes + 1<<20)}
+	if o.debugAddr != "" {
+		extra = append(extra, "-debug-addr", o.debugAddr)
+	}
 	start := func(name string) (*multiinstance.Instance, error) {
 		return multiinstance.Start(ctx, multiinstance.Options{Name: name, Binary: bin, DB: db, LogDir: dir, Extra: extra})
 	}
@@ -145,15 +150,31 @@ func measureSize(ctx context.Context, o options, bin, dir string, c sizeCase) si
 	}
 	client := multiinstance.NewClient(srv.GraphQLURL())
 	client.HTTP.Timeout = 10 * time.Minute
-	began := time.Now()
-	if err := seedSized(ctx, client, c); err != nil {
-		srv.Stop()
-		r.err = err
-		return r
+	if !seeded {
+		began := time.Now()
+		if err := seedSized(ctx, client, c); err != nil {
+			srv.Stop()
+			r.err = err
+			return r
+		}
+		if o.postgres != "" {
+			if err := vacuumAnalyze(ctx, db); err != nil {
+				srv.Stop()
+				r.err = fmt.Errorf("VACUUM ANALYZE after the seed: %w", err)
+				return r
+			}
+		}
+		r.seedTime = time.Since(began)
+		if err := markSeeded(o, c); err != nil {
+			srv.Stop()
+			r.err = err
+			return r
+		}
 	}
-	r.seedTime = time.Since(began)
+	// Request ids of their own per run, so a kept database's earlier forks are not replayed.
+	run := "r" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	// One warm-up fork, so the measured ones do not pay for the first compile of their statements.
-	if _, _, err := forkOnce(ctx, client, srv.Pid(), c, "warmup"); err != nil {
+	if _, _, err := forkOnce(ctx, client, srv.Pid(), c, run+"-warmup"); err != nil {
 		srv.Stop()
 		r.err = fmt.Errorf("warm-up fork: %w", err)
 		return r
@@ -173,8 +194,9 @@ func measureSize(ctx context.Context, o options, bin, dir string, c sizeCase) si
 		r.err = err
 		return r
 	}
+	r.load = loadAverage()
 	for i := range o.sizeForks {
-		latency, rss, err := forkOnce(ctx, client, srv.Pid(), c, fmt.Sprintf("measure-%d", i))
+		latency, rss, err := forkOnce(ctx, client, srv.Pid(), c, fmt.Sprintf("%s-measure-%d", run, i))
 		if err != nil {
 			r.err = err
 			break
@@ -186,15 +208,50 @@ func measureSize(ctx context.Context, o options, bin, dir string, c sizeCase) si
 		srv.Stop()
 	}
 	after, err := size(true)
-	if o.postgres != "" {
-		srv.Stop()
-	}
 	if err != nil {
 		r.err = errors.Join(r.err, err)
 	} else if n := len(r.latencies); n > 0 {
 		r.bytesPerFork = float64(after-before) / float64(n)
 	}
+	if r.err == nil && o.costForks > 0 {
+		if o.postgres == "" {
+			if srv, err = start("cost-" + c.name); err != nil {
+				r.err = err
+				return r
+			}
+			client = multiinstance.NewClient(srv.GraphQLURL())
+			client.HTTP.Timeout = 10 * time.Minute
+		}
+		pgPid := 0
+		if o.postgres != "" {
+			pgPid = postmasterPid(ctx, db)
+		}
+		r.cost, r.err = costPass(ctx, client, srv, pgPid, c, o.costForks, run)
+	}
+	r.load += " / " + loadAverage()
+	srv.Stop()
 	return r
+}
+
+// sizeDatabase is -data's kept database of c (seeded says whether it holds its seed already),
+// or a fresh one.
+func sizeDatabase(ctx context.Context, o options, dir string, c sizeCase) (string, func(bool) (int64, error), func(), bool, error) {
+	if o.data == "" {
+		db, size, cleanup, err := freshDatabase(ctx, o, dir, c)
+		return db, size, cleanup, false, err
+	}
+	db, seeded, err := keptDatabase(ctx, o, c)
+	if err != nil {
+		return "", nil, nil, false, err
+	}
+	size := func(bool) (int64, error) { return postgresBytes(ctx, db) }
+	if o.postgres == "" {
+		size = func(bool) (int64, error) {
+			s, err := measureFile(db)
+			return s.bytes(), err
+		}
+	}
+	return db, size, func() {}, seeded, nil
 }
 
 // freshDatabase makes the database of one size case: a SQLite file, or a schema of its own on
@@ -327,25 +384,40 @@ func printSize(r sizeResult) {
 		fmt.Printf("; fork → COMMITTED %s; %.0f database bytes per fork; RSS growth %s",
 			durations(r.latencies), r.bytesPerFork, rssList(r.rssGrowth))
 	}
+	if r.cost.forks > 0 {
+		fmt.Printf("; cost pass of %d forks: server CPU %s, database CPU %s, statements %v", r.cost.forks,
+			ms(meanDuration(r.cost.serverCPU)), ms(meanDuration(r.cost.databaseCPU)), r.cost.statements)
+	}
 	if r.err != nil {
 		fmt.Printf("; error: %v", r.err)
 	}
-	fmt.Println()
+	fmt.Printf("; load %s\n", r.load)
 }
 
 func sizeRow(r sizeResult) string {
 	shape := fmt.Sprintf("%d turns × %d × %d KB", r.c.turns(), r.c.perTurn, r.c.messageBytes>>10)
 	if len(r.latencies) == 0 {
-		return fmt.Sprintf("| %s | %s | %s | failed: %v | – | – |", r.c.name, shape, r.seedTime.Round(time.Second), r.err)
+		return fmt.Sprintf("| %s | %s | %s | failed: %v | – | – | – | – | – | %s |", r.c.name, shape, r.seedTime.Round(time.Second), r.err, r.load)
 	}
 	s := append([]time.Duration(nil), r.latencies...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	g := append([]int64(nil), r.rssGrowth...)
 	sort.Slice(g, func(i, j int) bool { return g[i] < g[j] })
-	return fmt.Sprintf("| %s | %s | %s | %s (%s) | %.0f | %s (%s) |", r.c.name, shape, r.seedTime.Round(time.Second),
-		s[len(s)/2].Round(100*time.Microsecond), s[len(s)-1].Round(100*time.Microsecond), r.bytesPerFork,
-		mib(g[len(g)/2]), mib(g[len(g)-1]))
+	dbCPU := "in the server"
+	if len(r.cost.databaseCPU) > 0 {
+		dbCPU = ms(meanDuration(r.cost.databaseCPU))
+	}
+	serverCPU, stmts := "–", "–"
+	if r.cost.forks > 0 {
+		serverCPU, stmts = ms(meanDuration(r.cost.serverCPU)), fmt.Sprintf("%.1f", meanInt(r.cost.statements))
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s (%s, %s) | %.0f | %s (%s) | %s | %s | %s | %s |", r.c.name, shape, r.seedTime.Round(time.Second),
+		ms(s[len(s)/2]), ms(s[int(0.99*float64(len(s)-1))]), ms(s[len(s)-1]), r.bytesPerFork,
+		mib(g[len(g)/2]), mib(g[len(g)-1]), serverCPU, dbCPU, stmts, r.load)
 }
+
+// ms is d in milliseconds, one decimal.
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 
 func durations(ds []time.Duration) string {
 	s := append([]time.Duration(nil), ds...)

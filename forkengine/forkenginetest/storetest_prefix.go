@@ -1,0 +1,179 @@
+package forkenginetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// Issue 24: a fork's prepare reads its source's prefix (forkengine.Prefix) without walking its
+// turns when the store is a PrefixReader. What it reads must be exactly what the walk reads, for
+// every boundary, or the snapshot (and its hash) and the fail-closed checks would differ.
+
+func prefixTests() map[string]storeTest {
+	return map[string]storeTest{
+		"GivenIrregularTurnsInteractionsAndTypedMessages_WhenThePrefixIsRead_ThenItIsTheWalksAtEveryBoundary": testPrefixReadIsTheWalk,
+		"GivenAChainOfForks_WhenTheirPrefixesAreRead_ThenThroughTheirOwnTurnsItIsTheWalks":                    testPrefixOfAFork,
+	}
+}
+
+// prefixSource stores root "src" with 12 turns straight through the store: bound and settled but
+// for the irregular ones (each a way a turn can lack a binding, or not be settled), the rare bound
+// turn a whitespace-spelled binding makes a candidate the store must drop, interactions and typed
+// messages on several turns, a plain message on each. It returns the ids the prefix through
+// sequence 12 must hold: irregular turns, interactions, typed messages.
+func prefixSource(t *testing.T, f *refusalFixture) (irregular, interactions, typed []string) {
+	t.Helper()
+	f.root("src", 3)
+	bindings := map[int]func(*forkengine.Turn){
+		4:  func(tr *forkengine.Turn) { tr.ProviderTurnBinding = nil },
+		5:  func(tr *forkengine.Turn) { tr.ProviderTurnBinding = json.RawMessage(`{}`) },
+		6:  func(tr *forkengine.Turn) { tr.ProviderTurnBinding = json.RawMessage(`{ }`) },
+		7:  func(tr *forkengine.Turn) { tr.ProviderTurnID = tr.ID },
+		8:  func(tr *forkengine.Turn) { tr.ProviderTurnID = "" },
+		9:  func(tr *forkengine.Turn) { tr.ProviderTurnBinding = json.RawMessage(` {"turn": "src-t9"} `) }, // bound
+		10: func(tr *forkengine.Turn) { tr.ProviderTurnBinding = json.RawMessage(`[1,2]`) },
+		11: func(tr *forkengine.Turn) { tr.Phase, tr.SettledAt = forkengine.PhaseRunning, nil }, // bound, not settled
+	}
+	update(t, f.store, func(ctx context.Context, tx forkengine.Tx) error {
+		for seq := int64(4); seq <= 12; seq++ {
+			tr := newTurn(historyWS, "src", fmt.Sprintf("src-t%d", seq), seq)
+			if change := bindings[int(seq)]; change != nil {
+				change(&tr)
+			}
+			if err := tx.UpsertTurn(ctx, tr); err != nil {
+				return err
+			}
+		}
+		// Interactions of turns 2, 5 (two, the later one first by id), 12 and none else.
+		for i, in := range []struct{ turn, id string }{{"src-t5", "i-b"}, {"src-t2", "i-a"}, {"src-t5", "i-a5"}, {"src-t12", "i-z"}} {
+			err := tx.UpsertInteraction(ctx, forkengine.Interaction{WorkspaceID: historyWS, SessionID: "src", TurnID: in.turn,
+				ID: in.id, RequestID: "r-" + in.id, Kind: forkengine.InteractionPermission, Prompt: json.RawMessage(`{"tool":"shell"}`),
+				State: forkengine.InteractionPending, CreatedAt: at(100 + i%2), UpdatedAt: at(100 + i%2)})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	call := func(id string) forkengine.MessagePart {
+		return forkengine.MessagePart{Kind: forkengine.PartToolCall, CallID: id, Name: "shell"}
+	}
+	result := func(id string) forkengine.MessagePart {
+		return forkengine.MessagePart{Kind: forkengine.PartToolResult, CallID: id, Output: "ok"}
+	}
+	f.storeRaw("src", "src-t12", raw("m-12", call("c12")))
+	f.storeRaw("src", "src-t2", raw("m-2a", call("c2")), raw("m-2b", result("c2")))
+	f.storeRaw("src", "src-t7", raw("m-7", forkengine.MessagePart{Kind: forkengine.PartAttachment, AttachmentID: "a7"}))
+	for seq := 4; seq <= 12; seq++ {
+		f.append("src", fmt.Sprintf("src-t%d", seq), "plain")
+	}
+	return []string{"src-t4", "src-t5", "src-t6", "src-t7", "src-t8", "src-t10", "src-t11"},
+		[]string{"i-a", "i-a5", "i-b", "i-z"}, []string{"m-2a", "m-2b", "m-7", "m-12"}
+}
+
+func testPrefixReadIsTheWalk(t *testing.T, s forkengine.Store) {
+	f := newRefusalFixture(t, s)
+	irregular, interactions, typed := prefixSource(t, f)
+	walk, err := forkengine.WalkPrefix(f.ctx, s, historyWS, "src", 12)
+	require.NoError(t, err)
+	require.Equal(t, 12, walk.Turns)
+	require.Equal(t, "src-t12", walk.Last)
+	require.Equal(t, irregular, ids(walk.Irregular, turnID))
+	var got []string
+	for _, i := range walk.Interactions {
+		got = append(got, i.Interaction.ID)
+	}
+	require.Equal(t, interactions, got, "by turn sequence, then (CreatedAt, ID)")
+	require.Equal(t, typed, ids(walk.TypedMessages, messageID))
+
+	pr, ok := s.(forkengine.PrefixReader)
+	if !ok {
+		return // a store without the reader is walked: what is checked above
+	}
+	for through := int64(0); through <= 13; through++ {
+		want, err := forkengine.WalkPrefix(f.ctx, s, historyWS, "src", through)
+		require.NoError(t, err)
+		got, ok, err := pr.ReadPrefix(f.ctx, historyWS, "src", through)
+		require.NoError(t, err)
+		require.True(t, ok, "a root's prefix is read")
+		require.Equal(t, want, got, "through %d", through)
+	}
+	// In a transaction too, which is where prepare reads it.
+	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+		got, ok, err := tx.(forkengine.PrefixReader).ReadPrefix(ctx, historyWS, "src", 9)
+		require.NoError(t, err)
+		require.True(t, ok)
+		want, err := forkengine.WalkPrefix(ctx, tx, historyWS, "src", 9)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		return nil
+	})
+}
+
+// Given a chain root → child → grand whose prefixes hold an override (a turn unbound when the
+// child was frozen), typed messages and interactions in inherited turns and in the forks' own,
+// when each fork's prefix is read at every boundary, then through an inherited turn the store
+// leaves it to the walk, and through a fork's own turn it reads what the walk reads.
+func testPrefixOfAFork(t *testing.T, s forkengine.Store) {
+	f := newRefusalFixture(t, s)
+	f.root("src", 3)
+	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+		tr := newTurn(historyWS, "src", "src-t2", 2)
+		tr.ProviderTurnID = "" // unbound: the child holds a row of its own for it
+		if err := tx.UpsertTurn(ctx, tr); err != nil {
+			return err
+		}
+		return tx.UpsertInteraction(ctx, forkengine.Interaction{WorkspaceID: historyWS, SessionID: "src", TurnID: "src-t1",
+			ID: "i-src", RequestID: "r-src", Kind: forkengine.InteractionPermission, Prompt: json.RawMessage(`{}`),
+			State: forkengine.InteractionPending, CreatedAt: at(50), UpdatedAt: at(50)})
+	})
+	f.storeRaw("src", "src-t1", raw("m-call", forkengine.MessagePart{Kind: forkengine.PartToolCall, CallID: "c1", Name: "shell"}))
+	f.storeRaw("src", "src-t2", raw("m-result", forkengine.MessagePart{Kind: forkengine.PartToolResult, CallID: "c1", Output: "ok"}))
+	f.fork("src", "src-t3", "child")
+	f.addTurns("child", 4, 5)
+	f.storeRaw("child", "child-t4", raw("m-call-4", forkengine.MessagePart{Kind: forkengine.PartToolCall, CallID: "c4", Name: "shell"}))
+	_, err := f.interaction("child", "child-t5", "r5", forkengine.InteractionPending, "")
+	require.NoError(t, err)
+	f.fork("child", "child-t5", "grand")
+	f.addTurns("grand", 6, 7)
+	f.storeRaw("grand", "grand-t7", raw("m-call-7", forkengine.MessagePart{Kind: forkengine.PartToolCall, CallID: "c7", Name: "shell"}))
+
+	walk, err := forkengine.WalkPrefix(f.ctx, s, historyWS, "grand", 7)
+	require.NoError(t, err)
+	require.Equal(t, 7, walk.Turns)
+	require.Equal(t, "grand-t7", walk.Last)
+	require.Len(t, walk.Irregular, 1, "the override of src-t2, unbound")
+	require.Len(t, walk.Interactions, 2, "the copies of src-t1's and child-t5's")
+	require.Len(t, walk.TypedMessages, 4, "two of src's, one of child's, one of grand's own")
+	pr, ok := s.(forkengine.PrefixReader)
+	if !ok {
+		return // a store without the reader is walked: what is checked above
+	}
+	for _, fork := range []struct {
+		id       string
+		boundary int64
+		turns    int64
+	}{{"child", 3, 5}, {"grand", 5, 7}} {
+		for through := int64(1); through <= fork.turns+1; through++ {
+			got, ok, err := pr.ReadPrefix(f.ctx, historyWS, fork.id, through)
+			require.NoError(t, err)
+			if through <= fork.boundary {
+				require.False(t, ok, "%s through inherited turn %d: the store leaves it to the walk", fork.id, through)
+				continue
+			}
+			require.True(t, ok, "%s through its own turn %d", fork.id, through)
+			want, err := forkengine.WalkPrefix(f.ctx, s, historyWS, fork.id, through)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%s through %d", fork.id, through)
+		}
+	}
+	// A fork of the fork through its own turn commits from the read.
+	f.fork("grand", "grand-t7", "great")
+	require.Len(t, f.read("great").Turns, 7)
+}

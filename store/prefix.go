@@ -1,0 +1,171 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// A fork's prepare reads its source's prefix (forkengine.PrefixReader) in four statements of
+// constant size whatever the prefix's length (issue 24), where walking it read every turn of the
+// prefix and sent every turn id of it, twice, in an IN list:
+//   - the counts: whether the session has a History, its turns (turn_counts), those above the
+//     boundary (an index range, empty for a fork through the latest turn) and the id of the last
+//     turn at or below it (one backward seek);
+//   - the irregular turns of the prefix (not settled, or without a provider binding), read by the
+//     partial indexes turns_unsettled and turns_unbound, which hold only them (and the few a Go
+//     check then discards);
+//   - the interactions of the session, by interactions_by_session, each joined to its turn for
+//     the sequence that keeps it in the prefix;
+//   - the typed messages of the session, by the partial index messages_typed_by_session, each
+//     joined to its turn likewise.
+//
+// The last two are CROSS JOINs so that SQLite keeps the session's rows as the outer loop (it
+// never reorders a CROSS JOIN): on a small table its planner would otherwise walk the prefix's
+// turns and probe each one's, the walk this replaces. TestSQLitePageQueriesSeek checks the plans.
+//
+// It answers for a session without a History (a root, or a fork copied by an earlier version),
+// and for a committed fork through one of its own turns after its boundary, adding the typed
+// messages its segments present (one more statement). A fork through an inherited turn is still
+// walked.
+
+// prefixMigration (migration 31) adds the two partial indexes.
+var prefixMigration = migration{version: 31, name: "a fork's prefix read in constant time: unbound turns, typed messages by session", statements: []string{
+	`CREATE INDEX turns_unbound ON turns (workspace_id, session_id, sequence) WHERE ` + unboundTurn,
+	`CREATE INDEX messages_typed_by_session ON messages (workspace_id, session_id, position) WHERE ` + typedMessage,
+}}
+
+// unboundTurn holds every turn without a provider binding (forkengine.Turn.HasProviderBinding):
+// a binding is a non-empty JSON object, which starts with "{", ends with "}" and holds a quoted
+// key. It also holds the rare bound turn whose binding is spelled with whitespace around it;
+// ReadPrefix drops those by the Go check. (A turn left out whose binding is not valid JSON at
+// all is one the engine never writes: it refuses such a binding at the report.) The turns not
+// settled are turns_unsettled's: one index holding both would also answer, and SQLite would then
+// read it, the larger, for every read of a session's unsettled turns.
+const unboundTurn = `(provider_turn_id = '' OR provider_turn_id = id OR provider_turn_binding IS NULL ` +
+	`OR provider_turn_binding NOT LIKE '{%"%}')`
+
+// prefixCountsSQL reads the session's History (its key, boundary and inherited turns; "", -1
+// and 0 without one), its own turns' count, those above the boundary, and its last own turn at
+// or below it. Arguments: the workspace and session thrice, then with the boundary twice.
+const prefixCountsSQL = `SELECT
+	COALESCE((SELECT history_key FROM histories WHERE workspace_id = ? AND session_id = ?), ''),
+	COALESCE((SELECT boundary FROM histories WHERE workspace_id = ? AND session_id = ?), -1),
+	COALESCE((SELECT inherited_turns FROM histories WHERE workspace_id = ? AND session_id = ?), 0),
+	COALESCE((SELECT n FROM turn_counts WHERE workspace_id = ? AND session_id = ?), 0),
+	(SELECT COUNT(*) FROM turns WHERE workspace_id = ? AND session_id = ? AND sequence > ?),
+	COALESCE((SELECT id FROM turns WHERE workspace_id = ? AND session_id = ? AND sequence <= ? ORDER BY sequence DESC LIMIT 1), '')`
+
+var (
+	prefixIrregularSQL = "SELECT " + turnsTable.listAfterWorkspace("") + " FROM turns WHERE workspace_id = ? AND session_id = ? " +
+		"AND sequence <= ? AND phase <> 'settled' UNION ALL SELECT " + turnsTable.listAfterWorkspace("") +
+		" FROM turns WHERE workspace_id = ? AND session_id = ? AND sequence <= ? AND " + unboundTurn
+	// The session's interactions, each with its turn's sequence when the turn is a row of the
+	// session's own (0 for one of an inherited turn, named by its presented id).
+	prefixInteractionsSQL = "SELECT COALESCE(t.sequence, 0), " + interactionsTable.listAfterWorkspace("i.") + ` FROM interactions i
+	LEFT JOIN turns t ON t.workspace_id = i.workspace_id AND t.id = i.turn_id AND t.session_id = i.session_id
+	WHERE i.workspace_id = ? AND i.session_id = ? ORDER BY i.created_at_us, i.id`
+	prefixTypedMessagesSQL = "SELECT t.sequence, " + qualifiedMessagesOfWorkspace + ` FROM messages m
+	CROSS JOIN turns t WHERE t.workspace_id = m.workspace_id AND t.id = m.turn_id
+	AND m.workspace_id = ? AND m.session_id = ? AND m.` + typedMessage + ` AND t.session_id = ? AND t.sequence <= ?`
+	// The typed messages a fork reads through its segments: of each segment's owner, those of
+	// the owner's turns in the segment's range up to its watermark, as a transcript read finds
+	// them (messagesOfTurnsSQL: every segment over a sequence contributes).
+	prefixInheritedTypedSQL = "SELECT t.sequence, g.via, " + qualifiedMessagesOfWorkspace + ` FROM history_segments g
+	CROSS JOIN messages m CROSS JOIN turns t
+	WHERE g.workspace_id = ? AND g.session_id = ? AND m.workspace_id = g.owner_workspace_id AND m.session_id = g.owner_session_id
+	AND m.` + typedMessage + ` AND m.position <= g.watermark AND t.workspace_id = m.workspace_id AND t.id = m.turn_id
+	AND t.sequence > g.from_sequence AND t.sequence <= g.to_sequence`
+)
+
+// ReadPrefix reads the Prefix of a root, or of a committed fork through one of its own turns
+// after its boundary; ok is false for a fork through an inherited turn (the caller walks it).
+// Every inherited turn of a fork is settled and bound: a prefix turn that was not when the fork
+// was frozen is a row of the fork's own.
+func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through int64) (forkengine.Prefix, bool, error) {
+	var key, last string
+	var boundary, inherited, turns, above int64
+	err := scanEach(ctx, q, prefixCountsSQL, []any{ws, sessionID, ws, sessionID, ws, sessionID, ws, sessionID,
+		ws, sessionID, through, ws, sessionID, through},
+		[]any{textScan[string]{&key}, &boundary, &inherited, &turns, &above, textScan[string]{&last}}, func() {})
+	if err != nil {
+		return forkengine.Prefix{}, false, classify(err, "prefix counts of %s", sessionID)
+	}
+	fork := key != ""
+	if fork && through <= boundary {
+		return forkengine.Prefix{}, false, nil
+	}
+	p := forkengine.Prefix{Turns: int(turns + inherited - above), Last: last}
+	if p.Turns <= 0 {
+		return forkengine.Prefix{Turns: 0}, true, nil
+	}
+	err = eachOfWorkspace(ctx, q, turnsTable, ws, prefixIrregularSQL, []any{ws, sessionID, through, ws, sessionID, through}, func(t *forkengine.Turn) {
+		if !t.Settled() || !t.HasProviderBinding() {
+			p.Irregular = append(p.Irregular, *t)
+		}
+	})
+	if err != nil {
+		return forkengine.Prefix{}, false, classify(err, "irregular turns of %s", sessionID)
+	}
+	// Sorted here, not by the statement: an ORDER BY makes SQLite read both parts in sequence
+	// order, a walk of the session's turns. A turn both unsettled and unbound came twice.
+	slices.SortFunc(p.Irregular, func(a, b forkengine.Turn) int { return cmp.Compare(a.Sequence, b.Sequence) })
+	p.Irregular = slices.CompactFunc(p.Irregular, func(a, b forkengine.Turn) bool { return a.Sequence == b.Sequence })
+	var seq int64
+	i := forkengine.Interaction{WorkspaceID: ws}
+	err = scanEach(ctx, q, prefixInteractionsSQL, []any{ws, sessionID}, append([]any{&seq}, interactionsTable.targets(&i)[1:]...), func() {
+		if seq == 0 && fork { // a copy the fork holds of an inherited turn's interaction
+			if k, s, ok := forkengine.ParsePresentedTurnID(i.TurnID); ok && k == key && s <= boundary {
+				seq = s
+			}
+		}
+		if seq > 0 && seq <= through {
+			p.Interactions = append(p.Interactions, forkengine.FrozenInteraction{Sequence: seq, Interaction: i.Clone()})
+		}
+	})
+	if err != nil {
+		return forkengine.Prefix{}, false, classify(err, "interactions of the prefix of %s", sessionID)
+	}
+	// In turn order, each turn's in (CreatedAt, ID) order as read.
+	slices.SortStableFunc(p.Interactions, func(a, b forkengine.FrozenInteraction) int { return cmp.Compare(a.Sequence, b.Sequence) })
+	var typed []sequenced
+	m := forkengine.Message{WorkspaceID: ws}
+	err = scanEach(ctx, q, prefixTypedMessagesSQL, []any{ws, sessionID, sessionID, through}, append([]any{&seq}, messagesTable.targets(&m)[1:]...), func() {
+		if m.Parts != nil {
+			typed = append(typed, sequenced{seq, m})
+		}
+	})
+	if err != nil {
+		return forkengine.Prefix{}, false, classify(err, "typed messages of the prefix of %s", sessionID)
+	}
+	if fork {
+		h := forkengine.History{WorkspaceID: ws, SessionID: sessionID, Key: key}
+		var via string
+		err = scanEach(ctx, q, prefixInheritedTypedSQL, []any{ws, sessionID}, append([]any{&seq, &via}, messagesTable.targets(&m)[1:]...), func() {
+			if m.Parts != nil {
+				typed = append(typed, sequenced{seq, forkengine.PresentMessage(h, decodeVia(via), seq, m)})
+			}
+		})
+		if err != nil {
+			return forkengine.Prefix{}, false, classify(err, "inherited typed messages of the prefix of %s", sessionID)
+		}
+	}
+	slices.SortFunc(typed, func(a, b sequenced) int {
+		return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.m.Position, b.m.Position))
+	})
+	for _, t := range typed {
+		p.TypedMessages = append(p.TypedMessages, t.m)
+	}
+	return p, true, nil
+}
+
+// sequenced is a message and its turn's sequence.
+type sequenced struct {
+	seq int64
+	m   forkengine.Message
+}
+
+var _ forkengine.PrefixReader = queries{}
+var _ forkengine.PrefixReader = (*txn)(nil)
