@@ -583,6 +583,12 @@ func (tx *txn) moveToTombstone(ctx context.Context, ws, id string) error {
 			return err
 		},
 		func() error {
+			// The triggers moved the counts with the messages; the emptied rows go with the turns.
+			_, err := tx.execFixed(db, `DELETE FROM message_counts WHERE workspace_id = ?
+				AND turn_id IN (SELECT t.id FROM turns t WHERE t.workspace_id = ? AND t.session_id = ?)`, ws, ws, id)
+			return err
+		},
+		func() error {
 			_, err := tx.execFixed(db, "DELETE FROM turns WHERE workspace_id = ? AND session_id = ?", ws, id)
 			return err
 		},
