@@ -95,6 +95,7 @@ type DB struct {
 	writeMu    sync.Mutex
 	group      writeGroup // SQLite: the writes queued for writeMu, committed together
 	statements *atomic.Int64
+	rows       *atomic.Int64 // rows returned by the fixed reads (RowsRead)
 	retries    atomic.Int64  // transactions run again after a deadlock or serialisation failure
 	migrated   int           // migrations applied by Open, for tests
 	exclusive  *fileLock     // SQLite: the lock that keeps a second process off the file
@@ -142,8 +143,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		exclusive.release()
 		return nil, fmt.Errorf("open %s store: %w", d.name, err)
 	}
-	db := &DB{gorm: gdb, log: cfg.Logger, dsn: dsn, statements: new(atomic.Int64), exclusive: exclusive}
-	db.queries = queries{db: gdb, dialect: d, snapshots: newSnapshotCache(), statements: db.statements}
+	db := &DB{gorm: gdb, log: cfg.Logger, dsn: dsn, statements: new(atomic.Int64), rows: new(atomic.Int64), exclusive: exclusive}
+	db.queries = queries{db: gdb, dialect: d, snapshots: newSnapshotCache(), statements: db.statements, rows: db.rows}
 	if err := db.init(ctx, cfg); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -211,6 +212,12 @@ func (db *DB) Retries() int64 { return db.retries.Load() }
 // two readings to prove batching.
 func (db *DB) Statements() int64 { return db.statements.Load() }
 
+// RowsRead returns how many rows the store's fixed reads (every read of turns, messages and
+// their pages and counts) have returned so far. Tests compare two readings to prove a read's
+// rows are O(page): the rows a statement returns, not those the database visits (the plan tests
+// prove the seeks).
+func (db *DB) RowsRead() int64 { return db.rows.Load() }
+
 // countStatements hooks every gorm processor, so anything that reaches the database is counted
 // whether it was built by gorm or written as raw SQL.
 func (db *DB) countStatements() error {
@@ -250,7 +257,7 @@ func (db *DB) Update(ctx context.Context, fn func(tx forkengine.Tx) error) error
 	err := db.transaction(ctx, func(gtx *gorm.DB) error {
 		pending = pending[:0]
 		return fn(&txn{queries: queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, pending: &pending,
-			statements: db.statements}})
+			statements: db.statements, rows: db.rows}})
 	})
 	if err == nil {
 		db.snapshots.put(pending...)

@@ -89,10 +89,15 @@ func (q queries) scanRows(ctx context.Context, pool gorm.ConnPool, query string,
 		return err
 	}
 	defer rows.Close()
+	n := int64(0)
+	if q.rows != nil {
+		defer func() { q.rows.Add(n) }()
+	}
 	for rows.Next() {
 		if err := rows.Scan(targets...); err != nil {
 			return err
 		}
+		n++
 		each()
 	}
 	return rows.Err()

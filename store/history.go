@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"sync"
 
 	"gorm.io/gorm"
 
@@ -77,6 +78,29 @@ func decodeVia(s string) []string {
 	return strings.Split(s, ".")
 }
 
+// viaIfTyped is what a read of inherited messages selects for a segment's Via (the column via)
+// beside a message m: the Via only where the message has typed parts, the one place it is used
+// (forkengine.PresentMessage remaps their references). Fifty forks deep a Via is fifty keys, 650
+// bytes; copied out of the database and split for each plain message of a page it cost the deep
+// page's messages a third of their CPU.
+func viaIfTyped(via string) string {
+	return "CASE WHEN m." + typedMessage + " THEN " + via + " ELSE '' END"
+}
+
+// viaDecoder decodes the Vias of one read's rows, each distinct one once (a page's messages
+// mostly come through one segment).
+type viaDecoder struct {
+	last    string
+	decoded []string
+}
+
+func (v *viaDecoder) decode(s string) []string {
+	if s != v.last || (s != "" && v.decoded == nil) {
+		v.last, v.decoded = s, decodeVia(s)
+	}
+	return v.decoded
+}
+
 // historyMigration creates the tables (migration 15).
 var historyMigration = []string{
 	`CREATE TABLE histories (
@@ -141,7 +165,10 @@ func (tx *txn) InsertHistory(ctx context.Context, h forkengine.History) error {
 		if _, err := tx.execFixed(db, insertSQL("histories", historiesTable.names, 1), historiesTable.values(&h)...); err != nil {
 			return classify(err, "insert history of %s", h.SessionID)
 		}
-		return classify(insertRows(tx.execWith(db), segmentsTable, rows, false), "insert %d segments of %s", len(rows), h.SessionID)
+		if err := insertRows(tx.execWith(db), segmentsTable, rows, false); err != nil {
+			return classify(err, "insert %d segments of %s", len(rows), h.SessionID)
+		}
+		return tx.countInheritedMessages(db, h.WorkspaceID, h.SessionID)
 	})
 }
 
@@ -208,6 +235,28 @@ func (q queries) presentedTurns(ctx context.Context, ws string, ids []string, ou
 // parts alone (typedMessage). Arguments: the workspace and the ids (inList) when in is not empty, then for
 // each run part the runs' values and the workspace.
 func messagesOfTurnsSQL(d dialect, in string, runs int, columns string, typedOnly bool) string {
+	k := messagesOfTurnsKey{d.lateralJoins, in, runs, columns, typedOnly}
+	if s, ok := messagesOfTurnsStatements.Load(k); ok {
+		return s.(string)
+	}
+	s := buildMessagesOfTurnsSQL(d, in, runs, columns, typedOnly)
+	messagesOfTurnsStatements.Store(k, s)
+	return s
+}
+
+// messagesOfTurnsStatements remembers the statements messagesOfTurnsSQL built: a page's read
+// spent a twentieth of its CPU concatenating the same few kilobytes of SQL again.
+var messagesOfTurnsStatements sync.Map
+
+type messagesOfTurnsKey struct {
+	lateral   bool
+	in        string
+	runs      int
+	columns   string
+	typedOnly bool
+}
+
+func buildMessagesOfTurnsSQL(d dialect, in string, runs int, columns string, typedOnly bool) string {
 	typed := ""
 	if typedOnly {
 		typed = " AND m." + typedMessage
@@ -242,7 +291,7 @@ func messagesOfTurnsSQL(d dialect, in string, runs int, columns string, typedOnl
 		joinStep{"histories", "h", byKey + " AND h.inherited_turns < h.prefix_turns"},
 		joinStep{"turns", "t", "t.workspace_id = h.workspace_id AND t.session_id = h.session_id AND " + inRun},
 		joinStep{"messages", "m", "m.workspace_id = t.workspace_id AND m.turn_id = t.id" + typed})
-	return own + "SELECT CAST(NULL AS TEXT), m.position, 1, h.session_id, h.history_key, t.sequence, g.via, " + columns + " " + inherited +
+	return own + "SELECT CAST(NULL AS TEXT), m.position, 1, h.session_id, h.history_key, t.sequence, " + viaIfTyped("g.via") + ", " + columns + " " + inherited +
 		"\n\tUNION ALL\n\tSELECT t.id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, '', " + columns + " " + adopted
 }
 
@@ -324,6 +373,7 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 			}
 		}
 		var tid, sid, hkey, via string
+		var vias viaDecoder
 		var position, inherited, seq int64
 		m := forkengine.Message{WorkspaceID: ws}
 		all := make([]forkengine.Message, 0, 2*len(chunk))
@@ -344,7 +394,7 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 				h := forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}
 				if full {
 					got.Position = position
-					got = forkengine.PresentMessage(h, decodeVia(via), seq, got)
+					got = forkengine.PresentMessage(h, vias.decode(via), seq, got)
 				} else {
 					got.TurnID = forkengine.PresentedTurnID(hkey, seq)
 				}
@@ -533,6 +583,12 @@ func (tx *txn) moveToTombstone(ctx context.Context, ws, id string) error {
 			return err
 		},
 		func() error {
+			// The triggers moved the counts with the messages; the emptied rows go with the turns.
+			_, err := tx.execFixed(db, `DELETE FROM message_counts WHERE workspace_id = ?
+				AND turn_id IN (SELECT t.id FROM turns t WHERE t.workspace_id = ? AND t.session_id = ?)`, ws, ws, id)
+			return err
+		},
+		func() error {
 			_, err := tx.execFixed(db, "DELETE FROM turns WHERE workspace_id = ? AND session_id = ?", ws, id)
 			return err
 		},
@@ -552,7 +608,7 @@ func (tx *txn) moveToTombstone(ctx context.Context, ws, id string) error {
 
 // dropTombstone deletes a tombstone workspace's rows, its session's included.
 func (tx *txn) dropTombstone(ctx context.Context, tomb string) error {
-	for _, t := range []string{"messages", "turns", "turn_counts", "sessions", "session_counts"} {
+	for _, t := range []string{"messages", "message_counts", "turns", "turn_counts", "sessions", "session_counts"} {
 		if _, err := tx.execFixed(tx.with(ctx), "DELETE FROM "+t+" WHERE workspace_id = ?", tomb); err != nil {
 			return classify(err, "free the shared rows of %s", tomb)
 		}

@@ -58,33 +58,64 @@ func buildChain(t testing.TB, db *DB, rootTurns, depth int) chainFixture {
 	return chainFixture{root: "root", deep: source, deepTurns: rootTurns + depth}
 }
 
-// A child fifty forks deep answers a page of turns, and the messages of the page, with the same
-// number of statements as a root session does: one each, whatever the depth.
+// A child fifty forks deep answers a page of turns, the messages of the page and the counts of
+// its transcript and turns with the same number of statements as a root session does, one each
+// whatever the depth, and with as many rows: the page's (a deep page's turns read has one more,
+// the child's own latest turn, which its own part finds after the cursor).
 func TestDeepChainPagesTakeTheStatementsOfARoot(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	t.Run(DriverSQLite, func(t *testing.T) { testDeepChainCosts(t, sqliteConfig(t)) })
+	t.Run(DriverPostgres, func(t *testing.T) {
+		requirePostgres(t)
+		testDeepChainCosts(t, postgresConfig(t))
+	})
+}
+
+func testDeepChainCosts(t *testing.T, cfg Config) {
+	db := openTest(t, cfg)
 	ctx := context.Background()
 	c := buildChain(t, db, 52, 50)
-	statements := func(session string) (int64, int64, []forkengine.Turn) {
-		before := db.Statements()
-		page, err := db.TurnsBySessionIDs(ctx, "ws", []string{session}, 10, 20)
-		require.NoError(t, err)
-		mid := db.Statements()
-		ids := make([]string, len(page[session]))
-		for i, turn := range page[session] {
+	type cost struct{ statements, rows int64 }
+	measure := func(read func()) cost {
+		s, r := db.Statements(), db.RowsRead()
+		read()
+		return cost{db.Statements() - s, db.RowsRead() - r}
+	}
+	costs := func(session string) (turns, messages, counts cost, page []forkengine.Turn) {
+		turns = measure(func() {
+			got, err := db.TurnsBySessionIDs(ctx, "ws", []string{session}, 10, 20)
+			require.NoError(t, err)
+			page = got[session]
+		})
+		ids := make([]string, len(page))
+		for i, turn := range page {
 			ids[i] = turn.ID
 		}
-		msgs, err := db.MessagesByTurnIDs(ctx, "ws", ids)
-		require.NoError(t, err)
-		require.Len(t, msgs, len(ids), "every turn of the page has its messages")
-		return mid - before, db.Statements() - mid, page[session]
+		messages = measure(func() {
+			msgs, err := db.MessagesByTurnIDs(ctx, "ws", ids)
+			require.NoError(t, err)
+			require.Len(t, msgs, len(ids), "every turn of the page has its messages")
+		})
+		counts = measure(func() {
+			n, err := db.CountSessionMessages(ctx, "ws", []string{session})
+			require.NoError(t, err)
+			require.NotZero(t, n[session]) // the values are checked below
+		})
+		return turns, messages, counts, page
 	}
-	rootTurns, rootMessages, rootPage := statements(c.root)
-	deepTurns, deepMessages, deepPage := statements(c.deep)
+	rootTurns, rootMessages, rootCount, rootPage := costs(c.root)
+	deepTurns, deepMessages, deepCount, deepPage := costs(c.deep)
 	require.Len(t, rootPage, 20)
 	require.Len(t, deepPage, 20)
-	require.Equal(t, int64(1), rootTurns)
-	require.Equal(t, rootTurns, deepTurns, "a page of turns")
+	require.Equal(t, cost{1, 20}, rootTurns)
+	require.Equal(t, rootTurns.statements, deepTurns.statements, "a page of turns")
+	require.LessOrEqual(t, deepTurns.rows, rootTurns.rows+1, "the rows of a page of turns")
+	require.Equal(t, cost{1, 40}, rootMessages)
 	require.Equal(t, rootMessages, deepMessages, "the messages of a page")
+	require.Equal(t, cost{1, 1}, rootCount)
+	require.Equal(t, rootCount, deepCount, "a transcript's count")
+	transcripts, err := db.CountSessionMessages(ctx, "ws", []string{c.root, c.deep})
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{c.root: 104, c.deep: 204}, transcripts)
 	counts, err := db.CountTurnsBySessionIDs(ctx, "ws", []string{c.root, c.deep})
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{c.root: 52, c.deep: 102}, counts)
@@ -118,6 +149,14 @@ func BenchmarkTurnsPage(b *testing.B) {
 			require.NoError(b, err)
 			b.Cleanup(func() { require.NoError(b, db.Close()) })
 			c := buildChain(b, db, 52, 50)
+			if db.dialect.lateralJoins {
+				// PostgreSQL: tables of a real workspace's size, analysed as autovacuum would. On the
+				// chain's few hundred rows its planner rightly scans the turns and messages per
+				// segment, and autovacuum's analyse, arriving in the middle of a run, changed the
+				// plans under it. (SQLite keeps no statistics: its plans do not depend on the size.)
+				seedLongTranscript(b, db, "long", 40, 1000)
+				require.NoError(b, db.queries.db.Exec("ANALYZE").Error)
+			}
 			ctx := context.Background()
 			for _, s := range []struct {
 				name, id string

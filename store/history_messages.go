@@ -61,7 +61,7 @@ func sessionMessagesSQL(d dialect, ids int, p messagePageDirection) string {
 		far = "0"
 	}
 	if d.lateralJoins {
-		return spansCTE(d, ids) + "SELECT s.sid, s.ord, s.hkey, s.via, x.seq, " + messagesTable.list("x.") + ` FROM spans s CROSS JOIN LATERAL (
+		return spansCTE(d, ids) + "SELECT s.sid, s.ord, s.hkey, " + strings.ReplaceAll(viaIfTyped("s.via"), "m.", "x.") + ", x.seq, " + messagesTable.list("x.") + ` FROM spans s CROSS JOIN LATERAL (
 	SELECT t.sequence AS seq, ` + cols + ` FROM turns t CROSS JOIN LATERAL (
 		SELECT * FROM messages m WHERE m.workspace_id = s.ows AND m.turn_id = t.id AND ` + p.cursorSide(d, "s", far) + `
 		ORDER BY m.position` + dir + ` LIMIT ?) m
@@ -83,7 +83,7 @@ func sessionMessagesSQL(d dialect, ids int, p messagePageDirection) string {
 		COALESCE((SELECT t.sequence` + walk + `), ` + seqEnd + `),
 		COALESCE((SELECT m.position` + walk + `), ` + posEnd + `)
 	FROM spans s)
-	SELECT b.sid, b.ord, b.hkey, b.via, t.sequence, ` + cols + ` FROM bnd b CROSS JOIN turns t CROSS JOIN messages m
+	SELECT b.sid, b.ord, b.hkey, ` + viaIfTyped("b.via") + `, t.sequence, ` + cols + ` FROM bnd b CROSS JOIN turns t CROSS JOIN messages m
 	WHERE t.workspace_id = b.ows AND t.session_id = b.owner AND ` + p.turnRange(d, "b") + ` AND ` + seqBound + `
 	AND m.workspace_id = b.ows AND m.turn_id = t.id AND ` + p.cursorSide(d, "b", end) + `
 	ORDER BY b.sid, t.sequence` + dir + `, m.position` + dir
@@ -116,6 +116,7 @@ func (q queries) sessionMessages(ctx context.Context, ws string, sessionIDs []st
 	out := map[string][]forkengine.TranscriptMessage{}
 	err := q.inChunks(sessionIDs, func(chunk []string) error {
 		var sid, hkey, via string
+		var vias viaDecoder
 		var ord, seq int64
 		var m forkengine.Message
 		targets := append([]any{&sid, &ord, &hkey, &via, &seq}, messagesTable.targets(&m)...)
@@ -126,41 +127,11 @@ func (q queries) sessionMessages(ctx context.Context, ws string, sessionIDs []st
 			}
 			got := m
 			if ord != ownOrdinal {
-				got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, decodeVia(via), seq, got)
+				got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, vias.decode(via), seq, got)
 			}
 			out[sid] = append(out[sid], forkengine.TranscriptMessage{Message: got, Sequence: seq})
 		})
 		return classify(err, "transcript pages of %d sessions", len(chunk))
-	})
-	return out, err
-}
-
-// countSessionMessagesSQL counts each session's messages over its spans. Arguments: spansArgs.
-func countSessionMessagesSQL(d dialect, ids int) string {
-	if d.lateralJoins {
-		return spansCTE(d, ids) + `SELECT s.sid, CAST(SUM(c.n) AS BIGINT) FROM spans s CROSS JOIN LATERAL (
-	SELECT COUNT(*) AS n FROM turns t JOIN messages m ON m.workspace_id = t.workspace_id AND m.turn_id = t.id
-	WHERE t.workspace_id = s.ows AND t.session_id = s.owner AND t.sequence > s.lo AND t.sequence <= s.hi AND m.position <= s.wm) c
-	GROUP BY s.sid`
-	}
-	return spansCTE(d, ids) + `SELECT s.sid, COUNT(*) FROM spans s CROSS JOIN turns t CROSS JOIN messages m
-	WHERE t.workspace_id = s.ows AND t.session_id = s.owner AND t.sequence > s.lo AND t.sequence <= s.hi
-	AND m.workspace_id = s.ows AND m.turn_id = t.id AND m.position <= s.wm GROUP BY s.sid`
-}
-
-// CountSessionMessages counts each session's transcript, inherited messages included.
-func (q queries) CountSessionMessages(ctx context.Context, ws string, sessionIDs []string) (map[string]int, error) {
-	out := map[string]int{}
-	err := q.inChunks(sessionIDs, func(chunk []string) error {
-		var sid string
-		var n int64
-		err := scanEach(ctx, q, countSessionMessagesSQL(q.dialect, len(chunk)), spansArgs(q.dialect, chunk, ws),
-			[]any{&sid, &n}, func() {
-				if n > 0 {
-					out[sid] = int(n)
-				}
-			})
-		return classify(err, "transcript counts of %d sessions", len(chunk))
 	})
 	return out, err
 }
@@ -220,7 +191,7 @@ func presentedCount(chunk []string) int {
 // a correlated subquery that finds the page's last position, an index range bound). Arguments:
 // turnSourcesArgs, then turnMessagesArgs.
 func turnMessagesSQL(d dialect, ids, presented int, backward bool) string {
-	head := turnSourcesCTE(d, ids, presented) + "SELECT msrc.tid, msrc.inh, msrc.sid, msrc.hkey, msrc.seq, msrc.via, " + messagesTable.list("m.")
+	head := turnSourcesCTE(d, ids, presented) + "SELECT msrc.tid, msrc.inh, msrc.sid, msrc.hkey, msrc.seq, " + viaIfTyped("msrc.via") + ", " + messagesTable.list("m.")
 	near, dir, far := "m.position > CAST(? AS BIGINT)", "", "m.position <= msrc.wm"
 	if backward {
 		near, dir, far = "m.position <= "+least(d, "CAST(? AS BIGINT) - 1", "msrc.wm"), " DESC", "m.position >= 0"
@@ -271,6 +242,7 @@ func (q queries) turnMessagePages(ctx context.Context, ws string, turnIDs []stri
 	out := map[string][]forkengine.Message{}
 	err := q.inChunks(turnIDs, func(chunk []string) error {
 		var tid, sid, hkey, via string
+		var vias viaDecoder
 		var inherited, seq int64
 		var m forkengine.Message
 		targets := append([]any{&tid, &inherited, &sid, &hkey, &seq, &via}, messagesTable.targets(&m)...)
@@ -282,29 +254,11 @@ func (q queries) turnMessagePages(ctx context.Context, ws string, turnIDs []stri
 			got := m
 			got.TurnID = tid
 			if inherited == 1 {
-				got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, decodeVia(via), seq, got)
+				got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, vias.decode(via), seq, got)
 			}
 			out[tid] = append(out[tid], got)
 		})
 		return classify(err, "message pages of %d turns", len(chunk))
-	})
-	return out, err
-}
-
-// CountTurnMessages counts each turn's messages, inherited ones included.
-func (q queries) CountTurnMessages(ctx context.Context, ws string, turnIDs []string) (map[string]int, error) {
-	out := map[string]int{}
-	err := q.inChunks(turnIDs, func(chunk []string) error {
-		count := ` FROM msrc CROSS JOIN messages m WHERE m.workspace_id = msrc.ows AND m.turn_id = msrc.mturn AND m.position <= msrc.wm`
-		if q.dialect.lateralJoins {
-			count = ` FROM msrc CROSS JOIN LATERAL (SELECT m.position FROM messages m WHERE m.workspace_id = msrc.ows
-		AND m.turn_id = msrc.mturn AND m.position <= msrc.wm OFFSET 0) m`
-		}
-		var tid string
-		var n int64
-		err := scanEach(ctx, q, turnSourcesCTE(q.dialect, len(chunk), presentedCount(chunk))+"SELECT msrc.tid, COUNT(*)"+count+" GROUP BY msrc.tid",
-			turnSourcesArgs(q.dialect, ws, chunk), []any{&tid, &n}, func() { out[tid] = int(n) })
-		return classify(err, "message counts of %d turns", len(chunk))
 	})
 	return out, err
 }

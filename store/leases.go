@@ -23,7 +23,7 @@ func (db *DB) ClaimOperations(ctx context.Context, c forkengine.LeaseClaim) ([]f
 	}
 	var claimed []forkengine.ForkOperation
 	err := db.transaction(ctx, func(gtx *gorm.DB) error {
-		q := queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, statements: db.statements}
+		q := queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, statements: db.statements, rows: db.rows}
 		keys, err := q.freeOperationKeys(ctx, c)
 		if err != nil || len(keys) == 0 {
 			claimed = nil
@@ -114,7 +114,7 @@ func (db *DB) ClaimOperation(ctx context.Context, key forkengine.OperationKey, c
 	var op forkengine.ForkOperation
 	var claimed bool
 	err := db.transaction(ctx, func(gtx *gorm.DB) error {
-		q := queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, statements: db.statements}
+		q := queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, statements: db.statements, rows: db.rows}
 		claimed = false
 		where := "workspace_id = ? AND id = ?"
 		if db.dialect.skipLocked {

@@ -295,6 +295,7 @@ var migrations = []migration{
 	sessionMetadataMigration,
 	interactionsMigration,
 	typedReferencesMigration,
+	messageCountsMigration,
 	railProjectPathMigration,
 	prefixMigration,
 }

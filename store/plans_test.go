@@ -109,8 +109,9 @@ func planCases() []planCase {
 			// The session's own rows as before shared history, then the segments in the window.
 			"SEARCH t USING INDEX turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>? AND sequence<?)",
 			"SEARCH m USING COVERING INDEX turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>?)",
-			"SEARCH g USING INDEX sqlite_autoindex_history_segments_1 (workspace_id=? AND session_id=?)",
-		}, postgres: []string{"turns_sequence_per_session", "history_segments_pkey"}},
+			// The segments in the window by range: from_sequence bounds the index range.
+			"SEARCH g USING INDEX history_segments_by_range (workspace_id=? AND session_id=? AND from_sequence<?)",
+		}, postgres: []string{"turns_sequence_per_session", "history_segments_by_range"}},
 		{name: "TurnsAfterSequence", read: func(ctx context.Context, db *DB) error {
 			_, err := db.TurnsBySessionIDs(ctx, "ws", page, 120, 51)
 			return err
@@ -512,6 +513,31 @@ func checkPlans(t *testing.T, db *DB, explain explainer) {
 		got, err := db.CountTurnsBySessionIDs(ctx, "ws", page)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"s001": 3, "s002": 3, "big": 300, "s150": 3}, got)
+	})
+	t.Run("CountTranscripts", func(t *testing.T) {
+		// A transcript's count reads the counts the writes keep: no messages, no turns, however
+		// many there are ("big" has 300 turns).
+		page := []string{"s001", "s002", "big", "s150"}
+		plan, err := explain(ctx, capturedQuery{db.dialect.placeholders(countSessionMessagesSQL(db.dialect, len(page))),
+			idArgs(db.dialect, page, "ws", "ws")})
+		require.NoError(t, err)
+		t.Logf("plan:\n%s", plan)
+		require.Empty(t, fullScans(db.Driver(), plan, false), plan)
+		require.NotRegexp(t, `\b(turns|messages)\b`, plan, "a maintained count reads no turns nor messages")
+		want := "SEARCH c USING INDEX sqlite_autoindex_turn_counts_1 (workspace_id=? AND session_id=?)"
+		if db.Driver() == DriverPostgres {
+			want = "Index Cond: ((workspace_id = 'ws'::text) AND (session_id = "
+		}
+		require.Contains(t, plan, want)
+		transcripts, err := db.CountSessionMessages(ctx, "ws", page)
+		require.NoError(t, err)
+		turns, err := db.CountTurnsBySessionIDs(ctx, "ws", page)
+		require.NoError(t, err)
+		for _, id := range page {
+			msgs, err := db.SessionMessagesAfter(ctx, "ws", []string{id}, forkengine.MessageCursor{}, 100_000)
+			require.NoError(t, err)
+			require.Equal(t, len(msgs[id]), transcripts[id], "the count of %s is its messages (%d turns)", id, turns[id])
+		}
 	})
 }
 

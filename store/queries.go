@@ -24,6 +24,8 @@ type queries struct {
 	pending *[]cachedSnapshot
 	// statements counts what execFixed runs past gorm (gorm's callbacks count the rest).
 	statements *atomic.Int64
+	// rows counts the rows the fixed reads (scanRows) returned; nil counts nothing.
+	rows *atomic.Int64
 }
 
 // execFixed runs fixed SQL with ? placeholders on db's connection (the transaction inside Update)

@@ -177,6 +177,7 @@ func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
 	steps := []struct{ what, sql string }{
 		{"messages", `DELETE FROM messages WHERE workspace_id = @ws
 			AND turn_id IN (SELECT t.id FROM turns t WHERE t.workspace_id = @ws AND t.session_id = @id)`},
+		{"message counts", purgeMessageCountsSQL},
 		{"turns", `DELETE FROM turns WHERE workspace_id = @ws AND session_id = @id`},
 		{"turn count", purgeTurnCountSQL},
 		{"session", `DELETE FROM sessions WHERE workspace_id = @ws AND id = @id`},

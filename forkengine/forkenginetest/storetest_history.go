@@ -132,7 +132,28 @@ func (f *historyFixture) read(session string) transcript {
 	require.NoError(f.t, err)
 	out.Latest = latest[session]
 	require.Equal(f.t, len(out.Turns), out.Count, "%s: the count agrees with the turns", session)
+	f.checkMessageCounts(session, ids, out.Messages)
 	return out
+}
+
+// checkMessageCounts holds the maintained message counts to the rows the reads present: the
+// transcript's count is the messages of its turns, each turn's count its messages.
+func (f *historyFixture) checkMessageCounts(session string, turnIDs []string, msgs map[string][]forkengine.Message) {
+	f.t.Helper()
+	total := 0
+	want := map[string]int{}
+	for _, id := range turnIDs {
+		total += len(msgs[id])
+		if len(msgs[id]) > 0 {
+			want[id] = len(msgs[id])
+		}
+	}
+	transcripts, err := f.store.CountSessionMessages(f.ctx, historyWS, []string{session})
+	require.NoError(f.t, err)
+	require.Equal(f.t, total, transcripts[session], "%s: the transcript's count agrees with its messages", session)
+	turns, err := f.store.CountTurnMessages(f.ctx, historyWS, turnIDs)
+	require.NoError(f.t, err)
+	require.Equal(f.t, want, turns, "%s: each turn's count agrees with its messages", session)
 }
 
 // contents are the message texts of a transcript in turn order.
@@ -320,6 +341,69 @@ func testFiftyDeepPages(t *testing.T, s forkengine.Store) {
 	}
 	slices.Reverse(backward)
 	require.Equal(t, whole.Turns, backward)
+
+	// A root holding the same transcript as rows of its own: the deep child's transcript pages,
+	// both ways, and its counts are the copy's.
+	_, err := f.engine.ReportSession(f.ctx, forkengine.SessionReport{WorkspaceID: historyWS, ID: "copy", Provider: "scripted"})
+	require.NoError(t, err)
+	for i := 1; i <= 52; i++ {
+		turn := fmt.Sprintf("copy-t%d", i)
+		_, err := f.engine.ReportTurn(f.ctx, forkengine.TurnReport{WorkspaceID: historyWS, SessionID: "copy", ID: turn,
+			Phase: forkengine.PhaseSettled, Outcome: forkengine.OutcomeCompleted})
+		require.NoError(t, err)
+		f.append("copy", turn, contents[2*i-2], contents[2*i-1])
+	}
+	copied := f.read("copy")
+	require.Equal(t, contents, copied.contents())
+	counts, err := s.CountSessionMessages(f.ctx, historyWS, []string{deep, "copy"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{deep: 104, "copy": 104}, counts)
+	pages := func(id string, size int, backward bool) (texts []string, n int) {
+		c := forkengine.MessageCursor{}
+		read := s.SessionMessagesAfter
+		if backward {
+			c, read = forkengine.TranscriptEnd, s.SessionMessagesBefore
+		}
+		for {
+			page, err := read(f.ctx, historyWS, []string{id}, c, size)
+			require.NoError(t, err)
+			for _, m := range page[id] {
+				texts = append(texts, m.Content)
+			}
+			if len(page[id]) < size {
+				break
+			}
+			n++
+			c = page[id][size-1].Cursor()
+		}
+		if backward {
+			slices.Reverse(texts)
+		}
+		return texts, n
+	}
+	for _, backward := range []bool{false, true} {
+		got, n := pages(deep, 7, backward)
+		want, m := pages("copy", 7, backward)
+		require.Equal(t, contents, want, "the copy's transcript, backward %v", backward)
+		require.Equal(t, want, got, "the deep child's transcript pages, backward %v", backward)
+		require.Equal(t, m, n, "as many full pages")
+	}
+	// The messages of a page of turns in the middle and at the tail, by page.
+	for _, after := range []int64{10, 40} {
+		dp, err := s.TurnsBySessionIDs(f.ctx, historyWS, []string{deep, "copy"}, after, 10)
+		require.NoError(t, err)
+		for i := range dp[deep] {
+			a, b := dp[deep][i].ID, dp["copy"][i].ID
+			byTurn, err := s.TurnMessagesAfter(f.ctx, historyWS, []string{a, b}, 0, 1)
+			require.NoError(t, err)
+			rest, err := s.TurnMessagesAfter(f.ctx, historyWS, []string{a}, byTurn[a][0].Position, 5)
+			require.NoError(t, err)
+			restCopy, err := s.TurnMessagesAfter(f.ctx, historyWS, []string{b}, byTurn[b][0].Position, 5)
+			require.NoError(t, err)
+			require.Equal(t, contentsOf(byTurn[b]), contentsOf(byTurn[a]), "first message of turn %d", after+int64(i)+1)
+			require.Equal(t, contentsOf(restCopy[b]), contentsOf(rest[a]), "the rest of turn %d", after+int64(i)+1)
+		}
+	}
 }
 
 func testInheritedIDs(t *testing.T, s forkengine.Store) {
