@@ -295,6 +295,7 @@ var migrations = []migration{
 	sessionMetadataMigration,
 	interactionsMigration,
 	typedReferencesMigration,
+	auditPositionsMigration,
 }
 
 // sessionMetadataMigration adds a session's free-form metadata, NULL when none was reported.
