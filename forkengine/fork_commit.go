@@ -261,14 +261,14 @@ func checkTargetAbsent(ctx context.Context, r Reader, op ForkOperation) error {
 // field added to Session reaches a fork without a line here.
 func targetSession(op ForkOperation, at time.Time) Session {
 	s := op.Snapshot.Session.Clone()
+	target := op.TargetValues()
 	if op.Target != nil {
-		target := op.TargetValues()
 		s.Cwd, s.Model, s.Settings = target.Cwd, target.Model, target.Settings
 	}
 	if len(s.Settings) == 0 {
 		s.Settings = nil // as the field-by-field copy it replaced made it
 	}
-	childFieldRules(&s)
+	childFieldRules(&s, target)
 	s.WorkspaceID, s.ID, s.Kind = op.WorkspaceID, op.TargetSessionID, SessionRoot
 	s.ProviderSessionID, s.Title = op.TargetProviderSessionID, op.TargetTitle
 	s.CreatedAt, s.UpdatedAt, s.DeletedAt = at, at, nil

@@ -16,7 +16,7 @@ import (
 // each notice once.
 func testAuditPositionsMigration(t *testing.T, cfg Config) {
 	ctx := context.Background()
-	old := openAtVersion(t, cfg, auditPositionsMigration.version-1)
+	old := openAtVersion(t, cfg, snapshotRulesMigration.version-1)
 	for _, stmt := range []string{
 		`INSERT INTO histories (workspace_id, session_id, history_key, boundary, prefix_turns, inherited_turns)
 			VALUES ('ws', 'child', 'childkey000', 2, 2, 2)`,

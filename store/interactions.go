@@ -137,21 +137,6 @@ var auditMessagesTable = newTable("audit_messages", []string{"workspace_id", "id
 	integerColumn("position", func(m *forkengine.AuditMessage) *int64 { return &m.Position }),
 )
 
-// auditPositionsMigration (migration 28) puts audit messages on the history clock and has a
-// fork's child read its inherited ones through its History instead of holding copies: a
-// position per row (0 for those from before, which is at or below every watermark frozen after
-// them), the bound of each History (-1, forkengine.LegacyAuditBound, for the children
-// committed before: they keep their copies and read none through their segments), and the
-// copies those children hold marked -1, so their own forks read them from the rows they copy,
-// never twice.
-var auditPositionsMigration = migration{version: 28, name: "audit messages on the history clock, inherited through histories", statements: []string{
-	`ALTER TABLE audit_messages ADD COLUMN position BIGINT NOT NULL DEFAULT 0`,
-	`ALTER TABLE histories ADD COLUMN audit_bound BIGINT NOT NULL DEFAULT -1`,
-	`UPDATE audit_messages SET position = -1 WHERE EXISTS (SELECT 1 FROM histories h
-		WHERE h.workspace_id = audit_messages.workspace_id AND h.session_id = audit_messages.session_id
-		AND audit_messages.after_sequence < h.boundary)`,
-}}
-
 // auditsOfHistoriesSQL reads the audit messages that the Histories of the sessions in (inList)
 // present: per History, its segments, and per segment the owner's audit messages it presents,
 // by forkengine.InheritsAudit's condition (the index audit_messages_by_session seeks them by

@@ -53,6 +53,9 @@ func upsertSessionAtVersion(ctx context.Context, tx forkengine.Tx, version int, 
 	if version < sessionMetadataMigration.version {
 		t = t.without("metadata")
 	}
+	if version < snapshotRulesMigration.version {
+		t = t.without("runtime_context")
+	}
 	old := tx.(*txn)
 	_, err := old.execFixed(old.with(ctx), upsertSQL(t.name, t.names, t.key...), t.values(&s)...)
 	return err

@@ -55,6 +55,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"Interactions", interactionTests()},
 		{"AuditMessages", auditTests()},
 		{"RemapClosed", remapClosedTests()},
+		{"RuntimeContext", runtimeContextTests()},
 	}
 	// Every subtest has a store of its own, so they all run in parallel (River's driver suite is
 	// the model): the suite takes as long as its slowest test, not the sum of them.
