@@ -53,6 +53,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"RichMessages", richMessageTests()},
 		{"Metadata", metadataTests()},
 		{"Interactions", interactionTests()},
+		{"InteractionsFailClosed", interactionsFailClosedTests()},
 		{"AuditMessages", auditTests()},
 		{"RemapClosed", remapClosedTests()},
 		{"RuntimeContext", runtimeContextTests()},
