@@ -26,6 +26,8 @@ func auditTests() map[string]storeTest {
 		// Reference §9 scenario 56: the session-audit message is part of the child's transcript,
 		// in the source's order.
 		"GivenAnAuditMessageBetweenTurns_WhenForked_ThenTheChildShowsItInSourceOrder": testAuditMessageOrder,
+		// §6.2: an empty id in the prefix fails the fork closed at prepare.
+		"GivenAPrefixAuditMessageWithAnEmptyID_WhenForked_ThenFailedClosedBeforeTheProvider": testAuditEmptyID,
 	}
 }
 
@@ -258,4 +260,23 @@ func testAuditMessageOrder(t *testing.T, s forkengine.Store) {
 	tr := f.read("child")
 	require.Equal(t, []string{"src-t1 prompt", "src-t1 answer", "src-t2 prompt", "src-t2 answer", "src-t3 prompt", "src-t3 answer"},
 		tr.contents(), "the messages of the turns around them are the source's")
+}
+
+func testAuditEmptyID(t *testing.T, s forkengine.Store) {
+	f := newHistoryFixture(t, s)
+	f.root("src", 2)
+	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+		_, err := tx.AppendAuditMessages(ctx, []forkengine.AuditMessage{{WorkspaceID: historyWS, SessionID: "src",
+			AfterSequence: 1, Kind: "model_changed", Content: "written below the engine", CreatedAt: f.clock()}})
+		return err
+	})
+	_, err := f.engine.StartFork(f.ctx, forkengine.ForkInput{WorkspaceID: historyWS, SourceSessionID: "src",
+		ThroughTurnID: "src-t2", RequestID: "req-child", TargetSessionID: "child"})
+	requireReason(t, err, forkengine.CodeForkConflict, forkengine.ReasonInteractionUnmappable)
+	n, err := s.CountOperations(f.ctx, historyWS, forkengine.OperationFilter{})
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing prepared")
+	_, err = f.engine.StartFork(f.ctx, forkengine.ForkInput{WorkspaceID: historyWS, SourceSessionID: "src",
+		ThroughTurnID: "src-t1", RequestID: "req-before", TargetSessionID: "before"})
+	require.NoError(t, err, "a fork whose prefix holds no such row goes ahead")
 }
