@@ -25,7 +25,7 @@ func auditTests() map[string]storeTest {
 		"GivenASnapshotFrozenWithAuditCopies_WhenCommitted_ThenReadThroughTheHistory":    testAuditLegacySnapshot,
 		// Reference §9 scenario 56: the session-audit message is part of the child's transcript,
 		// in the source's order.
-		"GivenAnAuditMessageBetweenTurns_WhenForked_ThenTheChildShowsItInSourceOrder": testAuditMessageOrder,
+		"Scenario56_GivenAnAuditMessageBetweenTurns_WhenForked_ThenTheChildShowsItInSourceOrder": testAuditMessageOrder,
 		// §6.2: an empty id in the prefix fails the fork closed at prepare.
 		"GivenAPrefixAuditMessageWithAnEmptyID_WhenForked_ThenFailedClosedBeforeTheProvider": testAuditEmptyID,
 	}
