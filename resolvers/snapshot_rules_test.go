@@ -30,7 +30,9 @@ func TestAuditMessagesOfAForkedChild(t *testing.T) {
 		ID, LocalID, SessionID, Content string
 		AfterSequence                   int
 	}
-	var out struct{ Session struct{ AuditMessages []audit } }
+	var out struct {
+		Session struct{ AuditMessages []audit }
+	}
 	api.mustDo(`query($id: ID!) { session(workspaceId: "w", id: $id) { auditMessages { id localId sessionId content afterSequence } } }`,
 		&out, map[string]any{"id": op.TargetSessionID})
 	require.Len(t, out.Session.AuditMessages, 1)
@@ -39,7 +41,9 @@ func TestAuditMessagesOfAForkedChild(t *testing.T) {
 	require.Equal(t, 1, got.AfterSequence)
 	require.Equal(t, op.TargetSessionID, got.SessionID)
 	require.NotEqual(t, "before", got.LocalID)
-	var node struct{ Node struct{ SessionID, Content string } }
+	var node struct {
+		Node struct{ SessionID, Content string }
+	}
 	api.mustDo(`query($id: ID!) { node(id: $id) { ... on AuditMessage { sessionId content } } }`, &node, map[string]any{"id": got.ID})
 	require.Equal(t, op.TargetSessionID, node.Node.SessionID)
 	require.Equal(t, "model gpt-b", node.Node.Content)
