@@ -96,15 +96,19 @@ type Session struct {
 	Settings          json.RawMessage `snapshot:"10,se"`                   // a JSON object; never nil once stored ("{}")
 	Metadata          json.RawMessage `json:",omitempty" snapshot:"15,md"` // a JSON object, or nil when none was reported
 	RailProjectPath   string          `json:",omitempty" snapshot:"16,rp"` // the sidebar's project; a fork copies it
-	Visible           bool            `snapshot:"11,vi"`
-	CreatedAt         time.Time       `snapshot:"12,ca"`
-	UpdatedAt         time.Time       `snapshot:"13,ua"`
-	DeletedAt         *time.Time      `snapshot:"14,da"`
+	// RuntimeContext is the runtime's own context of the session (reference §1.1, the
+	// internal runtimeContext: worktree isolation, snapshot facts), a JSON object or nil. A
+	// fork's child gets the prepared one (childFieldRules).
+	RuntimeContext json.RawMessage `json:",omitempty" snapshot:"17,rc"`
+	Visible        bool            `snapshot:"11,vi"`
+	CreatedAt      time.Time       `snapshot:"12,ca"`
+	UpdatedAt      time.Time       `snapshot:"13,ua"`
+	DeletedAt      *time.Time      `snapshot:"14,da"`
 }
 
 // Clone returns a deep copy of s.
 func (s Session) Clone() Session {
-	s.Settings, s.Metadata = cloneJSON(s.Settings), cloneJSON(s.Metadata)
+	s.Settings, s.Metadata, s.RuntimeContext = cloneJSON(s.Settings), cloneJSON(s.Metadata), cloneJSON(s.RuntimeContext)
 	s.DeletedAt = clonePtr(s.DeletedAt)
 	return s
 }
@@ -126,6 +130,7 @@ type SessionReport struct {
 	Model             *string         `report:"keep" check:"identifier"`
 	Settings          json.RawMessage `report:"keep"`
 	Metadata          json.RawMessage `report:"keep"`
+	RuntimeContext    json.RawMessage `report:"keep"`
 	Visible           *bool           `report:"keep"`
 }
 

@@ -103,9 +103,10 @@ func materialize(ctx context.Context, tx Tx, c *changes, op ForkOperation, store
 }
 
 // writeSharedTarget creates the target of a version 2 snapshot: its session, its History (the
-// frozen segments), the rows it holds of its own for the overridden prefix turns, and its
-// lineage. Nothing of the transcript is copied: the commit writes the same few rows for a
-// session of ten messages as for one of a million.
+// frozen segments and audit bound), the rows it holds of its own for the overridden prefix
+// turns, its interactions and its lineage. Nothing of the transcript is copied, its audit
+// messages neither: the commit writes the same few rows for a session of ten messages as for
+// one of a million.
 func writeSharedTarget(ctx context.Context, tx Tx, c *changes, op ForkOperation, ids *forkIDs, lineage Lineage) error {
 	session := targetSession(op, c.at)
 	if err := tx.UpsertSession(ctx, session); err != nil {
@@ -113,7 +114,7 @@ func writeSharedTarget(ctx context.Context, tx Tx, c *changes, op ForkOperation,
 	}
 	c.session(EventSessionUpserted, session) // as writeTarget: the target is new, one event says so
 	h := History{WorkspaceID: op.WorkspaceID, SessionID: op.TargetSessionID, Key: ids.historyKey(),
-		Boundary: op.Snapshot.Boundary.Sequence, Segments: op.Snapshot.Segments}
+		Boundary: op.Snapshot.Boundary.Sequence, Segments: op.Snapshot.Segments, AuditBound: auditBound(op.Snapshot)}
 	overrides, err := sharedOverrides(ctx, tx, op, h, c.at)
 	if err != nil {
 		return err
@@ -132,17 +133,24 @@ func writeSharedTarget(ctx context.Context, tx Tx, c *changes, op ForkOperation,
 	if err := tx.InsertInteractions(ctx, interactions); err != nil {
 		return fmt.Errorf("copy %d interactions: %w", len(interactions), err)
 	}
-	audits, err := childAuditMessages(op, ids)
-	if err != nil {
-		return err
-	}
-	if err := tx.InsertAuditMessages(ctx, audits); err != nil {
-		return fmt.Errorf("copy %d audit messages: %w", len(audits), err)
-	}
 	if err := tx.InsertLineage(ctx, lineage); err != nil {
 		return fmt.Errorf("write lineage of %s: %w", session.ID, err)
 	}
 	return nil
+}
+
+// auditBound is the bound up to which the child of s presents its owners' audit messages. A
+// snapshot frozen before it had one (it holds its audit messages instead) froze them at the
+// clock's value its own segment names: the largest watermark of its segments.
+func auditBound(s Snapshot) int64 {
+	if s.AuditBound != 0 {
+		return s.AuditBound
+	}
+	var bound int64
+	for _, g := range s.Segments {
+		bound = max(bound, g.Watermark)
+	}
+	return bound
 }
 
 // sharedOverrides are the turn rows a shared target holds of its own, under their presented ids:
@@ -253,14 +261,14 @@ func checkTargetAbsent(ctx context.Context, r Reader, op ForkOperation) error {
 // field added to Session reaches a fork without a line here.
 func targetSession(op ForkOperation, at time.Time) Session {
 	s := op.Snapshot.Session.Clone()
+	target := op.TargetValues()
 	if op.Target != nil {
-		target := op.TargetValues()
 		s.Cwd, s.Model, s.Settings = target.Cwd, target.Model, target.Settings
 	}
 	if len(s.Settings) == 0 {
 		s.Settings = nil // as the field-by-field copy it replaced made it
 	}
-	childFieldRules(&s)
+	childFieldRules(&s, target)
 	s.WorkspaceID, s.ID, s.Kind = op.WorkspaceID, op.TargetSessionID, SessionRoot
 	s.ProviderSessionID, s.Title = op.TargetProviderSessionID, op.TargetTitle
 	s.CreatedAt, s.UpdatedAt, s.DeletedAt = at, at, nil

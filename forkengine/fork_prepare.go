@@ -95,9 +95,6 @@ func (e *Engine) freezeOperation(ctx context.Context, tx Tx, in ForkInput, hash 
 	if _, err := childInteractions(op, newForkIDs(op), now); err != nil {
 		return ForkOperation{}, err
 	}
-	if _, err := childAuditMessages(op, newForkIDs(op)); err != nil {
-		return ForkOperation{}, err
-	}
 	return op, nil
 }
 
@@ -153,7 +150,9 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 	snap := Snapshot{Version: snapshotVersion, Session: source, Boundary: &frozen, PrefixTurns: prefix.Turns,
 		Segments:     childSegments(history, history.Overrides(), ws, source.ID, boundary.Sequence, watermark),
 		Interactions: prefix.Interactions, BoundTurns: prefix.Turns}
-	if snap.AuditMessages, err = freezeAuditMessages(ctx, r, ws, source.ID, boundary.Sequence); err != nil {
+	// The child reads the audit messages through its segments, up to the clock's value now.
+	snap.AuditBound = watermark
+	if err := checkInheritedAudits(ctx, r, source, boundary, childKey); err != nil {
 		return Snapshot{}, err
 	}
 	for _, t := range prefix.Irregular {

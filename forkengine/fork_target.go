@@ -89,7 +89,7 @@ func (op ForkOperation) TargetValues() ForkTarget {
 		return *op.Target.Clone()
 	}
 	s := op.Snapshot.Session
-	return ForkTarget{Cwd: s.Cwd, Model: s.Model, Settings: cloneJSON(s.Settings)}
+	return ForkTarget{Cwd: s.Cwd, Model: s.Model, Settings: cloneJSON(s.Settings), RuntimeContext: cloneJSON(s.RuntimeContext)}
 }
 
 // dispatchOnly is the part of a fork request that reaches the driver once and nothing else.
@@ -236,8 +236,10 @@ func canonicalJSON(field string, raw json.RawMessage) (json.RawMessage, error) {
 // freezeTarget applies the target rule of reference §5.5 to the source as the prepare
 // transaction reads it: the overlay over a copy of the source's settings; the model is the
 // settings' model when that is a string, else the source's; the cwd and the runtime context are
-// the prepared ones, the runtime context kept whole (worktree isolation facts included). A
-// request without a target freezes none (nil): the child copies the source as it is. Errors:
+// the prepared ones, the runtime context kept whole (worktree isolation facts included), and
+// when the request prepared none, the source's (the runtime the child resumes in is the
+// source's as it is). A request without a target freezes none (nil): the child copies the
+// source as it is. Errors:
 // BAD_USER_INPUT reason invalid_target (the settings would grow past MaxJSONBytes, or the model
 // they name could not be stored).
 func freezeTarget(source Session, in *TargetInput) (*ForkTarget, error) {
@@ -252,9 +254,12 @@ func freezeTarget(source Session, in *TargetInput) (*ForkTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	target := &ForkTarget{Cwd: source.Cwd, Model: model, Settings: settings, RuntimeContext: cloneJSON(in.RuntimeContext)}
+	target := &ForkTarget{Cwd: source.Cwd, Model: model, Settings: settings, RuntimeContext: cloneJSON(source.RuntimeContext)}
 	if in.Cwd != nil {
 		target.Cwd = *in.Cwd
+	}
+	if in.RuntimeContext != nil {
+		target.RuntimeContext = cloneJSON(in.RuntimeContext)
 	}
 	return target, nil
 }
@@ -359,9 +364,14 @@ func dispatchOnlyFrom(ctx context.Context, operationID string) *dispatchOnly {
 
 // childFieldRules applies to a fork's child the rules of the Session fields that are not copied
 // as they are (and are not the target's own: its ids, title and dates, targetSession): here, so a
-// field-specific rule is written beside the others and the commit names no field for it.
-func childFieldRules(s *Session) {
+// field-specific rule is written beside the others and the commit names no field for it. target
+// is what the operation gives the child (TargetValues).
+//
+// The runtime context is the prepared one (reference §1.1, §5.5): the frozen target's, which is
+// the request's prepared context or else the source's, kept whole (worktree facts included).
+func childFieldRules(s *Session, target ForkTarget) {
 	s.Metadata = childMetadata(s.Metadata)
+	s.RuntimeContext = target.RuntimeContext
 }
 
 // sourceOnlyMetadata are the keys of a session's metadata that a fork's child does not copy

@@ -30,6 +30,10 @@ type History struct {
 	PrefixTurns    int
 	InheritedTurns int
 	Segments       []HistorySegment
+	// AuditBound is the history clock's value when the fork was frozen (Snapshot.AuditBound):
+	// the child presents its segments' owners' audit messages up to it (InheritsAudit).
+	// LegacyAuditBound for a child committed before then, which holds copies of them.
+	AuditBound int64
 }
 
 // HistorySegment is a range of one owner's turns a child reads: the owner's turns with From <

@@ -222,8 +222,15 @@ type Snapshot struct {
 	// Interactions are the prefix turns' interactions as frozen (version 2): the child gets
 	// copies of them (fork_interactions.go), never the source's later changes.
 	Interactions []FrozenInteraction `json:"interactions,omitempty"`
-	// AuditMessages are the source's audit messages placed before the boundary, as frozen.
+	// AuditMessages are the source's audit messages placed before the boundary, as a snapshot
+	// frozen before migration 28 holds them. A commit no longer copies them: the child reads
+	// them through its History, which gives the same rows (audit messages never change).
 	AuditMessages []AuditMessage `json:"auditMessages,omitempty"`
+	// AuditBound is the history clock's value when the snapshot was frozen (version 2): the
+	// child inherits the audit messages placed before the boundary with positions at or below
+	// it, so one appended to the source after prepare never reaches the child, whatever its
+	// place (InheritsAudit).
+	AuditBound int64 `json:"auditBound,omitempty"`
 }
 
 // Shared reports whether s is a version 2 reference snapshot.

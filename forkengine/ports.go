@@ -98,9 +98,11 @@ type Reader interface {
 	// InteractionsByIDs returns the interactions that exist among ids, keyed by id.
 	InteractionsByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]Interaction, error)
 	// AuditMessagesBySessionIDs returns each session's audit messages in (AfterSequence,
-	// CreatedAt, ID) order. One statement per batch of sessions.
+	// Position, CreatedAt, ID) order: its own rows and, for a fork's child, those its History's
+	// segments present (InheritsAudit, PresentAuditMessage). One statement per batch of sessions.
 	AuditMessagesBySessionIDs(ctx context.Context, workspaceID string, sessionIDs []string) (map[string][]AuditMessage, error)
-	// AuditMessagesByIDs returns the audit messages that exist among ids, keyed by id.
+	// AuditMessagesByIDs returns the audit messages that exist among ids, keyed by id; a
+	// presented id (PresentedAuditKey) is resolved through its child's History.
 	AuditMessagesByIDs(ctx context.Context, workspaceID string, ids []string) (map[string]AuditMessage, error)
 	// InteractionByRequest returns the turn's interaction of that request id, or ErrNotFound.
 	InteractionByRequest(ctx context.Context, workspaceID, turnID, requestID string) (Interaction, error)
@@ -208,8 +210,10 @@ type Tx interface {
 	// InsertInteractions inserts new interactions in one statement where the store can.
 	// ErrDuplicate when an id or a (turn, request id) is taken; on error nothing is inserted.
 	InsertInteractions(ctx context.Context, is []Interaction) error
-	// InsertAuditMessages inserts new audit messages (ErrDuplicate on a taken id; then nothing).
-	InsertAuditMessages(ctx context.Context, ms []AuditMessage) error
+	// AppendAuditMessages inserts new audit messages (ErrDuplicate on a taken id; then nothing)
+	// and returns them as stored: each with the next Position of its workspace's history clock,
+	// in slice order, so a fork frozen before holds none of them.
+	AppendAuditMessages(ctx context.Context, ms []AuditMessage) ([]AuditMessage, error)
 	// SoftDeleteSession stamps DeletedAt; the row and its operations stay.
 	SoftDeleteSession(ctx context.Context, workspaceID, id string, at time.Time) error
 	// PurgeSession removes the session, its turns, messages, interactions and audit messages, every operation where it is source

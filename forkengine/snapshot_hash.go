@@ -180,6 +180,10 @@ func (w *snapshotHasher) reference(s Snapshot) {
 	for _, t := range s.Overrides {
 		w.turn(t)
 	}
+	if s.AuditBound != 0 { // only then: a snapshot frozen before it hashes as it did
+		w.str("audit bound")
+		w.int(s.AuditBound)
+	}
 	if len(s.AuditMessages) > 0 {
 		w.str("audit messages")
 		w.int(int64(len(s.AuditMessages)))

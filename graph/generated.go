@@ -258,6 +258,7 @@ type ComplexityRoot struct {
 		ProviderSessionID     func(childComplexity int) int
 		RailProjectPath       func(childComplexity int) int
 		RailSectionKey        func(childComplexity int) int
+		RuntimeContext        func(childComplexity int) int
 		Settings              func(childComplexity int) int
 		Title                 func(childComplexity int) int
 		Turns                 func(childComplexity int, first *int, after *string, last *int, before *string) int
@@ -1482,6 +1483,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.RailSectionKey(childComplexity), true
+	case "Session.runtimeContext":
+		if e.ComplexityRoot.Session.RuntimeContext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.RuntimeContext(childComplexity), true
 	case "Session.settings":
 		if e.ComplexityRoot.Session.Settings == nil {
 			break
@@ -2610,6 +2617,12 @@ type Session implements Node {
   child gets a copy of its source's without the keys ` + "`" + `imported` + "`" + `, ` + "`" + `usage` + "`" + ` and ` + "`" + `goal` + "`" + `.
   """
   metadata: JSON
+  """
+  The agent runtime's own context of the session (a JSON object: worktree isolation, snapshot
+  facts), or null when it reported none. A fork's child gets the prepared one: the fork's
+  ` + "`" + `target.runtimeContext` + "`" + ` when the request gave one, else its source's, kept whole.
+  """
+  runtimeContext: JSON
   "Whether the session is shown in lists."
   visible: Boolean!
   "When the session was first reported."
@@ -3257,6 +3270,8 @@ input ReportSessionInput {
   settings: JSON
   "Free-form metadata; must be a JSON object. Omitted keeps the stored metadata."
   metadata: JSON
+  "The runtime's context of the session; must be a JSON object. Omitted keeps the stored one."
+  runtimeContext: JSON
   "Whether the session is shown in lists."
   visible: Boolean
 }
@@ -3866,6 +3881,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_settings(ctx, field)
 	case "metadata":
 		return ec.fieldContext_Session_metadata(ctx, field)
+	case "runtimeContext":
+		return ec.fieldContext_Session_runtimeContext(ctx, field)
 	case "visible":
 		return ec.fieldContext_Session_visible(ctx, field)
 	case "createdAt":
@@ -8778,6 +8795,29 @@ func (ec *executionContext) fieldContext_Session_metadata(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Session", field, false, false, "JSON")
 }
 
+func (ec *executionContext) _Session_runtimeContext(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_runtimeContext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuntimeContext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_runtimeContext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, "JSON")
+}
+
 func (ec *executionContext) _Session_visible(ctx context.Context, field graphql.CollectedField, obj *models.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12840,7 +12880,7 @@ func (ec *executionContext) unmarshalInputReportSessionInput(ctx context.Context
 		asMap["kind"] = "ROOT"
 	}
 
-	fieldsInOrder := [...]string{"workspaceId", "id", "kind", "provider", "providerSessionId", "title", "railSectionKey", "railProjectPath", "cwd", "model", "settings", "metadata", "visible"}
+	fieldsInOrder := [...]string{"workspaceId", "id", "kind", "provider", "providerSessionId", "title", "railSectionKey", "railProjectPath", "cwd", "model", "settings", "metadata", "runtimeContext", "visible"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12931,6 +12971,13 @@ func (ec *executionContext) unmarshalInputReportSessionInput(ctx context.Context
 				return it, err
 			}
 			it.Metadata = data
+		case "runtimeContext":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("runtimeContext"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋforkgraphᚋforkgraphᚋmodelsᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuntimeContext = data
 		case "visible":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visible"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -14725,6 +14772,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "metadata":
 			out.Values[i] = ec._Session_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "runtimeContext":
+			out.Values[i] = ec._Session_runtimeContext(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -22,6 +22,7 @@ type Session struct {
 	Model             *string
 	Settings          JSON
 	Metadata          JSON // null when empty (MarshalGQL)
+	RuntimeContext    JSON // null when empty
 	Visible           bool
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
@@ -48,7 +49,8 @@ func SessionFrom(s forkengine.Session, rel Relations) *Session {
 func sessionInto(view *Session, s forkengine.Session, rel Relations) {
 	*view = Session{
 		LocalID: s.ID, WorkspaceID: s.WorkspaceID, Kind: wire[SessionKind](s.Kind), Provider: s.Provider,
-		Title: s.Title, Settings: JSON(s.Settings), Metadata: JSON(s.Metadata), Visible: s.Visible,
+		Title: s.Title, Settings: JSON(s.Settings), Metadata: JSON(s.Metadata),
+		RuntimeContext: JSON(s.RuntimeContext), Visible: s.Visible,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, DeletedAt: s.DeletedAt,
 		domain: s, rel: orUnbound(rel),
 	}

@@ -356,6 +356,8 @@ type ReportSessionInput struct {
 	Settings JSON `json:"settings,omitempty"`
 	// Free-form metadata; must be a JSON object. Omitted keeps the stored metadata.
 	Metadata JSON `json:"metadata,omitempty"`
+	// The runtime's context of the session; must be a JSON object. Omitted keeps the stored one.
+	RuntimeContext JSON `json:"runtimeContext,omitempty"`
 	// Whether the session is shown in lists.
 	Visible *bool `json:"visible,omitempty"`
 }

@@ -28,6 +28,13 @@ known() {
 	# without the keys imported, usage and goal (forkengine/fork_target.go, childMetadata), which
 	# no tag can say. Nothing else may need its name.
 	bash "$self" -allow forkengine/fork_target.go Metadata metadata metadata || failed=1
+	# RuntimeContext's own places are the five and its fork rule (forkengine/fork_target.go,
+	# childFieldRules: the child gets the prepared context). The name is older than the field: a
+	# fork's target carries a runtimeContext too (ForkTargetInput and its view in models/, the
+	# operation's target column in store/operation_target.go, the webhook wire and the reference
+	# adapter's three files), six files that spell it for the target and not the field. The bound
+	# is those twelve: a thirteenth file is a place the field should not need.
+	bash "$self" -max 12 RuntimeContext runtime_context runtimeContext || failed=1
 	return "$failed"
 }
 

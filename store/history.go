@@ -29,6 +29,7 @@ var historiesTable = newTable("histories", []string{"workspace_id", "session_id"
 	integerColumn("boundary", func(h *forkengine.History) *int64 { return &h.Boundary }),
 	intColumn("prefix_turns", func(h *forkengine.History) *int { return &h.PrefixTurns }),
 	intColumn("inherited_turns", func(h *forkengine.History) *int { return &h.InheritedTurns }),
+	integerColumn("audit_bound", func(h *forkengine.History) *int64 { return &h.AuditBound }),
 )
 
 // segmentRow is one stored segment: the History it belongs to, its place in it, the segment.
@@ -589,6 +590,10 @@ func (tx *txn) moveToTombstone(ctx context.Context, ws, id string) error {
 			return err
 		},
 		func() error {
+			_, err := tx.execFixed(db, "UPDATE audit_messages SET workspace_id = ? WHERE workspace_id = ? AND session_id = ?", tomb, ws, id)
+			return err
+		},
+		func() error {
 			_, err := tx.execFixed(db, "DELETE FROM turns WHERE workspace_id = ? AND session_id = ?", ws, id)
 			return err
 		},
@@ -608,7 +613,7 @@ func (tx *txn) moveToTombstone(ctx context.Context, ws, id string) error {
 
 // dropTombstone deletes a tombstone workspace's rows, its session's included.
 func (tx *txn) dropTombstone(ctx context.Context, tomb string) error {
-	for _, t := range []string{"messages", "message_counts", "turns", "turn_counts", "sessions", "session_counts"} {
+	for _, t := range []string{"messages", "message_counts", "audit_messages", "turns", "turn_counts", "sessions", "session_counts"} {
 		if _, err := tx.execFixed(tx.with(ctx), "DELETE FROM "+t+" WHERE workspace_id = ?", tomb); err != nil {
 			return classify(err, "free the shared rows of %s", tomb)
 		}

@@ -296,6 +296,7 @@ var migrations = []migration{
 	interactionsMigration,
 	typedReferencesMigration,
 	messageCountsMigration,
+	snapshotRulesMigration,
 	railProjectPathMigration,
 	prefixMigration,
 }
@@ -309,6 +310,23 @@ var sessionMetadataMigration = migration{version: 24, name: "session metadata", 
 // (reference §1.1: a fork copies it); rows from before have none.
 var railProjectPathMigration = migration{version: 29, name: "session rail project path", statements: []string{
 	`ALTER TABLE sessions ADD COLUMN rail_project_path TEXT NOT NULL DEFAULT ''`,
+}}
+
+// snapshotRulesMigration (migration 28) adds a session's runtime context (NULL when none was
+// reported), and puts audit messages on the history clock and has a
+// fork's child read its inherited ones through its History instead of holding copies: a
+// position per row (0 for those from before, which is at or below every watermark frozen after
+// them), the bound of each History (-1, forkengine.LegacyAuditBound, for the children
+// committed before: they keep their copies and read none through their segments), and the
+// copies those children hold marked -1, so their own forks read them from the rows they copy,
+// never twice.
+var snapshotRulesMigration = migration{version: 28, name: "session runtime context; audit messages on the history clock, inherited through histories", statements: []string{
+	`ALTER TABLE sessions ADD COLUMN runtime_context TEXT`,
+	`ALTER TABLE audit_messages ADD COLUMN position BIGINT NOT NULL DEFAULT 0`,
+	`ALTER TABLE histories ADD COLUMN audit_bound BIGINT NOT NULL DEFAULT -1`,
+	`UPDATE audit_messages SET position = -1 WHERE EXISTS (SELECT 1 FROM histories h
+		WHERE h.workspace_id = audit_messages.workspace_id AND h.session_id = audit_messages.session_id
+		AND audit_messages.after_sequence < h.boundary)`,
 }}
 
 func eventsTable(cursorType string) string {

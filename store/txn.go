@@ -191,9 +191,6 @@ func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
 	// Submissions go first: purgeHistory may move the session's turns to a tombstone workspace,
 	// and a submission's foreign key would hold them where they are. No reader of a history
 	// needs them (recovery repairs a session's own turns).
-	if err := tx.with(ctx).Exec(`DELETE FROM audit_messages WHERE workspace_id = @ws AND session_id = @id`, args).Error; err != nil {
-		return classify(err, "purge audit messages of session %s", id)
-	}
 	if err := tx.with(ctx).Exec(`DELETE FROM interactions WHERE workspace_id = @ws AND session_id = @id`, args).Error; err != nil {
 		return classify(err, "purge interactions of session %s", id)
 	}
@@ -202,6 +199,10 @@ func (tx *txn) PurgeSession(ctx context.Context, ws, id string) error {
 	}
 	if err := tx.purgeHistory(ctx, ws, id); err != nil {
 		return err
+	}
+	// After purgeHistory: the audit messages another History presents have moved with the rows.
+	if err := tx.with(ctx).Exec(`DELETE FROM audit_messages WHERE workspace_id = @ws AND session_id = @id`, args).Error; err != nil {
+		return classify(err, "purge audit messages of session %s", id)
 	}
 	// Read before the rows that lead to them go.
 	families, err := tx.familiesTouchedByPurge(ctx, ws, id)

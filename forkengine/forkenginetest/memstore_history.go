@@ -215,6 +215,13 @@ func (st *memState) purgeHistory(ws, id string) {
 				st.messages[rowKey{tomb, k.id}] = m
 			}
 		}
+		for k, m := range st.audits {
+			if k.ws == ws && m.SessionID == id {
+				delete(st.audits, k)
+				m.WorkspaceID = tomb
+				st.audits[rowKey{tomb, k.id}] = m
+			}
+		}
 		for k, h := range st.histories {
 			h.Segments = slices.Clone(h.Segments) // committed states share the slice
 			for i, g := range h.Segments {
@@ -238,6 +245,11 @@ func (st *memState) purgeHistory(ws, id string) {
 			for k := range st.messages {
 				if k.ws == g.OwnerWorkspaceID {
 					delete(st.messages, k)
+				}
+			}
+			for k := range st.audits {
+				if k.ws == g.OwnerWorkspaceID {
+					delete(st.audits, k)
 				}
 			}
 		}

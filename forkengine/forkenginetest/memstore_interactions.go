@@ -91,50 +91,91 @@ func storedInteraction(i forkengine.Interaction) forkengine.Interaction {
 	return i
 }
 
-// AuditMessagesBySessionIDs returns each session's audit messages in (AfterSequence, CreatedAt,
-// ID) order.
+// AuditMessagesBySessionIDs returns each session's audit messages, its own and those its
+// History presents, in (AfterSequence, Position, CreatedAt, ID) order.
 func (v memView) AuditMessagesBySessionIDs(_ context.Context, ws string, sessionIDs []string) (map[string][]forkengine.AuditMessage, error) {
-	want := idSet(sessionIDs)
+	st := v.load()
 	out := map[string][]forkengine.AuditMessage{}
-	for k, m := range v.load().audits {
-		if k.ws == ws && want[m.SessionID] {
-			out[m.SessionID] = append(out[m.SessionID], m)
+	for _, id := range sessionIDs {
+		if ms := st.sessionAudits(ws, id); len(ms) > 0 {
+			out[id] = ms
 		}
-	}
-	for _, ms := range out {
-		slices.SortFunc(ms, func(a, b forkengine.AuditMessage) int {
-			return cmp.Or(cmp.Compare(a.AfterSequence, b.AfterSequence), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-		})
 	}
 	return out, nil
 }
 
-// AuditMessagesByIDs returns the audit messages that exist among ids.
+// ownAudits are the audit messages stored under the session.
+func (st *memState) ownAudits(ws, sessionID string) []forkengine.AuditMessage {
+	var out []forkengine.AuditMessage
+	for k, m := range st.audits {
+		if k.ws == ws && m.SessionID == sessionID {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// sessionAudits are the session's own audit messages and those its History's segments present.
+func (st *memState) sessionAudits(ws, sessionID string) []forkengine.AuditMessage {
+	out := st.ownAudits(ws, sessionID)
+	if h, ok := st.histories[rowKey{ws, sessionID}]; ok {
+		for _, g := range h.Segments {
+			for _, m := range st.ownAudits(g.OwnerWorkspaceID, g.OwnerSessionID) {
+				if forkengine.InheritsAudit(h, g, m) {
+					out = append(out, forkengine.PresentAuditMessage(h, g.Via, m))
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b forkengine.AuditMessage) int {
+		return cmp.Or(cmp.Compare(a.AfterSequence, b.AfterSequence), cmp.Compare(a.Position, b.Position),
+			a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// AuditMessagesByIDs returns the audit messages that exist among ids, stored or presented.
 func (v memView) AuditMessagesByIDs(_ context.Context, ws string, ids []string) (map[string]forkengine.AuditMessage, error) {
 	st := v.load()
 	out := map[string]forkengine.AuditMessage{}
 	for _, id := range ids {
 		if m, ok := st.audits[rowKey{ws, id}]; ok {
 			out[id] = m
+			continue
+		}
+		key, ok := forkengine.PresentedAuditKey(id)
+		if !ok {
+			continue
+		}
+		if h, ok := st.historyByKey(ws, key); ok {
+			for _, m := range st.sessionAudits(ws, h.SessionID) {
+				if m.ID == id {
+					out[id] = m
+				}
+			}
 		}
 	}
 	return out, nil
 }
 
-// InsertAuditMessages inserts new audit messages, all or none.
-func (tx *memTx) InsertAuditMessages(_ context.Context, ms []forkengine.AuditMessage) error {
+// AppendAuditMessages inserts new audit messages, all or none, on the history clock.
+func (tx *memTx) AppendAuditMessages(_ context.Context, ms []forkengine.AuditMessage) ([]forkengine.AuditMessage, error) {
 	st := tx.current()
 	seen := map[rowKey]bool{}
 	for _, m := range ms {
 		k := rowKey{m.WorkspaceID, m.ID}
 		if _, taken := st.audits[k]; taken || seen[k] {
-			return duplicate("audit message %s exists", m.ID)
+			return nil, duplicate("audit message %s exists", m.ID)
 		}
 		seen[k] = true
 	}
+	out := make([]forkengine.AuditMessage, 0, len(ms))
 	for _, m := range ms {
 		m.CreatedAt = storedTime(m.CreatedAt)
+		st.positions[m.WorkspaceID]++ // the history clock messages take theirs from
+		m.Position = st.positions[m.WorkspaceID]
 		st.audits[rowKey{m.WorkspaceID, m.ID}] = m
+		out = append(out, m)
 	}
-	return nil
+	return out, nil
 }

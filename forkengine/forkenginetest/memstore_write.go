@@ -111,11 +111,6 @@ func (tx *memTx) SoftDeleteSession(_ context.Context, ws, id string, at time.Tim
 // lineages (a failed fork may have reserved a target that never existed).
 func (tx *memTx) PurgeSession(_ context.Context, ws, id string) error {
 	st := tx.current()
-	for k, m := range st.audits {
-		if k.ws == ws && m.SessionID == id {
-			delete(st.audits, k)
-		}
-	}
 	for k, i := range st.interactions {
 		if k.ws == ws && i.SessionID == id {
 			delete(st.interactions, k)
@@ -126,7 +121,12 @@ func (tx *memTx) PurgeSession(_ context.Context, ws, id string) error {
 			delete(st.submissions, k)
 		}
 	}
-	st.purgeHistory(ws, id)
+	st.purgeHistory(ws, id) // moves the audit messages another History reads
+	for k, m := range st.audits {
+		if k.ws == ws && m.SessionID == id {
+			delete(st.audits, k)
+		}
+	}
 	delete(st.sessions, rowKey{ws, id})
 	purgedTurns := map[string]bool{}
 	for k, t := range st.turns {

@@ -53,9 +53,11 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"RichMessages", richMessageTests()},
 		{"Metadata", metadataTests()},
 		{"Interactions", interactionTests()},
+		{"InteractionsFailClosed", interactionsFailClosedTests()},
 		{"AuditMessages", auditTests()},
 		{"RemapClosed", remapClosedTests()},
 		{"Prefix", prefixTests()},
+		{"RuntimeContext", runtimeContextTests()},
 	}
 	// Every subtest has a store of its own, so they all run in parallel (River's driver suite is
 	// the model): the suite takes as long as its slowest test, not the sum of them.
