@@ -54,7 +54,7 @@ func isUniqueViolation(err error) bool {
 func isForeignKeyViolation(err error) bool {
 	var se sqlite3.Error
 	if errors.As(err, &se) {
-		return se.ExtendedCode == sqlite3.ErrConstraintForeignKey
+		return se.ExtendedCode == sqlite3.ErrConstraintForeignKey || se.ExtendedCode == sqlite3.ErrConstraintTrigger // interactionOwnerMigration
 	}
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == pgForeignKeyViolation

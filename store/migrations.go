@@ -299,6 +299,7 @@ var migrations = []migration{
 	snapshotRulesMigration,
 	railProjectPathMigration,
 	prefixMigration,
+	interactionOwnerMigration,
 }
 
 // sessionMetadataMigration adds a session's free-form metadata, NULL when none was reported.

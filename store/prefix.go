@@ -37,6 +37,42 @@ var prefixMigration = migration{version: 31, name: "a fork's prefix read in cons
 	`CREATE INDEX messages_typed_by_session ON messages (workspace_id, session_id, position) WHERE ` + typedMessage,
 }}
 
+// interactionOwnerMigration (migration 32) makes the store refuse an interaction whose session
+// is not its turn's. ReadPrefix finds a session's interactions by their session column
+// (interactions_by_session), where walking the prefix found them by turn and refused one that
+// named another session (FORK_CONFLICT interaction_outside_prefix); with the rule kept at the
+// write, no such row can be stored for either read to meet, as no two rows of one turn and
+// request id can (InteractionsFailClosed). A row whose turn is not stored (an inherited turn's
+// presented id) is not checked. The refusal is classified as a missing referenced row
+// (forkengine.ErrNotFound): the pair of session and turn it names does not exist.
+var interactionOwnerMigration = migration{version: 32, name: "an interaction's session is its turn's", perDialect: map[string][]string{
+	"sqlite": {
+		`CREATE TRIGGER interactions_owned_by_their_turns_session_insert BEFORE INSERT ON interactions
+		WHEN ` + interactionOfAnotherSession + ` BEGIN SELECT RAISE(ABORT, '` + interactionOwnerRefusal + `'); END`,
+		`CREATE TRIGGER interactions_owned_by_their_turns_session_update BEFORE UPDATE OF workspace_id, session_id, turn_id ON interactions
+		WHEN ` + interactionOfAnotherSession + ` BEGIN SELECT RAISE(ABORT, '` + interactionOwnerRefusal + `'); END`,
+	},
+	"postgres": {
+		`CREATE OR REPLACE FUNCTION forkgraph_interaction_owner() RETURNS trigger AS $$
+		BEGIN
+			IF ` + interactionOfAnotherSession + ` THEN
+				RAISE EXCEPTION '` + interactionOwnerRefusal + `' USING ERRCODE = 'foreign_key_violation';
+			END IF;
+			RETURN NEW;
+		END $$ LANGUAGE plpgsql`,
+		`CREATE TRIGGER interactions_owned_by_their_turns_session BEFORE INSERT OR UPDATE OF workspace_id, session_id, turn_id
+		ON interactions FOR EACH ROW EXECUTE FUNCTION forkgraph_interaction_owner()`,
+	},
+}}
+
+// interactionOfAnotherSession holds for a NEW interaction row whose turn is stored under another
+// session; interactionOwnerRefusal is the refusal's text.
+const (
+	interactionOfAnotherSession = `EXISTS (SELECT 1 FROM turns t WHERE t.workspace_id = NEW.workspace_id
+		AND t.id = NEW.turn_id AND t.session_id <> NEW.session_id)`
+	interactionOwnerRefusal = "an interaction belongs to the session of its turn"
+)
+
 // unboundTurn holds every turn without a provider binding (forkengine.Turn.HasProviderBinding):
 // a binding is a non-empty JSON object, which starts with "{", ends with "}" and holds a quoted
 // key. It also holds the rare bound turn whose binding is spelled with whitespace around it;

@@ -58,6 +58,9 @@ func (st *memState) interactionOf(ws, turnID, requestID string) (forkengine.Inte
 // (turn, request id).
 func (tx *memTx) UpsertInteraction(_ context.Context, i forkengine.Interaction) error {
 	st := tx.current()
+	if err := st.ownedByItsTurnsSession(i); err != nil {
+		return err
+	}
 	if other, ok := st.interactionOf(i.WorkspaceID, i.TurnID, i.RequestID); ok && other.ID != i.ID {
 		return duplicate("turn %s already has interaction %s", i.TurnID, i.RequestID)
 	}
@@ -70,6 +73,9 @@ func (tx *memTx) InsertInteractions(_ context.Context, is []forkengine.Interacti
 	st := tx.current()
 	seen := map[[3]string]bool{}
 	for _, i := range is {
+		if err := st.ownedByItsTurnsSession(i); err != nil {
+			return err
+		}
 		key := [3]string{i.WorkspaceID, i.TurnID, i.RequestID}
 		_, taken := st.interactions[rowKey{i.WorkspaceID, i.ID}]
 		_, held := st.interactionOf(i.WorkspaceID, i.TurnID, i.RequestID)
@@ -178,4 +184,14 @@ func (tx *memTx) AppendAuditMessages(_ context.Context, ms []forkengine.AuditMes
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// ownedByItsTurnsSession refuses an interaction whose turn is stored under another session, as
+// the SQL stores' trigger does (store's interactionOwnerMigration); an interaction of a turn
+// that is not stored (an inherited turn's presented id) is not checked.
+func (st *memState) ownedByItsTurnsSession(i forkengine.Interaction) error {
+	if t, ok := st.turns[rowKey{i.WorkspaceID, i.TurnID}]; ok && t.SessionID != i.SessionID {
+		return notFound("turn "+i.TurnID+" of session "+i.SessionID, i.WorkspaceID, i.ID)
+	}
+	return nil
 }

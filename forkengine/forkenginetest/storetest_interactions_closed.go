@@ -51,8 +51,34 @@ func interactionsFailClosedTests() map[string]storeTest {
 			func(i *forkengine.Interaction) { i.RequestID = "" }, func(i *forkengine.Interaction) { i.RequestID = "ask-1" }),
 		"GivenAPrefixInteractionWithAnEmptyID_WhenForked_ThenInteractionUnmappable": bad(forkengine.ReasonInteractionUnmappable,
 			func(i *forkengine.Interaction) { i.ID = "" }, nil),
-		"GivenAPrefixTurnsInteractionOwnedByAnotherSession_WhenForked_ThenInteractionOutsidePrefix": bad(forkengine.ReasonInteractionOutsidePrefix,
-			func(i *forkengine.Interaction) { i.SessionID = "other-session" }, func(i *forkengine.Interaction) { i.SessionID = scenarioSource }),
+		// The reference fails a fork closed on an interaction of a prefix turn that names another
+		// session (interaction_outside_prefix); here the store refuses to hold one, inserted or
+		// updated, so a prepare that finds interactions by session can never miss it.
+		"GivenAPrefixTurnsInteractionOwnedByAnotherSession_WhenStored_ThenRefusedSoNoSnapshotHoldsIt": func(t *testing.T, s forkengine.Store) {
+			r := newScenarioRig(t, s)
+			r.source()
+			r.turn("turn-6", forkengine.PhaseSettled, true, nil)
+			r.turn("turn-7", forkengine.PhaseSettled, true, nil)
+			row := closedInteraction("turn-6", "ask-1")
+			row.SessionID = "other-session"
+			err := s.Update(r.ctx, func(tx forkengine.Tx) error { return tx.InsertInteractions(r.ctx, []forkengine.Interaction{row}) })
+			require.ErrorIs(t, err, forkengine.ErrNotFound, "inserted")
+			row.SessionID = scenarioSource
+			update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+				return tx.InsertInteractions(ctx, []forkengine.Interaction{row})
+			})
+			moved := row
+			moved.SessionID = "other-session"
+			err = s.Update(r.ctx, func(tx forkengine.Tx) error { return tx.UpsertInteraction(r.ctx, moved) })
+			require.ErrorIs(t, err, forkengine.ErrNotFound, "updated")
+			got, err := s.InteractionsByTurnIDs(r.ctx, scenarioWS, []string{"turn-6"})
+			require.NoError(t, err)
+			require.Len(t, got["turn-6"], 1)
+			require.Equal(t, scenarioSource, got["turn-6"][0].SessionID, "the refused update changed nothing")
+			op, err := r.fork("request-1", "turn-7")
+			require.NoError(t, err)
+			require.Equal(t, forkengine.StatusCommitted, r.process(op).Status)
+		},
 		"GivenTwoInteractionsOfOneTurnAndRequest_WhenStored_ThenRefusedSoNoSnapshotHoldsThem": func(t *testing.T, s forkengine.Store) {
 			r := newScenarioRig(t, s)
 			r.source()

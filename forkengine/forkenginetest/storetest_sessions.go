@@ -26,7 +26,7 @@ func sessionTests() map[string]storeTest {
 				WorkspaceID: wsA, ID: "s1", Kind: forkengine.SessionChild, Provider: "other",
 				ProviderSessionID: "p2", Title: "t2", RailSectionKey: "r2", Cwd: "/c2", Model: "m2",
 				Settings: json.RawMessage(`{"b":[1,2]}`), Metadata: json.RawMessage(`{"m":1}`),
-				RailProjectPath: "/projects/p2", Visible: false,
+				RailProjectPath: "/projects/p2", RuntimeContext: json.RawMessage(`{"worktree":"/w2"}`), Visible: false,
 				CreatedAt: at(5), UpdatedAt: at(6), DeletedAt: timePtr(at(7)),
 			}
 			// Every field but Visible (false, to see it replaced) is set: a field the store
