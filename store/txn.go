@@ -13,6 +13,9 @@ import (
 // txn is the forkengine.Tx of one Update: reads and writes on the same transaction.
 type txn struct {
 	queries
+	// bulk, set by BulkLoad, collects the sessions to index at the end instead of indexing as
+	// sessions and messages are written (bulk_load.go).
+	bulk *bulkIndex
 }
 
 // insertBatch bounds rows per INSERT; with the widest row (8 columns) it stays under SQLite's
@@ -51,6 +54,13 @@ func (tx *txn) execWith(db *gorm.DB) func(sql string, args ...any) error {
 // UpsertSession inserts s or replaces every field of the stored row.
 // The search index follows its title (search.go).
 func (tx *txn) UpsertSession(ctx context.Context, s forkengine.Session) error {
+	if tx.bulk != nil {
+		tx.bulk.touch(s.WorkspaceID, s.ID)
+		return tx.guarded(ctx, func(db *gorm.DB) error {
+			_, err := tx.execFixed(db, upsertSessionSQL, sessionsTable.values(&s)...)
+			return classify(err, "upsert session %s", s.ID)
+		})
+	}
 	prior, err := tx.titleBefore(ctx, s.WorkspaceID, s.ID)
 	if err != nil {
 		return err
@@ -126,6 +136,12 @@ func (tx *txn) InsertMessages(ctx context.Context, msgs []forkengine.Message) ([
 	err := tx.guarded(ctx, func(db *gorm.DB) error {
 		if err := insertRows(tx.execWith(db), messagesTable, out, !tx.dialect.numbered); err != nil {
 			return classify(err, "insert %d messages", len(out))
+		}
+		if tx.bulk != nil {
+			for _, m := range out {
+				tx.bulk.touch(m.WorkspaceID, m.SessionID)
+			}
+			return nil
 		}
 		return tx.indexMessages(db, out) // their words join their sessions' documents (search.go)
 	})

@@ -1,0 +1,170 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/forkgraph/forkgraph/forkengine"
+)
+
+// BulkLoad runs fn as one transaction, as Update does, with the search index written once at
+// its end instead of as fn writes: UpsertSession and InsertMessages note the sessions they touch,
+// and before the commit each touched session's index rows are rebuilt from what is stored (its
+// title and the messages it holds itself), in key order, many rows per statement, with their
+// word counts added in one statement per workspace. Everything else (rows, counters, session and
+// turn counts, triggers) is written as Update writes it, so the database ends as the same writes
+// through Update leave it (TestBulkLoadMatchesUpdate); it is for loading many sessions at once
+// (bench/search builds 100,000 sessions and 1,000,000 messages with it), where indexing message
+// by message costs a statement per session of each batch and dirties the index page by page.
+//
+// A touched session's rows are deleted and written again whole, so a session indexed before the
+// load (by Update) comes out as it would have: the cost is its whole document, not what fn added.
+func (db *DB) BulkLoad(ctx context.Context, fn func(tx forkengine.Tx) error) error {
+	var pending []cachedSnapshot
+	err := db.transaction(ctx, func(gtx *gorm.DB) error {
+		pending = pending[:0]
+		tx := &txn{queries: queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, pending: &pending,
+			statements: db.statements}, bulk: &bulkIndex{}}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.flushBulkIndex(ctx)
+	})
+	if err == nil {
+		db.snapshots.put(pending...)
+	}
+	return err
+}
+
+// bulkIndex is what a BulkLoad transaction has to index: the sessions it touched, per workspace.
+type bulkIndex struct {
+	touched map[string]map[string]bool
+}
+
+func (b *bulkIndex) touch(ws, session string) {
+	if b.touched == nil {
+		b.touched = map[string]map[string]bool{}
+	}
+	if b.touched[ws] == nil {
+		b.touched[ws] = map[string]bool{}
+	}
+	b.touched[ws][session] = true
+}
+
+// bulkTermRow is one row of session_terms as a bulk load writes it.
+type bulkTermRow struct {
+	term      string
+	createdAt int64
+	session   string
+	class     int64
+	sources   int
+}
+
+// bulkTermBatch bounds the rows of one insert (6 parameters each).
+const bulkTermBatch = 1000
+
+// flushBulkIndex rebuilds the index rows of every session the transaction touched.
+func (tx *txn) flushBulkIndex(ctx context.Context) error {
+	for _, ws := range slices.Sorted(maps.Keys(tx.bulk.touched)) {
+		ids := slices.Sorted(maps.Keys(tx.bulk.touched[ws]))
+		var rows []bulkTermRow
+		for chunk := range slices.Chunk(ids, tx.dialect.maxParams) {
+			got, err := tx.bulkDocuments(ctx, ws, chunk)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, got...)
+		}
+		// In the index's key order: each statement appends to a few runs of the b-tree.
+		slices.SortFunc(rows, func(a, b bulkTermRow) int {
+			return cmp.Or(strings.Compare(a.term, b.term), cmp.Compare(a.createdAt, b.createdAt), strings.Compare(a.session, b.session))
+		})
+		db := tx.with(ctx)
+		added := map[termClass]int64{}
+		for batch := range slices.Chunk(rows, bulkTermBatch) {
+			var b strings.Builder
+			b.WriteString("INSERT INTO session_terms (workspace_id, term, created_at_us, session_id, class, sources) VALUES ")
+			args := make([]any, 0, 6*len(batch))
+			for i, r := range batch {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("(?, ?, ?, ?, ?, ?)")
+				args = append(args, ws, r.term, r.createdAt, r.session, r.class, r.sources)
+				added[termClass{r.term, r.class}]++
+			}
+			if _, err := tx.execFixed(db, b.String(), args...); err != nil {
+				return classify(err, "index %d words of a bulk load", len(batch))
+			}
+		}
+		if len(added) == 0 {
+			continue
+		}
+		if err := tx.bumpTermCounts(db, ws, added); err != nil {
+			return classify(err, "count %d words of a bulk load", len(added))
+		}
+	}
+	return nil
+}
+
+// bulkDocuments deletes the index rows of the sessions ids (the delete triggers take them from
+// the counts) and returns the rows their stored titles and messages give.
+func (tx *txn) bulkDocuments(ctx context.Context, ws string, ids []string) ([]bulkTermRow, error) {
+	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, ws)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	if _, err := tx.execFixed(tx.with(ctx), "DELETE FROM session_terms WHERE workspace_id = ? AND session_id IN "+in, args...); err != nil {
+		return nil, classify(err, "unindex %d sessions of a bulk load", len(ids))
+	}
+	type document struct {
+		createdAt int64
+		class     int64
+		words     map[string]int // word: its sources (1 the title, 2 a message)
+	}
+	docs := map[string]*document{}
+	var id, text string
+	var createdAt, class int64
+	err := scanEach(ctx, tx.queries, "SELECT s.id, s.title, s.created_at_us, "+sessionClassSQL("s")+
+		" FROM sessions s WHERE s.workspace_id = ? AND s.id IN "+in, args, []any{&id, &text, &createdAt, &class}, func() {
+		d := &document{createdAt: createdAt, class: class, words: map[string]int{}}
+		for _, w := range forkengine.SearchTerms(text) {
+			d.words[w] = 1
+		}
+		docs[id] = d
+	})
+	if err != nil {
+		return nil, classify(err, "read the titles of %d sessions of a bulk load", len(ids))
+	}
+	// A session's messages are those of its turns (messages_by_turn finds them; there is no
+	// index by session), driven from the ids: CROSS JOIN keeps SQLite in this order.
+	idRows, idArgs := tx.termRows(ids)
+	err = scanEach(ctx, tx.queries, "SELECT m.session_id, m.content FROM "+idRows+` CROSS JOIN turns t CROSS JOIN messages m
+		WHERE t.workspace_id = ? AND t.session_id = w.value AND m.workspace_id = t.workspace_id AND m.turn_id = t.id`,
+		append(idArgs, ws), []any{&id, &text}, func() {
+			d := docs[id]
+			if d == nil { // a message whose session is not stored: InsertMessages indexes nothing for it either
+				return
+			}
+			for _, w := range forkengine.SearchTerms(text) {
+				d.words[w] |= 2
+			}
+		})
+	if err != nil {
+		return nil, classify(err, "read the messages of %d sessions of a bulk load", len(ids))
+	}
+	var rows []bulkTermRow
+	for id, d := range docs {
+		for w, sources := range d.words {
+			rows = append(rows, bulkTermRow{term: w, createdAt: d.createdAt, session: id, class: d.class, sources: sources})
+		}
+	}
+	return rows, nil
+}
