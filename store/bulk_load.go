@@ -12,7 +12,7 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// BulkLoad runs fn as one transaction, as Update does, with the search index written once at
+// BulkLoad runs fn as one transaction, as Update does (a load that fails writes nothing), with the search index written once at
 // its end instead of as fn writes: UpsertSession and InsertMessages note the sessions they touch,
 // and before the commit each touched session's index rows are rebuilt from what is stored (its
 // title and the messages it holds itself), in key order, many rows per statement, with their
@@ -68,6 +68,36 @@ type bulkTermRow struct {
 // bulkTermBatch bounds the rows of one insert (6 parameters each).
 const bulkTermBatch = 1000
 
+// bulkRebuildRows is how many index rows a PostgreSQL bulk load writes before it writes them
+// into session_terms without its indexes and builds them again after (a variable for tests).
+// Inserted into the indexes, rows of thousands of words each land on a leaf page of their own:
+// 7 million rows took most of an hour on a shared machine, where CREATE INDEX sorts them once.
+var bulkRebuildRows = 200_000
+
+// dropTermIndexes takes session_terms for the transaction (ACCESS EXCLUSIVE: other writers and
+// readers wait for the commit, which they would for the load anyway) and drops its indexes;
+// createTermIndexes builds the same ones again (migration 20's definitions) and analyzes the
+// table, whose statistics a load of this size makes stale.
+func (tx *txn) dropTermIndexes(db *gorm.DB) error {
+	for _, stmt := range []string{"LOCK TABLE session_terms IN ACCESS EXCLUSIVE MODE",
+		"ALTER TABLE session_terms DROP CONSTRAINT session_terms_pkey", "DROP INDEX session_terms_by_session"} {
+		if _, err := tx.execFixed(db, stmt); err != nil {
+			return classify(err, "prepare the search index for a bulk load")
+		}
+	}
+	return nil
+}
+
+func (tx *txn) createTermIndexes(db *gorm.DB) error {
+	for _, stmt := range []string{"ALTER TABLE session_terms ADD PRIMARY KEY (workspace_id, term, created_at_us, session_id)",
+		sessionTermsBySession, "ANALYZE session_terms"} {
+		if _, err := tx.execFixed(db, stmt); err != nil {
+			return classify(err, "rebuild the search index after a bulk load")
+		}
+	}
+	return nil
+}
+
 // flushBulkIndex rebuilds the index rows of every session the transaction touched.
 func (tx *txn) flushBulkIndex(ctx context.Context) error {
 	for _, ws := range slices.Sorted(maps.Keys(tx.bulk.touched)) {
@@ -80,11 +110,15 @@ func (tx *txn) flushBulkIndex(ctx context.Context) error {
 			}
 			rows = append(rows, got...)
 		}
-		// In the index's key order: each statement appends to a few runs of the b-tree.
-		slices.SortFunc(rows, func(a, b bulkTermRow) int {
-			return cmp.Or(strings.Compare(a.term, b.term), cmp.Compare(a.createdAt, b.createdAt), strings.Compare(a.session, b.session))
-		})
 		db := tx.with(ctx)
+		rebuild := tx.dialect.name == DriverPostgres && len(rows) >= bulkRebuildRows
+		if !rebuild { // in the index's key order: each statement appends to a few runs of the b-tree
+			slices.SortFunc(rows, func(a, b bulkTermRow) int {
+				return cmp.Or(strings.Compare(a.term, b.term), cmp.Compare(a.createdAt, b.createdAt), strings.Compare(a.session, b.session))
+			})
+		} else if err := tx.dropTermIndexes(db); err != nil {
+			return err
+		}
 		added := map[termClass]int64{}
 		for batch := range slices.Chunk(rows, bulkTermBatch) {
 			var b strings.Builder
@@ -100,6 +134,11 @@ func (tx *txn) flushBulkIndex(ctx context.Context) error {
 			}
 			if _, err := tx.execFixed(db, b.String(), args...); err != nil {
 				return classify(err, "index %d words of a bulk load", len(batch))
+			}
+		}
+		if rebuild {
+			if err := tx.createTermIndexes(db); err != nil {
+				return err
 			}
 		}
 		if len(added) == 0 {

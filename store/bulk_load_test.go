@@ -80,6 +80,11 @@ func dumpForCompare(t *testing.T, db *DB) map[string][]string {
 		"lineages":     "SELECT COUNT(*) FROM lineages",
 		"event_counts": "SELECT COUNT(*) FROM events",
 	}
+	if db.Driver() == DriverPostgres {
+		queries["indexes"] = "SELECT indexname, replace(indexdef, current_schema() || '.', '') FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'session_terms' ORDER BY 1"
+	} else {
+		queries["indexes"] = "SELECT name, sql FROM sqlite_master WHERE tbl_name = 'session_terms' ORDER BY 1"
+	}
 	out := map[string][]string{}
 	for name, q := range queries {
 		rows, err := db.gorm.Raw(q).Rows()
@@ -182,5 +187,14 @@ func TestBulkLoadMatchesUpdateSQLite(t *testing.T) {
 
 func TestBulkLoadMatchesUpdatePostgres(t *testing.T) {
 	requirePostgres(t)
+	testBulkLoadMatchesUpdate(t, postgresConfig)
+}
+
+// TestBulkLoadRebuildsIndexesPostgres: a load large enough to write session_terms without its
+// indexes leaves the same rows and the same indexes.
+func TestBulkLoadRebuildsIndexesPostgres(t *testing.T) {
+	requirePostgres(t)
+	defer func(n int) { bulkRebuildRows = n }(bulkRebuildRows)
+	bulkRebuildRows = 1
 	testBulkLoadMatchesUpdate(t, postgresConfig)
 }
