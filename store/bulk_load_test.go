@@ -191,10 +191,11 @@ func TestBulkLoadMatchesUpdatePostgres(t *testing.T) {
 }
 
 // TestBulkLoadRebuildsIndexesPostgres: a load large enough to write session_terms without its
-// indexes leaves the same rows and the same indexes.
+// indexes, and to analyze the tables it writes as it goes, leaves the same rows and the same
+// indexes.
 func TestBulkLoadRebuildsIndexesPostgres(t *testing.T) {
 	requirePostgres(t)
-	defer func(n int) { bulkRebuildRows = n }(bulkRebuildRows)
-	bulkRebuildRows = 1
+	defer func(n int, at []int) { bulkRebuildRows, bulkAnalyzeAt = n, at }(bulkRebuildRows, bulkAnalyzeAt)
+	bulkRebuildRows, bulkAnalyzeAt = 1, []int{1, 10, 100}
 	testBulkLoadMatchesUpdate(t, postgresConfig)
 }
