@@ -30,10 +30,16 @@ func (db *DB) BulkLoad(ctx context.Context, fn func(tx forkengine.Tx) error) err
 		pending = pending[:0]
 		tx := &txn{queries: queries{db: gtx, dialect: db.dialect, snapshots: db.snapshots, pending: &pending,
 			statements: db.statements}, bulk: &bulkIndex{}}
+		if err := tx.pauseSessionCounts(ctx); err != nil {
+			return err
+		}
 		if err := fn(tx); err != nil {
 			return err
 		}
-		return tx.flushBulkIndex(ctx)
+		if err := tx.flushBulkIndex(ctx); err != nil {
+			return err
+		}
+		return tx.recountSessions(ctx)
 	})
 	if err == nil {
 		db.snapshots.put(pending...)
@@ -96,6 +102,44 @@ type bulkTermRow struct {
 
 // bulkTermBatch bounds the rows of one insert (6 parameters each).
 const bulkTermBatch = 1000
+
+// On PostgreSQL a bulk load counts its sessions once at the end instead of by trigger: the row
+// triggers bump one session_counts row per session, and in one transaction every bump adds a
+// version of that row that no one can prune, which the next bump's ON CONFLICT walks: at 40,000
+// sessions perf put three quarters of the load's server time there, each session slower than
+// the one before. pauseSessionCounts disables the two triggers for the transaction (DDL, so it
+// is undone with a failed load; other writers of sessions wait for the commit) and
+// recountSessions counts session_counts again from the sessions, every workspace, as migration
+// 9's backfill does, then enables them. SQLite's triggers write in place and stay.
+var sessionCountTriggers = []string{"sessions_counted", "sessions_recounted"}
+
+func (tx *txn) pauseSessionCounts(ctx context.Context) error {
+	if tx.dialect.name != DriverPostgres {
+		return nil
+	}
+	for _, trigger := range sessionCountTriggers {
+		if _, err := tx.execFixed(tx.with(ctx), "ALTER TABLE sessions DISABLE TRIGGER "+trigger); err != nil {
+			return classify(err, "prepare the session counts for a bulk load")
+		}
+	}
+	return nil
+}
+
+func (tx *txn) recountSessions(ctx context.Context) error {
+	if tx.dialect.name != DriverPostgres {
+		return nil
+	}
+	stmts := []string{"DELETE FROM session_counts", sessionCountsBackfill}
+	for _, trigger := range sessionCountTriggers {
+		stmts = append(stmts, "ALTER TABLE sessions ENABLE TRIGGER "+trigger)
+	}
+	for _, stmt := range stmts {
+		if _, err := tx.execFixed(tx.with(ctx), stmt); err != nil {
+			return classify(err, "count the sessions of a bulk load")
+		}
+	}
+	return nil
+}
 
 // bulkRebuildRows is how many index rows a PostgreSQL bulk load writes before it writes them
 // into session_terms without its indexes and builds them again after (a variable for tests).

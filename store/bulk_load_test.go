@@ -82,6 +82,7 @@ func dumpForCompare(t *testing.T, db *DB) map[string][]string {
 	}
 	if db.Driver() == DriverPostgres {
 		queries["indexes"] = "SELECT indexname, replace(indexdef, current_schema() || '.', '') FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'session_terms' ORDER BY 1"
+		queries["triggers"] = "SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'sessions'::regclass AND NOT tgisinternal ORDER BY 1"
 	} else {
 		queries["indexes"] = "SELECT name, sql FROM sqlite_master WHERE tbl_name = 'session_terms' ORDER BY 1"
 	}
