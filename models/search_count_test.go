@@ -38,7 +38,7 @@ func TestSearchCountOfFirstPage(t *testing.T) {
 		{"one word", one, forkengine.SearchPage{Sessions: sessions(1), Reached: at}, page, forkengine.PageCursor{}, forkengine.SearchCount{}, false},
 		{"no search", forkengine.SessionFilter{}, forkengine.SearchPage{Sessions: sessions(1)}, page, forkengine.PageCursor{}, forkengine.SearchCount{}, false},
 	} {
-		got, ok := searchCountOfFirstPage(c.f, c.read, c.page, c.cursor)
+		got, ok := SearchCountOfFirstPage(c.f, c.read, c.page, c.cursor)
 		require.Equal(t, c.ok, ok, c.name)
 		require.Equal(t, c.want, got, c.name)
 	}

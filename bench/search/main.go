@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/models"
 	"github.com/forkgraph/forkgraph/store"
 )
 
@@ -402,10 +403,19 @@ func queries(db *store.DB, scan int) []query {
 		name := fmt.Sprintf("%q (%s, %d sessions)", s.text, s.note, m.live)
 		out = append(out,
 			query{name + ": first page + count", func(ctx context.Context) error {
-				if err := read(ctx, forkengine.PageCursor{}, -1, false); err != nil {
+				got, err := db.SearchSessions(ctx, workspace, f, forkengine.PageCursor{}, page+1, scan, false)
+				if err != nil {
 					return err
 				}
-				n, err := db.CountSearch(ctx, workspace, f, scan)
+				ids, reached := m.page(-1, page+1, scan, false)
+				if err := same(got, ids, reached); err != nil {
+					return err
+				}
+				// As the resolver: a short first page is its own count.
+				n, known := models.SearchCountOfFirstPage(f, got, models.Page{Size: page}, forkengine.PageCursor{})
+				if !known {
+					n, err = db.CountSearch(ctx, workspace, f, scan)
+				}
 				if err != nil {
 					return err
 				}
