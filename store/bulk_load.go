@@ -117,6 +117,11 @@ func (tx *txn) pauseSessionCounts(ctx context.Context) error {
 	if tx.dialect.name != DriverPostgres {
 		return nil
 	}
+	// Building the index of millions of rows takes longer than the statement timeout an API
+	// read is given; the load is bounded by its context instead.
+	if _, err := tx.execFixed(tx.with(ctx), "SET LOCAL statement_timeout = 0"); err != nil {
+		return classify(err, "prepare a bulk load")
+	}
 	for _, trigger := range sessionCountTriggers {
 		if _, err := tx.execFixed(tx.with(ctx), "ALTER TABLE sessions DISABLE TRIGGER "+trigger); err != nil {
 			return classify(err, "prepare the session counts for a bulk load")
