@@ -100,8 +100,9 @@ type bulkTermRow struct {
 	sources   int
 }
 
-// bulkTermBatch bounds the rows of one insert (6 parameters each).
-const bulkTermBatch = 1000
+// bulkTermBatch bounds the rows of one insert (6 parameters each), bulkCountBatch the words of
+// one count statement (3 each).
+var bulkTermBatch, bulkCountBatch = 1000, 10_000
 
 // On PostgreSQL a bulk load counts its sessions once at the end instead of by trigger: the row
 // triggers bump one session_counts row per session, and in one transaction every bump adds a
@@ -222,8 +223,19 @@ func (tx *txn) flushBulkIndex(ctx context.Context) error {
 		if len(added) == 0 {
 			continue
 		}
-		if err := tx.bumpTermCounts(db, ws, added); err != nil {
-			return classify(err, "count %d words of a bulk load", len(added))
+		// In key order, at most bulkCountBatch words a statement (PostgreSQL binds 3 parameters
+		// a word, and allows 65,535).
+		keys := slices.SortedFunc(maps.Keys(added), func(a, b termClass) int {
+			return cmp.Or(strings.Compare(a.term, b.term), cmp.Compare(a.class, b.class))
+		})
+		for chunk := range slices.Chunk(keys, bulkCountBatch) {
+			part := make(map[termClass]int64, len(chunk))
+			for _, k := range chunk {
+				part[k] = added[k]
+			}
+			if err := tx.bumpTermCounts(db, ws, part); err != nil {
+				return classify(err, "count %d words of a bulk load", len(part))
+			}
 		}
 	}
 	return nil

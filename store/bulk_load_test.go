@@ -196,7 +196,7 @@ func TestBulkLoadMatchesUpdatePostgres(t *testing.T) {
 // indexes.
 func TestBulkLoadRebuildsIndexesPostgres(t *testing.T) {
 	requirePostgres(t)
-	defer func(n int, at []int) { bulkRebuildRows, bulkAnalyzeAt = n, at }(bulkRebuildRows, bulkAnalyzeAt)
-	bulkRebuildRows, bulkAnalyzeAt = 1, []int{1, 10, 100}
+	defer func(n, counts int, at []int) { bulkRebuildRows, bulkCountBatch, bulkAnalyzeAt = n, counts, at }(bulkRebuildRows, bulkCountBatch, bulkAnalyzeAt)
+	bulkRebuildRows, bulkCountBatch, bulkAnalyzeAt = 1, 7, []int{1, 10, 100}
 	testBulkLoadMatchesUpdate(t, postgresConfig)
 }
