@@ -55,7 +55,7 @@ func (r *queryResolver) Sessions(ctx context.Context, workspaceID string, first 
 		return nil, err
 	}
 	r.loaders(ctx).primeSessions(read.Sessions...)
-	return models.SearchConnectionFrom(workspaceID, f, read, page, r.relations(ctx)), nil
+	return models.SearchConnectionFrom(workspaceID, f, read, page, cursor, r.relations(ctx)), nil
 }
 
 func (r *queryResolver) ForkOperation(ctx context.Context, workspaceID string, id string) (*models.ForkOperation, error) {

@@ -487,21 +487,27 @@ func filterClasses(f forkengine.SessionFilter) []string {
 	return classes
 }
 
-// termCounts returns, for each of terms, how many sessions of the classes f keeps have it:
-// sums over session_term_counts, one statement.
-func (q queries) termCounts(ctx context.Context, ws string, f forkengine.SessionFilter, terms []string) (map[string]int64, error) {
+// termCounts returns, for each of terms, how many sessions of the classes f keeps have it, and
+// how many index rows it has in all (every class: the rows a bounded read walks): sums over
+// session_term_counts, one statement.
+func (q queries) termCounts(ctx context.Context, ws string, f forkengine.SessionFilter, terms []string) (map[string]termCount, error) {
 	rows, args := q.termRows(terms)
-	query := "SELECT c.term, CAST(SUM(c.n) AS BIGINT) FROM session_term_counts c WHERE c.workspace_id = ? AND c.class IN (" +
-		strings.Join(filterClasses(f), ", ") + ") AND c.term IN (SELECT value FROM " + rows + ") GROUP BY c.term"
-	out := map[string]int64{}
+	query := "SELECT c.term, CAST(SUM(CASE WHEN c.class IN (" + strings.Join(filterClasses(f), ", ") +
+		") THEN c.n ELSE 0 END) AS BIGINT), CAST(SUM(c.n) AS BIGINT) FROM session_term_counts c WHERE c.workspace_id = ? AND c.term IN (SELECT value FROM " +
+		rows + ") GROUP BY c.term"
+	out := map[string]termCount{}
 	var term string
-	var n int64
-	err := scanEach(ctx, q, query, append([]any{ws}, args...), []any{&term, &n}, func() { out[term] = n })
+	var n termCount
+	err := scanEach(ctx, q, query, append([]any{ws}, args...), []any{&term, &n.kept, &n.rows}, func() { out[term] = n })
 	if err != nil {
 		return nil, classify(err, "count search words")
 	}
 	return out, nil
 }
+
+// termCount is what session_term_counts says of one word: the sessions of a filter's classes
+// that have it, and its index rows in all.
+type termCount struct{ kept, rows int64 }
 
 // searchPlan is how one search reads: the word whose rows it walks (the rarest, from the
 // counts) and the others each row must also have. empty says a word matches no session, so
@@ -510,13 +516,16 @@ type searchPlan struct {
 	lead   string
 	others []string
 	leadN  int64
-	empty  bool
+	// leadTotal is how many index rows the lead word has in every class (-1: not read): a read
+	// of a bound at least that large cannot stop with rows left.
+	leadTotal int64
+	empty     bool
 }
 
 // planSearch chooses the word to walk. One word needs no counts: it is the walk.
 func (q queries) planSearch(ctx context.Context, ws string, f forkengine.SessionFilter) (searchPlan, error) {
 	if len(f.Search) == 1 {
-		return searchPlan{lead: f.Search[0], leadN: -1}, nil
+		return searchPlan{lead: f.Search[0], leadN: -1, leadTotal: -1}, nil
 	}
 	counts, err := q.termCounts(ctx, ws, f, f.Search)
 	if err != nil {
@@ -524,12 +533,12 @@ func (q queries) planSearch(ctx context.Context, ws string, f forkengine.Session
 	}
 	plan := searchPlan{leadN: -1}
 	for _, t := range f.Search {
-		n := counts[t]
+		n := counts[t].kept
 		if n <= 0 {
 			return searchPlan{empty: true}, nil
 		}
 		if plan.leadN < 0 || n < plan.leadN {
-			plan.lead, plan.leadN = t, n
+			plan.lead, plan.leadN, plan.leadTotal = t, n, counts[t].rows
 		}
 	}
 	for _, t := range f.Search {
@@ -541,14 +550,28 @@ func (q queries) planSearch(ctx context.Context, ws string, f forkengine.Session
 }
 
 // searchWhere is the WHERE of a search over session_terms t joined to sessions s: the lead
-// word's rows of f's classes, each with every other word, and f's kind and provider.
-func (p searchPlan) where(ws string, f forkengine.SessionFilter) (string, []any) {
-	conds := []string{"t.workspace_id = ?", "t.term = ?", "t.class IN (" + strings.Join(filterClasses(f), ", ") + ")",
-		"s.workspace_id = t.workspace_id", "s.id = t.session_id"}
+// word's rows of f's classes, each with every other word, and f's kind and provider. Without
+// withSessions the conditions on s are left out (a count without kind or provider reads no
+// session row: an index row exists only for a stored session).
+//
+// Each other word is a probe of session_terms' primary key by the row's full key. On SQLite the
+// unary + on o.session_id keeps the planner off session_terms_by_session (workspace_id,
+// session_id), which it otherwise picks for the probe: the same answer at about four times the
+// CPU at 100,000 sessions (docs/BENCHMARKS.md). PostgreSQL has no unary + on text and picks the
+// key.
+func (p searchPlan) where(ws string, f forkengine.SessionFilter, d dialect, withSessions bool) (string, []any) {
+	conds := []string{"t.workspace_id = ?", "t.term = ?", "t.class IN (" + strings.Join(filterClasses(f), ", ") + ")"}
+	if withSessions {
+		conds = append(conds, "s.workspace_id = t.workspace_id", "s.id = t.session_id")
+	}
 	args := []any{ws, p.lead}
+	probeID := "o.session_id"
+	if d.name == DriverSQLite {
+		probeID = "+o.session_id"
+	}
 	for _, o := range p.others {
 		conds = append(conds, `EXISTS (SELECT 1 FROM session_terms o WHERE o.workspace_id = t.workspace_id AND o.term = ?
-			AND o.created_at_us = t.created_at_us AND o.session_id = t.session_id)`)
+			AND o.created_at_us = t.created_at_us AND `+probeID+` = t.session_id)`)
 		args = append(args, o)
 	}
 	if f.Kind != "" {
@@ -598,7 +621,7 @@ func (q queries) searchSessions(ctx context.Context, ws string, f forkengine.Ses
 		return page, err
 	}
 	rows, rowArgs := plan.leadRows(ws, cursor, scan, backward)
-	where, args := plan.where(ws, f)
+	where, args := plan.where(ws, f, q.dialect, true)
 	order := "t.created_at_us, t.session_id"
 	if backward {
 		order = "t.created_at_us DESC, t.session_id DESC"
@@ -611,7 +634,7 @@ func (q queries) searchSessions(ctx context.Context, ws string, f forkengine.Ses
 	if err != nil {
 		return forkengine.SearchPage{}, classify(err, "search sessions")
 	}
-	if scan > 0 && (n <= 0 || len(page.Sessions) < n) {
+	if scan > 0 && (n <= 0 || len(page.Sessions) < n) && (plan.leadTotal < 0 || plan.leadTotal > int64(scan)) {
 		if page.Reached, err = q.scanReached(ctx, plan, ws, cursor, scan, backward); err != nil {
 			return forkengine.SearchPage{}, err
 		}
@@ -649,29 +672,39 @@ func (q queries) SearchSessions(ctx context.Context, ws string, f forkengine.Ses
 
 // CountSearch counts a search (forkengine.Reader): a one-word search without a kind or provider
 // filter from session_term_counts (O(1), exact); otherwise the matches among the lead word's
-// first scan rows (scan <= 0: all of them), a lower bound when a row follows them.
+// first scan rows (scan <= 0: all of them), a lower bound when the lead word has more rows
+// (from the counts the plan read: no second walk of the rows). One statement after the plan's.
 func (q queries) CountSearch(ctx context.Context, ws string, f forkengine.SessionFilter, scan int) (forkengine.SearchCount, error) {
 	if len(f.Search) == 1 && f.Kind == "" && f.Provider == "" {
 		counts, err := q.termCounts(ctx, ws, f, f.Search)
-		return forkengine.SearchCount{N: int(counts[f.Search[0]])}, err
+		return forkengine.SearchCount{N: int(counts[f.Search[0]].kept)}, err
 	}
 	plan, err := q.planSearch(ctx, ws, f)
 	if err != nil || plan.empty {
 		return forkengine.SearchCount{}, err
 	}
 	rows, rowArgs := plan.leadRows(ws, forkengine.PageCursor{}, scan, false)
-	where, args := plan.where(ws, f)
-	n, err := q.queryInt(ctx, "SELECT COUNT(*) FROM "+rows+" CROSS JOIN sessions s WHERE "+where, append(rowArgs, args...)...)
+	withSessions := f.Kind != "" || f.Provider != ""
+	where, args := plan.where(ws, f, q.dialect, withSessions)
+	from := rows
+	if withSessions {
+		from += " CROSS JOIN sessions s"
+	}
+	n, err := q.queryInt(ctx, "SELECT COUNT(*) FROM "+from+" WHERE "+where, append(rowArgs, args...)...)
 	if err != nil {
 		return forkengine.SearchCount{}, classify(err, "count a search")
 	}
 	out := forkengine.SearchCount{N: int(n)}
 	if scan > 0 {
-		reached, err := q.scanReached(ctx, plan, ws, forkengine.PageCursor{}, scan, false)
-		if err != nil {
-			return forkengine.SearchCount{}, err
+		if plan.leadTotal >= 0 {
+			out.LowerBound = plan.leadTotal > int64(scan)
+		} else { // one word narrowed by kind or provider: no counts were read
+			reached, err := q.scanReached(ctx, plan, ws, forkengine.PageCursor{}, scan, false)
+			if err != nil {
+				return forkengine.SearchCount{}, err
+			}
+			out.LowerBound = !reached.IsZero()
 		}
-		out.LowerBound = !reached.IsZero()
 	}
 	return out, nil
 }

@@ -13,6 +13,9 @@ import (
 // txn is the forkengine.Tx of one Update: reads and writes on the same transaction.
 type txn struct {
 	queries
+	// bulk, set by BulkLoad, collects the sessions to index at the end instead of indexing as
+	// sessions and messages are written (bulk_load.go).
+	bulk *bulkIndex
 }
 
 // insertBatch bounds rows per INSERT; with the widest row (8 columns) it stays under SQLite's
@@ -24,7 +27,9 @@ const insertBatch = 500
 // after ErrDuplicate, as it does on SQLite.
 func (tx *txn) guarded(ctx context.Context, fn func(db *gorm.DB) error) error {
 	db := tx.with(ctx)
-	if !tx.dialect.abortsOnError {
+	// A bulk load fails whole on an error, so it needs no savepoint (and a PostgreSQL transaction
+	// of 100,000 savepoints slowed every insert to seconds: its subtransactions overflow).
+	if !tx.dialect.abortsOnError || tx.bulk != nil {
 		return fn(db)
 	}
 	const sp = "forkgraph_guard"
@@ -51,6 +56,13 @@ func (tx *txn) execWith(db *gorm.DB) func(sql string, args ...any) error {
 // UpsertSession inserts s or replaces every field of the stored row.
 // The search index follows its title (search.go).
 func (tx *txn) UpsertSession(ctx context.Context, s forkengine.Session) error {
+	if tx.bulk != nil {
+		tx.bulk.touch(s.WorkspaceID, s.ID)
+		if _, err := tx.execFixed(tx.with(ctx), upsertSessionSQL, sessionsTable.values(&s)...); err != nil {
+			return classify(err, "upsert session %s", s.ID)
+		}
+		return tx.bulkWrote(ctx, 1)
+	}
 	prior, err := tx.titleBefore(ctx, s.WorkspaceID, s.ID)
 	if err != nil {
 		return err
@@ -90,9 +102,13 @@ func (tx *txn) InsertTurns(ctx context.Context, turns []forkengine.Turn) error {
 	if len(turns) == 0 {
 		return nil
 	}
-	return tx.guarded(ctx, func(db *gorm.DB) error {
+	err := tx.guarded(ctx, func(db *gorm.DB) error {
 		return classify(insertRows(tx.execWith(db), turnsTable, turns, !tx.dialect.numbered), "insert %d turns", len(turns))
 	})
+	if err == nil && tx.bulk != nil {
+		err = tx.bulkWrote(ctx, len(turns))
+	}
+	return err
 }
 
 // InsertMessages inserts msgs with positions assigned in slice order and returns them.
@@ -126,6 +142,12 @@ func (tx *txn) InsertMessages(ctx context.Context, msgs []forkengine.Message) ([
 	err := tx.guarded(ctx, func(db *gorm.DB) error {
 		if err := insertRows(tx.execWith(db), messagesTable, out, !tx.dialect.numbered); err != nil {
 			return classify(err, "insert %d messages", len(out))
+		}
+		if tx.bulk != nil {
+			for _, m := range out {
+				tx.bulk.touch(m.WorkspaceID, m.SessionID)
+			}
+			return tx.bulkWrote(ctx, len(out))
 		}
 		return tx.indexMessages(db, out) // their words join their sessions' documents (search.go)
 	})
