@@ -3,6 +3,7 @@ package adaptere2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/testbin"
 )
 
 // startDeadline bounds how long a process may take to say where it listens.
@@ -39,14 +42,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// build compiles pkg, relative to the repository root, into bin.
+// build puts pkg, relative to the repository root, at bin, linked once per source tree and taken
+// from Go's build cache after that (internal/testbin).
 func build(bin, pkg string) error {
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	return testbin.Build(ctx, filepath.Join("..", ".."), pkg, bin)
 }
 
 // process is a running server or adapter.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/testbin"
 	"github.com/forkgraph/forkgraph/store"
 )
 
@@ -67,9 +68,10 @@ func TestCrashRecovery(t *testing.T) {
 func buildHarness(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "crashharness")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build harness: %v\n%s", err, out)
+	ctx, cancel := context.WithTimeout(context.Background(), readyDeadline)
+	defer cancel()
+	if err := testbin.Build(ctx, filepath.Join("..", ".."), "./internal/crashharness", bin); err != nil {
+		t.Fatalf("build harness: %v", err)
 	}
 	return bin
 }
