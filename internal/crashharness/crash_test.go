@@ -25,6 +25,7 @@ const readyDeadline = 2 * time.Minute
 // recovers on the same file in a new process, and checks that nothing was lost, every operation
 // ended where SPEC §2.7 says, and the provider was called at most once per operation.
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel() // its own file and processes
 	dir := t.TempDir()
 	bin := buildHarness(t, dir)
 	dbPath, callsPath := filepath.Join(dir, "crash.db"), filepath.Join(dir, "calls.log")

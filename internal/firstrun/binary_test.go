@@ -53,6 +53,16 @@ func buildServer(bin string) error {
 	return testbin.Build(ctx, repoRoot, ".", bin)
 }
 
+// absRoot is repoRoot as an absolute path, which names this tree in testbin's keys.
+func absRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
 // command is a tool run in dir for at most buildDeadline, in a process group of its own that is
 // killed whole when the deadline passes or the test ends (make and go start compilers and a C
 // compiler, which must not outlive the test).
