@@ -61,7 +61,7 @@ func buildChain(t testing.TB, db *DB, rootTurns, depth int) chainFixture {
 // A child fifty forks deep answers a page of turns, and the messages of the page, with the same
 // number of statements as a root session does: one each, whatever the depth.
 func TestDeepChainPagesTakeTheStatementsOfARoot(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	c := buildChain(t, db, 52, 50)
 	statements := func(session string) (int64, int64, []forkengine.Turn) {
