@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/dbtemplate"
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
 	"github.com/forkgraph/forkgraph/store"
@@ -73,12 +73,22 @@ type apiOptions struct {
 func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	t.Helper()
 	ctx := context.Background()
-	dbPath := filepath.Join(t.TempDir(), "forkgraph.db")
-	dbCfg := store.Config{Driver: "sqlite", DSN: dbPath, Logger: quiet}
-	feedCfg := store.Config{Driver: "sqlite", DSN: dbPath, ReadOnly: true, Logger: quiet}
+	var dbCfg, feedCfg store.Config
 	if opts.postgres {
 		dbCfg = postgresTestConfig(t)
 		feedCfg = dbCfg
+	} else {
+		// A copy of a file this process migrated once (internal/dbtemplate): each API starts on
+		// a fresh database at the latest schema without running every migration again.
+		dbPath := dbtemplate.Copy(t, "resolvers", t.TempDir(), "forkgraph.db", func(path string) error {
+			db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: path, Logger: quiet})
+			if err != nil {
+				return err
+			}
+			return db.Close()
+		})
+		dbCfg = store.Config{Driver: "sqlite", DSN: dbPath, Logger: quiet}
+		feedCfg = store.Config{Driver: "sqlite", DSN: dbPath, ReadOnly: true, Logger: quiet}
 	}
 	db, err := store.Open(ctx, dbCfg)
 	require.NoError(t, err)

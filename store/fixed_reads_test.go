@@ -38,7 +38,7 @@ func TestScanTargetsStartWithWorkspace(t *testing.T) {
 // left zero (the workspace is the one asked for).
 func TestMessageTextsAreMessagesByTurnsText(t *testing.T) {
 	ctx := context.Background()
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	var turnIDs []string
 	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
 		if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "s", CreatedAt: at(1)}); err != nil {
@@ -81,7 +81,7 @@ func TestMessageTextsAreMessagesByTurnsText(t *testing.T) {
 // backslashes, control characters and non-ASCII text included, and no id that was not asked for.
 func TestIDListsFindIDsAsTheyAre(t *testing.T) {
 	ctx := context.Background()
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	ids := []string{`quote"d`, `back\slash`, "tab\tand\x01", "ünïcødé ✓", "plain", `\u0041`}
 	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
 		for i, id := range append(ids, "A", "not asked") {

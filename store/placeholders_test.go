@@ -17,7 +17,7 @@ func TestPlaceholdersAsEachDriverTakesThem(t *testing.T) {
 	require.Equal(t, "SELECT a FROM t WHERE a = +? AND b IN (+?, +?) LIMIT +?", sqliteDialect.placeholders(q))
 	require.Equal(t, q, dialect{}.placeholders(q), "a dialect that wants neither")
 
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	pool := db.queries.db.Statement.ConnPool
 	for _, stmt := range []string{
@@ -68,7 +68,7 @@ func TestPlaceholdersAsEachDriverTakesThem(t *testing.T) {
 
 // Every fixed statement the store sends to SQLite binds its arguments as +?, never a bare ?.
 func TestSQLiteStatementsBindNoBareParameter(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	selects := captureSelects(t, db)
 	c := buildChain(t, db, 3, 2)
 	ctx := context.Background()

@@ -542,7 +542,7 @@ func checkPlans(t *testing.T, db *DB, explain explainer) {
 }
 
 func TestSQLitePageQueriesSeek(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	sqlDB, err := db.gorm.DB()
 	require.NoError(t, err)
 	conn, err := sqlDB.Conn(context.Background())

@@ -71,7 +71,7 @@ func TestSearchBackfillPostgres(t *testing.T) {
 // word matches; several words add the one that reads their counts.
 func TestSearchPageStatements(t *testing.T) {
 	ctx := context.Background()
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
 		for i := range 300 {
 			s := forkengine.Session{WorkspaceID: "ws", ID: fmt.Sprintf("s%03d", i), Title: "common words here", Visible: true, CreatedAt: at(i)}

@@ -14,7 +14,7 @@ import (
 // page and the row count apply the same conditions through gorm (filterSessions). Every filter,
 // with and without a cursor, must select the same sessions both ways.
 func TestSessionFilterSQLMatchesGorm(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	deleted := at(1000)
 	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {

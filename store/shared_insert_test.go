@@ -28,7 +28,7 @@ func TestInsertedRowsKeepTheirSessions(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			db := openTest(t, sqliteConfig(t))
+			db := openTest(t, migratedSQLite(t))
 			var turns []forkengine.Turn
 			var msgs []forkengine.Message
 			for i := range 6 {

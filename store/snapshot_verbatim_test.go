@@ -58,7 +58,7 @@ func testSnapshotKeepsJSONVerbatim(t *testing.T, db *DB) {
 }
 
 func TestSnapshotKeepsJSONVerbatimSQLite(t *testing.T) {
-	testSnapshotKeepsJSONVerbatim(t, openTest(t, sqliteConfig(t)))
+	testSnapshotKeepsJSONVerbatim(t, openTest(t, migratedSQLite(t)))
 }
 
 func TestSnapshotKeepsJSONVerbatimPostgres(t *testing.T) {

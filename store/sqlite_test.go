@@ -15,7 +15,7 @@ import (
 )
 
 func TestSQLitePragmasHoldOnEveryConnection(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	sqlDB, err := db.gorm.DB()
 	require.NoError(t, err)
@@ -77,7 +77,7 @@ func TestSecondOpenOfOneSQLiteFileIsRefused(t *testing.T) {
 // TestConcurrentWritersOnSQLiteSerialise: read-modify-write transactions on one handle lose no
 // update, and the event cursors they take are dense and in commit order.
 func TestConcurrentWritersOnSQLiteSerialise(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	counter := forkengine.Session{WorkspaceID: "ws", ID: "counter", Title: "0"}
 	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error { return tx.UpsertSession(ctx, counter) }))

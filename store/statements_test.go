@@ -129,7 +129,7 @@ func testOneStatementPerBatchReader(t *testing.T, cfg Config) {
 }
 
 func TestBatchReadersSplitOnlyAboveTheParameterLimit(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	sessions, turns := seedGraph(t, db, 350) // 1050 turns: two chunks of turn ids
 	for name, read := range batchReaders(db, sessions, turns) {
 		forgetSnapshots(db)
@@ -145,7 +145,7 @@ func TestBatchReadersSplitOnlyAboveTheParameterLimit(t *testing.T) {
 }
 
 func TestStatementsCountsInsideTransactions(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	n := statementsOf(t, db, func(ctx context.Context) error {
 		return db.Update(ctx, func(tx forkengine.Tx) error {
 			// The title it replaces (for the search index) and the upsert; an empty title indexes nothing.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/forkgraph/forkgraph/forkengine"
 	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
+	"github.com/forkgraph/forkgraph/internal/dbtemplate"
 )
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -76,7 +77,22 @@ func laterSessionColumns(version int) []string {
 var addSessionColumn = regexp.MustCompile(`^ALTER TABLE sessions ADD COLUMN (\w+)`)
 
 func TestSQLiteContract(t *testing.T) {
-	forkenginetest.RunStoreTests(t, func(t *testing.T) forkengine.Store { return openTest(t, sqliteConfig(t)) })
+	forkenginetest.RunStoreTests(t, func(t *testing.T) forkengine.Store { return openTest(t, migratedSQLite(t)) })
+}
+
+// migratedSQLite is sqliteConfig with its file already at the latest schema: a copy of the one
+// file this test process migrated (internal/dbtemplate), for the tests of what a store does on a
+// fresh database. The tests of the migrations take sqliteConfig.
+func migratedSQLite(t testing.TB) Config {
+	t.Helper()
+	path := dbtemplate.Copy(t, "store", t.TempDir(), "forkgraph.db", func(path string) error {
+		db, err := Open(context.Background(), Config{DSN: path, Logger: quietLog})
+		if err != nil {
+			return err
+		}
+		return db.Close()
+	})
+	return Config{DSN: path, Logger: quietLog}
 }
 
 // postgresDSNEnv names the server the Postgres tests use; scripts/start-postgres.sh prints it.

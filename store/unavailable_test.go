@@ -43,7 +43,7 @@ func TestIsUnavailableOnSQLiteErrors(t *testing.T) {
 	require.True(t, IsUnavailable(err), "SQLITE_CANTOPEN: %v", err)
 
 	// What a request or a bug causes is no outage.
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	err = db.Update(ctx, func(tx forkengine.Tx) error {
 		s := forkengine.Session{WorkspaceID: "w", ID: "s", Kind: forkengine.SessionRoot, Provider: "p", Settings: []byte("{}")}
 		if err := tx.UpsertSession(ctx, s); err != nil {

@@ -87,7 +87,7 @@ func requireSessions(t *testing.T, db *DB, want map[string]bool) {
 // transaction, each all or nothing: the one that failed and the one that panicked leave nothing,
 // get their own error and panic back, and do not take the others down with them.
 func TestWriteGroupCommitsQueuedWritesTogether(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	before := db.WriteGroupStats()
 	refused := errors.New("refused by the write itself")
 	results := queueWrites(t, db,
@@ -121,7 +121,7 @@ func TestWriteGroupCommitsQueuedWritesTogether(t *testing.T) {
 // TestWriteGroupRunsWritesInQueueOrder: a later write of a group sees what an earlier one wrote,
 // as it would had the first committed before it began.
 func TestWriteGroupRunsWritesInQueueOrder(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	var seen string
 	results := queueWrites(t, db,
@@ -150,7 +150,7 @@ func TestWriteGroupRunsWritesInQueueOrder(t *testing.T) {
 // transaction (here by rolling it back behind the group's back) rolls everyone's work back; each
 // write then runs again in a transaction of its own, so the others still commit, once.
 func TestWriteGroupRerunsItsWritesAloneWhenItsTransactionBreaks(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	var mu sync.Mutex
 	runs := map[string]int{}
@@ -195,7 +195,7 @@ func TestWriteGroupRerunsItsWritesAloneWhenItsTransactionBreaks(t *testing.T) {
 // TestWriteGroupSkipsAWriteWhoseContextEnded: a write cancelled while it waited for writeMu never
 // runs and gets its context's error; the rest of its group commits.
 func TestWriteGroupSkipsAWriteWhoseContextEnded(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel() // as if cancelled while it waited: the group checks when the write's turn comes
 	ran := false
@@ -220,7 +220,7 @@ func TestWriteGroupSkipsAWriteWhoseContextEnded(t *testing.T) {
 // TestWriteGroupUnderConcurrentWriters: many goroutines writing at once all commit exactly their
 // own rows, whatever groups they fell into.
 func TestWriteGroupUnderConcurrentWriters(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	const writers, each = 8, 40
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
@@ -267,7 +267,7 @@ const slowUpsert = `INSERT INTO sessions (workspace_id, id, kind, provider, prov
 // its statements without their cancellation, so the write finishes and all three commit in one
 // transaction, none run twice.
 func TestWriteGroupDoesNotInterruptAWriteWhoseContextEndsMidStatement(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	cancelled, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -321,7 +321,7 @@ func TestWriteGroupDoesNotInterruptAWriteWhoseContextEndsMidStatement(t *testing
 // other writes get errLeaderExited, and the store still takes writes: the lead and writeMu are
 // handed on, not lost with the goroutine.
 func TestWriteGroupSurvivesAWriteThatEndsItsGoroutine(t *testing.T) {
-	db := openTest(t, sqliteConfig(t))
+	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	exited := func() error {
 		return db.Update(ctx, func(tx forkengine.Tx) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/forkgraph/forkgraph/internal/await"
 	"github.com/forkgraph/forkgraph/transports"
 )
 
@@ -98,11 +99,6 @@ func TestAnOperationWhoseClientLeftIsFinished(t *testing.T) {
 	})
 	cancel() // the client left; the response handler is never called
 	counted := tel.Metrics.graphqlRequests.WithLabelValues("query", "Q", outcomeCanceled)
-	deadline := time.Now().Add(5 * time.Second)
-	for testutil.ToFloat64(counted) != 1 { // context.AfterFunc runs on its own goroutine
-		if time.Now().After(deadline) {
-			t.Fatal("the operation was never finished")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	// context.AfterFunc runs on its own goroutine
+	await.Until(t, 5*time.Second, "the operation to be finished", func() bool { return testutil.ToFloat64(counted) == 1 })
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 // Requests without a reservation, with another's Authorization, or without an operationId are
@@ -60,13 +62,7 @@ func newPlainSSE(t *testing.T) string {
 // waitFor polls cond until it holds or 5 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.Until(t, 5*time.Second, what, cond)
 }
 
 // A reservation whose stream never opens expires, cancelling the operation waiting for it; an

@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/forkgraph/forkgraph/internal/await"
 	"github.com/forkgraph/forkgraph/streamside"
 )
 
@@ -173,11 +174,10 @@ func startFeeds(t *testing.T, feed *liveFeed, url string, conns <-chan *conn, n 
 	nextConn(t, conns)
 	healthy.initialise()
 	healthy.subscribe("healthy", "subscription { feed }")
-	for deadline := time.Now().Add(5 * time.Second); feed.subscribers() < n+1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d subscriptions started", feed.subscribers(), n+1)
-		}
-	}
+	await.State(t, 5*time.Second, "every subscription to start", func() (bool, string) {
+		got := feed.subscribers()
+		return got >= n+1, fmt.Sprintf("%d of %d started", got, n+1)
+	})
 	feed.publish("live")
 	healthy.expect("next", "healthy")
 	for range n {
@@ -271,9 +271,8 @@ func steadyGoroutines() int {
 // settleSubscribers waits until feed has n subscribers.
 func settleSubscribers(t *testing.T, feed *liveFeed, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); feed.subscribers() != n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d subscriptions follow the feed, want %d", feed.subscribers(), n)
-		}
-	}
+	await.State(t, 5*time.Second, fmt.Sprintf("%d subscriptions to follow the feed", n), func() (bool, string) {
+		got := feed.subscribers()
+		return got == n, fmt.Sprintf("%d follow it", got)
+	})
 }

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 // However many operations one event wakes, at most max run at once: the rest wait their turn
@@ -47,11 +49,7 @@ func TestRunnersBoundTheGoroutinesOfABurst(t *testing.T) {
 		defer p.mu.Unlock()
 		return p.running == 0 && p.head == len(p.queue)
 	}
-	for deadline := time.Now().Add(5 * time.Second); !idle(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("runners still running after the burst")
-		}
-	}
+	await.Until(t, 5*time.Second, "the runners to end after the burst", idle)
 }
 
 // A runner stuck (say, in a write to a client that does not read) does not hold up the others:

@@ -73,7 +73,9 @@ func startServer(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "forkgraph")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	// go run keeps the executable it links in Go's build cache, so an unchanged tree is not linked
+	// again (the root module's internal/testbin does the same; this module cannot import it).
+	build := exec.Command("go", "run", "-exec", "cp", ".", bin)
 	build.Dir = filepath.Join("..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the server: %v\n%s", err, out)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 // TestForkTheAdapterNeverSawIsReconciledAbsent: a stand-in on the adapter's port answers
@@ -17,6 +19,7 @@ import (
 // never saw the request, so /reconcile writes a tombstone and answers absent; the operation ends
 // FAILED, and a new request id on the same turn forks normally.
 func TestForkTheAdapterNeverSawIsReconciledAbsent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	statePath := filepath.Join(dir, "adapter.json")
 	standIn := swallowingAdapter(t)
@@ -26,7 +29,7 @@ func TestForkTheAdapterNeverSawIsReconciledAbsent(t *testing.T) {
 	var started struct{ ForkSession operation }
 	mustGQL(t, server.base, forkMutation, forkInput("src", turn, "req-lost"), &started)
 	id := started.ForkSession.ID
-	eventually(t, unknownWithin, "the swallowed fork to become DELIVERY_UNKNOWN", func() (bool, string) {
+	await.State(t, unknownWithin, "the swallowed fork to become DELIVERY_UNKNOWN", func() (bool, string) {
 		got := readOperation(t, server.base, id)
 		return got.Status == "UNKNOWN" && got.Phase == "DELIVERY_UNKNOWN", fmt.Sprintf("%+v", got)
 	})
@@ -35,7 +38,7 @@ func TestForkTheAdapterNeverSawIsReconciledAbsent(t *testing.T) {
 	standIn.Close()
 	startAdapterOn(t, addr, "-state", statePath)
 	got := reconcileNow(t, server.base, id, "FAILED")
-	eventually(t, committedWithin, "the lost fork to fail as absent", func() (bool, string) {
+	await.State(t, committedWithin, "the lost fork to fail as absent", func() (bool, string) {
 		if got.Status == "UNKNOWN" {
 			got = reconcileNow(t, server.base, id, "FAILED")
 		}
@@ -56,7 +59,7 @@ func TestForkTheAdapterNeverSawIsReconciledAbsent(t *testing.T) {
 	if again.ForkSession.ID == id {
 		t.Fatalf("a new request id on the freed turn got the failed operation back")
 	}
-	eventually(t, committedWithin, "the new fork to commit", func() (bool, string) {
+	await.State(t, committedWithin, "the new fork to commit", func() (bool, string) {
 		got := readOperation(t, server.base, again.ForkSession.ID)
 		return got.Status == "COMMITTED", fmt.Sprintf("%+v", got)
 	})

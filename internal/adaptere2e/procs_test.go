@@ -3,6 +3,7 @@ package adaptere2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -12,12 +13,17 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/await"
+	"github.com/forkgraph/forkgraph/internal/testbin"
 )
 
 // startDeadline bounds how long a process may take to say where it listens.
 const startDeadline = 30 * time.Second
 
-// Binaries built once by TestMain.
+// Binaries built once by TestMain. Every test starts its own processes on their own files and
+// ports, so the tests run in parallel: their waits (reconcile passes, a killed process's port)
+// overlap.
 var serverBin, adapterBin string
 
 func TestMain(m *testing.M) {
@@ -39,14 +45,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// build compiles pkg, relative to the repository root, into bin.
+// build puts pkg, relative to the repository root, at bin, linked once per source tree and taken
+// from Go's build cache after that (internal/testbin).
 func build(bin, pkg string) error {
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	return testbin.Build(ctx, filepath.Join("..", ".."), pkg, bin)
 }
 
 // process is a running server or adapter.
@@ -120,18 +124,14 @@ func startAdapterOn(t *testing.T, addr string, args ...string) *process {
 // waitPortFree returns once addr, a killed process's address, can be bound again.
 func waitPortFree(t *testing.T, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(startDeadline)
-	for {
+	await.State(t, startDeadline, addr+" to be free after its process was killed", func() (bool, string) {
 		ln, err := net.Listen("tcp", addr)
-		if err == nil {
-			_ = ln.Close()
-			break
+		if err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s is still taken %s after its process was killed: %v", addr, startDeadline, err)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the port, bounded by the deadline
-	}
+		_ = ln.Close()
+		return true, ""
+	})
 }
 
 // lockedBuffer collects a process's stderr for failure messages.

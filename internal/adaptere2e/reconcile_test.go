@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 // Deadlines. The kill must be what makes a fork unknown, so unknownWithin stays well under the
@@ -22,6 +24,7 @@ const (
 // reconciled on demand (reconcileForkOperation), the other by the server in the background, both
 // to COMMITTED with the child the adapter made, and the adapter received each fork exactly once.
 func TestKilledAdapterForksAreReconciledToCommitted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	statePath := filepath.Join(dir, "adapter.json")
 	adapter := start(t, "provider-adapter", adapterBin, "-addr", "127.0.0.1:0", "-state", statePath, "-fork-delay", "10m")
@@ -37,7 +40,7 @@ func TestKilledAdapterForksAreReconciledToCommitted(t *testing.T) {
 		ops[name] = started.ForkSession.ID
 	}
 	for name, requestID := range requests {
-		eventually(t, receivedWithin, "the adapter to record the "+name+" fork", func() (bool, string) {
+		await.State(t, receivedWithin, "the adapter to record the "+name+" fork", func() (bool, string) {
 			rec := readAdapterState(t, statePath).Requests[workspace][requestID]
 			return rec.Outcome == "forked", fmt.Sprintf("record %+v", rec)
 		})
@@ -48,7 +51,7 @@ func TestKilledAdapterForksAreReconciledToCommitted(t *testing.T) {
 
 	adapter.kill(t)
 	for name, id := range ops {
-		eventually(t, unknownWithin, "the "+name+" fork to become DELIVERY_UNKNOWN", func() (bool, string) {
+		await.State(t, unknownWithin, "the "+name+" fork to become DELIVERY_UNKNOWN", func() (bool, string) {
 			got := readOperation(t, server.base, id)
 			return got.Status == "UNKNOWN" && got.Phase == "DELIVERY_UNKNOWN", fmt.Sprintf("%+v", got)
 		})
@@ -58,14 +61,14 @@ func TestKilledAdapterForksAreReconciledToCommitted(t *testing.T) {
 	// Asked at once, so the mutation is exercised even if a background attempt comes first (then
 	// it returns the operation as that attempt left it); asked again while still unknown.
 	got := reconcileNow(t, server.base, ops["on-demand"], "COMMITTED")
-	eventually(t, committedWithin, "the on-demand fork to commit", func() (bool, string) {
+	await.State(t, committedWithin, "the on-demand fork to commit", func() (bool, string) {
 		if got.Status == "UNKNOWN" {
 			got = reconcileNow(t, server.base, ops["on-demand"], "COMMITTED")
 		}
 		got = readOperation(t, server.base, ops["on-demand"])
 		return got.Status == "COMMITTED", fmt.Sprintf("%+v", got)
 	})
-	eventually(t, backgroundWithin, "the background fork to commit without being asked", func() (bool, string) {
+	await.State(t, backgroundWithin, "the background fork to commit without being asked", func() (bool, string) {
 		got := readOperation(t, server.base, ops["background"])
 		return got.Status == "COMMITTED", fmt.Sprintf("%+v", got)
 	})
@@ -87,22 +90,6 @@ func TestKilledAdapterForksAreReconciledToCommitted(t *testing.T) {
 			t.Fatalf("%s fork shows %d reconcile attempts, last at %q; want at least 1, with a time", name,
 				seen.ReconcileAttempts, seen.LastReconciledAt)
 		}
-	}
-}
-
-// eventually polls check until it reports true, failing with its last description after within.
-func eventually(t *testing.T, within time.Duration, what string, check func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		ok, last := check()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s; last seen: %s", within, what, last)
-		}
-		time.Sleep(100 * time.Millisecond) // the poll interval; the deadline bounds the wait
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
+
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 // submitToProvider sends a prompt to the reference adapter's own API (POST /submit), as an agent
@@ -53,6 +55,7 @@ func readTurnBinding(t *testing.T, base, turn string) turnBinding {
 // recovery and commits; an ambiguous proof fails closed; a proof that finds a provider turn
 // another turn of the session is bound to is refused; none of them changes the turn otherwise.
 func TestBindingRecoveryWithTheReferenceAdapter(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	adapter := start(t, "provider-adapter", adapterBin, "-addr", "127.0.0.1:0", "-state", filepath.Join(dir, "adapter.json"))
 	server := start(t, "forkgraph", serverBin, "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "forkgraph.db"),
@@ -89,7 +92,7 @@ func TestBindingRecoveryWithTheReferenceAdapter(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatalf("fork through %s: %+v", turn, errs)
 		}
-		eventually(t, committedWithin, "the fork through "+turn+" to commit", func() (bool, string) {
+		await.State(t, committedWithin, "the fork through "+turn+" to commit", func() (bool, string) {
 			got := readOperation(t, server.base, op.ID)
 			return got.Status == "COMMITTED", fmt.Sprintf("%+v", got)
 		})

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/await"
 	"github.com/forkgraph/forkgraph/store"
 )
 
@@ -39,6 +40,7 @@ func resumeAt(t *testing.T, adapterBase, sessionID, psid string) (int, map[strin
 // session no longer matches its fork (a database changed behind the server, between two runs),
 // refuses to resume it at all, with forkgraph's reason.
 func TestRuntimeVerifiesAForkBeforeResuming(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "forkgraph.db")
 	statePath := filepath.Join(dir, "adapter.json")
@@ -49,7 +51,7 @@ func TestRuntimeVerifiesAForkBeforeResuming(t *testing.T) {
 	var started struct{ ForkSession operation }
 	mustGQL(t, server.base, forkMutation, forkInput("src-resume", turn, "req-resume"), &started)
 	var committed operation
-	eventually(t, committedWithin, "the fork to commit", func() (bool, string) {
+	await.State(t, committedWithin, "the fork to commit", func() (bool, string) {
 		committed = readOperation(t, server.base, started.ForkSession.ID)
 		return committed.Status == "COMMITTED", fmt.Sprintf("%+v", committed)
 	})

@@ -5,12 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 // TestForkWhileAdapterDownIsRetryable: a fork requested while the adapter is down is the
 // retryable PROVIDER_UNAVAILABLE (not FORK_UNSUPPORTED) and creates no operation; retried with the
 // same request id once the adapter is back, it forks once.
 func TestForkWhileAdapterDownIsRetryable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	statePath := filepath.Join(dir, "adapter.json")
 	adapter := start(t, "provider-adapter", adapterBin, "-addr", "127.0.0.1:0", "-state", statePath)
@@ -35,7 +38,7 @@ func TestForkWhileAdapterDownIsRetryable(t *testing.T) {
 	startAdapterOn(t, adapter.addr, "-state", statePath)
 	var started struct{ ForkSession operation }
 	mustGQL(t, server.base, forkMutation, forkInput("src", turn, "req-down"), &started)
-	eventually(t, committedWithin, "the retried fork to commit", func() (bool, string) {
+	await.State(t, committedWithin, "the retried fork to commit", func() (bool, string) {
 		got := readOperation(t, server.base, started.ForkSession.ID)
 		return got.Status == "COMMITTED", fmt.Sprintf("%+v", got)
 	})
@@ -52,6 +55,7 @@ func TestForkWhileAdapterDownIsRetryable(t *testing.T) {
 // operation's error: it says the adapter could not be reached, never its URL, user name,
 // password, host, port or path. The server's log has those details, with the operation id.
 func TestAdapterDownNamesNoAddress(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	adapter := start(t, "provider-adapter", adapterBin, "-addr", "127.0.0.1:0", "-state", filepath.Join(dir, "adapter.json"),
 		"-fork-delay", "10m")
@@ -62,17 +66,17 @@ func TestAdapterDownNamesNoAddress(t *testing.T) {
 	var started struct{ ForkSession operation }
 	mustGQL(t, server.base, forkMutation, forkInput("src", turn, "req-leak"), &started)
 	id := started.ForkSession.ID
-	eventually(t, receivedWithin, "the fork to be in flight", func() (bool, string) {
+	await.State(t, receivedWithin, "the fork to be in flight", func() (bool, string) {
 		got := readOperation(t, server.base, id)
 		return got.Phase == "DISPATCHING", fmt.Sprintf("%+v", got)
 	})
 	adapter.kill(t)
-	eventually(t, unknownWithin, "the fork to become DELIVERY_UNKNOWN", func() (bool, string) {
+	await.State(t, unknownWithin, "the fork to become DELIVERY_UNKNOWN", func() (bool, string) {
 		got := readOperation(t, server.base, id)
 		return got.Status == "UNKNOWN", fmt.Sprintf("%+v", got)
 	})
 	got := reconcileNow(t, server.base, id, "UNKNOWN")
-	eventually(t, receivedWithin, "an attempt while the adapter is down", func() (bool, string) {
+	await.State(t, receivedWithin, "an attempt while the adapter is down", func() (bool, string) {
 		got = reconcileFields(t, server.base, id)
 		return got.ReconcileAttempts > 0, fmt.Sprintf("%+v", got)
 	})

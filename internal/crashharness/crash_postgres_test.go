@@ -22,6 +22,7 @@ const postgresDSNEnv = "FORKGRAPH_TEST_POSTGRES_DSN"
 // them) it takes every one over by the start-up rules, and the provider was called at most once
 // per operation, counted on disk.
 func TestCrashTakeoverOnPostgres(t *testing.T) {
+	t.Parallel() // its own schema and processes
 	dsn := postgresSchema(t)
 	dir := t.TempDir()
 	bin := buildHarness(t, dir)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/testbin"
 	"github.com/forkgraph/forkgraph/store"
 )
 
@@ -24,6 +25,7 @@ const readyDeadline = 2 * time.Minute
 // recovers on the same file in a new process, and checks that nothing was lost, every operation
 // ended where SPEC §2.7 says, and the provider was called at most once per operation.
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel() // its own file and processes
 	dir := t.TempDir()
 	bin := buildHarness(t, dir)
 	dbPath, callsPath := filepath.Join(dir, "crash.db"), filepath.Join(dir, "calls.log")
@@ -67,9 +69,10 @@ func TestCrashRecovery(t *testing.T) {
 func buildHarness(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "crashharness")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build harness: %v\n%s", err, out)
+	ctx, cancel := context.WithTimeout(context.Background(), readyDeadline)
+	defer cancel()
+	if err := testbin.Build(ctx, filepath.Join("..", ".."), "./internal/crashharness", bin); err != nil {
+		t.Fatalf("build harness: %v", err)
 	}
 	return bin
 }

@@ -37,6 +37,7 @@ const restartLimit = 90 * time.Second
 // after it falls due, or after the start of the process that makes the attempt), the adapter
 // found each child, and no fork was sent to the provider twice.
 func TestRestartsKilledWithinTwoSecondsReconcileOnTime(t *testing.T) {
+	t.Parallel() // its own file and processes; the bounds it holds are measured from each start
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/testbin"
 )
 
 // runDeadline bounds one run of the binary that is expected to exit by itself.
@@ -31,7 +33,7 @@ func TestMain(m *testing.M) {
 	}
 	serverBin = filepath.Join(dir, "forkgraph")
 	code := 1
-	if err := goBuild(serverBin); err != nil {
+	if err := buildServer(serverBin); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	} else {
 		code = m.Run()
@@ -43,17 +45,22 @@ func TestMain(m *testing.M) {
 // buildDeadline bounds one build of the server (the machine may be busy with other builds).
 const buildDeadline = 10 * time.Minute
 
-// goBuild builds the server into bin with extra `go build` arguments.
-func goBuild(bin string, extra ...string) error {
+// buildServer puts the server at bin, linked once per source tree and taken from Go's build
+// cache after that (internal/testbin).
+func buildServer(bin string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), buildDeadline)
 	defer cancel()
-	args := append(append([]string{"build"}, extra...), "-o", bin, ".")
-	cmd := inGroup(exec.CommandContext(ctx, "go", args...))
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	return testbin.Build(ctx, repoRoot, ".", bin)
+}
+
+// absRoot is repoRoot as an absolute path, which names this tree in testbin's keys.
+func absRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return nil
+	return root
 }
 
 // command is a tool run in dir for at most buildDeadline, in a process group of its own that is

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/testbin"
 )
 
 // twoInstancesDeadline bounds the README's two-instance run: a cluster to start, a build, two
@@ -57,6 +59,12 @@ func TestReadmeTwoInstancesFromAScript(t *testing.T) {
 	}
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
+	// The script's go build runs as the README writes it. Seeded with the binary TestMain's same
+	// build left (internal/testbin), it finds it up to date and links nothing.
+	keptAs := testbin.Key(absRoot(t), ".")
+	if err := testbin.Seed(keptAs, bin); err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +93,10 @@ func TestReadmeTwoInstancesFromAScript(t *testing.T) {
 		}
 		_ = os.RemoveAll(runDir)
 	})
+
+	if err := testbin.Keep(keptAs, bin); err != nil { // built: both instances run it
+		t.Error(err)
+	}
 
 	a, b := "http://127.0.0.1:"+portA, "http://127.0.0.1:"+portB
 	awaitHealthy(t, a, runDir+"/a.log")

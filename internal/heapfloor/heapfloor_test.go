@@ -1,11 +1,14 @@
 package heapfloor
 
 import (
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 func TestPercent(t *testing.T) {
@@ -57,13 +60,13 @@ func churn(n int) uint64 {
 // waitFor polls cond while finalizers run, failing after two seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(2 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (GOGC now %d)", what, gogc())
+	await.State(t, 2*time.Second, what, func() (bool, string) {
+		if cond() {
+			return true, ""
 		}
 		runtime.GC()
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("GOGC now %d", gogc())
+	})
 }
 
 func TestFloorCutsCollectionsAndStopRestores(t *testing.T) {

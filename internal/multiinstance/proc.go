@@ -13,24 +13,25 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/testbin"
 )
 
 // StartTimeout bounds how long a server may take to print its listening line: generous, because
 // the first start migrates the schema and two cores are shared with everything else.
 const StartTimeout = 60 * time.Second
 
-// Build compiles the server in repoRoot into dir and returns the binary's path. With race the
+// Build puts the server of repoRoot in dir and returns the binary's path; it is linked once per
+// source tree and taken from Go's build cache after that (internal/testbin). With race the
 // server is built with the race detector, which then reports to the instance's log (DataRace).
 func Build(ctx context.Context, repoRoot, dir string, race bool) (string, error) {
 	bin := filepath.Join(dir, "forkgraph")
-	args := []string{"build", "-o", bin}
+	var flags []string
 	if race {
-		args = append(args, "-race")
+		flags = append(flags, "-race")
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, ".")...)
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build server in %s: %w\n%s", repoRoot, err, out)
+	if err := testbin.Build(ctx, repoRoot, ".", bin, flags...); err != nil {
+		return "", fmt.Errorf("build server in %s: %w", repoRoot, err)
 	}
 	return bin, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/forkgraph/forkgraph/internal/await"
 	"github.com/forkgraph/forkgraph/internal/server"
 	"github.com/forkgraph/forkgraph/internal/servertest"
 	"github.com/forkgraph/forkgraph/internal/testissuer"
@@ -279,11 +280,11 @@ func TestTokensFileReloadsOnSIGHUP(t *testing.T) {
 
 	writeTokens(t, path, "alice "+alicesToken+" demo read,ingest\ncarol "+carolsToken+" demo read\n")
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
-	servertest.Await(t, 5*time.Second, "carol's token is accepted", func() bool { return carol.Do(`{ viewer { subject } }`, nil, nil) == nil })
+	await.Until(t, 5*time.Second, "carol's token is accepted", func() bool { return carol.Do(`{ viewer { subject } }`, nil, nil) == nil })
 
 	writeTokens(t, path, "carol "+carolsToken+" demo read\nnot a valid line\n")
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
-	servertest.Await(t, 5*time.Second, "the refusal is logged", func() bool { return strings.Contains(logs.String(), "tokens file refused") })
+	await.Until(t, 5*time.Second, "the refusal is logged", func() bool { return strings.Contains(logs.String(), "tokens file refused") })
 	alice := servertest.Client{T: t, Base: base, Token: alicesToken}
 	var who struct{ Viewer struct{ Subject string } }
 	alice.Must(`{ viewer { subject } }`, nil, &who)

@@ -16,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/forkgraph/forkgraph/internal/await"
 	"github.com/forkgraph/forkgraph/internal/servertest"
 )
 
@@ -84,7 +85,7 @@ func runWorkload(t *testing.T, c servertest.Client) workload {
 func awaitMetric(t *testing.T, base, name string, want map[string]string, value float64) map[string]*dto.MetricFamily {
 	t.Helper()
 	var families map[string]*dto.MetricFamily
-	servertest.Await(t, 10*time.Second, fmt.Sprintf("%s%v reaches %v", name, want, value), func() bool {
+	await.Until(t, 10*time.Second, fmt.Sprintf("%s%v reaches %v", name, want, value), func() bool {
 		_, families = scrape(t, base)
 		return sample(families, name, want) >= value
 	})

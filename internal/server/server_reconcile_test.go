@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/forkgraph/forkgraph/internal/await"
 	"github.com/forkgraph/forkgraph/internal/servertest"
 )
 
@@ -32,7 +33,7 @@ func TestServerReconcilesUnknownDeliveriesInTheBackground(t *testing.T) {
 		Lineage           *struct{ SourceTurnID string }
 	}
 	var seen []string
-	servertest.Await(t, 30*time.Second, "the fork commits", func() bool { // polling a real server over HTTP
+	await.Until(t, 30*time.Second, "the fork commits", func() bool { // polling a real server over HTTP
 		var got struct{ ForkOperation state }
 		api.Must(`query($id: ID!) { forkOperation(workspaceId: "w", id: $id) { phase reconcileAttempts lineage { sourceTurnId } } }`,
 			map[string]any{"id": start.ForkSession.ID}, &got)

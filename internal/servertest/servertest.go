@@ -134,22 +134,6 @@ func (s *Server) Client(t *testing.T, token string) Client {
 	return Client{T: t, Base: s.URL, Token: token}
 }
 
-// Await polls ok until it holds, failing t with what after limit: the bounded wait for a
-// condition a test cannot be told of by an event (a metric, a state read over HTTP). The polls
-// start 10 ms apart and back off to 100 ms, so a long wait does not load the server it watches.
-func Await(t testing.TB, limit time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	interval := 10 * time.Millisecond
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, limit)
-		}
-		time.Sleep(interval) // the poll's pace, not a guess at how long the condition takes
-		interval = min(interval*3/2, 100*time.Millisecond)
-	}
-}
-
 // PostgresDSNEnv names the variable holding the PostgreSQL test cluster's URL
 // (scripts/start-postgres.sh prints it; scripts/test-postgres.sh sets it).
 const PostgresDSNEnv = "FORKGRAPH_TEST_POSTGRES_DSN"
