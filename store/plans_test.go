@@ -87,8 +87,8 @@ func planCases() []planCase {
 				err = errors.New("the prefix of s002 through its own turn was left to the walk")
 			}
 			return err
-		}, sqlite: []string{"messages_typed_by_session (workspace_id=? AND session_id=?)", "sqlite_autoindex_history_segments_1 (workspace_id=? AND session_id=?)"},
-			postgres: []string{"messages_typed_by_session", "history_segments_pkey"}},
+		}, sqlite: []string{"messages_typed_by_session (workspace_id=? AND session_id=?)", "history_segments_by_range (workspace_id=? AND session_id=?)"},
+			postgres: []string{"messages_typed_by_session", "history_segments_by_range"}},
 		{name: "ProviderTurnOwner", read: func(ctx context.Context, db *DB) error {
 			_, err := db.ProviderTurnOwner(ctx, "ws", "big", "pt-big-t1", "big-t2")
 			if errors.Is(err, forkengine.ErrNotFound) {
