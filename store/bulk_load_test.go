@@ -114,6 +114,22 @@ func dumpForCompare(t *testing.T, db *DB) map[string][]string {
 	return out
 }
 
+// touchSessions retitles two sessions of bulkFixture's first part, as both sides of
+// testBulkLoadMatchesUpdate do.
+func touchSessions(ctx context.Context, tx forkengine.Tx) error {
+	for _, id := range []string{"s01", "s06"} {
+		s, err := tx.GetSession(ctx, "ws", id)
+		if err != nil {
+			return err
+		}
+		s.Title = "Touched again " + s.Title
+		if err := tx.UpsertSession(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // testBulkLoadMatchesUpdate: a dataset loaded with BulkLoad leaves the database as the same
 // writes through Update do, index and counts included, also when the load touches sessions that
 // Update indexed before it; and the loaded sessions are found by search.
@@ -130,31 +146,9 @@ func testBulkLoadMatchesUpdate(t *testing.T, newConfig func(testing.TB) Config) 
 			return err
 		}
 		// Touch sessions the first Update indexed: their documents are rebuilt whole.
-		for _, id := range []string{"s01", "s06"} {
-			s, err := tx.GetSession(ctx, "ws", id)
-			if err != nil {
-				return err
-			}
-			s.Title = "Touched again " + s.Title
-			if err := tx.UpsertSession(ctx, s); err != nil {
-				return err
-			}
-		}
-		return nil
+		return touchSessions(ctx, tx)
 	}))
-	require.NoError(t, updated.Update(ctx, func(tx forkengine.Tx) error {
-		for _, id := range []string{"s01", "s06"} {
-			s, err := tx.GetSession(ctx, "ws", id)
-			if err != nil {
-				return err
-			}
-			s.Title = "Touched again " + s.Title
-			if err := tx.UpsertSession(ctx, s); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
+	require.NoError(t, updated.Update(ctx, func(tx forkengine.Tx) error { return touchSessions(ctx, tx) }))
 	want, got := dumpForCompare(t, updated), dumpForCompare(t, loaded)
 	require.NotEmpty(t, want["terms"])
 	for name := range want {
