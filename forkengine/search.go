@@ -152,3 +152,17 @@ type SearchCount struct {
 	N          int
 	LowerBound bool
 }
+
+// CountOfFirstPage is the count of a bounded search that this page answers itself: a short first
+// page (forward, from no cursor, at most size sessions) examined the same index rows CountSearch
+// counts among (the lead word's first scan rows, or all of them) and found every match in them,
+// so the count is the page's, and a lower bound when the read stopped at its bound (Reached). ok
+// is false for a full page or another page, and for one word without kind or provider, whose
+// count is exact and O(1) from the word counts, not bounded.
+func (p SearchPage) CountOfFirstPage(f SessionFilter, size int, from PageCursor, backward bool) (SearchCount, bool) {
+	if len(f.Search) == 0 || (len(f.Search) == 1 && f.Kind == "" && f.Provider == "") ||
+		!from.IsZero() || backward || len(p.Sessions) > size {
+		return SearchCount{}, false
+	}
+	return SearchCount{N: len(p.Sessions), LowerBound: !p.Reached.IsZero()}, true
+}

@@ -37,31 +37,17 @@ func (c *SessionConnection) KnowCount(sc forkengine.SearchCount) {
 	c.count.once.Do(func() { c.count.c = sc })
 }
 
-// SearchCountOfFirstPage is the count of a bounded search whose first page (forward, from no
-// cursor) was short: the read examined the same index rows CountSearch counts among (the
-// lead word's first scan rows, or all of them), and found every match in them, so the count is
-// the page's and it is a lower bound when the read stopped at its bound. ok is false for a full
-// page or another page, and for one word without kind or provider, whose count is exact and
-// O(1) from the word counts, not bounded.
-func SearchCountOfFirstPage(f forkengine.SessionFilter, read forkengine.SearchPage, page Page, cursor forkengine.PageCursor) (forkengine.SearchCount, bool) {
-	if len(f.Search) == 0 || (len(f.Search) == 1 && f.Kind == "" && f.Provider == "") ||
-		!cursor.IsZero() || page.Backward || len(read.Sessions) > page.Size {
-		return forkengine.SearchCount{}, false
-	}
-	return forkengine.SearchCount{N: len(read.Sessions), LowerBound: !read.Reached.IsZero()}, true
-}
-
 // SearchConnectionFrom is SessionConnectionFrom for a page read by a bounded search: when the
 // read stopped at its bound (read.Reached) the page says more follow on the side it was read
 // towards and its cursor there is the position reached, so a client that pages on continues
 // from it and reaches every match. A page without edges then has both cursors at the position.
 //
-// A short first page also knows the connection's count (SearchCountOfFirstPage): totalCount of
+// A short first page also knows the connection's count (forkengine.SearchPage.CountOfFirstPage): totalCount of
 // a search of several words then costs no second walk of the rows the page walked, the worst
 // case of a search page ("half odd" in bench/search: two common words that never meet).
 func SearchConnectionFrom(workspaceID string, f forkengine.SessionFilter, read forkengine.SearchPage, page Page, cursor forkengine.PageCursor, rel Relations) *SessionConnection {
 	conn := SessionConnectionFrom(workspaceID, f, read.Sessions, page, rel)
-	if sc, ok := SearchCountOfFirstPage(f, read, page, cursor); ok {
+	if sc, ok := read.CountOfFirstPage(f, page.Size, cursor, page.Backward); ok {
 		conn.KnowCount(sc)
 	}
 	if read.Reached.IsZero() {

@@ -43,7 +43,6 @@ import (
 	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/models"
 	"github.com/forkgraph/forkgraph/store"
 )
 
@@ -412,7 +411,7 @@ func queries(db *store.DB, scan int) []query {
 					return err
 				}
 				// As the resolver: a short first page is its own count.
-				n, known := models.SearchCountOfFirstPage(f, got, models.Page{Size: page}, forkengine.PageCursor{})
+				n, known := got.CountOfFirstPage(f, page, forkengine.PageCursor{}, false)
 				if !known {
 					n, err = db.CountSearch(ctx, workspace, f, scan)
 				}
