@@ -11,7 +11,7 @@ import (
 )
 
 // boundaryScenarioTests are the reference's §9 store scenarios about the boundary turn and the
-// source while it is forked (47, 48, 49, 53, 55), run by an engine over the store under test so
+// source while it is forked (47, 48, 49, 53, 55, 57), run by an engine over the store under test so
 // each holds on the in-memory store, SQLite and PostgreSQL. Each name is the scenario's given /
 // when / then.
 func boundaryScenarioTests() map[string]storeTest {
@@ -135,6 +135,33 @@ func boundaryScenarioTests() map[string]storeTest {
 			require.NoError(t, err)
 			require.Equal(t, "123 (2)", target.Title, "the title was frozen at prepare")
 			require.Equal(t, 1, r.driver.ForkCalls())
+		},
+		// 57. Given the source has work pending (a running turn with its submit claim, a pending
+		// permission of that turn, and a fork of an earlier turn whose delivery is unknown and
+		// waits for reconciliation), when turn-7 is forked, then prepare is not blocked and the
+		// fork commits: forkgraph requires no quiescence (the reference's goal and runtime ops
+		// have no counterpart here).
+		"Scenario57_GivenPendingWorkOnTheSource_WhenForked_ThenQuiescenceIsNotRequired": func(t *testing.T, s forkengine.Store) {
+			r := newScenarioRig(t, s)
+			r.source()
+			r.turn("turn-6", forkengine.PhaseSettled, true, nil)
+			r.driver.QueueFork(ForkStep{Result: forkengine.ForkResult{Disposition: forkengine.DispositionUnknown, Error: "lost"}})
+			unknown, err := r.fork("request-unknown", "turn-6")
+			require.NoError(t, err)
+			require.Equal(t, forkengine.StatusUnknown, r.process(unknown).Status)
+			r.turn("turn-7", forkengine.PhaseSettled, true, nil)
+			r.turn("turn-8", forkengine.PhaseRunning, false, submitClaim("opaque-submit-8"))
+			_, err = r.engine.ReportInteraction(r.ctx, forkengine.InteractionReport{WorkspaceID: scenarioWS, SessionID: scenarioSource,
+				TurnID: "turn-8", RequestID: "perm-1", Kind: forkengine.InteractionPermission,
+				Prompt: json.RawMessage(`{"command":"rm -rf build"}`), State: forkengine.InteractionPending})
+			require.NoError(t, err)
+
+			op, err := r.fork("request-1", "turn-7")
+			require.NoError(t, err, "nothing pending blocks prepare")
+			op = r.process(op)
+
+			require.Equal(t, forkengine.StatusCommitted, op.Status, op.Error)
+			require.Equal(t, 2, r.operations())
 		},
 		// 55. Given a fork of turn-7 the provider is answering, when the source is changed under
 		// it, then the commit uses the frozen prefix (a message added to turn-7 since is not
