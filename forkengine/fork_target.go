@@ -66,9 +66,12 @@ func (in *TargetInput) frozen() bool {
 
 // ForkTarget is the target's settings and context as frozen at prepare: what the child gets.
 type ForkTarget struct {
-	Cwd             string          `json:"cwd"`
-	Model           string          `json:"model"`
-	Settings        json.RawMessage `json:"settings"`
+	Cwd      string          `json:"cwd"`
+	Model    string          `json:"model"`
+	Settings json.RawMessage `json:"settings"`
+	// PreparedContext becomes the child's RuntimeContext. Its Go name is its own so that the
+	// session field is spelled in its five places only (scripts/check-field-places.sh); its JSON
+	// name is the wire's and the stored operations', and stays.
 	PreparedContext json.RawMessage `json:"runtimeContext,omitempty"`
 }
 
