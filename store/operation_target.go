@@ -38,7 +38,7 @@ func decodeTarget(op *forkengine.ForkOperation, column *string) error {
 	if err := json.Unmarshal([]byte(*column), &t); err != nil {
 		return fmt.Errorf("decode target of operation %s: %w", op.ID, err)
 	}
-	t.Settings, t.RuntimeContext = nullToNil(t.Settings), nullToNil(t.RuntimeContext)
+	t.Settings, t.PreparedContext = nullToNil(t.Settings), nullToNil(t.PreparedContext)
 	op.Target = &t
 	return nil
 }

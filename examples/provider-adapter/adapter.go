@@ -190,7 +190,7 @@ func (a *adapter) childSession(id string, req forkRequest) providerSession {
 	return providerSession{ID: id, ParentID: req.Source.ProviderSessionID,
 		ThroughProviderTurnID: req.ThroughTurn.ProviderTurnID, PrefixTurns: req.PrefixTurns, Title: req.TargetTitle,
 		WorkspaceID: req.WorkspaceID, RequestID: req.RequestID, OperationID: req.OperationID, CreatedAt: a.now(),
-		Model: req.Target.Model, Cwd: req.Target.Cwd, Settings: req.Target.Settings, RuntimeContext: req.Target.RuntimeContext}
+		Model: req.Target.Model, Cwd: req.Target.Cwd, Settings: req.Target.Settings, PreparedContext: req.Target.PreparedContext}
 }
 
 // childID draws a fresh provider session id, never the source's or one already taken.

@@ -154,7 +154,7 @@ func TestForkKeepsTheTargetButNotTheEnvironment(t *testing.T) {
 	ta := newTestAdapter(t, "", 0)
 	req := forkOf("r1")
 	req.Target = wireTarget{Cwd: "/prepared", Model: "gpt-b", Settings: json.RawMessage(`{"model":"gpt-b"}`),
-		RuntimeContext: json.RawMessage(`{"isolation":{"mode":"worktree","worktreeId":"worktree-1"}}`)}
+		PreparedContext: json.RawMessage(`{"isolation":{"mode":"worktree","worktreeId":"worktree-1"}}`)}
 	req.Environment = []environmentVariable{{Name: "API_TOKEN", Value: "env-marker-5f2c"}}
 	req.ProviderTargetRef = "ref-marker-9d1e"
 	_, res := ta.fork(t, req)
@@ -163,7 +163,7 @@ func TestForkKeepsTheTargetButNotTheEnvironment(t *testing.T) {
 	}
 	child := ta.onDisk(t).Sessions[res.ProviderSessionID]
 	var settings, context map[string]any
-	if json.Unmarshal(child.Settings, &settings) != nil || json.Unmarshal(child.RuntimeContext, &context) != nil {
+	if json.Unmarshal(child.Settings, &settings) != nil || json.Unmarshal(child.PreparedContext, &context) != nil {
 		t.Fatalf("child session %+v", child)
 	}
 	isolation, _ := context["isolation"].(map[string]any)

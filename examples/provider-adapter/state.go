@@ -64,10 +64,10 @@ type providerSession struct {
 	CreatedAt             time.Time `json:"createdAt"`
 	// The child's settings and context as forkgraph froze them; a real provider starts the
 	// child's agent with them (and with the request's environment, which it keeps nowhere).
-	Model          string          `json:"model,omitempty"`
-	Cwd            string          `json:"cwd,omitempty"`
-	Settings       json.RawMessage `json:"settings,omitempty"`
-	RuntimeContext json.RawMessage `json:"runtimeContext,omitempty"`
+	Model           string          `json:"model,omitempty"`
+	Cwd             string          `json:"cwd,omitempty"`
+	Settings        json.RawMessage `json:"settings,omitempty"`
+	PreparedContext json.RawMessage `json:"preparedContext,omitempty"`
 }
 
 // Request outcomes.

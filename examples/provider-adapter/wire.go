@@ -81,10 +81,10 @@ type forkRequest struct {
 
 // wireTarget is the child's frozen settings and context.
 type wireTarget struct {
-	Cwd            string          `json:"cwd"`
-	Model          string          `json:"model"`
-	Settings       json.RawMessage `json:"settings"`
-	RuntimeContext json.RawMessage `json:"runtimeContext,omitempty"`
+	Cwd             string          `json:"cwd"`
+	Model           string          `json:"model"`
+	Settings        json.RawMessage `json:"settings"`
+	PreparedContext json.RawMessage `json:"runtimeContext,omitempty"`
 }
 
 type environmentVariable struct {

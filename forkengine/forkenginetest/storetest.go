@@ -57,6 +57,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) forkengine.Store) {
 		{"AuditMessages", auditTests()},
 		{"RemapClosed", remapClosedTests()},
 		{"Prefix", prefixTests()},
+		{"BoundaryScenarios", boundaryScenarioTests()},
 		{"RuntimeContext", runtimeContextTests()},
 	}
 	// Every subtest has a store of its own, so they all run in parallel (River's driver suite is

@@ -51,7 +51,7 @@ func runtimeContextTests() map[string]storeTest {
 			child := r.child(op)
 			require.Equal(t, "/tmp/source-worktree", child.Cwd)
 			require.JSONEq(t, worktree, string(child.RuntimeContext))
-			require.JSONEq(t, worktree, string(r.driver.ForkRequests()[0].Target.RuntimeContext), "the driver prepares the same")
+			require.JSONEq(t, worktree, string(r.driver.ForkRequests()[0].Target.PreparedContext), "the driver prepares the same")
 		},
 		// 12. Given a source context and a prepared context with snapshot and title facts, when
 		// forked, then the child has the prepared context, whole, and the source keeps its own.
@@ -62,7 +62,7 @@ func runtimeContextTests() map[string]storeTest {
 			r.turn("turn-7", forkengine.PhaseSettled, true, nil)
 			prepared := `{"runtimeSnapshotVersion":2,"titleEstablished":true}`
 			op, err := r.forkWith("request-1", "turn-7", &forkengine.TargetInput{Cwd: strPtr("/prepared-project"),
-				RuntimeContext: json.RawMessage(prepared)})
+				PreparedContext: json.RawMessage(prepared)})
 			require.NoError(t, err)
 			require.Equal(t, forkengine.StatusCommitted, r.process(op).Status)
 			require.JSONEq(t, prepared, string(r.child(op).RuntimeContext))

@@ -28,13 +28,13 @@ func targetTests() map[string]storeTest {
 			r.turn("turn-7", forkengine.PhaseSettled, true, nil)
 			rc := `{"isolation":{"mode":"worktree","worktreeId":"worktree-1"},"runtimeSnapshotVersion":3}`
 			op, err := r.forkWith("request-1", "turn-7", &forkengine.TargetInput{
-				Cwd: strPtr(" /tmp/source-worktree "), RuntimeContext: json.RawMessage(rc)})
+				Cwd: strPtr(" /tmp/source-worktree "), PreparedContext: json.RawMessage(rc)})
 			require.NoError(t, err)
 			stored, err := s.GetOperation(r.ctx, scenarioWS, op.ID)
 			require.NoError(t, err)
 			require.NotNil(t, stored.Target)
 			require.Equal(t, "/tmp/source-worktree", stored.Target.Cwd)
-			require.JSONEq(t, rc, string(stored.Target.RuntimeContext))
+			require.JSONEq(t, rc, string(stored.Target.PreparedContext))
 			committed := r.process(op)
 			require.Equal(t, forkengine.StatusCommitted, committed.Status)
 			sent := r.driver.ForkRequests()[0].Target
@@ -42,7 +42,7 @@ func targetTests() map[string]storeTest {
 			var facts struct {
 				Isolation struct{ Mode, WorktreeID string } `json:"isolation"`
 			}
-			require.NoError(t, json.Unmarshal(sent.RuntimeContext, &facts))
+			require.NoError(t, json.Unmarshal(sent.PreparedContext, &facts))
 			require.Equal(t, "worktree", facts.Isolation.Mode)
 			require.Equal(t, "worktree-1", facts.Isolation.WorktreeID)
 			require.Equal(t, "/tmp/source-worktree", r.child(op).Cwd)
@@ -55,14 +55,14 @@ func targetTests() map[string]storeTest {
 			r.targetSource(`{}`)
 			r.turn("turn-7", forkengine.PhaseSettled, true, nil)
 			op, err := r.forkWith("request-1", "turn-7", &forkengine.TargetInput{Cwd: strPtr("/prepared-project"),
-				RuntimeContext: json.RawMessage(`{"runtimeSnapshotVersion":2,"titleEstablished":true}`)})
+				PreparedContext: json.RawMessage(`{"runtimeSnapshotVersion":2,"titleEstablished":true}`)})
 			require.NoError(t, err)
 			r.process(op)
 			child := r.child(op)
 			require.Equal(t, "/prepared-project", child.Cwd)
 			got, err := r.engine.Operation(r.ctx, scenarioWS, op.ID)
 			require.NoError(t, err)
-			require.JSONEq(t, `{"runtimeSnapshotVersion":2,"titleEstablished":true}`, string(got.Target.RuntimeContext))
+			require.JSONEq(t, `{"runtimeSnapshotVersion":2,"titleEstablished":true}`, string(got.Target.PreparedContext))
 		},
 		// 38. Given a historical source, when it is forked with prepared values, then the one
 		// prepared identity is used throughout: the driver's request carries the frozen target,
@@ -180,26 +180,26 @@ func targetTests() map[string]storeTest {
 			r.targetSource(`{}`)
 			r.turn("turn-7", forkengine.PhaseSettled, true, nil)
 			first, err := r.forkWith("request-1", "turn-7", &forkengine.TargetInput{Cwd: strPtr("/a"),
-				RuntimeContext: json.RawMessage(`{"a":1,"b":2}`),
-				Settings:       &forkengine.SettingsOverlay{Model: strPtr("gpt-b"), BrowserUse: json.RawMessage(`{"x":1,"y":2}`)}})
+				PreparedContext: json.RawMessage(`{"a":1,"b":2}`),
+				Settings:        &forkengine.SettingsOverlay{Model: strPtr("gpt-b"), BrowserUse: json.RawMessage(`{"x":1,"y":2}`)}})
 			require.NoError(t, err)
 			ops := r.operations()
 			for name, other := range map[string]*forkengine.TargetInput{
 				"no target":           nil,
-				"another model":       {Cwd: strPtr("/a"), RuntimeContext: json.RawMessage(`{"a":1,"b":2}`), Settings: &forkengine.SettingsOverlay{Model: strPtr("gpt-c"), BrowserUse: json.RawMessage(`{"x":1,"y":2}`)}},
-				"browserUse removed":  {Cwd: strPtr("/a"), RuntimeContext: json.RawMessage(`{"a":1,"b":2}`), Settings: &forkengine.SettingsOverlay{Model: strPtr("gpt-b")}},
-				"another cwd":         {Cwd: strPtr("/b"), RuntimeContext: json.RawMessage(`{"a":1,"b":2}`), Settings: &forkengine.SettingsOverlay{Model: strPtr("gpt-b"), BrowserUse: json.RawMessage(`{"x":1,"y":2}`)}},
-				"another context":     {Cwd: strPtr("/a"), RuntimeContext: json.RawMessage(`{"a":1}`), Settings: &forkengine.SettingsOverlay{Model: strPtr("gpt-b"), BrowserUse: json.RawMessage(`{"x":1,"y":2}`)}},
-				"settings without it": {Cwd: strPtr("/a"), RuntimeContext: json.RawMessage(`{"a":1,"b":2}`)},
+				"another model":       {Cwd: strPtr("/a"), PreparedContext: json.RawMessage(`{"a":1,"b":2}`), Settings: &forkengine.SettingsOverlay{Model: strPtr("gpt-c"), BrowserUse: json.RawMessage(`{"x":1,"y":2}`)}},
+				"browserUse removed":  {Cwd: strPtr("/a"), PreparedContext: json.RawMessage(`{"a":1,"b":2}`), Settings: &forkengine.SettingsOverlay{Model: strPtr("gpt-b")}},
+				"another cwd":         {Cwd: strPtr("/b"), PreparedContext: json.RawMessage(`{"a":1,"b":2}`), Settings: &forkengine.SettingsOverlay{Model: strPtr("gpt-b"), BrowserUse: json.RawMessage(`{"x":1,"y":2}`)}},
+				"another context":     {Cwd: strPtr("/a"), PreparedContext: json.RawMessage(`{"a":1}`), Settings: &forkengine.SettingsOverlay{Model: strPtr("gpt-b"), BrowserUse: json.RawMessage(`{"x":1,"y":2}`)}},
+				"settings without it": {Cwd: strPtr("/a"), PreparedContext: json.RawMessage(`{"a":1,"b":2}`)},
 			} {
 				_, err := r.forkWith("request-1", "turn-7", other)
 				requireReason(t, err, forkengine.CodeForkConflict, forkengine.ReasonRequestConflict)
 				require.Equal(t, ops, r.operations(), name)
 			}
 			same, err := r.forkWith("request-1", "turn-7", &forkengine.TargetInput{Cwd: strPtr(" /a\n"),
-				RuntimeContext: json.RawMessage(`{ "b": 2, "a": 1 }`),
-				Settings:       &forkengine.SettingsOverlay{Model: strPtr("gpt-b"), BrowserUse: json.RawMessage(`{"y":2,"x":1}`)},
-				Environment:    []forkengine.EnvironmentVariable{{Name: "TOKEN", Value: "another"}}, ProviderTargetRef: "elsewhere"})
+				PreparedContext: json.RawMessage(`{ "b": 2, "a": 1 }`),
+				Settings:        &forkengine.SettingsOverlay{Model: strPtr("gpt-b"), BrowserUse: json.RawMessage(`{"y":2,"x":1}`)},
+				Environment:     []forkengine.EnvironmentVariable{{Name: "TOKEN", Value: "another"}}, ProviderTargetRef: "elsewhere"})
 			require.NoError(t, err)
 			require.Equal(t, first.ID, same.ID)
 			require.Equal(t, ops, r.operations())
@@ -229,9 +229,9 @@ func targetTests() map[string]storeTest {
 				"computerUse two":       {&forkengine.TargetInput{Settings: &forkengine.SettingsOverlay{ComputerUse: json.RawMessage(`1 2`)}}, forkengine.ReasonInvalidTarget},
 				"NUL in cwd":            {&forkengine.TargetInput{Cwd: strPtr("/a\x00b")}, forkengine.ReasonInvalidText},
 				"cwd too long":          {&forkengine.TargetInput{Cwd: strPtr("/" + strings.Repeat("a", forkengine.MaxTextLength))}, forkengine.ReasonInvalidTarget},
-				"context trailing":      {&forkengine.TargetInput{RuntimeContext: json.RawMessage(`{"a":1} }`)}, forkengine.ReasonInvalidTarget},
-				"context not an object": {&forkengine.TargetInput{RuntimeContext: json.RawMessage(`[1]`)}, forkengine.ReasonInvalidTarget},
-				"context too large":     {&forkengine.TargetInput{RuntimeContext: json.RawMessage(append(big, ' '))}, forkengine.ReasonInvalidTarget},
+				"context trailing":      {&forkengine.TargetInput{PreparedContext: json.RawMessage(`{"a":1} }`)}, forkengine.ReasonInvalidTarget},
+				"context not an object": {&forkengine.TargetInput{PreparedContext: json.RawMessage(`[1]`)}, forkengine.ReasonInvalidTarget},
+				"context too large":     {&forkengine.TargetInput{PreparedContext: json.RawMessage(append(big, ' '))}, forkengine.ReasonInvalidTarget},
 				"env name":              {&forkengine.TargetInput{Environment: []forkengine.EnvironmentVariable{{Name: "1X", Value: "v"}}}, forkengine.ReasonInvalidTarget},
 				"env twice":             {&forkengine.TargetInput{Environment: []forkengine.EnvironmentVariable{{Name: "X", Value: "1"}, {Name: "X", Value: "2"}}}, forkengine.ReasonInvalidTarget},
 				"env NUL":               {&forkengine.TargetInput{Environment: []forkengine.EnvironmentVariable{{Name: "X", Value: "a\x00"}}}, forkengine.ReasonInvalidTarget},

@@ -142,7 +142,7 @@ func TestForkSendsTheTarget(t *testing.T) {
 	})
 	req := forkRequest()
 	req.Target = forkengine.ForkTarget{Cwd: "/prepared", Model: "gpt-b", Settings: json.RawMessage(`{"model":"gpt-b"}`),
-		RuntimeContext: json.RawMessage(`{"isolation":{"mode":"worktree","worktreeId":"worktree-1"}}`)}
+		PreparedContext: json.RawMessage(`{"isolation":{"mode":"worktree","worktreeId":"worktree-1"}}`)}
 	req.Environment = []forkengine.EnvironmentVariable{{Name: "TOKEN", Value: "v"}}
 	req.ProviderTargetRef = "ref-1"
 	if _, err := d.Fork(context.Background(), req); err != nil {

@@ -82,10 +82,10 @@ type forkRequest struct {
 }
 
 type wireTarget struct {
-	Cwd            string          `json:"cwd"`
-	Model          string          `json:"model"`
-	Settings       json.RawMessage `json:"settings"`
-	RuntimeContext json.RawMessage `json:"runtimeContext,omitempty"`
+	Cwd             string          `json:"cwd"`
+	Model           string          `json:"model"`
+	Settings        json.RawMessage `json:"settings"`
+	PreparedContext json.RawMessage `json:"runtimeContext,omitempty"`
 }
 
 type forkResponse struct {
@@ -185,7 +185,7 @@ func toWireTarget(t forkengine.ForkTarget) wireTarget {
 	if len(settings) == 0 {
 		settings = json.RawMessage("{}")
 	}
-	return wireTarget{Cwd: t.Cwd, Model: t.Model, Settings: settings, RuntimeContext: t.RuntimeContext}
+	return wireTarget{Cwd: t.Cwd, Model: t.Model, Settings: settings, PreparedContext: t.PreparedContext}
 }
 
 func toWireDescriptor(d forkengine.Descriptor) wireDescriptor {
