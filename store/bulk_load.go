@@ -205,7 +205,7 @@ func (tx *txn) flushBulkIndex(ctx context.Context) error {
 		added := map[termClass]int64{}
 		for batch := range slices.Chunk(rows, bulkTermBatch) {
 			var b strings.Builder
-			b.WriteString(termsTable.insertInto() + " VALUES ")
+			b.WriteString(insertTermsSQL + " VALUES ")
 			args := make([]any, 0, 6*len(batch))
 			for i, r := range batch {
 				if i > 0 {

@@ -68,7 +68,10 @@ func (q queries) attachSnapshots(ctx context.Context, ops []forkengine.ForkOpera
 }
 
 // snapshotReads are the columns a read of snapshots by operation takes.
-var snapshotReads = snapshotsTable.only("operation_id", "snapshot")
+var (
+	snapshotReads      = snapshotsTable.only("operation_id", "snapshot")
+	selectSnapshotsSQL = snapshotReads.selectSQL() + " WHERE workspace_id = ? AND operation_id IN "
+)
 
 // loadSnapshots reads and decodes the stored snapshots of ids; every one must exist.
 func (q queries) loadSnapshots(ctx context.Context, ws string, ids []string, found func(id string, s forkengine.Snapshot)) error {
@@ -76,7 +79,7 @@ func (q queries) loadSnapshots(ctx context.Context, ws string, ids []string, fou
 	var row snapshotRow
 	var decodeErr error
 	n := 0
-	err := scanEach(ctx, q, snapshotReads.selectSQL()+" WHERE workspace_id = ? AND operation_id IN "+in,
+	err := scanEach(ctx, q, selectSnapshotsSQL+in,
 		args, snapshotReads.targets(&row), func() {
 			n++
 			if decodeErr != nil {

@@ -234,6 +234,15 @@ type termClass struct {
 	class int64
 }
 
+// The parts of the index's writes taken from the descriptions, built once: a write runs per
+// message.
+var (
+	insertTermsSQL      = termsTable.insertInto()
+	addTermSourceSQL    = termsTable.onConflict("sources = session_terms.sources + ") // and the source's bit
+	insertTermCountsSQL = termCountsTable.insertInto()
+	bumpTermCountsSQL   = termCountsTable.onConflictAdd("n")
+)
+
 // addSessionTerms upserts one session's rows of terms (see addTerms) and adds the rows it
 // inserted to added.
 func (q queries) addSessionTerms(db *gorm.DB, ws, session string, terms []string, source int, added map[termClass]int64) error {
@@ -243,9 +252,9 @@ func (q queries) addSessionTerms(db *gorm.DB, ws, session string, terms []string
 	var sources int
 	return q.queryEach(db, `WITH s AS MATERIALIZED (SELECT s.workspace_id, s.id, s.created_at_us, `+sessionClassSQL("s")+` AS class
 			FROM sessions s WHERE s.workspace_id = ? AND s.id = ?)
-		`+termsTable.insertInto()+`
+		`+insertTermsSQL+`
 		SELECT s.workspace_id, w.value, s.created_at_us, s.id, s.class, `+bit+` FROM s CROSS JOIN `+rows+` WHERE true
-		`+termsTable.onConflict("sources = session_terms.sources + "+bit)+`
+		`+addTermSourceSQL+bit+`
 		WHERE session_terms.sources % `+strconv.Itoa(source*2)+` < `+bit+`
 		RETURNING term, class, sources`, append([]any{ws, session}, args...),
 		[]any{&k.term, &k.class, &sources}, func() {
@@ -293,9 +302,9 @@ func (q queries) bumpTermCounts(db *gorm.DB, ws string, added map[termClass]int6
 		b.WriteString(") AS c (term, class, n)")
 		rows, shard = b.String(), "pg_backend_pid() % 16"
 	}
-	_, err := q.execFixed(db, termCountsTable.insertInto()+`
+	_, err := q.execFixed(db, insertTermCountsSQL+`
 		SELECT ?, c.term, c.class, `+shard+`, c.n FROM `+rows+` WHERE true
-		`+termCountsTable.onConflictAdd("n"), append([]any{ws}, args...)...)
+		`+bumpTermCountsSQL, append([]any{ws}, args...)...)
 	return err
 }
 

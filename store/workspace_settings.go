@@ -16,7 +16,10 @@ const workspaceSettingsDDL = `CREATE TABLE workspace_settings (
 	updated_at_us    BIGINT  NOT NULL
 )`
 
-var upsertWorkspaceSettingsSQL = workspaceSettingsTable.upsertSQL()
+var (
+	upsertWorkspaceSettingsSQL = workspaceSettingsTable.upsertSQL()
+	selectWorkspaceSettingsSQL = workspaceSettingsTable.selectSQL() + " WHERE workspace_id IN "
+)
 
 // WorkspaceSettingsByIDs returns the stored settings among workspaceIDs: one statement per chunk.
 func (q queries) WorkspaceSettingsByIDs(ctx context.Context, workspaceIDs []string) (map[string]forkengine.WorkspaceSettings, error) {
@@ -24,7 +27,7 @@ func (q queries) WorkspaceSettingsByIDs(ctx context.Context, workspaceIDs []stri
 	err := q.inChunks(workspaceIDs, func(chunk []string) error {
 		in, args := q.inList(chunk)
 		var s forkengine.WorkspaceSettings
-		err := scanEach(ctx, q, workspaceSettingsTable.selectSQL()+" WHERE workspace_id IN "+in,
+		err := scanEach(ctx, q, selectWorkspaceSettingsSQL+in,
 			args, workspaceSettingsTable.targets(&s), func() { out[s.WorkspaceID] = s })
 		return classify(err, "workspace settings")
 	})
