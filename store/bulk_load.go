@@ -91,6 +91,10 @@ func (b *bulkIndex) touch(ws, session string) {
 	b.touched[ws][session] = true
 }
 
+// bulkTermPlaceholders are one row's of a bulk load's insert into session_terms: every column,
+// bound in termsTable's order.
+var bulkTermPlaceholders = placeholders(len(termsTable.names))
+
 // bulkTermRow is one row of session_terms as a bulk load writes it.
 type bulkTermRow struct {
 	term      string
@@ -201,13 +205,13 @@ func (tx *txn) flushBulkIndex(ctx context.Context) error {
 		added := map[termClass]int64{}
 		for batch := range slices.Chunk(rows, bulkTermBatch) {
 			var b strings.Builder
-			b.WriteString("INSERT INTO session_terms (workspace_id, term, created_at_us, session_id, class, sources) VALUES ")
+			b.WriteString(insertTermsSQL + " VALUES ")
 			args := make([]any, 0, 6*len(batch))
 			for i, r := range batch {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString("(?, ?, ?, ?, ?, ?)")
+				b.WriteString(bulkTermPlaceholders)
 				args = append(args, ws, r.term, r.createdAt, r.session, r.class, r.sources)
 				added[termClass{r.term, r.class}]++
 			}

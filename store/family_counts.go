@@ -19,8 +19,7 @@ import (
 // target (rootOf). A corrupt cycle has no root, so its operations are counted nowhere.
 
 // addFamilyForksSQL adds a delta to a root's count.
-const addFamilyForksSQL = `INSERT INTO fork_families (workspace_id, root_session_id, forks) VALUES (?, ?, ?)
-	ON CONFLICT (workspace_id, root_session_id) DO UPDATE SET forks = fork_families.forks + excluded.forks`
+var addFamilyForksSQL = forkFamiliesTable.insertOneSQL() + forkFamiliesTable.onConflictAdd("forks")
 
 // rootCountSQL answers -1 when the session is not a root (so has no counter), else its family's
 // count, in one statement of two primary-key probes.
@@ -30,16 +29,16 @@ const rootCountSQL = `SELECT CASE
 
 // recountFamilySQL sets a root's count from the rows themselves: the non-failed operations whose
 // source is the root or a session below it.
-const recountFamilySQL = `WITH RECURSIVE family (id) AS (
+var recountFamilySQL = `WITH RECURSIVE family (id) AS (
 		SELECT CAST(? AS TEXT)
 		UNION
 		SELECT l.target_session_id FROM family f CROSS JOIN lineages l
 		WHERE l.workspace_id = ? AND l.source_session_id = f.id
 	)
-	INSERT INTO fork_families (workspace_id, root_session_id, forks)
+	` + forkFamiliesTable.insertInto() + `
 	SELECT CAST(? AS TEXT), CAST(? AS TEXT), COUNT(*) FROM fork_operations o
 	WHERE o.workspace_id = ? AND o.status <> 'failed' AND o.source_session_id IN (SELECT id FROM family)
-	ON CONFLICT (workspace_id, root_session_id) DO UPDATE SET forks = excluded.forks`
+	` + forkFamiliesTable.onConflictSet("forks")
 
 const familyCountOfSQL = `SELECT COALESCE((SELECT forks FROM fork_families
 	WHERE workspace_id = ? AND root_session_id = ?), 0)`
@@ -63,7 +62,7 @@ func (tx *txn) addFamilyForks(ctx context.Context, ws, source string, delta int6
 	if err != nil || !found {
 		return err
 	}
-	_, err = tx.execFixed(tx.with(ctx), addFamilyForksSQL, ws, root, delta)
+	_, err = tx.execFixed(tx.with(ctx), addFamilyForksSQL, forkFamiliesTable.values(&familyRow{ws, root, delta})...)
 	return classify(err, "count forks of the family of %s", source)
 }
 

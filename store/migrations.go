@@ -217,14 +217,14 @@ var migrations = []migration{
 		`CREATE INDEX turns_unsettled ON turns (workspace_id, session_id, sequence) WHERE phase <> 'settled'`,
 	}},
 	{version: 10, name: "session counts for totalCount", statements: []string{
-		sessionCountsTable,
+		sessionCountsDDL,
 		sessionCountsBackfill,
 	}, perDialect: map[string][]string{
 		DriverSQLite:   sqliteSessionCountTriggers,
 		DriverPostgres: postgresSessionCountTriggers,
 	}},
 	{version: 11, name: "turn counts for totalCount; messages without a session index", statements: []string{
-		turnCountsTable,
+		turnCountsDDL,
 		turnCountsBackfill,
 		// Only a purge looked messages up by session, and a session's messages are those of its
 		// turns (messages_by_turn finds them): the index cost every copied message an entry,
@@ -265,8 +265,8 @@ var migrations = []migration{
 		// workspaces claiming one at once (two instances on PostgreSQL) one owner and one refusal.
 		// On SQLite the rows live in the key's b-tree (WITHOUT ROWID): a claim, one per committed
 		// fork, writes one page instead of a table page and an index page.
-		DriverSQLite:   {providerSessionsTable + " WITHOUT ROWID", providerSessionsBackfill},
-		DriverPostgres: {providerSessionsTable, providerSessionsBackfill},
+		DriverSQLite:   {providerSessionsDDL + " WITHOUT ROWID", providerSessionsBackfill},
+		DriverPostgres: {providerSessionsDDL, providerSessionsBackfill},
 	}},
 	// A committed fork reads its inherited history through segments instead of holding a copy
 	// (history.go, docs/design/shared-history.md). Forks committed before keep their copies.
@@ -278,13 +278,13 @@ var migrations = []migration{
 		`ALTER TABLE fork_operations ADD COLUMN acknowledged_by TEXT NOT NULL DEFAULT ''`,
 	}},
 	{version: 17, name: "turn submissions and server keys", statements: []string{
-		submissionsTable,
+		submissionsDDL,
 		// A purge removes a session's submissions with its turns.
 		`CREATE INDEX turn_submissions_by_session ON turn_submissions (workspace_id, session_id)`,
-		serverKeysTable,
+		serverKeysDDL,
 	}},
 	{version: 18, name: "turns by provider turn", statements: []string{turnsByProviderTurnIndex}},
-	{version: 19, name: "workspace settings", statements: []string{workspaceSettingsTable}},
+	{version: 19, name: "workspace settings", statements: []string{workspaceSettingsDDL}},
 	// Sessions are found by the words of their titles and messages (search.go).
 	searchMigration,
 	targetMigration,

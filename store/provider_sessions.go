@@ -13,10 +13,8 @@ import (
 // rewrites nothing of its row, and in both cases returns the owner in one statement. DO UPDATE,
 // not DO NOTHING, because only an updated row is RETURNed: a claim that loses to a concurrent
 // one waits for it to commit and then reads its workspace, under READ COMMITTED too.
-const claimProviderSessionSQL = `INSERT INTO provider_sessions (provider, provider_session_id, workspace_id, claimed_at_us)
-	VALUES (?, ?, ?, ?)
-	ON CONFLICT (provider, provider_session_id) DO UPDATE SET workspace_id = provider_sessions.workspace_id
-	RETURNING workspace_id`
+var claimProviderSessionSQL = providerSessionsTable.insertOneSQL() + providerSessionsTable.onConflictKeep("workspace_id") +
+	" RETURNING workspace_id"
 
 // ClaimProviderSession makes c.WorkspaceID the owner of the provider session unless a workspace
 // already is, and returns the owner.
@@ -24,7 +22,7 @@ func (tx *txn) ClaimProviderSession(ctx context.Context, c forkengine.ProviderSe
 	tx.statements.Add(1)
 	var owner string
 	err := tx.db.Statement.ConnPool.QueryRowContext(ctx, tx.dialect.placeholders(claimProviderSessionSQL),
-		c.Provider, c.ProviderSessionID, c.WorkspaceID, micros(c.At)).Scan(&owner)
+		providerSessionsTable.values(&c)...).Scan(&owner)
 	if err != nil {
 		return "", classify(err, "claim provider session %s of %s", c.ProviderSessionID, c.Provider)
 	}
@@ -47,8 +45,8 @@ func (q queries) ProviderSessionOwner(ctx context.Context, provider, providerSes
 	return owner, nil
 }
 
-// providerSessionsTable is the owner of every provider session claimed (migration 14).
-const providerSessionsTable = `CREATE TABLE provider_sessions (
+// providerSessionsDDL is the owner of every provider session claimed (migration 14).
+const providerSessionsDDL = `CREATE TABLE provider_sessions (
 	provider            TEXT   NOT NULL,
 	provider_session_id TEXT   NOT NULL,
 	workspace_id        TEXT   NOT NULL,
@@ -61,7 +59,7 @@ const providerSessionsTable = `CREATE TABLE provider_sessions (
 // database from before ownership may hold one provider session in several workspaces; the
 // others keep their sessions, readable and reportable, but cannot fork through that id
 // (forkengine: provider_session_owned).
-const providerSessionsBackfill = `INSERT INTO provider_sessions (provider, provider_session_id, workspace_id, claimed_at_us)
+var providerSessionsBackfill = providerSessionsTable.insertInto() + `
 	SELECT provider, provider_session_id, workspace_id, created_at_us FROM (
 		SELECT provider, provider_session_id, workspace_id, created_at_us,
 			ROW_NUMBER() OVER (PARTITION BY provider, provider_session_id ORDER BY created_at_us, workspace_id, id) AS nth

@@ -67,24 +67,30 @@ func (q queries) attachSnapshots(ctx context.Context, ops []forkengine.ForkOpera
 	return nil
 }
 
+// snapshotReads are the columns a read of snapshots by operation takes.
+var (
+	snapshotReads      = snapshotsTable.only("operation_id", "snapshot")
+	selectSnapshotsSQL = snapshotReads.selectSQL() + " WHERE workspace_id = ? AND operation_id IN "
+)
+
 // loadSnapshots reads and decodes the stored snapshots of ids; every one must exist.
 func (q queries) loadSnapshots(ctx context.Context, ws string, ids []string, found func(id string, s forkengine.Snapshot)) error {
 	in, args := q.inList(ids, ws)
-	var id, text string
+	var row snapshotRow
 	var decodeErr error
 	n := 0
-	err := scanEach(ctx, q, "SELECT operation_id, snapshot FROM fork_operation_snapshots WHERE workspace_id = ? AND operation_id IN "+in,
-		args, []any{&id, &text}, func() {
+	err := scanEach(ctx, q, selectSnapshotsSQL+in,
+		args, snapshotReads.targets(&row), func() {
 			n++
 			if decodeErr != nil {
 				return
 			}
-			s, err := decodeSnapshot(text)
+			s, err := decodeSnapshot(row.text)
 			if err != nil {
-				decodeErr = fmt.Errorf("decode snapshot of operation %s: %w", id, err)
+				decodeErr = fmt.Errorf("decode snapshot of operation %s: %w", row.operationID, err)
 				return
 			}
-			found(id, s)
+			found(row.operationID, s)
 		})
 	if err != nil {
 		return classify(err, "read snapshots of %d operations", len(ids))

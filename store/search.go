@@ -58,9 +58,9 @@ var searchCountsMigration = migration{version: 22, name: "search word counts wri
 		recountTermsDelete, recountTermsInsert},
 }}
 
-const (
+var (
 	recountTermsDelete = "DELETE FROM session_term_counts"
-	recountTermsInsert = `INSERT INTO session_term_counts (workspace_id, term, class, shard, n)
+	recountTermsInsert = termCountsTable.insertInto() + `
 		SELECT workspace_id, term, class, 0, COUNT(*) FROM session_terms GROUP BY workspace_id, term, class`
 )
 
@@ -97,8 +97,8 @@ var (
 )
 
 func sqliteBumpTermSQL(row, delta string) string {
-	return "INSERT INTO session_term_counts (workspace_id, term, class, shard, n) VALUES (" + row + ".workspace_id, " + row +
-		".term, " + row + ".class, 0, " + delta + ") ON CONFLICT (workspace_id, term, class, shard) DO UPDATE SET n = session_term_counts.n + excluded.n;"
+	return termCountsTable.insertInto() + " VALUES (" + row + ".workspace_id, " + row +
+		".term, " + row + ".class, 0, " + delta + ")" + termCountsTable.onConflictAdd("n") + ";"
 }
 
 var sqliteSearchTriggers = []string{
@@ -118,10 +118,10 @@ var sqliteSearchTriggers = []string{
 // are sharded by backend pid as session_counts' are, and written in key order, so two writers
 // that share a shard wait for each other instead of deadlocking.
 func postgresBumpTermsSQL(rows, sign string) string {
-	return `INSERT INTO session_term_counts (workspace_id, term, class, shard, n)
+	return termCountsTable.insertInto() + `
 		SELECT workspace_id, term, class, pg_backend_pid() % 16, ` + sign + `COUNT(*) FROM ` + rows + `
 		GROUP BY workspace_id, term, class ORDER BY workspace_id, term, class
-		ON CONFLICT (workspace_id, term, class, shard) DO UPDATE SET n = session_term_counts.n + excluded.n`
+		` + strings.TrimPrefix(termCountsTable.onConflictAdd("n"), " ") // the text migration 22 created
 }
 
 var postgresSearchTriggers = []string{
@@ -234,6 +234,15 @@ type termClass struct {
 	class int64
 }
 
+// The parts of the index's writes taken from the descriptions, built once: a write runs per
+// message.
+var (
+	insertTermsSQL      = termsTable.insertInto()
+	addTermSourceSQL    = termsTable.onConflict("sources = session_terms.sources + ") // and the source's bit
+	insertTermCountsSQL = termCountsTable.insertInto()
+	bumpTermCountsSQL   = termCountsTable.onConflictAdd("n")
+)
+
 // addSessionTerms upserts one session's rows of terms (see addTerms) and adds the rows it
 // inserted to added.
 func (q queries) addSessionTerms(db *gorm.DB, ws, session string, terms []string, source int, added map[termClass]int64) error {
@@ -243,9 +252,9 @@ func (q queries) addSessionTerms(db *gorm.DB, ws, session string, terms []string
 	var sources int
 	return q.queryEach(db, `WITH s AS MATERIALIZED (SELECT s.workspace_id, s.id, s.created_at_us, `+sessionClassSQL("s")+` AS class
 			FROM sessions s WHERE s.workspace_id = ? AND s.id = ?)
-		INSERT INTO session_terms (workspace_id, term, created_at_us, session_id, class, sources)
+		`+insertTermsSQL+`
 		SELECT s.workspace_id, w.value, s.created_at_us, s.id, s.class, `+bit+` FROM s CROSS JOIN `+rows+` WHERE true
-		ON CONFLICT (workspace_id, term, created_at_us, session_id) DO UPDATE SET sources = session_terms.sources + `+bit+`
+		`+addTermSourceSQL+bit+`
 		WHERE session_terms.sources % `+strconv.Itoa(source*2)+` < `+bit+`
 		RETURNING term, class, sources`, append([]any{ws, session}, args...),
 		[]any{&k.term, &k.class, &sources}, func() {
@@ -293,9 +302,9 @@ func (q queries) bumpTermCounts(db *gorm.DB, ws string, added map[termClass]int6
 		b.WriteString(") AS c (term, class, n)")
 		rows, shard = b.String(), "pg_backend_pid() % 16"
 	}
-	_, err := q.execFixed(db, `INSERT INTO session_term_counts (workspace_id, term, class, shard, n)
+	_, err := q.execFixed(db, insertTermCountsSQL+`
 		SELECT ?, c.term, c.class, `+shard+`, c.n FROM `+rows+` WHERE true
-		ON CONFLICT (workspace_id, term, class, shard) DO UPDATE SET n = session_term_counts.n + excluded.n`, append([]any{ws}, args...)...)
+		`+bumpTermCountsSQL, append([]any{ws}, args...)...)
 	return err
 }
 

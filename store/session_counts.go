@@ -34,7 +34,7 @@ func sessionClassSQL(alias string) string {
 		alias + ".workspace_id AND l.target_session_id = " + alias + ".id) THEN 0 ELSE 1 END)"
 }
 
-var sessionCountsTable = `CREATE TABLE session_counts (
+var sessionCountsDDL = `CREATE TABLE session_counts (
 	workspace_id TEXT   NOT NULL,
 	class        BIGINT NOT NULL,
 	shard        BIGINT NOT NULL,
@@ -43,7 +43,7 @@ var sessionCountsTable = `CREATE TABLE session_counts (
 )`
 
 // sessionCountsBackfill counts the sessions already stored.
-var sessionCountsBackfill = `INSERT INTO session_counts (workspace_id, class, shard, n)
+var sessionCountsBackfill = sessionCountsTable.insertInto() + `
 	SELECT workspace_id, class, 0, COUNT(*) FROM (SELECT s.workspace_id, ` + sessionClassSQL("s") + ` AS class FROM sessions s) c
 	GROUP BY workspace_id, class`
 
@@ -53,16 +53,16 @@ const sessionClassChangedSQL = "(OLD.deleted_at_us IS NULL) <> (NEW.deleted_at_u
 
 // sqliteBumpSQL adds delta to the count of class in the row's workspace.
 func sqliteBumpSQL(ws, class, delta string) string {
-	return "INSERT INTO session_counts (workspace_id, class, shard, n) VALUES (" + ws + ", " + class + ", 0, " + delta +
-		") ON CONFLICT (workspace_id, class, shard) DO UPDATE SET n = session_counts.n + excluded.n;"
+	return sessionCountsTable.insertInto() + " VALUES (" + ws + ", " + class + ", 0, " + delta + ")" +
+		sessionCountsTable.onConflictAdd("n") + ";"
 }
 
 // sqliteMoveSQL moves the lineage's target session, if stored, from one root bit to the other.
 func sqliteMoveSQL(row string, fromRoot, toRoot int) string {
 	move := func(root, delta int) string {
-		return "INSERT INTO session_counts (workspace_id, class, shard, n) SELECT s.workspace_id, " + sessionBaseClassSQL("s") +
+		return sessionCountsTable.insertInto() + " SELECT s.workspace_id, " + sessionBaseClassSQL("s") +
 			" + " + strconv.Itoa(root) + ", 0, " + strconv.Itoa(delta) + " FROM sessions s WHERE s.workspace_id = " + row +
-			".workspace_id AND s.id = " + row + ".target_session_id ON CONFLICT (workspace_id, class, shard) DO UPDATE SET n = session_counts.n + excluded.n;"
+			".workspace_id AND s.id = " + row + ".target_session_id" + sessionCountsTable.onConflictAdd("n") + ";"
 	}
 	return move(fromRoot, -1) + "\n" + move(toRoot, 1)
 }

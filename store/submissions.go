@@ -12,9 +12,9 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// submissionsTable keeps what a runtime reported it submitted for a turn: the proof binding
+// submissionsDDL keeps what a runtime reported it submitted for a turn: the proof binding
 // recovery uses (migration 16). Never the text: text_digest is its keyed digest.
-const submissionsTable = `CREATE TABLE turn_submissions (
+const submissionsDDL = `CREATE TABLE turn_submissions (
 	workspace_id     TEXT   NOT NULL,
 	turn_id          TEXT   NOT NULL,
 	session_id       TEXT   NOT NULL,
@@ -26,41 +26,37 @@ const submissionsTable = `CREATE TABLE turn_submissions (
 	FOREIGN KEY (workspace_id, turn_id) REFERENCES turns (workspace_id, id)
 )`
 
-// serverKeysTable keeps keys every instance must agree on, such as the one submission digests
+// serverKeysDDL keeps keys every instance must agree on, such as the one submission digests
 // derive from (migration 16).
-const serverKeysTable = `CREATE TABLE server_keys (
+const serverKeysDDL = `CREATE TABLE server_keys (
 	name    TEXT NOT NULL PRIMARY KEY,
 	key_hex TEXT NOT NULL
 )`
 
-const (
-	getSubmissionSQL = `SELECT session_id, client_submit_id, content, text_digest, recorded_at_us
-		FROM turn_submissions WHERE workspace_id = ? AND turn_id = ?`
-	insertSubmissionSQL = `INSERT INTO turn_submissions (workspace_id, turn_id, session_id, client_submit_id,
-		content, text_digest, recorded_at_us) VALUES (?, ?, ?, ?, ?, ?, ?)`
+var (
+	// submissionReads are what a read by the key does not know already.
+	submissionReads     = submissionsTable.without("workspace_id", "turn_id")
+	getSubmissionSQL    = submissionReads.selectSQL() + " WHERE workspace_id = ? AND turn_id = ?"
+	insertSubmissionSQL = submissionsTable.insertOneSQL()
 	// claimServerKeySQL inserts the key or, when one is stored, rewrites nothing of it, and
 	// returns the stored key either way: DO UPDATE rather than DO NOTHING because only an
 	// updated row is RETURNed, so a claim that loses to a concurrent one waits for it and reads
 	// its key, under READ COMMITTED too.
-	claimServerKeySQL = `INSERT INTO server_keys (name, key_hex) VALUES (?, ?)
-		ON CONFLICT (name) DO UPDATE SET key_hex = server_keys.key_hex RETURNING key_hex`
+	claimServerKeySQL = serverKeysTable.insertOneSQL() + serverKeysTable.onConflictKeep("key_hex") + " RETURNING key_hex"
 )
 
 // GetSubmission returns the submission recorded for a turn, or ErrNotFound.
 func (q queries) GetSubmission(ctx context.Context, ws, turnID string) (forkengine.Submission, error) {
 	q.statements.Add(1)
 	sub := forkengine.Submission{WorkspaceID: ws, TurnID: turnID}
-	var content string
-	var recordedUs int64
 	err := q.db.Statement.ConnPool.QueryRowContext(ctx, q.dialect.placeholders(getSubmissionSQL), ws, turnID).
-		Scan(&sub.SessionID, &sub.ClientSubmitID, &content, &sub.TextDigest, &recordedUs)
+		Scan(submissionReads.targets(&sub)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return forkengine.Submission{}, notFound("submission of turn", ws, turnID)
 	case err != nil:
 		return forkengine.Submission{}, classify(err, "get submission of turn %s", turnID)
 	}
-	sub.Content, sub.RecordedAt = forkengine.SubmissionContent(content), fromMicros(recordedUs)
 	return sub, nil
 }
 
@@ -68,8 +64,7 @@ func (q queries) GetSubmission(ctx context.Context, ws, turnID string) (forkengi
 // when the turn does not exist (its foreign key).
 func (tx *txn) InsertSubmission(ctx context.Context, s forkengine.Submission) error {
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		_, err := tx.execFixed(db, insertSubmissionSQL, s.WorkspaceID, s.TurnID, s.SessionID, s.ClientSubmitID,
-			string(s.Content), s.TextDigest, micros(s.RecordedAt))
+		_, err := tx.execFixed(db, insertSubmissionSQL, submissionsTable.values(&s)...)
 		return classify(err, "insert submission of turn %s", s.TurnID)
 	})
 }
@@ -83,7 +78,7 @@ func (tx *txn) ClaimServerKey(ctx context.Context, name string, candidate []byte
 	tx.statements.Add(1)
 	var stored string
 	err := tx.with(ctx).Statement.ConnPool.QueryRowContext(ctx, tx.dialect.placeholders(claimServerKeySQL),
-		name, hex.EncodeToString(candidate)).Scan(&stored)
+		serverKeysTable.values(&serverKeyRow{name, hex.EncodeToString(candidate)})...).Scan(&stored)
 	if err != nil {
 		return nil, classify(err, "claim server key %s", name)
 	}

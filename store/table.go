@@ -31,12 +31,24 @@ type column[D any] struct {
 }
 
 func newTable[D any](name string, key []string, columns ...column[D]) table[D] {
+	t := newGlobalTable(name, key, columns...)
+	if t.names[0] != "workspace_id" {
+		panic("store: table " + name + " does not start with workspace_id") // eachOfWorkspace relies on it
+	}
+	return t
+}
+
+// newGlobalTable describes a table whose rows belong to no workspace, or not first to one (a
+// counter's scope, a server key, a provider session's claim): it has no listAfterWorkspace.
+func newGlobalTable[D any](name string, key []string, columns ...column[D]) table[D] {
 	t := table[D]{name: name, key: key, columns: columns}
 	for _, c := range columns {
 		t.names = append(t.names, c.name)
 	}
-	if t.names[0] != "workspace_id" {
-		panic("store: table " + name + " does not start with workspace_id") // eachOfWorkspace relies on it
+	for _, k := range key {
+		if !contains(t.names, k) {
+			panic("store: table " + name + " has no column " + k + " for its key")
+		}
 	}
 	return t
 }
@@ -73,6 +85,9 @@ func (t table[D]) list(prefix string) string {
 
 // listAfterWorkspace is list without workspace_id, the first column (eachOfWorkspace).
 func (t table[D]) listAfterWorkspace(prefix string) string {
+	if t.names[0] != "workspace_id" {
+		panic("store: table " + t.name + " does not start with workspace_id")
+	}
 	return prefix + strings.Join(t.names[1:], ", "+prefix)
 }
 
@@ -98,6 +113,59 @@ func (t table[D]) values(d *D) []any { return t.appendValues(make([]any, 0, len(
 
 // upsertSQL inserts one row or, when its key exists, overwrites every other column.
 func (t table[D]) upsertSQL() string { return upsertSQL(t.name, t.names, t.key...) }
+
+// selectSQL is "SELECT <t's columns> FROM <table>", for a WHERE to follow: with only or without,
+// the columns a read wants.
+func (t table[D]) selectSQL() string { return "SELECT " + t.list("") + " FROM " + t.name }
+
+// insertInto is "INSERT INTO <table> (<t's columns>)", for the VALUES or SELECT that follows
+// (with only, a statement that leaves the other columns to their defaults).
+func (t table[D]) insertInto() string { return "INSERT INTO " + t.name + " (" + t.list("") + ")" }
+
+// replaceOneSQL is insertOneSQL as SQLite's REPLACE: the row holding the key, if any, is deleted
+// first.
+func (t table[D]) replaceOneSQL() string {
+	return "REPLACE INTO " + t.name + " (" + t.list("") + ") VALUES " + placeholders(len(t.names))
+}
+
+// insertOneSQL inserts one row of every column of t, bound in column order (values).
+func (t table[D]) insertOneSQL() string {
+	return t.insertInto() + " VALUES " + placeholders(len(t.names))
+}
+
+// onConflict is the clause that turns an insert into an upsert on t's key: " ON CONFLICT
+// (<key>) DO UPDATE SET " and set.
+func (t table[D]) onConflict(set string) string {
+	return " ON CONFLICT (" + strings.Join(t.key, ", ") + ") DO UPDATE SET " + set
+}
+
+// onConflictAdd is onConflict adding the inserted row's counters to the stored row's: a bump of
+// a count row, "n = t.n + excluded.n".
+func (t table[D]) onConflictAdd(counters ...string) string {
+	set := make([]string, len(counters))
+	for i, c := range counters {
+		t.only(c) // panics on a column t lacks
+		set[i] = c + " = " + t.name + "." + c + " + excluded." + c
+	}
+	return t.onConflict(strings.Join(set, ", "))
+}
+
+// onConflictKeep is onConflict rewriting col with its stored value: a claim, whose row is then
+// RETURNed whether it was inserted or already there (DO NOTHING returns no row).
+func (t table[D]) onConflictKeep(col string) string {
+	t.only(col)
+	return t.onConflict(col + " = " + t.name + "." + col)
+}
+
+// onConflictSet is onConflict overwriting cols with the inserted row's.
+func (t table[D]) onConflictSet(cols ...string) string {
+	set := make([]string, len(cols))
+	for i, c := range cols {
+		t.only(c)
+		set[i] = c + " = excluded." + c
+	}
+	return t.onConflict(strings.Join(set, ", "))
+}
 
 // The encodings. Each constructor takes the column's name and the field it stores.
 

@@ -12,7 +12,7 @@ import "context"
 // engine already serialises the writes of one session (its session lock), so writers of different
 // sessions never wait on each other's rows.
 
-var turnCountsTable = `CREATE TABLE turn_counts (
+var turnCountsDDL = `CREATE TABLE turn_counts (
 	workspace_id TEXT   NOT NULL,
 	session_id   TEXT   NOT NULL,
 	n            BIGINT NOT NULL,
@@ -20,13 +20,13 @@ var turnCountsTable = `CREATE TABLE turn_counts (
 )`
 
 // turnCountsBackfill counts the turns already stored.
-var turnCountsBackfill = `INSERT INTO turn_counts (workspace_id, session_id, n)
+var turnCountsBackfill = turnCountColumns.insertInto() + `
 	SELECT workspace_id, session_id, COUNT(*) FROM turns GROUP BY workspace_id, session_id`
 
 // sqliteTurnBumpSQL adds delta to the count of the session named by row (NEW or OLD).
 func sqliteTurnBumpSQL(row, delta string) string {
-	return "INSERT INTO turn_counts (workspace_id, session_id, n) VALUES (" + row + ".workspace_id, " + row + ".session_id, " +
-		delta + ") ON CONFLICT (workspace_id, session_id) DO UPDATE SET n = turn_counts.n + excluded.n;"
+	return turnCountColumns.insertInto() + " VALUES (" + row + ".workspace_id, " + row + ".session_id, " +
+		delta + ")" + turnCountColumns.onConflictAdd("n") + ";"
 }
 
 // turnMovedSQL: an update that changes which session a turn belongs to (the store's upsert

@@ -165,14 +165,12 @@ func groupByWorkspace(msgs []forkengine.Message) map[string][]int {
 	return groups
 }
 
-const reserveSQL = `INSERT INTO counters (scope, name, value) VALUES (?, ?, ?)
-	ON CONFLICT (scope, name) DO UPDATE SET value = counters.value + excluded.value
-	RETURNING value`
+var reserveSQL = countersTable.insertOneSQL() + countersTable.onConflictAdd("value") + " RETURNING value"
 
 // reserve advances a counter by n and returns the first of the n values reserved. The counter
 // row is written, so it stays locked until commit: values are handed out in commit order.
 func (tx *txn) reserve(ctx context.Context, scope, name string, n int64) (int64, error) {
-	last, err := tx.queryInt(ctx, reserveSQL, scope, name, n)
+	last, err := tx.queryInt(ctx, reserveSQL, countersTable.values(&counterRow{scope, name, n})...)
 	if err != nil {
 		return 0, classify(err, "reserve %d %s values", n, name)
 	}

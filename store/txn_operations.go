@@ -23,7 +23,7 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 		if _, err := tx.execFixed(db, insertOperationSQL, append(operationsTable.values(&op), classValues(op.Status)...)...); err != nil {
 			return classify(err, "insert operation %s", op.ID)
 		}
-		if _, err := tx.execFixed(db, insertSnapshotSQL, op.WorkspaceID, op.ID, snap.value); err != nil {
+		if _, err := tx.execFixed(db, insertSnapshotSQL, snapshotsTable.values(&snapshotRow{workspaceID: op.WorkspaceID, operationID: op.ID, value: snap.value})...); err != nil {
 			return classify(err, "insert snapshot of operation %s", op.ID)
 		}
 		return tx.addFamilyForks(ctx, op.WorkspaceID, op.SourceSessionID, counted(op.Status))
@@ -36,11 +36,11 @@ func (tx *txn) InsertOperation(ctx context.Context, op forkengine.ForkOperation)
 	return err
 }
 
-const (
+var (
 	updateSnapshotSQL = "UPDATE fork_operation_snapshots SET snapshot = ? WHERE workspace_id = ? AND operation_id = ?"
 	// reinsertSnapshotSQL (SQLite) deletes the row holding the key and inserts a new one, at the
 	// end of the table; without an operation to reference, the insert breaks the foreign key.
-	reinsertSnapshotSQL = "REPLACE INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
+	reinsertSnapshotSQL = snapshotsTable.replaceOneSQL()
 )
 
 // ReplaceSnapshot stores op.Snapshot as the operation's snapshot; its hash stays the stored one.
@@ -57,7 +57,7 @@ func (tx *txn) ReplaceSnapshot(ctx context.Context, op forkengine.ForkOperation)
 	}
 	db := tx.with(ctx)
 	if tx.dialect.name == DriverSQLite {
-		if _, err := tx.execFixed(db, reinsertSnapshotSQL, op.WorkspaceID, op.ID, snap.value); err != nil {
+		if _, err := tx.execFixed(db, reinsertSnapshotSQL, snapshotsTable.values(&snapshotRow{workspaceID: op.WorkspaceID, operationID: op.ID, value: snap.value})...); err != nil {
 			return classify(err, "replace snapshot of operation %s", op.ID)
 		}
 	} else {
@@ -86,7 +86,7 @@ var keyOperationColumns = []string{"request_id", "source_session_id", "target_se
 var (
 	insertOperationSQL = insertSQL(operationsTable.name, append(slices.Clone(operationsTable.names), classColumns...), 1)
 	insertLineageSQL   = insertSQL("lineages", lineagesTable.names, 1)
-	insertSnapshotSQL  = "INSERT INTO fork_operation_snapshots (workspace_id, operation_id, snapshot) VALUES (?, ?, ?)"
+	insertSnapshotSQL  = snapshotsTable.insertOneSQL()
 	updateOperationSQL = "UPDATE fork_operations SET " + strings.Join(append(slices.Clone(mutableOperations.names), classColumns...), " = ?, ") +
 		" = ? WHERE workspace_id = ? AND id = ? AND status = ? AND lease_owner = ?"
 	// updateStateSQL[i] also sets classColumns[i] when bit i is set (classChanges).

@@ -8,16 +8,18 @@ import (
 	"github.com/forkgraph/forkgraph/forkengine"
 )
 
-// workspaceSettingsTable keeps what an operator set per workspace: the kill switch of new forks
+// workspaceSettingsDDL keeps what an operator set per workspace: the kill switch of new forks
 // (migration 18). A workspace without a row has the defaults.
-const workspaceSettingsTable = `CREATE TABLE workspace_settings (
+const workspaceSettingsDDL = `CREATE TABLE workspace_settings (
 	workspace_id     TEXT    NOT NULL PRIMARY KEY,
 	forking_disabled BOOLEAN NOT NULL,
 	updated_at_us    BIGINT  NOT NULL
 )`
 
-const upsertWorkspaceSettingsSQL = `INSERT INTO workspace_settings (workspace_id, forking_disabled, updated_at_us) VALUES (?, ?, ?)
-	ON CONFLICT (workspace_id) DO UPDATE SET forking_disabled = excluded.forking_disabled, updated_at_us = excluded.updated_at_us`
+var (
+	upsertWorkspaceSettingsSQL = workspaceSettingsTable.upsertSQL()
+	selectWorkspaceSettingsSQL = workspaceSettingsTable.selectSQL() + " WHERE workspace_id IN "
+)
 
 // WorkspaceSettingsByIDs returns the stored settings among workspaceIDs: one statement per chunk.
 func (q queries) WorkspaceSettingsByIDs(ctx context.Context, workspaceIDs []string) (map[string]forkengine.WorkspaceSettings, error) {
@@ -25,12 +27,8 @@ func (q queries) WorkspaceSettingsByIDs(ctx context.Context, workspaceIDs []stri
 	err := q.inChunks(workspaceIDs, func(chunk []string) error {
 		in, args := q.inList(chunk)
 		var s forkengine.WorkspaceSettings
-		var updatedUs int64
-		err := scanEach(ctx, q, "SELECT workspace_id, forking_disabled, updated_at_us FROM workspace_settings WHERE workspace_id IN "+in,
-			args, []any{&s.WorkspaceID, &s.ForkingDisabled, &updatedUs}, func() {
-				s.UpdatedAt = fromMicros(updatedUs)
-				out[s.WorkspaceID] = s
-			})
+		err := scanEach(ctx, q, selectWorkspaceSettingsSQL+in,
+			args, workspaceSettingsTable.targets(&s), func() { out[s.WorkspaceID] = s })
 		return classify(err, "workspace settings")
 	})
 	return out, err
@@ -39,7 +37,7 @@ func (q queries) WorkspaceSettingsByIDs(ctx context.Context, workspaceIDs []stri
 // UpsertWorkspaceSettings stores a workspace's settings, replacing what it had.
 func (tx *txn) UpsertWorkspaceSettings(ctx context.Context, s forkengine.WorkspaceSettings) error {
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		_, err := tx.execFixed(db, upsertWorkspaceSettingsSQL, s.WorkspaceID, s.ForkingDisabled, micros(s.UpdatedAt))
+		_, err := tx.execFixed(db, upsertWorkspaceSettingsSQL, workspaceSettingsTable.values(&s)...)
 		return classify(err, "upsert settings of workspace %s", s.WorkspaceID)
 	})
 }
