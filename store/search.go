@@ -605,7 +605,7 @@ func (p searchPlan) merged(i int, d dialect) bool {
 // PostgreSQL, for a word not much denser than the lead (merged), a semi join with the word's
 // rows from the lead's first row after the cursor on: the planner runs it as a Merge Join of two
 // index-only scans in the key's order, which stops where the lead's rows end (for two 50% words
-// at 100,000 sessions, about 70 buffers instead of 16,000 for 4,000 probes). The word's range is
+// at 100,000 sessions, about 100 buffers instead of 16,000 for 4,000 probes). The word's range is
 // bounded by the lead's first row and the last the read may examine: without them a merge would
 // start at the word's first row and a hash join (the planner's choice at some sizes) would read
 // the word's rows to the end. On SQLite the unary + on
