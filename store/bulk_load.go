@@ -159,8 +159,9 @@ var bulkRebuildRows = 200_000
 
 // dropTermIndexes takes session_terms for the transaction (ACCESS EXCLUSIVE: other writers and
 // readers wait for the commit, which they would for the load anyway) and drops its indexes;
-// createTermIndexes builds the same ones again (migration 20's definitions) and analyzes the
-// table, whose statistics a load of this size makes stale.
+// createTermIndexes builds the same ones again (migration 20's definitions, the key as
+// migration 30 left it) and analyzes the table, whose statistics a load of this size makes
+// stale.
 func (tx *txn) dropTermIndexes(db *gorm.DB) error {
 	for _, stmt := range []string{"LOCK TABLE session_terms IN ACCESS EXCLUSIVE MODE",
 		"ALTER TABLE session_terms DROP CONSTRAINT session_terms_pkey", "DROP INDEX session_terms_by_session"} {
@@ -172,7 +173,7 @@ func (tx *txn) dropTermIndexes(db *gorm.DB) error {
 }
 
 func (tx *txn) createTermIndexes(db *gorm.DB) error {
-	for _, stmt := range []string{"ALTER TABLE session_terms ADD PRIMARY KEY (workspace_id, term, created_at_us, session_id)",
+	for _, stmt := range []string{"ALTER TABLE session_terms ADD CONSTRAINT session_terms_pkey " + sessionTermsKeyPostgres,
 		sessionTermsBySession, "ANALYZE session_terms"} {
 		if _, err := tx.execFixed(db, stmt); err != nil {
 			return classify(err, "rebuild the search index after a bulk load")

@@ -50,9 +50,16 @@ func migrate(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger, step
 	if current > latest {
 		return 0, fmt.Errorf("%w: database is at version %d, this binary knows up to %d", ErrSchemaTooNew, current, latest)
 	}
+	done, err := appliedVersions(db)
+	if err != nil {
+		return 0, err
+	}
 	applied := 0
 	for _, m := range steps {
-		if m.version <= current {
+		// A step is pending when its version is not recorded, below the current one too: a
+		// version assigned before a later one merged first (migration 30 after 31 and 32) would
+		// otherwise never run on a database already at the later version.
+		if done[m.version] {
 			continue
 		}
 		ran, err := applyMigration(db, d, m)
@@ -65,6 +72,19 @@ func migrate(ctx context.Context, db *gorm.DB, d dialect, log *slog.Logger, step
 		}
 	}
 	return applied, nil
+}
+
+// appliedVersions is the set of versions schema_migrations records.
+func appliedVersions(db *gorm.DB) (map[int]bool, error) {
+	var versions []int
+	if err := db.Raw("SELECT version FROM schema_migrations").Scan(&versions).Error; err != nil {
+		return nil, fmt.Errorf("read applied migrations: %w", err)
+	}
+	done := make(map[int]bool, len(versions))
+	for _, v := range versions {
+		done[v] = true
+	}
+	return done, nil
 }
 
 func schemaVersion(db *gorm.DB) (int, error) {

@@ -298,6 +298,7 @@ var migrations = []migration{
 	messageCountsMigration,
 	snapshotRulesMigration,
 	railProjectPathMigration,
+	searchCoveringMigration,
 	prefixMigration,
 	interactionOwnerMigration,
 }

@@ -58,6 +58,24 @@ var searchCountsMigration = migration{version: 22, name: "search word counts wri
 		recountTermsDelete, recountTermsInsert},
 }}
 
+// searchCoveringMigration (30) puts each row's class in session_terms' primary key index on
+// PostgreSQL (INCLUDE (class)), so the walk of the lead word's rows, which filters by class, is
+// an index-only scan: before, each of its up to forkengine.SearchScanRows rows fetched its heap
+// page (4,000 random page reads per walk, about half of a two-word search's time at 100,000
+// sessions, docs/BENCHMARKS.md). ON CONFLICT still infers the key from its four columns (an
+// INCLUDE column is not part of it). SQLite's table is WITHOUT ROWID: its key's b-tree holds
+// the whole row already. The rebuild holds the table's lock while it runs (about 10-20 s for
+// 6.5 million rows, the 100,000-session dataset) and may take longer than a request's
+// statement_timeout, which it lifts for its own transaction.
+var searchCoveringMigration = migration{version: 30, name: "search index rows carry their class", perDialect: map[string][]string{
+	DriverPostgres: {"SET LOCAL statement_timeout = 0",
+		"ALTER TABLE session_terms DROP CONSTRAINT session_terms_pkey, ADD CONSTRAINT session_terms_pkey " + sessionTermsKeyPostgres},
+}}
+
+// sessionTermsKeyPostgres is session_terms' primary key on PostgreSQL since migration 30 (a bulk
+// load builds it again with this definition).
+const sessionTermsKeyPostgres = "PRIMARY KEY (workspace_id, term, created_at_us, session_id) INCLUDE (class)"
+
 var (
 	recountTermsDelete = "DELETE FROM session_term_counts"
 	recountTermsInsert = termCountsTable.insertInto() + `
@@ -524,7 +542,9 @@ type termCount struct{ kept, rows int64 }
 type searchPlan struct {
 	lead   string
 	others []string
-	leadN  int64
+	// otherRows is how many index rows each of others has in every class (parallel to others).
+	otherRows []int64
+	leadN     int64
 	// leadTotal is how many index rows the lead word has in every class (-1: not read): a read
 	// of a bound at least that large cannot stop with rows left.
 	leadTotal int64
@@ -553,32 +573,86 @@ func (q queries) planSearch(ctx context.Context, ws string, f forkengine.Session
 	for _, t := range f.Search {
 		if t != plan.lead {
 			plan.others = append(plan.others, t)
+			plan.otherRows = append(plan.otherRows, counts[t].rows)
 		}
 	}
 	return plan, nil
 }
 
+// mergeRatio is how many times the lead word's index rows another word may have for a
+// PostgreSQL search to read that word's rows as one ordered range merged with the lead's (a
+// Merge Join: both ranges read in the index's order, a few hundred rows per buffer) rather than
+// probe the key once per lead row (a Nested Loop: a descent of the b-tree, about 4 buffers, per
+// row). Over the lead's rows the other word has about otherRows/leadRows times as many rows;
+// a merge reads them all, a probe costs about as much CPU as 15-30 rows read in order (100,000
+// sessions, docs/BENCHMARKS.md), so a word much denser than the lead ("half permille") is
+// probed.
+const mergeRatio = 16
+
+// anyMerged reports whether some other word is merged.
+func (p searchPlan) anyMerged(d dialect) bool {
+	for i := range p.others {
+		if p.merged(i, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// merged reports whether other word i is read as a range merged with the lead's rows.
+func (p searchPlan) merged(i int, d dialect) bool {
+	return d.name == DriverPostgres && p.leadTotal > 0 && p.otherRows[i] <= mergeRatio*p.leadTotal
+}
+
 // searchWhere is the WHERE of a search over session_terms t joined to sessions s: the lead
 // word's rows of f's classes, each with every other word, and f's kind and provider. Without
 // withSessions the conditions on s are left out (a count without kind or provider reads no
-// session row: an index row exists only for a stored session).
+// session row: an index row exists only for a stored session). cursor, scan and backward are
+// the read's (leadRows).
 //
-// Each other word is a probe of session_terms' primary key by the row's full key. On SQLite the
-// unary + on o.session_id keeps the planner off session_terms_by_session (workspace_id,
-// session_id), which it otherwise picks for the probe: the same answer at about four times the
-// CPU at 100,000 sessions (docs/BENCHMARKS.md). PostgreSQL has no unary + on text and picks the
-// key.
-func (p searchPlan) where(ws string, f forkengine.SessionFilter, d dialect, withSessions bool) (string, []any) {
-	conds := []string{"t.workspace_id = ?", "t.term = ?", "t.class IN (" + strings.Join(filterClasses(f), ", ") + ")"}
+// Each other word is a probe of session_terms' primary key by the row's full key, or on
+// PostgreSQL, for a word not much denser than the lead (merged), a semi join with the word's
+// rows from the lead's first row after the cursor on: the planner runs it as a Merge Join of two
+// index-only scans in the key's order, which stops where the lead's rows end (for two 50% words
+// at 100,000 sessions, about 100 buffers instead of 16,000 for 4,000 probes). The word's range is
+// bounded by the lead's first row and the last the read may examine: without them a merge would
+// start at the word's first row and a hash join (the planner's choice at some sizes) would read
+// the word's rows to the end. On SQLite the unary + on
+// o.session_id keeps the planner off session_terms_by_session (workspace_id, session_id), which
+// it otherwise picks for the probe: the same answer at about four times the CPU at 100,000
+// sessions (docs/BENCHMARKS.md). PostgreSQL has no unary + on text and picks the key.
+func (p searchPlan) where(ws string, f forkengine.SessionFilter, d dialect, withSessions bool, cursor forkengine.PageCursor, scan int, backward bool) (string, []any) {
+	// t holds the lead word's rows of ws only (leadRows): repeating that here as conditions on t
+	// would only mislead PostgreSQL's estimate of t's rows (4,000 read as 32), which is what
+	// chooses the merge.
+	conds := []string{"t.class IN (" + strings.Join(filterClasses(f), ", ") + ")"}
 	if withSessions {
 		conds = append(conds, "s.workspace_id = t.workspace_id", "s.id = t.session_id")
 	}
-	args := []any{ws, p.lead}
+	var args []any
 	probeID := "o.session_id"
 	if d.name == DriverSQLite {
 		probeID = "+o.session_id"
 	}
-	for _, o := range p.others {
+	for i, o := range p.others {
+		if p.merged(i, d) {
+			first, firstArgs := p.leadKey(ws, cursor, 1, backward)
+			from, to := ">=", "<="
+			if backward {
+				from, to = "<=", ">="
+			}
+			bounds := "(o.created_at_us, o.session_id) " + from + " (" + first + ")"
+			boundArgs := firstArgs
+			if scan > 0 {
+				last, lastArgs := p.leadKey(ws, cursor, scan, backward)
+				bounds += " AND (o.created_at_us, o.session_id) " + to + " (" + last + ")"
+				boundArgs = append(boundArgs, lastArgs...)
+			}
+			conds = append(conds, `(t.created_at_us, t.session_id) IN (SELECT o.created_at_us, o.session_id FROM session_terms o
+				WHERE o.workspace_id = ? AND o.term = ? AND `+bounds+`)`)
+			args = append(append(args, ws, o), boundArgs...)
+			continue
+		}
 		conds = append(conds, `EXISTS (SELECT 1 FROM session_terms o WHERE o.workspace_id = t.workspace_id AND o.term = ?
 			AND o.created_at_us = t.created_at_us AND `+probeID+` = t.session_id)`)
 		args = append(args, o)
@@ -590,6 +664,21 @@ func (p searchPlan) where(ws string, f forkengine.SessionFilter, d dialect, with
 		conds, args = append(conds, "s.provider = ?"), append(args, f.Provider)
 	}
 	return strings.Join(conds, " AND "), args
+}
+
+// leadKey is a one-row subquery of the key of the last of the lead word's first n rows after
+// the cursor (before it, backward; the last row when it has fewer): with n 1 where a merged
+// word's range starts, with n the read's bound where it ends.
+func (p searchPlan) leadKey(ws string, cursor forkengine.PageCursor, n int, backward bool) (string, []any) {
+	rows, args := p.leadRows(ws, cursor, n, backward)
+	order := "t.created_at_us DESC, t.session_id DESC"
+	if backward {
+		order = "t.created_at_us, t.session_id"
+	}
+	if n == 1 {
+		return "SELECT t.created_at_us, t.session_id FROM " + rows, args
+	}
+	return "SELECT t.created_at_us, t.session_id FROM " + rows + " ORDER BY " + order + " LIMIT 1", args
 }
 
 // searchSessionColumns are the session columns a search page selects, after workspace_id.
@@ -630,7 +719,7 @@ func (q queries) searchSessions(ctx context.Context, ws string, f forkengine.Ses
 		return page, err
 	}
 	rows, rowArgs := plan.leadRows(ws, cursor, scan, backward)
-	where, args := plan.where(ws, f, q.dialect, true)
+	where, args := plan.where(ws, f, q.dialect, true, cursor, scan, backward)
 	order := "t.created_at_us, t.session_id"
 	if backward {
 		order = "t.created_at_us DESC, t.session_id DESC"
@@ -638,6 +727,19 @@ func (q queries) searchSessions(ctx context.Context, ws string, f forkengine.Ses
 	query := "SELECT " + searchSessionColumns + " FROM " + rows + " CROSS JOIN sessions s WHERE " + where + " ORDER BY " + order
 	if n > 0 {
 		query += " LIMIT " + strconv.Itoa(n)
+	}
+	if plan.anyMerged(q.dialect) && f.Kind == "" && f.Provider == "" {
+		// The page's keys first, then their sessions: a hash join of the words (which the
+		// planner may prefer to the merge) yields its rows unordered, and joining every match's
+		// session before the sort and LIMIT read 10,000 buffers for a page of 51 in
+		// TestPostgresSearchMergesWords. Sorting keys is cheap; n sessions are read.
+		where, args = plan.where(ws, f, q.dialect, false, cursor, scan, backward)
+		keys := "SELECT t.created_at_us, t.session_id FROM " + rows + " WHERE " + where + " ORDER BY " + order
+		if n > 0 {
+			keys += " LIMIT " + strconv.Itoa(n)
+		}
+		query = "SELECT " + searchSessionColumns + " FROM (" + keys + ") t CROSS JOIN sessions s WHERE s.workspace_id = ? AND s.id = t.session_id ORDER BY " + order
+		args = append(args, ws)
 	}
 	err = eachOfWorkspace(ctx, q, sessionsTable, ws, query, append(rowArgs, args...), func(s *forkengine.Session) { page.Sessions = append(page.Sessions, *s) })
 	if err != nil {
@@ -694,7 +796,7 @@ func (q queries) CountSearch(ctx context.Context, ws string, f forkengine.Sessio
 	}
 	rows, rowArgs := plan.leadRows(ws, forkengine.PageCursor{}, scan, false)
 	withSessions := f.Kind != "" || f.Provider != ""
-	where, args := plan.where(ws, f, q.dialect, withSessions)
+	where, args := plan.where(ws, f, q.dialect, withSessions, forkengine.PageCursor{}, scan, false)
 	from := rows
 	if withSessions {
 		from += " CROSS JOIN sessions s"
