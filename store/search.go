@@ -648,7 +648,7 @@ func (p searchPlan) where(ws string, f forkengine.SessionFilter, d dialect, with
 				bounds += " AND (o.created_at_us, o.session_id) " + to + " (" + last + ")"
 				boundArgs = append(boundArgs, lastArgs...)
 			}
-			conds = append(conds, `(t.created_at_us, t.session_id) IN (SELECT o.created_at_us, o.session_id FROM session_terms o
+			conds = append(conds, `(t.created_at_us, t.session_id) IN (SELECT `+termKeyOfRow+` FROM session_terms o
 				WHERE o.workspace_id = ? AND o.term = ? AND `+bounds+`)`)
 			args = append(append(args, ws, o), boundArgs...)
 			continue
@@ -665,6 +665,10 @@ func (p searchPlan) where(ws string, f forkengine.SessionFilter, d dialect, with
 	}
 	return strings.Join(conds, " AND "), args
 }
+
+// termKeyOfRow is the part of a session_terms row's key after its word (its session's place in
+// the word's order), columns of the alias o.
+var termKeyOfRow = termsTable.only("created_at_us", "session_id").list("o.")
 
 // leadKey is a one-row subquery of the key of the last of the lead word's first n rows after
 // the cursor (before it, backward; the last row when it has fewer): with n 1 where a merged
