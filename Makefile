@@ -8,7 +8,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: test check staticcheck generate-check lint-schema schema-changes test-go test-go-client test-postgres test-e2e test-client test-browser generate run build fuzz
+.PHONY: test check staticcheck generate-check lint-schema schema-changes test-go test-go-client test-postgres test-e2e test-client test-browser test-server-bin generate run build fuzz
 
 test: check generate-check lint-schema schema-changes test-go test-go-client test-postgres test-e2e test-client test-browser
 	@echo "make test: all suites passed"
@@ -65,16 +65,24 @@ test-go-client:
 test-postgres:
 	@bash scripts/test-postgres.sh
 
-test-e2e:
-	@bash scripts/run-optional.sh "end-to-end client suite (e2e/)" e2e/run.sh
+# The three shell suites run the server as a process: they share one build of it, TEST_BIN, passed
+# as FORKGRAPH_BIN (each script run alone builds its own). go build does not link again a target
+# that exists with the build ID it would give it, so an unchanged tree costs go's check only.
+TEST_BIN ?= $(CURDIR)/.cache/forkgraph-test-bin
+test-server-bin:
+	@mkdir -p $(dir $(TEST_BIN))
+	$(GO) build -o $(TEST_BIN) .
+
+test-e2e: test-server-bin
+	@FORKGRAPH_BIN=$(TEST_BIN) bash scripts/run-optional.sh "end-to-end client suite (e2e/)" e2e/run.sh
 
 # The TypeScript client (clients/typescript): generated types up to date, build, Node tests against
 # real servers, and the npm pack / consumer checks.
-test-client:
-	@bash scripts/run-optional.sh "TypeScript client suite (clients/typescript/)" clients/typescript/test.sh
+test-client: test-server-bin
+	@FORKGRAPH_BIN=$(TEST_BIN) bash scripts/run-optional.sh "TypeScript client suite (clients/typescript/)" clients/typescript/test.sh
 
-test-browser:
-	@bash scripts/run-optional.sh "playground browser tests (web/playground/)" web/playground/test-browser.sh
+test-browser: test-server-bin
+	@FORKGRAPH_BIN=$(TEST_BIN) bash scripts/run-optional.sh "playground browser tests (web/playground/)" web/playground/test-browser.sh
 
 # Fuzz every target for FUZZTIME each (their seed corpora, and any failure found and kept under
 # testdata/fuzz/, already run in every `go test`). `make fuzz FUZZTIME=5m` for a longer hunt.

@@ -35,7 +35,10 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
     { echo "e2e: npm ci failed (is the npm registry reachable?)" >&2; exit 3; }
 fi
 
-(cd "$root" && go build -o "$tmp/forkgraph" .)
+# make test builds the server once for its three shell suites and passes it as FORKGRAPH_BIN;
+# run alone, the script builds its own.
+bin="${FORKGRAPH_BIN:-$tmp/forkgraph}"
+if [ -z "${FORKGRAPH_BIN:-}" ]; then (cd "$root" && go build -o "$bin" .); fi
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 # wait_healthy URL PID LOG: poll /healthz until the server answers (or exits).
 wait_healthy() {
@@ -48,14 +51,14 @@ wait_healthy() {
 }
 
 port="$(free_port)"
-"$tmp/forkgraph" -addr "127.0.0.1:$port" -db "$tmp/db" -sim-latency 50ms >"$tmp/server.log" 2>&1 &
+"$bin" -addr "127.0.0.1:$port" -db "$tmp/db" -sim-latency 50ms >"$tmp/server.log" 2>&1 &
 server_pid=$!
 base="http://127.0.0.1:$port"
 wait_healthy "$base" "$server_pid" "$tmp/server.log"
 
 # A second server that runs only the documents of trusted-documents.json (trusted.test.mjs).
 trusted_port="$(free_port)"
-"$tmp/forkgraph" -addr "127.0.0.1:$trusted_port" -db "$tmp/trusted-db" -no-seed \
+"$bin" -addr "127.0.0.1:$trusted_port" -db "$tmp/trusted-db" -no-seed \
   -trusted-documents "$PWD/trusted-documents.json" >"$tmp/trusted.log" 2>&1 &
 trusted_pid=$!
 trusted="http://127.0.0.1:$trusted_port"

@@ -1,6 +1,7 @@
 package resolvers_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -65,21 +67,42 @@ func postgresTestConfig(t *testing.T) store.Config {
 // store: equal digests before and after a refused request prove it changed nothing.
 func (a *testAPI) tableDigest() string {
 	a.t.Helper()
-	raw := a.rawDB()
-	var tables []string
+	raw := a.raw
+	raw.mu.Lock() // one digest at a time on the one connection, parallel subtests or not
+	defer raw.mu.Unlock()
+	a.openRaw()
+	ctx := context.Background()
+	// On SQLite, PRAGMA data_version on one connection changes whenever another connection
+	// commits: unchanged, no row can have changed since the last digest, which is returned
+	// without reading the tables again (a refused call in the scope matrix was two full reads).
+	var version int64 = -1
+	if a.dbCfg.Driver != store.DriverPostgres {
+		require.NoError(a.t, raw.conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&version))
+		if raw.digest != "" && version == raw.version {
+			raw.reused++
+			return raw.digest
+		}
+	}
 	listing := `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`
 	if a.dbCfg.Driver == store.DriverPostgres {
 		listing = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name`
 	}
-	require.NoError(a.t, raw.Raw(listing).Scan(&tables).Error)
-	require.NotEmpty(a.t, tables)
-	sqlDB, err := raw.DB()
+	var tables []string
+	list, err := raw.conn.QueryContext(ctx, listing)
 	require.NoError(a.t, err)
+	for list.Next() {
+		var name string
+		require.NoError(a.t, list.Scan(&name))
+		tables = append(tables, name)
+	}
+	require.NoError(a.t, list.Err())
+	require.NoError(a.t, list.Close())
+	require.NotEmpty(a.t, tables)
 	h := sha256.New()
 	for _, table := range tables {
 		// Each row hashed from its raw bytes, the row hashes sorted: an order-free digest that
 		// scans without converting a value.
-		rows, err := sqlDB.Query("SELECT * FROM " + table)
+		rows, err := raw.conn.QueryContext(ctx, "SELECT * FROM "+table)
 		require.NoError(a.t, err)
 		cols, err := rows.Columns()
 		require.NoError(a.t, err)
@@ -110,14 +133,28 @@ func (a *testAPI) tableDigest() string {
 			h.Write(rh[:])
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	digest := hex.EncodeToString(h.Sum(nil))
+	raw.version, raw.digest = version, digest
+	raw.read++
+	return digest
 }
 
-// rawDB is a connection to the API's database that bypasses the store, opened once per API.
-func (a *testAPI) rawDB() *gorm.DB {
+// rawConn is the API's connection to its database that bypasses the store, opened once per API
+// and shared by the copies with() makes: one pinned connection, so that data_version compares
+// like with like; the last digest taken and the data_version it was read at.
+type rawConn struct {
+	mu           sync.Mutex
+	conn         *sql.Conn
+	version      int64
+	digest       string
+	read, reused int // digests read from the tables, and returned unread (its test counts them)
+}
+
+// openRaw opens the API's rawConn on first use; the caller holds its mu.
+func (a *testAPI) openRaw() {
 	a.t.Helper()
-	if a.raw != nil && *a.raw != nil {
-		return *a.raw
+	if a.raw.conn != nil {
+		return
 	}
 	dialector := sqlite.Open("file:" + a.dbCfg.DSN + "?mode=ro")
 	if a.dbCfg.Driver == store.DriverPostgres {
@@ -128,7 +165,11 @@ func (a *testAPI) rawDB() *gorm.DB {
 	sqlDB, err := db.DB()
 	require.NoError(a.t, err)
 	sqlDB.SetMaxOpenConns(1)
-	a.root.Cleanup(func() { _ = sqlDB.Close() })
-	*a.raw = db
-	return db
+	conn, err := sqlDB.Conn(context.Background())
+	require.NoError(a.t, err)
+	a.root.Cleanup(func() {
+		_ = conn.Close()
+		_ = sqlDB.Close()
+	})
+	a.raw.conn = conn
 }

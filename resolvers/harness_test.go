@@ -13,7 +13,6 @@ import (
 	"github.com/99designs/gqlgen/client"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/stretchr/testify/require"
-	"gorm.io/gorm"
 
 	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
@@ -29,7 +28,7 @@ type testAPI struct {
 	t      *testing.T
 	db     *store.DB
 	dbCfg  store.Config // how db was opened (tableDigest reads it past the store)
-	raw    **gorm.DB    // tableDigest's own connection, shared by the copies with() makes
+	raw    *rawConn     // tableDigest's own connection, shared by the copies with() makes
 	root   *testing.T   // the test that made the API, which outlives its subtests
 	engine *forkengine.Engine
 	broker *forkengine.Broker
@@ -119,7 +118,7 @@ func newTestAPI(t *testing.T, opts apiOptions) *testAPI {
 	}
 	h := opts.auth.HTTPMiddleware(srv)
 	ts := httptest.NewServer(h)
-	api := &testAPI{t: t, db: db, dbCfg: dbCfg, raw: new(*gorm.DB), root: t, engine: engine, broker: broker, feed: feed, feedDB: feedDB, sim: sim, srv: srv, http: h,
+	api := &testAPI{t: t, db: db, dbCfg: dbCfg, raw: new(rawConn), root: t, engine: engine, broker: broker, feed: feed, feedDB: feedDB, sim: sim, srv: srv, http: h,
 		client: client.New(h), url: ts.URL}
 	t.Cleanup(func() {
 		ts.Close()

@@ -6,6 +6,8 @@
 # working tree (run.sh, wire-record.mjs, the suites) is used for both, so BASE need not have it.
 # KEEP=DIR keeps both recordings in DIR/base and DIR/head.
 set -euo pipefail
+# Each side's run.sh must build its own revision's server, not a FORKGRAPH_BIN from the caller.
+unset FORKGRAPH_BIN
 root="$(cd "$(dirname "$0")/.." && pwd)"
 base_rev="${1:-main}"
 head_rev="${2:-}"

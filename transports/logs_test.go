@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/forkgraph/forkgraph/access"
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 // lockedBuffer is a log sink written by the connection's goroutines and read by the test.
@@ -56,24 +57,19 @@ func TestTransportWS_LogsThroughSlogWithTheRequestID(t *testing.T) {
 	c.subscribe("x", "subscription { explode }")
 	c.expectClose(CloseInternalError, "Internal server error")
 
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var entry map[string]any
+	await.State(t, 5*time.Second, "the panic logged", func() (bool, string) {
 		for _, line := range sink.lines() {
-			var entry map[string]any
-			if json.Unmarshal([]byte(line), &entry) != nil {
-				continue
-			}
-			if entry["msg"] == "transports: panic in websocket operation" {
-				if entry["requestId"] != "req-logs-1" || entry["operation"] != "x" || entry["level"] != "ERROR" ||
-					!strings.Contains(entry["panic"].(string), "resolver exploded") {
-					t.Fatalf("log entry %v", entry)
-				}
-				return
+			var e map[string]any
+			if json.Unmarshal([]byte(line), &e) == nil && e["msg"] == "transports: panic in websocket operation" {
+				entry = e
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no panic logged within 5s; log:\n%s", strings.Join(sink.lines(), "\n"))
-		}
-		time.Sleep(5 * time.Millisecond)
+		return false, strings.Join(sink.lines(), "\n")
+	})
+	if entry["requestId"] != "req-logs-1" || entry["operation"] != "x" || entry["level"] != "ERROR" ||
+		!strings.Contains(entry["panic"].(string), "resolver exploded") {
+		t.Fatalf("log entry %v", entry)
 	}
 }

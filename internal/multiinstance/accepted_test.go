@@ -12,6 +12,7 @@ import (
 // there with SIGKILL, the lock goes away, and after the lease B commits the fork from what is
 // recorded, without calling the provider again.
 func TestTakeoverOfAcceptedFork(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	a := c.startWith("a", "-db-statement-timeout", "1s")
 	b := c.start("b")

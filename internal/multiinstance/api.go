@@ -112,7 +112,13 @@ func (c *Client) AwaitOperation(ctx context.Context, workspace, id string, limit
 		if time.Now().After(deadline) || poll >= maxPolls {
 			return last, fmt.Errorf("operation %s not as awaited within %s (%d polls): last %+v, last error %v", id, limit, poll+1, last, err)
 		}
-		time.Sleep(50 * time.Millisecond) // polling the API, bounded by the deadline
+		// Polling the API, bounded by the deadline; a done ctx ends the wait at once (a caller
+		// that stops its load after killing the instance must not wait out the limit).
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("operation %s not as awaited: %w (%d polls): last %+v, last error %v", id, ctx.Err(), poll+1, last, err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ const (
 // requestId on the same boundary, on either instance, gets that operation back. And 40 requests
 // with distinct requestIds on a fresh boundary, at once over both instances, also make one.
 func TestOneOperationAcrossInstances(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	a, b := c.start("a"), c.start("b")
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 // followed from the start, must still receive exactly the replay of the log, and a fork started
 // on A afterwards must be followed to COMMITTED on B.
 func TestDatabaseConnectionsDropped(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	a, b := c.start("a"), c.start("b")
 	ctx := context.Background()

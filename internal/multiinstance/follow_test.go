@@ -22,6 +22,7 @@ var everyPhase = []string{"FROZEN", "DISPATCHING", "MATERIALIZING", "COMMITTED"}
 // session. The provider is called once. The instances poll the event log only once an hour, so
 // B and C can only learn of A's commits through PostgreSQL's NOTIFY.
 func TestForkFollowedOnAnotherInstance(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	noPoll := []string{"-event-poll", "1h"}
 	a, b, cc := c.startWith("a", noPoll...), c.startWith("b", noPoll...), c.startWith("c", noPoll...)
@@ -31,6 +32,7 @@ func TestForkFollowedOnAnotherInstance(t *testing.T) {
 // TestForkFollowedSQLite is the same scenario on one SQLite instance (writer, follower and
 // workspace subscriber alike): the behaviour the multi-instance test asks of every instance.
 func TestForkFollowedSQLite(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newSQLiteCluster(t)
 	a := c.start("a")
 	followFork(t, c, a, a, a)

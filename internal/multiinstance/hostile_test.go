@@ -10,8 +10,15 @@ import (
 
 // Issue 21's reproductions over the GraphQL API of a real server, on SQLite and on PostgreSQL
 // alike: the two databases must answer the same.
-func TestIssue21ReproductionsSQLite(t *testing.T)   { issue21Reproductions(t, newSQLiteCluster(t)) }
-func TestIssue21ReproductionsPostgres(t *testing.T) { issue21Reproductions(t, newPostgresCluster(t)) }
+func TestIssue21ReproductionsSQLite(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
+	issue21Reproductions(t, newSQLiteCluster(t))
+}
+
+func TestIssue21ReproductionsPostgres(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
+	issue21Reproductions(t, newPostgresCluster(t))
+}
 
 func issue21Reproductions(t *testing.T, c *cluster) {
 	in := c.start("a")

@@ -19,6 +19,7 @@ const largeMessageBytes = 300 << 10
 // the inherited turns and messages under the same ids, and so does a new instance after A is
 // killed with SIGKILL.
 func TestLargeForkOfForkAcrossInstances(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	a, b := c.start("a"), c.start("b")
 	before := largeForkOfFork(t, a, b)
@@ -34,6 +35,7 @@ func TestLargeForkOfForkAcrossInstances(t *testing.T) {
 // TestLargeForkOfForkAcrossRestartSQLite is the same on one SQLite instance, restarted on its
 // file after SIGKILL: a fork's inherited ids are the same before and after.
 func TestLargeForkOfForkAcrossRestartSQLite(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newSQLiteCluster(t)
 	a := c.start("a")
 	before := largeForkOfFork(t, a, a)

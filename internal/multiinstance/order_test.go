@@ -20,6 +20,7 @@ const (
 // workspaceEventCursor. Both live streams must equal a replay of the log from that cursor: the
 // same events in the same order, no gap, no duplicate.
 func TestLiveEqualsReplayAcrossInstances(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	a, b := c.start("a"), c.start("b")
 	liveEqualsReplay(t, []*Instance{a, b})
@@ -28,6 +29,7 @@ func TestLiveEqualsReplayAcrossInstances(t *testing.T) {
 // TestLiveEqualsReplaySQLite is the same on one SQLite instance: every writer and both
 // subscribers on it.
 func TestLiveEqualsReplaySQLite(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newSQLiteCluster(t)
 	a := c.start("a")
 	liveEqualsReplay(t, []*Instance{a, a})

@@ -20,6 +20,7 @@ const outageWithin = 60 * time.Second
 // INTERNAL_SERVER_ERROR), and /readyz is 503; once the database is back, the same request
 // (same requestId) forks, and the fork commits.
 func TestDatabaseOutageIsRetryable(t *testing.T) {
+	t.Parallel()       // its own PostgreSQL server, adapter and processes
 	requirePostgres(t) // the suite's PostgreSQL binaries are there; the server below is this test's own
 	ctx := context.Background()
 	pg, err := StartPostgresServer(ctx, filepath.Join("..", ".."))

@@ -30,6 +30,8 @@ const pressureSlack = 5 * time.Second
 // falls due, plus the provider's answer time), each with exactly one /reconcile call (an answer
 // obtained is recorded, never asked for again) and one /fork call.
 func TestUnknownsReconcileWithinTheBoundUnderCPUPressure(t *testing.T) {
+	// Not parallel: its spinner takes every core, and its bound is measured against that load
+	// alone. Go runs it before the package's parallel tests, which then overlap one another.
 	c := newPostgresCluster(t)
 	c.adapter.EnableReconcile()
 	flags := []string{"-fork-lease", pressureLease.String(), "-barrier=false"}

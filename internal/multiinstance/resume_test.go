@@ -15,6 +15,7 @@ const resumeTurns = 200
 // cursor. What it received, across both subscriptions, must equal a replay of the log from its
 // first cursor: nothing missed, nothing repeated.
 func TestResumeOnAnotherInstanceAfterKill(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	a, b, cc := c.start("a"), c.start("b"), c.start("c")
 	ctx := context.Background()

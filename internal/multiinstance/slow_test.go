@@ -13,6 +13,7 @@ import (
 // stays DISPATCHING for three leases while A keeps renewing its lease, and both end COMMITTED
 // with one provider call each.
 func TestSlowForkSurvivesAPeerStarting(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	a := c.start("a")
 	ctx := context.Background()

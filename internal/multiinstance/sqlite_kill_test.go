@@ -19,6 +19,7 @@ import (
 // fork must end whole: committed with all its copied turns, or a delivery left unknown, never
 // half-written.
 func TestSQLiteKillDuringGroupedWritesLosesNoAcknowledgedWrite(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newSQLiteCluster(t)
 	a := c.startWith("a", "-barrier=false")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

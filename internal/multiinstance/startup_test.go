@@ -11,6 +11,7 @@ import (
 // come up (migrations run under a lock, once), and a session reported through one is read
 // through each of the others.
 func TestInstancesStartTogether(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	names := []string{"a", "b", "c"}
 	ins := make([]*Instance, len(names))

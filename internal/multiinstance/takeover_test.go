@@ -16,6 +16,7 @@ const takeoverLimit = testLease + 45*time.Second
 // gets) and commits; the dispatching one becomes DELIVERY_UNKNOWN without another call, since
 // A's call may have reached the provider.
 func TestTakeoverAfterKill(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	a, b := c.start("a"), c.start("b")
 	takeover(t, c, a, func() *Instance { return b })
@@ -24,6 +25,7 @@ func TestTakeoverAfterKill(t *testing.T) {
 // TestRestartAfterKillSQLite is the same on one SQLite file: the instance that takes over is a
 // new process started after the kill (SQLite allows one at a time).
 func TestRestartAfterKillSQLite(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newSQLiteCluster(t)
 	a := c.start("a")
 	takeover(t, c, a, func() *Instance { return c.start("b") })
@@ -34,6 +36,7 @@ func TestRestartAfterKillSQLite(t *testing.T) {
 // restart with a fixed id does not wait out its own leases), while B, also running, leaves them
 // alone. The provider rules are the same as for any takeover.
 func TestRestartWithSameIDTakesItsOwnForks(t *testing.T) {
+	t.Parallel() // its own database (schema or file), adapter and processes
 	c := newPostgresCluster(t)
 	long := []string{"-fork-lease", (3 * takeoverLimit).String()}
 	a := c.startWith("a", long...)

@@ -53,8 +53,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "building the server"
-(cd "$repo" && "$GO" build -o "$tmp/forkgraph" .) || { echo "FAIL: go build" >&2; exit 1; }
+# make test builds the server once for its three shell suites and passes it as FORKGRAPH_BIN;
+# run alone, the script builds its own.
+bin="${FORKGRAPH_BIN:-$tmp/forkgraph}"
+if [ -z "${FORKGRAPH_BIN:-}" ]; then
+  echo "building the server"
+  (cd "$repo" && "$GO" build -o "$bin" .) || { echo "FAIL: go build" >&2; exit 1; }
+fi
 
 free_port() {
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
@@ -66,7 +71,7 @@ start_server() {
   local name=$1; shift
   local port; port=$(free_port)
   local base="http://127.0.0.1:$port"
-  "$tmp/forkgraph" -addr "127.0.0.1:$port" -db "$tmp/$name.db" -sim-latency 150ms "$@" >"$tmp/$name.log" 2>&1 &
+  "$bin" -addr "127.0.0.1:$port" -db "$tmp/$name.db" -sim-latency 150ms "$@" >"$tmp/$name.log" 2>&1 &
   local pid=$!
   server_pids+=("$pid")
   for _ in $(seq 1 150); do
