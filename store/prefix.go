@@ -90,8 +90,10 @@ const unboundTurn = `(provider_turn_id = '' OR provider_turn_id = id OR provider
 // inherited messages, the messages stored under the session's own turns (turn_counts), and those
 // of its own turns above the boundary, at or below its History's boundary, and at or below 0
 // (each an index range of its turns, empty but for an override or a fork through an earlier
-// turn). Arguments: the workspace and session thrice, then with the boundary twice, then twice,
-// then with the boundary, then twice.
+// turn; the one below its History's boundary joined from the History's row, so that
+// PostgreSQL plans it as a range of the session's turns from a bound it knows is one row).
+// Arguments: the workspace and session four times, then with the boundary twice, then four times, then
+// with the boundary, then twice.
 var prefixCountsSQL = `SELECT
 	COALESCE((SELECT history_key FROM histories WHERE workspace_id = ? AND session_id = ?), ''),
 	COALESCE((SELECT boundary FROM histories WHERE workspace_id = ? AND session_id = ?), -1),
@@ -104,7 +106,9 @@ var prefixCountsSQL = `SELECT
 	COALESCE((SELECT inherited_messages FROM histories WHERE workspace_id = ? AND session_id = ?), 0),
 	COALESCE((SELECT messages FROM turn_counts WHERE workspace_id = ? AND session_id = ?), 0),
 	` + ownMessagesOfTurns("t.sequence > ?") + `,
-	` + ownMessagesOfTurns(`t.sequence <= COALESCE((SELECT h.boundary FROM histories h WHERE h.workspace_id = ? AND h.session_id = ?), -1)`) + `,
+	(SELECT CAST(COALESCE(SUM((SELECT c.n FROM message_counts c WHERE c.workspace_id = t.workspace_id AND c.turn_id = t.id)), 0) AS BIGINT)
+	FROM histories h JOIN turns t ON t.workspace_id = h.workspace_id AND t.session_id = h.session_id AND t.sequence <= h.boundary
+	WHERE h.workspace_id = ? AND h.session_id = ?),
 	` + ownMessagesOfTurns("t.sequence <= 0")
 
 // ownMessagesOfTurns sums the kept message counts of the session's turns whose sequence meets
@@ -148,7 +152,7 @@ func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through i
 	var boundary, inherited, turns, above, prefixTurns, segments, inheritedMessages, own, ownAbove, ownBelowBoundary, ownBelowZero int64
 	err := scanEach(ctx, q, prefixCountsSQL, []any{ws, sessionID, ws, sessionID, ws, sessionID, ws, sessionID,
 		ws, sessionID, through, ws, sessionID, through, ws, sessionID, ws, sessionID, ws, sessionID, ws, sessionID,
-		ws, sessionID, through, ws, sessionID, ws, sessionID, ws, sessionID},
+		ws, sessionID, through, ws, sessionID, ws, sessionID},
 		[]any{textScan[string]{&key}, &boundary, &inherited, &turns, &above, textScan[string]{&last},
 			&prefixTurns, &segments, &inheritedMessages, &own, &ownAbove, &ownBelowBoundary, &ownBelowZero}, func() {})
 	if err != nil {
