@@ -28,6 +28,11 @@ type Prefix struct {
 	// TypedMessages are the prefix's messages holding typed parts in turn sequence, then position
 	// order, as the source presents them; nil when none.
 	TypedMessages []Message
+	// InheritedMessages is what a child frozen now through the last turn of the prefix
+	// inherits through its segments (childSegments): the messages History.InheritedMessages
+	// counts, read from the counts the writes keep instead of summed over the prefix's turns at
+	// the commit. 0 when the store does not count them (WalkPrefix): the commit counts then.
+	InheritedMessages int64
 }
 
 // PrefixReader is an optional Reader that reads a Prefix without walking the prefix's turns.

@@ -231,6 +231,11 @@ type Snapshot struct {
 	// it, so one appended to the source after prepare never reaches the child, whatever its
 	// place (InheritsAudit).
 	AuditBound int64 `json:"auditBound,omitempty"`
+	// PrefixMessages is the number of messages the Segments present (version 2), read from the
+	// source's kept counts at the freeze (Prefix.InheritedMessages); the commit stores it as the
+	// child's History.InheritedMessages instead of summing the prefix's turns. 0 when the freeze
+	// did not count them (a walked prefix, a snapshot frozen before): the commit counts then.
+	PrefixMessages int64 `json:"prefixMessages,omitempty"`
 }
 
 // Shared reports whether s is a version 2 reference snapshot.

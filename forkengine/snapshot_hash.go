@@ -184,6 +184,10 @@ func (w *snapshotHasher) reference(s Snapshot) {
 		w.str("audit bound")
 		w.int(s.AuditBound)
 	}
+	if s.PrefixMessages != 0 { // likewise
+		w.str("prefix messages")
+		w.int(s.PrefixMessages)
+	}
 	if len(s.AuditMessages) > 0 {
 		w.str("audit messages")
 		w.int(int64(len(s.AuditMessages)))

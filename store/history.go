@@ -163,15 +163,28 @@ func (tx *txn) InsertHistory(ctx context.Context, h forkengine.History) error {
 			via: encodeVia(s.Via)}
 	}
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		if _, err := tx.execFixed(db, insertSQL("histories", historiesTable.names, 1), historiesTable.values(&h)...); err != nil {
+		// A count the snapshot carried is stored with the row; without one the commit counts the
+		// segments' messages (countInheritedMessagesSQL, a sum over every turn they cover).
+		insert, values := insertSQL("histories", historiesTable.names, 1), historiesTable.values(&h)
+		if h.InheritedMessages > 0 {
+			insert, values = insertCountedHistorySQL, append(values, h.InheritedMessages)
+		}
+		if _, err := tx.execFixed(db, insert, values...); err != nil {
 			return classify(err, "insert history of %s", h.SessionID)
 		}
 		if err := insertRows(tx.execWith(db), segmentsTable, rows, false); err != nil {
 			return classify(err, "insert %d segments of %s", len(rows), h.SessionID)
 		}
+		if h.InheritedMessages > 0 {
+			return nil
+		}
 		return tx.countInheritedMessages(db, h.WorkspaceID, h.SessionID)
 	})
 }
+
+// insertCountedHistorySQL inserts a History with the inherited messages its snapshot counted.
+var insertCountedHistorySQL = "INSERT INTO histories (" + strings.Join(historiesTable.names, ", ") + ", inherited_messages) VALUES " +
+	placeholders(len(historiesTable.names)+1)
 
 // physicalTurns are the stored rows among ids.
 func (q queries) physicalTurns(ctx context.Context, ws string, ids []string, out map[string]forkengine.Turn) error {

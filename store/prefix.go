@@ -85,14 +85,41 @@ const unboundTurn = `(provider_turn_id = '' OR provider_turn_id = id OR provider
 
 // prefixCountsSQL reads the session's History (its key, boundary and inherited turns; "", -1
 // and 0 without one), its own turns' count, those above the boundary, and its last own turn at
-// or below it. Arguments: the workspace and session thrice, then with the boundary twice.
-const prefixCountsSQL = `SELECT
+// or below it; then what a child frozen through the boundary would inherit, from the counts the
+// writes keep (message_counts.go): the History's prefix turns, whether it has segments and its
+// inherited messages, the messages stored under the session's own turns (turn_counts), and those
+// of its own turns above the boundary, at or below its History's boundary, and at or below 0
+// (each an index range of its turns, empty but for an override or a fork through an earlier
+// turn; the one below its History's boundary joined from the History's row, so that
+// PostgreSQL plans it as a range of the session's turns from a bound it knows is one row).
+// Arguments: the workspace and session four times, then with the boundary twice, then four times, then
+// with the boundary, then twice.
+var prefixCountsSQL = `SELECT
 	COALESCE((SELECT history_key FROM histories WHERE workspace_id = ? AND session_id = ?), ''),
 	COALESCE((SELECT boundary FROM histories WHERE workspace_id = ? AND session_id = ?), -1),
 	COALESCE((SELECT inherited_turns FROM histories WHERE workspace_id = ? AND session_id = ?), 0),
 	COALESCE((SELECT n FROM turn_counts WHERE workspace_id = ? AND session_id = ?), 0),
 	(SELECT COUNT(*) FROM turns WHERE workspace_id = ? AND session_id = ? AND sequence > ?),
-	COALESCE((SELECT id FROM turns WHERE workspace_id = ? AND session_id = ? AND sequence <= ? ORDER BY sequence DESC LIMIT 1), '')`
+	COALESCE((SELECT id FROM turns WHERE workspace_id = ? AND session_id = ? AND sequence <= ? ORDER BY sequence DESC LIMIT 1), ''),
+	COALESCE((SELECT prefix_turns FROM histories WHERE workspace_id = ? AND session_id = ?), 0),
+	CASE WHEN EXISTS (SELECT 1 FROM history_segments WHERE workspace_id = ? AND session_id = ?) THEN 1 ELSE 0 END,
+	COALESCE((SELECT inherited_messages FROM histories WHERE workspace_id = ? AND session_id = ?), 0),
+	COALESCE((SELECT messages FROM turn_counts WHERE workspace_id = ? AND session_id = ?), 0),
+	` + ownMessagesOfTurns("t.sequence > ?") + `,
+	(SELECT CAST(COALESCE(SUM((SELECT c.n FROM message_counts c WHERE c.workspace_id = t.workspace_id AND c.turn_id = t.id)), 0) AS BIGINT)
+	FROM histories h JOIN turns t ON t.workspace_id = h.workspace_id AND t.session_id = h.session_id AND t.sequence <= h.boundary
+	WHERE h.workspace_id = ? AND h.session_id = ?),
+	` + ownMessagesOfTurns("t.sequence <= 0")
+
+// ownMessagesOfTurns sums the kept message counts of the session's turns whose sequence meets
+// cond (an index range of turns_sequence_per_session, each turn's count one primary-key probe:
+// a correlated probe, so that PostgreSQL never hashes the workspace's counts for a range whose
+// bound it does not know when it plans).
+// Arguments: the workspace and session, then cond's.
+func ownMessagesOfTurns(cond string) string {
+	return `(SELECT CAST(COALESCE(SUM((SELECT c.n FROM message_counts c WHERE c.workspace_id = t.workspace_id AND c.turn_id = t.id)), 0) AS BIGINT)
+	FROM turns t WHERE t.workspace_id = ? AND t.session_id = ? AND ` + cond + `)`
+}
 
 var (
 	prefixIrregularSQL = "SELECT " + turnsTable.listAfterWorkspace("") + " FROM turns WHERE workspace_id = ? AND session_id = ? " +
@@ -122,10 +149,12 @@ var (
 // was frozen is a row of the fork's own.
 func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through int64) (forkengine.Prefix, bool, error) {
 	var key, last string
-	var boundary, inherited, turns, above int64
+	var boundary, inherited, turns, above, prefixTurns, segments, inheritedMessages, own, ownAbove, ownBelowBoundary, ownBelowZero int64
 	err := scanEach(ctx, q, prefixCountsSQL, []any{ws, sessionID, ws, sessionID, ws, sessionID, ws, sessionID,
-		ws, sessionID, through, ws, sessionID, through},
-		[]any{textScan[string]{&key}, &boundary, &inherited, &turns, &above, textScan[string]{&last}}, func() {})
+		ws, sessionID, through, ws, sessionID, through, ws, sessionID, ws, sessionID, ws, sessionID, ws, sessionID,
+		ws, sessionID, through, ws, sessionID, ws, sessionID},
+		[]any{textScan[string]{&key}, &boundary, &inherited, &turns, &above, textScan[string]{&last},
+			&prefixTurns, &segments, &inheritedMessages, &own, &ownAbove, &ownBelowBoundary, &ownBelowZero}, func() {})
 	if err != nil {
 		return forkengine.Prefix{}, false, classify(err, "prefix counts of %s", sessionID)
 	}
@@ -137,6 +166,16 @@ func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through i
 	if p.Turns <= 0 {
 		return forkengine.Prefix{Turns: 0}, true, nil
 	}
+	// What the child's segments present (forkengine's childSegments): every segment of the
+	// session's History whole (each starts below its boundary, under the one read through here),
+	// whose messages the History counted at its commit and which never change; then the session's
+	// own turns from its boundary (from 0 when it has none, or holds rows of its own below it) up
+	// to here, every message of which is at or below the watermark frozen with them.
+	ownBelow := ownBelowZero
+	if segments > 0 && inherited >= prefixTurns {
+		ownBelow = ownBelowBoundary
+	}
+	p.InheritedMessages = inheritedMessages + own - ownAbove - ownBelow
 	err = eachOfWorkspace(ctx, q, turnsTable, ws, prefixIrregularSQL, []any{ws, sessionID, through, ws, sessionID, through}, func(t *forkengine.Turn) {
 		if !t.Settled() || !t.HasProviderBinding() {
 			p.Irregular = append(p.Irregular, *t)

@@ -19,6 +19,7 @@ func prefixTests() map[string]storeTest {
 	return map[string]storeTest{
 		"GivenIrregularTurnsInteractionsAndTypedMessages_WhenThePrefixIsRead_ThenItIsTheWalksAtEveryBoundary": testPrefixReadIsTheWalk,
 		"GivenAChainOfForks_WhenTheirPrefixesAreRead_ThenThroughTheirOwnTurnsItIsTheWalks":                    testPrefixOfAFork,
+		"GivenMessagesAppendedBetweenPrepareAndCommit_WhenTheForksCommit_ThenTheyCountWhatWasFrozen":          testFrozenMessageCount,
 	}
 }
 
@@ -102,6 +103,7 @@ func testPrefixReadIsTheWalk(t *testing.T, s forkengine.Store) {
 		got, ok, err := pr.ReadPrefix(f.ctx, historyWS, "src", through)
 		require.NoError(t, err)
 		require.True(t, ok, "a root's prefix is read")
+		requireInheritedMessages(t, f.ctx, s, "src", through, &got)
 		require.Equal(t, want, got, "through %d", through)
 	}
 	// In a transaction too, which is where prepare reads it.
@@ -109,11 +111,33 @@ func testPrefixReadIsTheWalk(t *testing.T, s forkengine.Store) {
 		got, ok, err := tx.(forkengine.PrefixReader).ReadPrefix(ctx, historyWS, "src", 9)
 		require.NoError(t, err)
 		require.True(t, ok)
+		requireInheritedMessages(t, ctx, tx, "src", 9, &got)
 		want, err := forkengine.WalkPrefix(ctx, tx, historyWS, "src", 9)
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 		return nil
 	})
+}
+
+// requireInheritedMessages holds a read prefix's count of what a child through `through` would
+// inherit to the messages the session presents in the prefix's turns (the walk counts none, so
+// it is cleared for the comparison with the walk after).
+func requireInheritedMessages(t *testing.T, ctx context.Context, r forkengine.Reader, session string, through int64, got *forkengine.Prefix) {
+	t.Helper()
+	turns, err := r.TurnsThrough(ctx, historyWS, session, through)
+	require.NoError(t, err)
+	ids := make([]string, len(turns))
+	for i, tr := range turns {
+		ids[i] = tr.ID
+	}
+	msgs, err := r.MessagesByTurnIDs(ctx, historyWS, ids)
+	require.NoError(t, err)
+	want := 0
+	for _, m := range msgs {
+		want += len(m)
+	}
+	require.Equal(t, int64(want), got.InheritedMessages, "%s through %d: the messages a child would inherit", session, through)
+	got.InheritedMessages = 0
 }
 
 // Given a chain root → child → grand whose prefixes hold an override (a turn unbound when the
@@ -170,10 +194,60 @@ func testPrefixOfAFork(t *testing.T, s forkengine.Store) {
 			require.True(t, ok, "%s through its own turn %d", fork.id, through)
 			want, err := forkengine.WalkPrefix(f.ctx, s, historyWS, fork.id, through)
 			require.NoError(t, err)
+			requireInheritedMessages(t, f.ctx, s, fork.id, through, &got)
 			require.Equal(t, want, got, "%s through %d", fork.id, through)
 		}
 	}
 	// A fork of the fork through its own turn commits from the read.
 	f.fork("grand", "grand-t7", "great")
 	require.Len(t, f.read("great").Turns, 7)
+}
+
+// Given a root and a fork of it (with an override), when a fork of each is prepared, messages are
+// appended to the source's prefix turns (the boundary turn, an earlier one, an inherited one the
+// fork then adopts) and the forks commit, then each child counts the messages frozen, which a
+// PrefixReader's snapshot carries (PrefixMessages, so the commit sums no prefix turn), and every
+// read of the children agrees with the count (historyFixture.read).
+func testFrozenMessageCount(t *testing.T, s forkengine.Store) {
+	f := newHistoryFixture(t, s)
+	f.root("src", 3)
+	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+		tr := newTurn(historyWS, "src", "src-t2", 2)
+		tr.ProviderTurnID = "" // unbound: a child holds a row of its own for it
+		return tx.UpsertTurn(ctx, tr)
+	})
+	f.fork("src", "src-t3", "child")
+	f.addTurns("child", 4, 5)
+	_, counted := s.(forkengine.PrefixReader)
+	child, ok, err := s.HistoryOf(f.ctx, historyWS, "child")
+	require.NoError(t, err)
+	require.True(t, ok)
+	for _, c := range []struct {
+		source, through, target string
+		appendTo                []string
+		frozen                  int64
+	}{
+		{"src", "src-t3", "root-fork", []string{"src-t3", "src-t1"}, 6},
+		{"child", "child-t5", "grand", []string{"child-t5", "child-t4", forkengine.PresentedTurnID(child.Key, 1)}, 10},
+	} {
+		op, err := f.engine.StartFork(f.ctx, forkengine.ForkInput{WorkspaceID: historyWS, SourceSessionID: c.source,
+			ThroughTurnID: c.through, RequestID: "req-" + c.target, TargetSessionID: c.target})
+		require.NoError(t, err)
+		if counted {
+			require.Equal(t, c.frozen, op.Snapshot.PrefixMessages, "%s: the snapshot carries the count", c.target)
+		}
+		for _, turn := range c.appendTo {
+			f.append(c.source, turn, "after the prepare of "+c.target)
+		}
+		op, err = f.engine.ProcessOperation(f.ctx, historyWS, op.ID)
+		require.NoError(t, err)
+		require.Equal(t, forkengine.StatusCommitted, op.Status, op.Error)
+		require.Equal(t, int(c.frozen), len(f.read(c.target).contents()), "%s: what was frozen, nothing appended after", c.target)
+		counts, err := s.CountSessionMessages(f.ctx, historyWS, []string{c.target})
+		require.NoError(t, err)
+		require.Equal(t, int(c.frozen), counts[c.target])
+	}
+	// A fork of the fork commits from its count too, and reads agree.
+	f.fork("grand", f.read("grand").Latest.ID, "great")
+	require.Equal(t, 10, len(f.read("great").contents()))
 }
