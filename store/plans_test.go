@@ -106,15 +106,23 @@ func planCases() []planCase {
 			if err != nil {
 				return err
 			}
-			_, ok, err := db.ReadPrefix(ctx, "ws", "big-fork", 150)
-			if err == nil && !ok {
-				err = errors.New("the prefix of big-fork through an inherited turn was left to the walk")
+			for _, through := range []int64{100, 250} { // the count's range below the boundary, then above
+				_, ok, err := db.ReadPrefix(ctx, "ws", "big-fork", through)
+				if err == nil && !ok {
+					err = errors.New("the prefix of big-fork through an inherited turn was left to the walk")
+				}
+				if err != nil {
+					return err
+				}
 			}
-			return err
-		}, sqlite: []string{"history_segments_by_range (workspace_id=? AND session_id=?)",
+			return nil
+		}, sqlite: []string{"history_segments_by_range (workspace_id=? AND session_id=? AND from_sequence<?)",
+			"history_segments_by_range (workspace_id=? AND session_id=?)",
 			"turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>? AND sequence<?)"},
-			postgres: []string{"Index Cond: ((workspace_id = 'ws'::text) AND (session_id = 'big-fork'::text) AND (to_sequence > '150'::bigint))",
-				"(sequence > g.from_sequence) AND (sequence <= g.to_sequence) AND (sequence > '150'::bigint))", "message_counts_pkey"}},
+			postgres: []string{"Index Cond: ((workspace_id = 'ws'::text) AND (session_id = 'big-fork'::text) AND (from_sequence < '100'::bigint))",
+				"(sequence > g.from_sequence) AND (sequence <= LEAST(g.to_sequence, '100'::bigint)))",
+				"Index Cond: ((workspace_id = 'ws'::text) AND (session_id = 'big-fork'::text) AND (to_sequence > '250'::bigint))",
+				"(sequence > GREATEST(g.from_sequence, '250'::bigint)) AND (sequence <= g.to_sequence))", "message_counts_pkey"}},
 		{name: "ProviderTurnOwner", read: func(ctx context.Context, db *DB) error {
 			_, err := db.ProviderTurnOwner(ctx, "ws", "big", "pt-big-t1", "big-t2")
 			if errors.Is(err, forkengine.ErrNotFound) {

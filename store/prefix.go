@@ -30,8 +30,8 @@ import (
 // and for a committed fork through any of its turns, adding the typed messages its segments
 // present (one more statement). Through an inherited turn (a fork of a child at a turn it shares
 // with its parent, at or before the child's boundary) it reads one more: the messages its
-// segments present above the boundary (prefixInheritedAboveSQL): the History's count less those is
-// the count through the boundary. Every inherited turn is settled and bound, so the
+// segments present on the shorter side of the boundary (prefixInheritedPartSQL), which are, or
+// the History's count less which is, the count through the boundary. Every inherited turn is settled and bound, so the
 // irregular turns, interactions and typed messages of such a prefix are the fork's own rows and
 // copies, and its segments' typed messages, at or below the boundary: the same statements with
 // the boundary. Six statements whatever the prefix's length and the chain's depth
@@ -149,36 +149,46 @@ var (
 	AND t.sequence > g.from_sequence AND t.sequence <= g.to_sequence AND t.sequence <= ?`
 )
 
-// prefixInheritedAboveSQL counts the messages a fork's segments present in its inherited turns
-// above a boundary at or below its History's (per segment reaching above it, per owner turn of
-// the segment above it, as inheritedMessagesOf counts them): what a child frozen through the
-// boundary does not inherit of the History's count, since childSegments cuts every segment at
-// the boundary. An index range of the segments (history_segments_by_range) and of each one's
-// owner turns above the boundary, each turn's count one primary-key probe (a correlated probe,
-// and on PostgreSQL a LATERAL seek of the turns per segment, so that its planner never hashes a
-// workspace's turns or counts for a range whose bound it does not know): empty for a fork
-// through the History's boundary, a range of the turns between the two otherwise, whatever the
-// prefix's length. Arguments: the workspace and session, the boundary twice.
-func prefixInheritedAboveSQL(d dialect) string {
-	if d.lateralJoins {
-		return prefixInheritedAboveLateral
-	}
-	return prefixInheritedAboveJoined
+// prefixInheritedPartSQL counts the messages a fork's segments present in its inherited turns
+// below (at or below) a boundary at or below its History's, or above it: per segment reaching
+// that side of it, per owner turn of the segment on that side, as inheritedMessagesOf counts
+// them. Below is what a child frozen through the boundary inherits through the segments
+// (childSegments cuts every segment at the boundary); above is what it does not of the History's
+// count. ReadPrefix asks for the shorter side: an index range of the segments
+// (history_segments_by_range) and of each one's owner turns on that side, each turn's count one
+// primary-key probe (a correlated probe, and on PostgreSQL a LATERAL seek of the turns per
+// segment, so that its planner never hashes a workspace's turns or counts for a range whose
+// bound it does not know): at most half the History's prefix, empty for a fork through the
+// History's boundary. Arguments: the workspace and session, the boundary twice.
+func prefixInheritedPartSQL(d dialect, below bool) string {
+	return prefixInheritedPart[[2]bool{d.lateralJoins, below}]
 }
 
-var (
-	prefixInheritedAboveLateral = buildPrefixInheritedAboveSQL(dialect{lateralJoins: true})
-	prefixInheritedAboveJoined  = buildPrefixInheritedAboveSQL(dialect{})
-)
+var prefixInheritedPart = map[[2]bool]string{}
 
-func buildPrefixInheritedAboveSQL(d dialect) string {
+func init() {
+	for _, lateral := range []bool{false, true} {
+		for _, below := range []bool{false, true} {
+			prefixInheritedPart[[2]bool{lateral, below}] = buildPrefixInheritedPartSQL(dialect{lateralJoins: lateral}, below)
+		}
+	}
+}
+
+func buildPrefixInheritedPartSQL(d dialect, below bool) string {
+	// Each range bounded by one lower and one upper bound (SQLite seeks one of each, and with two
+	// upper bounds it took the segment's and filtered the whole segment's turns by the other).
+	segment := "g.to_sequence > ?"
+	turns := "t.sequence > " + greatest(d, "g.from_sequence", "?") + " AND t.sequence <= g.to_sequence"
+	if below {
+		segment = "g.from_sequence < ?"
+		turns = "t.sequence > g.from_sequence AND t.sequence <= " + least(d, "g.to_sequence", "?")
+	}
 	segments := `(SELECT g.owner_workspace_id, g.owner_session_id, g.from_sequence, g.to_sequence, g.watermark
-	FROM history_segments g WHERE g.workspace_id = ? AND g.session_id = ? AND g.to_sequence > ?) g`
+	FROM history_segments g WHERE g.workspace_id = ? AND g.session_id = ? AND ` + segment + `) g`
 	return `SELECT CAST(COALESCE(SUM((SELECT CASE WHEN c.last_position <= g.watermark THEN c.n ELSE (
 		SELECT COUNT(*) FROM messages m WHERE m.workspace_id = g.owner_workspace_id AND m.turn_id = t.id AND m.position <= g.watermark) END
 	FROM message_counts c WHERE c.workspace_id = t.workspace_id AND c.turn_id = t.id)), 0) AS BIGINT) ` +
-		seekChain(d, segments, joinStep{"turns", "t", "t.workspace_id = g.owner_workspace_id AND t.session_id = g.owner_session_id " +
-			"AND t.sequence > g.from_sequence AND t.sequence <= g.to_sequence AND t.sequence > ?"})
+		seekChain(d, segments, joinStep{"turns", "t", "t.workspace_id = g.owner_workspace_id AND t.session_id = g.owner_session_id AND " + turns})
 }
 
 // ReadPrefix reads the Prefix of a root, or of a committed fork through any of its turns. Every
@@ -222,14 +232,20 @@ func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through i
 	}
 	if throughInherited {
 		// Through an inherited turn the segments are cut there, and the session's own rows from
-		// 0 up to it count (an empty range but for overrides and adopted turns): the History's
-		// count less what its segments present above the boundary.
-		var segmentsAbove int64
-		err = scanEach(ctx, q, prefixInheritedAboveSQL(q.dialect), []any{ws, sessionID, through, through}, []any{&segmentsAbove}, func() {})
+		// 0 up to it count (an empty range but for overrides and adopted turns): what its
+		// segments present at or below the boundary, or the History's count less what they
+		// present above it, whichever range is the shorter.
+		below := 2*through <= boundary
+		var part int64
+		err = scanEach(ctx, q, prefixInheritedPartSQL(q.dialect, below), []any{ws, sessionID, through, through}, []any{&part}, func() {})
 		if err != nil {
-			return forkengine.Prefix{}, false, classify(err, "inherited messages above %d of %s", through, sessionID)
+			return forkengine.Prefix{}, false, classify(err, "inherited messages of %s through %d", sessionID, through)
 		}
-		inheritedMessages -= segmentsAbove
+		if below {
+			inheritedMessages = part
+		} else {
+			inheritedMessages -= part
+		}
 		ownBelow = ownBelowZero
 	}
 	p.InheritedMessages = inheritedMessages + own - ownAbove - ownBelow

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,6 +29,7 @@ func TestInheritedPrefixStatements(t *testing.T) {
 func testInheritedPrefixStatements(t *testing.T, config func(testing.TB) Config) {
 	ctx := context.Background()
 	type cost struct{ statements, rows int64 }
+	forks := map[int]cost{} // a whole fork through c7's turn, per prefix length
 	for _, rootTurns := range []int{10, 300} {
 		db := openTest(t, config(t))
 		buildChain(t, db, rootTurns, 10)
@@ -63,6 +65,7 @@ func testInheritedPrefixStatements(t *testing.T, config func(testing.TB) Config)
 		}
 		// The fork commits from the read: the child holds the prefix's messages.
 		e := chainEngine(t, db)
+		before, rows := db.Statements(), db.RowsRead()
 		op, err := e.StartFork(ctx, forkengine.ForkInput{WorkspaceID: "ws", SourceSessionID: "c10",
 			ThroughTurnID: forkengine.PresentedTurnID(mustKey(t, db, "c10"), r+7), RequestID: "r-at-c7", TargetSessionID: "at-c7"})
 		require.NoError(t, err)
@@ -70,10 +73,13 @@ func testInheritedPrefixStatements(t *testing.T, config func(testing.TB) Config)
 		op, err = e.ProcessOperation(ctx, "ws", op.ID)
 		require.NoError(t, err)
 		require.Equal(t, forkengine.StatusCommitted, op.Status, op.Error)
+		forks[rootTurns] = cost{db.Statements() - before, db.RowsRead() - rows}
 		n, err := db.CountSessionMessages(ctx, "ws", []string{"at-c7"})
 		require.NoError(t, err)
 		require.Equal(t, int(2*(r+7)), n["at-c7"])
 	}
+	t.Logf("a fork through c7's turn of c10, prepare and commit: %+v (statements, rows read) by prefix length", forks)
+	require.Equal(t, forks[10], forks[300], "the whole fork, prepare and commit: its statements and rows whatever the prefix's length")
 }
 
 func mustKey(t *testing.T, db *DB, session string) string {
@@ -91,4 +97,68 @@ func chainEngine(t *testing.T, db *DB) *forkengine.Engine {
 		Logger: quietLog, NoBackground: true, InstanceID: "chain-forks"})
 	require.NoError(t, err)
 	return e
+}
+
+// BenchmarkInheritedPrefix reads the prefix of a fork ten deep through a turn of its third
+// ancestor, over a root of 1,311 turns (the 1 GB benchmark's), by ReadPrefix and by the walk it
+// replaces, and by ReadPrefix through turns of the root, on SQLite and, when FORKGRAPH_TEST_POSTGRES_DSN is set, PostgreSQL. cpu-us/op is the
+// process's CPU (Getrusage), the database's included for SQLite, the client's alone for
+// PostgreSQL:
+//
+//	go test ./store -run '^$' -bench BenchmarkInheritedPrefix -benchtime 200x -count 3
+func BenchmarkInheritedPrefix(b *testing.B) {
+	configs := map[string]func(testing.TB) Config{DriverSQLite: sqliteConfig}
+	if os.Getenv(postgresDSNEnv) != "" {
+		configs[DriverPostgres] = postgresConfig
+	}
+	for _, name := range []string{DriverSQLite, DriverPostgres} {
+		config, ok := configs[name]
+		if !ok {
+			continue
+		}
+		b.Run("driver="+name, func(b *testing.B) {
+			db, err := Open(context.Background(), config(b))
+			require.NoError(b, err)
+			b.Cleanup(func() { require.NoError(b, db.Close()) })
+			const rootTurns = 1311
+			buildChain(b, db, rootTurns, 10)
+			ctx := context.Background()
+			through := int64(rootTurns + 7)
+			for _, read := range []struct {
+				name string
+				read func() (forkengine.Prefix, error)
+			}{
+				{"ReadPrefix", func() (forkengine.Prefix, error) {
+					p, _, err := db.ReadPrefix(ctx, "ws", "c10", through)
+					return p, err
+				}},
+				{"WalkPrefix", func() (forkengine.Prefix, error) { return forkengine.WalkPrefix(ctx, db, "ws", "c10", through) }},
+				// Through the root's 1,311th turn, then its 5th: the count's range above the
+				// boundary is 9 and then 1,315 turns (the walk of the 5th reads 5).
+				{"ReadPrefixAtTheRootsLast", func() (forkengine.Prefix, error) {
+					p, _, err := db.ReadPrefix(ctx, "ws", "c10", rootTurns)
+					p.Turns += 7
+					return p, err
+				}},
+				{"ReadPrefixAtTheRootsFifth", func() (forkengine.Prefix, error) {
+					p, _, err := db.ReadPrefix(ctx, "ws", "c10", 5)
+					p.Turns = int(through)
+					return p, err
+				}},
+			} {
+				b.Run("read="+read.name, func(b *testing.B) {
+					s := db.Statements()
+					cpu0 := processCPU(b)
+					for b.Loop() {
+						p, err := read.read()
+						if err != nil || p.Turns != int(through) {
+							b.Fatalf("%v, %d turns", err, p.Turns)
+						}
+					}
+					b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-us/op")
+					b.ReportMetric(float64(db.Statements()-s)/float64(b.N), "statements/op")
+				})
+			}
+		})
+	}
 }
