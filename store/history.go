@@ -183,7 +183,8 @@ func (tx *txn) InsertHistory(ctx context.Context, h forkengine.History) error {
 }
 
 // insertCountedHistorySQL inserts a History with the inherited messages its snapshot counted.
-var insertCountedHistorySQL = "INSERT INTO histories (" + strings.Join(historiesTable.names, ", ") + ", inherited_messages) VALUES " +
+// (insertSQL's cache is keyed by table and rows, so this one is built here.)
+var insertCountedHistorySQL = "INSERT INTO " + historiesTable.name + " (" + historiesTable.list("") + ", inherited_messages) VALUES " +
 	placeholders(len(historiesTable.names)+1)
 
 // physicalTurns are the stored rows among ids.
