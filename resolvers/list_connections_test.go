@@ -342,7 +342,9 @@ func TestDeprecatedTurnMessagesReadsNoFurtherThanItsCap(t *testing.T) {
 	require.Less(t, rows, int64(resolvers.MaxListLength+20), "rows read to refuse a turn of %d messages", total+2)
 
 	var out struct {
-		Session struct{ LatestTurn struct{ Messages []struct{ LocalID string } } }
+		Session struct {
+			LatestTurn struct{ Messages []struct{ LocalID string } }
+		}
 	}
 	api.seedSession("w", "small", 2, "")
 	api.mustDo(`{ session(workspaceId: "w", id: "small") { latestTurn { messages { localId } } } }`, &out, nil)

@@ -127,7 +127,8 @@ func testDeepChainCosts(t *testing.T, cfg Config) {
 // then one turn of each of 49 forks: Depth50 reads the page after sequence 10, within the root's
 // segment, Depth50Tail the page after 80, across twenty segments of one turn each (the worst a
 // page can overlap). cpu-us/op is the process's CPU time (Getrusage), steadier than wall time on
-// a shared machine. Interleave rounds and compare with benchstat:
+// a shared machine. x-root is a deep page's CPU per op over the root's of the same run (the
+// aim's ratio, from one process). Interleave rounds and compare with benchstat:
 //
 //	go test -c -o /tmp/store.test ./store && cd store && for i in $(seq 10); do
 //	  /tmp/store.test -test.run '^$' -test.bench 'BenchmarkTurnsPage$' -test.benchtime 2000x; done > /tmp/pages.txt
@@ -158,6 +159,7 @@ func BenchmarkTurnsPage(b *testing.B) {
 				require.NoError(b, db.queries.db.Exec("ANALYZE").Error)
 			}
 			ctx := context.Background()
+			var rootCPU float64 // the root page's cpu-us/op of this run: the deep pages report their ratio to it
 			for _, s := range []struct {
 				name, id string
 				after    int64
@@ -178,7 +180,13 @@ func BenchmarkTurnsPage(b *testing.B) {
 							b.Fatalf("messages: %v, of %d turns", err, len(msgs))
 						}
 					}
-					b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-us/op")
+					cpu := float64(processCPU(b)-cpu0) / float64(b.N) / 1e3
+					b.ReportMetric(cpu, "cpu-us/op")
+					if s.name == "Root" {
+						rootCPU = cpu
+					} else if rootCPU > 0 {
+						b.ReportMetric(cpu/rootCPU, "x-root")
+					}
 				})
 			}
 		})
