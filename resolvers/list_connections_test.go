@@ -314,6 +314,43 @@ func TestDeprecatedListsRefuseLongLists(t *testing.T) {
 	require.True(t, out.Session.LatestTurn.MessagesConnection.PageInfo.HasNextPage)
 }
 
+// TestDeprecatedTurnMessagesReadsNoFurtherThanItsCap: Turn.messages refuses a turn of more than
+// MaxListLength messages having read one more than the cap, not the whole turn (a turn of
+// 3,000 messages read all 3,000 before answering list_too_long).
+func TestDeprecatedTurnMessagesReadsNoFurtherThanItsCap(t *testing.T) {
+	t.Parallel()
+	api := newTestAPI(t, apiOptions{engine: noBackground})
+	api.seedSession("w", "huge", 1, "")
+	ctx := context.Background()
+	const total = 3 * resolvers.MaxListLength
+	for start := 0; start < total; start += 500 {
+		in := forkengine.MessageAppend{WorkspaceID: "w", SessionID: "huge", TurnID: "huge-t1"}
+		for i := start; i < start+500; i++ {
+			in.Messages = append(in.Messages, forkengine.MessageInput{ID: fmt.Sprintf("m%05d", i), Role: forkengine.RoleUser, Content: "x"})
+		}
+		_, err := api.engine.AppendMessages(ctx, in)
+		require.NoError(t, err)
+	}
+	const q = `{ session(workspaceId: "w", id: "huge") { latestTurn { messages { localId } } } }`
+	before := api.db.RowsRead()
+	e := api.with(t).expectCode("BAD_USER_INPUT", q, nil)
+	rows := api.db.RowsRead() - before
+	require.Equal(t, resolvers.ReasonListTooLong, e.Extensions["reason"])
+	// The cap and one, the session and its latest turn, and a few rows of the response's other
+	// reads; the whole turn would be 3,002.
+	require.GreaterOrEqual(t, rows, int64(resolvers.MaxListLength+1))
+	require.Less(t, rows, int64(resolvers.MaxListLength+20), "rows read to refuse a turn of %d messages", total+2)
+
+	var out struct {
+		Session struct {
+			LatestTurn struct{ Messages []struct{ LocalID string } }
+		}
+	}
+	api.seedSession("w", "small", 2, "")
+	api.mustDo(`{ session(workspaceId: "w", id: "small") { latestTurn { messages { localId } } } }`, &out, nil)
+	require.Len(t, out.Session.LatestTurn.Messages, 2, "a turn under the cap is listed whole")
+}
+
 // TestListConnectionsCountInTheComplexityLimit: a connection costs its page size times its
 // selection, so 200 sessions × 200 messages each is refused before anything is read, and the
 // same document with pages of 10 is not.

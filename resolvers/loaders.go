@@ -176,7 +176,11 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 		if with.narrow != nil && showsOnly(ctx, "Message", messageTextFields) {
 			return byWorkspace(ctx, keys, with.narrow.MessageTextsByTurnIDs)
 		}
-		return byWorkspace(ctx, keys, rd.MessagesByTurnIDs)
+		// The deprecated whole list refuses more than MaxListLength messages, so it reads one more
+		// than that per turn and no further (a page cut in SQL), not the whole turn.
+		return byWorkspace(ctx, keys, func(ctx context.Context, ws string, ids []string) (map[string][]forkengine.Message, error) {
+			return rd.TurnMessagesAfter(ctx, ws, ids, 0, MaxListLength+1)
+		})
 	})
 	l.messages = newRelation(batch, "messages", func(ctx context.Context, keys []key) (map[key]forkengine.Message, error) {
 		return byWorkspace(ctx, keys, rd.MessagesByIDs)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -127,7 +128,9 @@ func testDeepChainCosts(t *testing.T, cfg Config) {
 // then one turn of each of 49 forks: Depth50 reads the page after sequence 10, within the root's
 // segment, Depth50Tail the page after 80, across twenty segments of one turn each (the worst a
 // page can overlap). cpu-us/op is the process's CPU time (Getrusage), steadier than wall time on
-// a shared machine. Interleave rounds and compare with benchstat:
+// a shared machine. x-root is a deep page's CPU per op over the root's of the same run (the
+// aim's ratio, from one process); x-root-wall the same of wall time, which on PostgreSQL holds
+// the server's work (its planning and execution), not in the client's CPU. Interleave rounds and compare with benchstat:
 //
 //	go test -c -o /tmp/store.test ./store && cd store && for i in $(seq 10); do
 //	  /tmp/store.test -test.run '^$' -test.bench 'BenchmarkTurnsPage$' -test.benchtime 2000x; done > /tmp/pages.txt
@@ -158,12 +161,13 @@ func BenchmarkTurnsPage(b *testing.B) {
 				require.NoError(b, db.queries.db.Exec("ANALYZE").Error)
 			}
 			ctx := context.Background()
+			var rootCPU, rootWall float64 // the root page's of this run: the deep pages report their ratios to them
 			for _, s := range []struct {
 				name, id string
 				after    int64
 			}{{"Root", c.root, 10}, {"Depth50", c.deep, 10}, {"Depth50Tail", c.deep, 80}} {
 				b.Run("page="+s.name, func(b *testing.B) {
-					cpu0 := processCPU(b)
+					cpu0, wall0 := processCPU(b), time.Now()
 					for b.Loop() {
 						page, err := db.TurnsBySessionIDs(ctx, "ws", []string{s.id}, s.after, 20)
 						if err != nil || len(page[s.id]) != 20 {
@@ -178,7 +182,15 @@ func BenchmarkTurnsPage(b *testing.B) {
 							b.Fatalf("messages: %v, of %d turns", err, len(msgs))
 						}
 					}
-					b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-us/op")
+					cpu := float64(processCPU(b)-cpu0) / float64(b.N) / 1e3
+					wall := float64(time.Since(wall0).Nanoseconds()) / float64(b.N)
+					b.ReportMetric(cpu, "cpu-us/op")
+					if s.name == "Root" {
+						rootCPU, rootWall = cpu, wall
+					} else if rootCPU > 0 {
+						b.ReportMetric(cpu/rootCPU, "x-root")
+						b.ReportMetric(wall/rootWall, "x-root-wall")
+					}
 				})
 			}
 		})

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPostgresDeepMessagesTakeTheGenericPlan: on PostgreSQL the read of a deep page's inherited
+// messages, a prepared statement of the driver's cache, switches to its generic plan after the
+// server's five custom ones instead of being planned on every run (with the runs' values in
+// sight of the planner its custom plans were estimated cheaper than the generic one, and a
+// page's planning cost several times its execution). Counted by pg_prepared_statements on the
+// one connection that runs it, for a page inside one segment's range and one across twenty.
+func TestPostgresDeepMessagesTakeTheGenericPlan(t *testing.T) {
+	requirePostgres(t)
+	db := openTest(t, postgresConfig(t))
+	ctx := context.Background()
+	c := buildChain(t, db, 52, 50)
+	seedLongTranscript(t, db, "long", 40, 1000)
+	require.NoError(t, db.queries.db.Exec("ANALYZE").Error)
+	sqlDB, err := db.queries.db.DB()
+	require.NoError(t, err)
+	for _, after := range []int64{10, 80} {
+		page, err := db.TurnsBySessionIDs(ctx, "ws", []string{c.deep}, after, 20)
+		require.NoError(t, err)
+		ids := make([]string, 0, 20)
+		for _, turn := range page[c.deep] {
+			ids = append(ids, turn.ID)
+		}
+		stored, values := presentedRuns(ids)
+		require.Empty(t, stored, "a page of inherited turns")
+		query := db.dialect.placeholders(messagesOfTurnsSQL(db.dialect, "", len(values)/3, qualifiedMessagesOfWorkspace, false))
+		args := messagesOfTurnsArgs(db.dialect, nil, values, "ws")
+		conn, err := sqlDB.Conn(ctx)
+		require.NoError(t, err)
+		const runs = 10
+		for range runs {
+			rows, err := conn.QueryContext(ctx, query, args...)
+			require.NoError(t, err)
+			n := 0
+			for rows.Next() {
+				n++
+			}
+			require.NoError(t, rows.Err())
+			require.NoError(t, rows.Close())
+			require.Equal(t, 40, n, "the page's messages")
+		}
+		var generic, custom int64
+		require.NoError(t, conn.QueryRowContext(ctx,
+			"SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1", query).Scan(&generic, &custom))
+		require.NoError(t, conn.Close())
+		require.LessOrEqual(t, custom, int64(5), "custom plans of the page after %d (generic %d)", after, generic)
+		require.GreaterOrEqual(t, generic, int64(runs-5), "generic plans of the page after %d", after)
+	}
+}
