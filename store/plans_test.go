@@ -89,6 +89,40 @@ func planCases() []planCase {
 			return err
 		}, sqlite: []string{"messages_typed_by_session (workspace_id=? AND session_id=?)", "history_segments_by_range (workspace_id=? AND session_id=?)"},
 			postgres: []string{"messages_typed_by_session", "history_segments_by_range"}},
+		// And through an inherited turn of a fork: one more, the messages its segments present
+		// above the boundary, a range of the segments and of each one's owner's turns above it.
+		// The fork (of big through its 300th turn, no row of its own) is stored here, after the
+		// statistics: with its segment's range among the seeded empty ones, PostgreSQL's choice
+		// between two seeks of the segments in TurnsFirstPage's plan tips.
+		{name: "ForkPrefixThroughAnInheritedTurn", read: func(ctx context.Context, db *DB) error {
+			err := db.Update(ctx, func(tx forkengine.Tx) error {
+				if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "big-fork", CreatedAt: at(401)}); err != nil {
+					return err
+				}
+				return tx.InsertHistory(ctx, forkengine.History{WorkspaceID: "ws", SessionID: "big-fork", Key: "kbigfork", Boundary: 300,
+					PrefixTurns: 300, InheritedTurns: 300, InheritedMessages: 1, Segments: []forkengine.HistorySegment{
+						{OwnerWorkspaceID: "ws", OwnerSessionID: "big", To: 300, Watermark: 1 << 40}}})
+			})
+			if err != nil {
+				return err
+			}
+			for _, through := range []int64{100, 250} { // the count's range below the boundary, then above
+				_, ok, err := db.ReadPrefix(ctx, "ws", "big-fork", through)
+				if err == nil && !ok {
+					err = errors.New("the prefix of big-fork through an inherited turn was left to the walk")
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}, sqlite: []string{"history_segments_by_range (workspace_id=? AND session_id=? AND from_sequence<?)",
+			"history_segments_by_range (workspace_id=? AND session_id=?)",
+			"turns_sequence_per_session (workspace_id=? AND session_id=? AND sequence>? AND sequence<?)"},
+			postgres: []string{"Index Cond: ((workspace_id = 'ws'::text) AND (session_id = 'big-fork'::text) AND (from_sequence < '100'::bigint))",
+				"(sequence > g.from_sequence) AND (sequence <= LEAST(g.to_sequence, '100'::bigint)))",
+				"Index Cond: ((workspace_id = 'ws'::text) AND (session_id = 'big-fork'::text) AND (to_sequence > '250'::bigint))",
+				"(sequence > GREATEST(g.from_sequence, '250'::bigint)) AND (sequence <= g.to_sequence))", "message_counts_pkey"}},
 		{name: "ProviderTurnOwner", read: func(ctx context.Context, db *DB) error {
 			_, err := db.ProviderTurnOwner(ctx, "ws", "big", "pt-big-t1", "big-t2")
 			if errors.Is(err, forkengine.ErrNotFound) {

@@ -27,9 +27,15 @@ import (
 // turns and probe each one's, the walk this replaces. TestSQLitePageQueriesSeek checks the plans.
 //
 // It answers for a session without a History (a root, or a fork copied by an earlier version),
-// and for a committed fork through one of its own turns after its boundary, adding the typed
-// messages its segments present (one more statement). A fork through an inherited turn is still
-// walked.
+// and for a committed fork through any of its turns, adding the typed messages its segments
+// present (one more statement). Through an inherited turn (a fork of a child at a turn it shares
+// with its parent, at or before the child's boundary) it reads one more: the messages its
+// segments present on the shorter side of the boundary (prefixInheritedPartSQL), which are, or
+// the History's count less which is, the count through the boundary. Every inherited turn is settled and bound, so the
+// irregular turns, interactions and typed messages of such a prefix are the fork's own rows and
+// copies, and its segments' typed messages, at or below the boundary: the same statements with
+// the boundary. Six statements whatever the prefix's length and the chain's depth
+// (TestInheritedPrefixStatements).
 
 // prefixMigration (migration 31) adds the two partial indexes.
 var prefixMigration = migration{version: 31, name: "a fork's prefix read in constant time: unbound turns, typed messages by session", statements: []string{
@@ -140,13 +146,56 @@ var (
 	CROSS JOIN messages m CROSS JOIN turns t
 	WHERE g.workspace_id = ? AND g.session_id = ? AND m.workspace_id = g.owner_workspace_id AND m.session_id = g.owner_session_id
 	AND m.` + typedMessage + ` AND m.position <= g.watermark AND t.workspace_id = m.workspace_id AND t.id = m.turn_id
-	AND t.sequence > g.from_sequence AND t.sequence <= g.to_sequence`
+	AND t.sequence > g.from_sequence AND t.sequence <= g.to_sequence AND t.sequence <= ?`
 )
 
-// ReadPrefix reads the Prefix of a root, or of a committed fork through one of its own turns
-// after its boundary; ok is false for a fork through an inherited turn (the caller walks it).
-// Every inherited turn of a fork is settled and bound: a prefix turn that was not when the fork
-// was frozen is a row of the fork's own.
+// prefixInheritedPartSQL counts the messages a fork's segments present in its inherited turns
+// below (at or below) a boundary at or below its History's, or above it: per segment reaching
+// that side of it, per owner turn of the segment on that side, as inheritedMessagesOf counts
+// them. Below is what a child frozen through the boundary inherits through the segments
+// (childSegments cuts every segment at the boundary); above is what it does not of the History's
+// count. ReadPrefix asks for the shorter side: an index range of the segments
+// (history_segments_by_range) and of each one's owner turns on that side, each turn's count one
+// primary-key probe (a correlated probe, and on PostgreSQL a LATERAL seek of the turns per
+// segment, so that its planner never hashes a workspace's turns or counts for a range whose
+// bound it does not know): at most half the History's prefix, empty for a fork through the
+// History's boundary. Arguments: the workspace and session, the boundary twice.
+func prefixInheritedPartSQL(d dialect, below bool) string {
+	return prefixInheritedPart[[2]bool{d.lateralJoins, below}]
+}
+
+var prefixInheritedPart = map[[2]bool]string{}
+
+func init() {
+	for _, lateral := range []bool{false, true} {
+		for _, below := range []bool{false, true} {
+			prefixInheritedPart[[2]bool{lateral, below}] = buildPrefixInheritedPartSQL(dialect{lateralJoins: lateral}, below)
+		}
+	}
+}
+
+func buildPrefixInheritedPartSQL(d dialect, below bool) string {
+	// Each range bounded by one lower and one upper bound (SQLite seeks one of each, and with two
+	// upper bounds it took the segment's and filtered the whole segment's turns by the other).
+	segment := "g.to_sequence > ?"
+	turns := "t.sequence > " + greatest(d, "g.from_sequence", "?") + " AND t.sequence <= g.to_sequence"
+	if below {
+		segment = "g.from_sequence < ?"
+		turns = "t.sequence > g.from_sequence AND t.sequence <= " + least(d, "g.to_sequence", "?")
+	}
+	segments := `(SELECT g.owner_workspace_id, g.owner_session_id, g.from_sequence, g.to_sequence, g.watermark
+	FROM history_segments g WHERE g.workspace_id = ? AND g.session_id = ? AND ` + segment + `) g`
+	return `SELECT CAST(COALESCE(SUM((SELECT CASE WHEN c.last_position <= g.watermark THEN c.n ELSE (
+		SELECT COUNT(*) FROM messages m WHERE m.workspace_id = g.owner_workspace_id AND m.turn_id = t.id AND m.position <= g.watermark) END
+	FROM message_counts c WHERE c.workspace_id = t.workspace_id AND c.turn_id = t.id)), 0) AS BIGINT) ` +
+		seekChain(d, segments, joinStep{"turns", "t", "t.workspace_id = g.owner_workspace_id AND t.session_id = g.owner_session_id AND " + turns})
+}
+
+// ReadPrefix reads the Prefix of a root, or of a committed fork through any of its turns. Every
+// inherited turn of a fork is settled and bound: a prefix turn that was not when the fork was
+// frozen is a row of the fork's own (an override, under its presented id), as is an inherited
+// turn the fork appended messages to (adopted). ok is false only for a fork whose inherited
+// prefix is not the dense run of sequences 1…boundary every commit writes (the caller walks it).
 func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through int64) (forkengine.Prefix, bool, error) {
 	var key, last string
 	var boundary, inherited, turns, above, prefixTurns, segments, inheritedMessages, own, ownAbove, ownBelowBoundary, ownBelowZero int64
@@ -159,10 +208,16 @@ func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through i
 		return forkengine.Prefix{}, false, classify(err, "prefix counts of %s", sessionID)
 	}
 	fork := key != ""
-	if fork && through <= boundary {
-		return forkengine.Prefix{}, false, nil
+	throughInherited := fork && through <= boundary
+	if throughInherited && boundary != prefixTurns {
+		return forkengine.Prefix{}, false, nil // not the dense prefix the turn count below assumes
 	}
 	p := forkengine.Prefix{Turns: int(turns + inherited - above), Last: last}
+	if throughInherited {
+		// Sequences 1…boundary are the prefix's, each presented under its presented id whether
+		// inherited or a row of the fork's own (an override or an adopted turn).
+		p = forkengine.Prefix{Turns: int(through), Last: forkengine.PresentedTurnID(key, through)}
+	}
 	if p.Turns <= 0 {
 		return forkengine.Prefix{Turns: 0}, true, nil
 	}
@@ -174,6 +229,24 @@ func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through i
 	ownBelow := ownBelowZero
 	if segments > 0 && inherited >= prefixTurns {
 		ownBelow = ownBelowBoundary
+	}
+	if throughInherited {
+		// Through an inherited turn the segments are cut there, and the session's own rows from
+		// 0 up to it count (an empty range but for overrides and adopted turns): what its
+		// segments present at or below the boundary, or the History's count less what they
+		// present above it, whichever range is the shorter.
+		below := 2*through <= boundary
+		var part int64
+		err = scanEach(ctx, q, prefixInheritedPartSQL(q.dialect, below), []any{ws, sessionID, through, through}, []any{&part}, func() {})
+		if err != nil {
+			return forkengine.Prefix{}, false, classify(err, "inherited messages of %s through %d", sessionID, through)
+		}
+		if below {
+			inheritedMessages = part
+		} else {
+			inheritedMessages -= part
+		}
+		ownBelow = ownBelowZero
 	}
 	p.InheritedMessages = inheritedMessages + own - ownAbove - ownBelow
 	err = eachOfWorkspace(ctx, q, turnsTable, ws, prefixIrregularSQL, []any{ws, sessionID, through, ws, sessionID, through}, func(t *forkengine.Turn) {
@@ -218,7 +291,7 @@ func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through i
 	if fork {
 		h := forkengine.History{WorkspaceID: ws, SessionID: sessionID, Key: key}
 		var via string
-		err = scanEach(ctx, q, prefixInheritedTypedSQL, []any{ws, sessionID}, append([]any{&seq, &via}, messagesTable.targets(&m)[1:]...), func() {
+		err = scanEach(ctx, q, prefixInheritedTypedSQL, []any{ws, sessionID, through}, append([]any{&seq, &via}, messagesTable.targets(&m)[1:]...), func() {
 			if m.Parts != nil {
 				typed = append(typed, sequenced{seq, forkengine.PresentMessage(h, decodeVia(via), seq, m)})
 			}

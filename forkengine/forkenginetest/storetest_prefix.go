@@ -18,7 +18,8 @@ import (
 func prefixTests() map[string]storeTest {
 	return map[string]storeTest{
 		"GivenIrregularTurnsInteractionsAndTypedMessages_WhenThePrefixIsRead_ThenItIsTheWalksAtEveryBoundary": testPrefixReadIsTheWalk,
-		"GivenAChainOfForks_WhenTheirPrefixesAreRead_ThenThroughTheirOwnTurnsItIsTheWalks":                    testPrefixOfAFork,
+		"GivenAChainOfForks_WhenTheirPrefixesAreRead_ThenAtEveryBoundaryItIsTheWalks":                         testPrefixOfAFork,
+		"GivenADeepChainOverAnIrregularRoot_WhenForkedThroughInheritedTurns_ThenTheReadIsTheWalkAndCommits":   testPrefixThroughInheritedTurns,
 		"GivenMessagesAppendedBetweenPrepareAndCommit_WhenTheForksCommit_ThenTheyCountWhatWasFrozen":          testFrozenMessageCount,
 	}
 }
@@ -142,8 +143,8 @@ func requireInheritedMessages(t *testing.T, ctx context.Context, r forkengine.Re
 
 // Given a chain root → child → grand whose prefixes hold an override (a turn unbound when the
 // child was frozen), typed messages and interactions in inherited turns and in the forks' own,
-// when each fork's prefix is read at every boundary, then through an inherited turn the store
-// leaves it to the walk, and through a fork's own turn it reads what the walk reads.
+// when each fork's prefix is read at every boundary, then through an inherited turn and through
+// a fork's own turn alike it reads what the walk reads.
 func testPrefixOfAFork(t *testing.T, s forkengine.Store) {
 	f := newRefusalFixture(t, s)
 	f.root("src", 3)
@@ -175,8 +176,7 @@ func testPrefixOfAFork(t *testing.T, s forkengine.Store) {
 	require.Len(t, walk.Irregular, 1, "the override of src-t2, unbound")
 	require.Len(t, walk.Interactions, 2, "the copies of src-t1's and child-t5's")
 	require.Len(t, walk.TypedMessages, 4, "two of src's, one of child's, one of grand's own")
-	pr, ok := s.(forkengine.PrefixReader)
-	if !ok {
+	if _, ok := s.(forkengine.PrefixReader); !ok {
 		return // a store without the reader is walked: what is checked above
 	}
 	for _, fork := range []struct {
@@ -184,18 +184,8 @@ func testPrefixOfAFork(t *testing.T, s forkengine.Store) {
 		boundary int64
 		turns    int64
 	}{{"child", 3, 5}, {"grand", 5, 7}} {
-		for through := int64(1); through <= fork.turns+1; through++ {
-			got, ok, err := pr.ReadPrefix(f.ctx, historyWS, fork.id, through)
-			require.NoError(t, err)
-			if through <= fork.boundary {
-				require.False(t, ok, "%s through inherited turn %d: the store leaves it to the walk", fork.id, through)
-				continue
-			}
-			require.True(t, ok, "%s through its own turn %d", fork.id, through)
-			want, err := forkengine.WalkPrefix(f.ctx, s, historyWS, fork.id, through)
-			require.NoError(t, err)
-			requireInheritedMessages(t, f.ctx, s, fork.id, through, &got)
-			require.Equal(t, want, got, "%s through %d", fork.id, through)
+		for through := int64(0); through <= fork.turns+1; through++ {
+			requireReadIsTheWalk(t, f.ctx, s, fork.id, through)
 		}
 	}
 	// A fork of the fork through its own turn commits from the read.
@@ -250,4 +240,104 @@ func testFrozenMessageCount(t *testing.T, s forkengine.Store) {
 	// A fork of the fork commits from its count too, and reads agree.
 	f.fork("grand", f.read("grand").Latest.ID, "great")
 	require.Equal(t, 10, len(f.read("great").contents()))
+}
+
+// requireReadIsTheWalk holds the store's read of session's prefix through `through` to the walk
+// of it, its count of what a child would inherit to the messages the session presents.
+func requireReadIsTheWalk(t *testing.T, ctx context.Context, s forkengine.Store, session string, through int64) {
+	t.Helper()
+	got, ok, err := s.(forkengine.PrefixReader).ReadPrefix(ctx, historyWS, session, through)
+	require.NoError(t, err)
+	require.True(t, ok, "%s through %d is read, not left to the walk", session, through)
+	want, err := forkengine.WalkPrefix(ctx, s, historyWS, session, through)
+	require.NoError(t, err)
+	requireInheritedMessages(t, ctx, s, session, through, &got)
+	require.Equal(t, want, got, "%s through %d", session, through)
+}
+
+// Given a root with irregular turns, interactions and typed messages (prefixSource) and a chain
+// of five forks of it, each through its parent's latest turn and adding turns, typed messages
+// and an interaction of its own, the first adopting an inherited turn (messages appended to it)
+// and the root appended to after the first froze (above its watermark), when every fork's
+// prefix is read at every boundary, then it is the walk's; and when each fork is forked through
+// an inherited turn of its parent, of the root and of its grandparent, then the snapshot carries
+// the messages the source presents there and the child reads and counts exactly those.
+func testPrefixThroughInheritedTurns(t *testing.T, s forkengine.Store) {
+	f := newRefusalFixture(t, s)
+	prefixSource(t, f)
+	f.storeRaw("src", "src-t9", raw("m-9", forkengine.MessagePart{Kind: forkengine.PartToolCall, CallID: "c9", Name: "shell"}))
+	chain := []string{"src"}
+	last := "src-t12"
+	next := int64(13)
+	for d := 1; d <= 5; d++ {
+		id := fmt.Sprintf("k%d", d)
+		f.fork(chain[d-1], last, id)
+		if d == 1 {
+			f.append("src", "src-t2", "after k1 froze") // above k1's watermark: not k1's
+			h, ok, err := s.HistoryOf(f.ctx, historyWS, id)
+			require.NoError(t, err)
+			require.True(t, ok)
+			f.append(id, forkengine.PresentedTurnID(h.Key, 3), "adopted by k1")
+		}
+		f.addTurns(id, int(next), int(next+1))
+		tool := fmt.Sprintf("c%d", next)
+		f.storeRaw(id, fmt.Sprintf("%s-t%d", id, next), raw("m-call-"+id, forkengine.MessagePart{Kind: forkengine.PartToolCall, CallID: tool, Name: "shell"}))
+		f.storeRaw(id, fmt.Sprintf("%s-t%d", id, next+1), raw("m-result-"+id, forkengine.MessagePart{Kind: forkengine.PartToolResult, CallID: tool, Output: "ok"}))
+		_, err := f.interaction(id, fmt.Sprintf("%s-t%d", id, next), "r-"+id, forkengine.InteractionPending, "")
+		require.NoError(t, err)
+		chain = append(chain, id)
+		last = fmt.Sprintf("%s-t%d", id, next+1)
+		next += 2
+	}
+	_, reads := s.(forkengine.PrefixReader)
+	if reads {
+		for _, id := range chain[1:] {
+			turns := int64(len(f.read(id).Turns))
+			for through := int64(0); through <= turns+1; through++ {
+				requireReadIsTheWalk(t, f.ctx, s, id, through)
+			}
+		}
+		// In a transaction too, which is where prepare reads it.
+		update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
+			got, ok, err := tx.(forkengine.PrefixReader).ReadPrefix(ctx, historyWS, "k5", 14)
+			require.NoError(t, err)
+			require.True(t, ok)
+			requireInheritedMessages(t, ctx, tx, "k5", 14, &got)
+			want, err := forkengine.WalkPrefix(ctx, tx, historyWS, "k5", 14)
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+			return nil
+		})
+	}
+	for d, id := range chain[1:] {
+		source := f.read(id)
+		// Through a turn of its parent's own, of the root's (an override, an adopted turn, a plain
+		// one) and, from the third on, of its grandparent's.
+		sequences := []int64{12 + 2*int64(d), 3, 9, 2}
+		if d >= 2 {
+			sequences = append(sequences, 12+2*int64(d-1))
+		}
+		for _, seq := range sequences {
+			turn := source.Turns[seq-1]
+			want := 0
+			for _, tr := range source.Turns[:seq] {
+				want += len(source.Messages[tr.ID])
+			}
+			target := fmt.Sprintf("%s-at-%d", id, seq)
+			op := f.fork(id, turn.ID, target)
+			if reads {
+				require.Equal(t, int64(want), op.Snapshot.PrefixMessages, "%s: the snapshot counts what %s presents through %d", target, id, seq)
+			}
+			child := f.read(target)
+			require.Len(t, child.Turns, int(seq), target)
+			got := 0
+			for _, tr := range child.Turns {
+				got += len(child.Messages[tr.ID])
+			}
+			require.Equal(t, want, got, "%s: the messages %s presents through %d", target, id, seq)
+			counts, err := s.CountSessionMessages(f.ctx, historyWS, []string{target})
+			require.NoError(t, err)
+			require.Equal(t, want, counts[target], target)
+		}
+	}
 }
