@@ -109,13 +109,7 @@ func testPrefixReadIsTheWalk(t *testing.T, s forkengine.Store) {
 	}
 	// In a transaction too, which is where prepare reads it.
 	update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
-		got, ok, err := tx.(forkengine.PrefixReader).ReadPrefix(ctx, historyWS, "src", 9)
-		require.NoError(t, err)
-		require.True(t, ok)
-		requireInheritedMessages(t, ctx, tx, "src", 9, &got)
-		want, err := forkengine.WalkPrefix(ctx, tx, historyWS, "src", 9)
-		require.NoError(t, err)
-		require.Equal(t, want, got)
+		requireReadIsTheWalk(t, ctx, tx, "src", 9)
 		return nil
 	})
 }
@@ -244,14 +238,14 @@ func testFrozenMessageCount(t *testing.T, s forkengine.Store) {
 
 // requireReadIsTheWalk holds the store's read of session's prefix through `through` to the walk
 // of it, its count of what a child would inherit to the messages the session presents.
-func requireReadIsTheWalk(t *testing.T, ctx context.Context, s forkengine.Store, session string, through int64) {
+func requireReadIsTheWalk(t *testing.T, ctx context.Context, r forkengine.Reader, session string, through int64) {
 	t.Helper()
-	got, ok, err := s.(forkengine.PrefixReader).ReadPrefix(ctx, historyWS, session, through)
+	got, ok, err := r.(forkengine.PrefixReader).ReadPrefix(ctx, historyWS, session, through)
 	require.NoError(t, err)
 	require.True(t, ok, "%s through %d is read, not left to the walk", session, through)
-	want, err := forkengine.WalkPrefix(ctx, s, historyWS, session, through)
+	want, err := forkengine.WalkPrefix(ctx, r, historyWS, session, through)
 	require.NoError(t, err)
-	requireInheritedMessages(t, ctx, s, session, through, &got)
+	requireInheritedMessages(t, ctx, r, session, through, &got)
 	require.Equal(t, want, got, "%s through %d", session, through)
 }
 
@@ -299,13 +293,7 @@ func testPrefixThroughInheritedTurns(t *testing.T, s forkengine.Store) {
 		}
 		// In a transaction too, which is where prepare reads it.
 		update(t, s, func(ctx context.Context, tx forkengine.Tx) error {
-			got, ok, err := tx.(forkengine.PrefixReader).ReadPrefix(ctx, historyWS, "k5", 14)
-			require.NoError(t, err)
-			require.True(t, ok)
-			requireInheritedMessages(t, ctx, tx, "k5", 14, &got)
-			want, err := forkengine.WalkPrefix(ctx, tx, historyWS, "k5", 14)
-			require.NoError(t, err)
-			require.Equal(t, want, got)
+			requireReadIsTheWalk(t, ctx, tx, "k5", 14)
 			return nil
 		})
 	}
