@@ -18,6 +18,13 @@ const (
 	backgroundWithin = 90 * time.Second // the engine's backoff, not the test, sets the pace here
 )
 
+// reconcileLease is the server's -fork-lease in TestKilledAdapterForksAreReconciledToCommitted.
+// Its sweep, which makes the background reconcile attempt, comes every third of the lease: with
+// the default 15 s the attempt due 2 s after the kill (forkengine.FirstReconcileDelay) waited for
+// the sweep 5 s after the start. 3 s (multiinstance's testLease) still renews every second, so a
+// loaded machine does not stall the live dispatch past its lease.
+const reconcileLease = 3 * time.Second
+
 // TestKilledAdapterForksAreReconciledToCommitted: two forks are in flight (the adapter has recorded
 // each child and holds its answer) when the adapter is killed with SIGKILL; both end
 // DELIVERY_UNKNOWN. The adapter starts again on the same state file and port: one fork is
@@ -29,7 +36,7 @@ func TestKilledAdapterForksAreReconciledToCommitted(t *testing.T) {
 	statePath := filepath.Join(dir, "adapter.json")
 	adapter := start(t, "provider-adapter", adapterBin, "-addr", "127.0.0.1:0", "-state", statePath, "-fork-delay", "10m")
 	server := start(t, "forkgraph", serverBin, "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "forkgraph.db"),
-		"-no-seed", "-webhook-url", adapter.base, "-webhook-timeout", "10m")
+		"-no-seed", "-webhook-url", adapter.base, "-webhook-timeout", "10m", "-fork-lease", reconcileLease.String())
 	requests := map[string]string{"on-demand": "req-kill-a", "background": "req-kill-b"}
 	ops := map[string]string{}
 	for name, requestID := range requests {
