@@ -11,6 +11,7 @@ import (
 // The background work commits from its own copy of the frozen snapshot: what the caller does with
 // the operation StartFork returned never reaches the fork (and, under -race, never races with it).
 func TestBackgroundCommitIgnoresChangesToTheReturnedOperation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withBackground)
 	h.seed(2)
 	op := h.mustFork("request-1", "turn-2")

@@ -13,6 +13,7 @@ import (
 // Scenario 24: a transport failure is unknown and never dispatched again, by a replay or (barrier
 // on) by a new request on the same turn.
 func TestBarrierUnknownNeverRedispatched(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(7)
 	h.driver.QueueFork(forkenginetest.ForkStep{Err: errors.New("connection lost")})
@@ -33,6 +34,7 @@ func TestBarrierUnknownNeverRedispatched(t *testing.T) {
 // Scenario 25: a committed fork whose response was lost answers a new request until it is
 // acknowledged; after that a new request makes a new fork.
 func TestBarrierCommittedUntilAcknowledged(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(7)
 	op := h.forkAndProcess("request-1", "turn-7")
@@ -56,6 +58,7 @@ func TestBarrierCommittedUntilAcknowledged(t *testing.T) {
 
 // An active operation answers a new request on its turn; other turns of the source are free.
 func TestBarrierActiveOperation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(7)
 	op := h.mustFork("request-1", "turn-7")
@@ -67,6 +70,7 @@ func TestBarrierActiveOperation(t *testing.T) {
 
 // Scenario 54: failure releases the boundary at once.
 func TestBarrierFailedReleases(t *testing.T) {
+	t.Parallel()
 	for _, barrierOff := range []bool{false, true} {
 		name := "BarrierOn"
 		if barrierOff {
@@ -91,6 +95,7 @@ func TestBarrierFailedReleases(t *testing.T) {
 // With the barrier off only an active operation blocks: unknown and unacknowledged committed
 // operations let a new request fork again (reference §3.10, optimistic contract).
 func TestBarrierOff(t *testing.T) {
+	t.Parallel()
 	t.Run("ErrForkInProgress", func(t *testing.T) {
 		h := newHarness(t, withoutBarrier)
 		h.seed(7)
@@ -126,6 +131,7 @@ func TestBarrierOff(t *testing.T) {
 
 // Scenario 44: acknowledge is idempotent and keeps the first timestamp.
 func TestAcknowledge(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		h := newHarness(t)
 		h.seed(7)

@@ -7,6 +7,7 @@ import (
 
 // isNonEmptyObject must answer exactly what decoding into a map and counting its entries did.
 func TestIsNonEmptyObjectMatchesDecoding(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		``, ` `, `null`, `{}`, ` { } `, "{\n}", `{"a":1}`, ` {"a":1} `, `{"a":1,"a":2}`, `{"":null}`,
 		`[]`, `[1]`, `"x"`, `1`, `true`, `{`, `{"a":}`, `{"a":1}x`, `{"a":1} {}`, `{} `, "\t{\"n\":{}}\n",

@@ -28,6 +28,7 @@ func receivedShared(sub *forkengine.Subscription) []int64 {
 }
 
 func TestBrokerOverflowClosesWithResumeRequired(t *testing.T) {
+	t.Parallel()
 	for _, shared := range []bool{false, true} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			b := forkengine.NewBroker(4)
@@ -54,6 +55,7 @@ func TestBrokerOverflowClosesWithResumeRequired(t *testing.T) {
 }
 
 func TestBrokerNoSendAfterClose(t *testing.T) {
+	t.Parallel()
 	b := forkengine.NewBroker(4)
 	plain, shared := b.Subscribe("ws"), b.SubscribeShared("ws")
 	plain.Close()
@@ -70,6 +72,7 @@ func TestBrokerNoSendAfterClose(t *testing.T) {
 }
 
 func TestBrokerSharedSubscribersShareOneCopy(t *testing.T) {
+	t.Parallel()
 	b := forkengine.NewBroker(0)
 	first, second, other := b.SubscribeShared("ws"), b.SubscribeShared("ws"), b.SubscribeShared("elsewhere")
 	events := brokerEvents("ws", 7, 1)
@@ -85,6 +88,7 @@ func TestBrokerSharedSubscribersShareOneCopy(t *testing.T) {
 // TestBrokerConcurrentPublishAndClose is for the race detector: publishers, closers and
 // receivers run at once, and no send may reach a closed channel.
 func TestBrokerConcurrentPublishAndClose(t *testing.T) {
+	t.Parallel()
 	b := forkengine.NewBroker(8)
 	var wg sync.WaitGroup
 	for p := range 4 {
@@ -117,6 +121,7 @@ func TestBrokerConcurrentPublishAndClose(t *testing.T) {
 }
 
 func TestBrokerSubscribeFunc(t *testing.T) {
+	t.Parallel()
 	b := forkengine.NewBroker(0)
 	var got []int64
 	var ends []error
@@ -148,6 +153,7 @@ func TestBrokerSubscribeFunc(t *testing.T) {
 }
 
 func TestBrokerSubscribeFuncCloseEndsWithoutError(t *testing.T) {
+	t.Parallel()
 	b := forkengine.NewBroker(0)
 	var ends []error
 	sub := b.SubscribeFunc("", func(*forkengine.Event) bool { return true }, func(err error) { ends = append(ends, err) })
@@ -159,6 +165,7 @@ func TestBrokerSubscribeFuncCloseEndsWithoutError(t *testing.T) {
 // Publish matches subscribers by workspace handle: each gets its workspace's events only, an
 // every-workspace subscriber gets all, whatever string the ids were built from.
 func TestBrokerDeliversByWorkspace(t *testing.T) {
+	t.Parallel()
 	b := forkengine.NewBroker(8)
 	a := b.SubscribeShared(string([]byte("ws-a"))) // a copy: not the events' string
 	other := b.SubscribeShared("ws-b")

@@ -88,6 +88,7 @@ func newCheckpointHarness(t *testing.T) (*harness, *stallingStore, *answeringDri
 // Under load on PostgreSQL the reconcile answers' writes shared a deadline with the call before
 // them, ran out of it, and the same found child was asked for again and again, never recorded.
 func TestASlowProvidersAnswerIsStillRecorded(t *testing.T) {
+	t.Parallel()
 	h, _, d := newCheckpointHarness(t)
 	h.seed(1)
 	op := h.unknownFork("request-1")
@@ -103,6 +104,7 @@ func TestASlowProvidersAnswerIsStillRecorded(t *testing.T) {
 // made again, with a fresh deadline, so the answer the provider gave is recorded and the provider
 // is not asked again. Table: every kind of answer, on the fork path and the reconcile path.
 func TestAnAnswerIsRecordedWhenATryRunsOutOfTime(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		stalls   int
@@ -120,6 +122,7 @@ func TestAnAnswerIsRecordedWhenATryRunsOutOfTime(t *testing.T) {
 		}, status: forkengine.StatusUnknown, attempts: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h, st, d := newCheckpointHarness(t)
 			h.seed(1)
 			var got forkengine.ForkOperation

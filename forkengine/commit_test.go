@@ -16,6 +16,7 @@ import (
 // Scenario 43: the target presents the frozen history inclusively under deterministic ids, read
 // through its History rather than copied.
 func TestCommitMaterializesTheTarget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(7)
 	h.turn(source, "turn-8", forkengine.PhaseRunning) // after the boundary: never copied
@@ -70,6 +71,7 @@ func TestCommitMaterializesTheTarget(t *testing.T) {
 
 // Scenario 56: copied messages keep the source's transcript order.
 func TestCommitKeepsMessageOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(2)
 	// A late message of turn-1 comes after turn-2's in the transcript and stays there.
@@ -101,6 +103,7 @@ func TestCommitKeepsMessageOrder(t *testing.T) {
 
 // Scenario 55: the commit copies the frozen snapshot, not what the source became since.
 func TestCommitUsesTheFrozenSnapshot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(2)
 	op := h.mustFork("request-1", "turn-2")
@@ -120,6 +123,7 @@ func TestCommitUsesTheFrozenSnapshot(t *testing.T) {
 
 // A turn of the prefix that never settled is settled as interrupted in the target.
 func TestCommitSettlesUnsettledPrefixTurns(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.session(source, "provider-session-1", "123")
 	h.turn(source, "turn-1", forkengine.PhaseRunning)
@@ -135,6 +139,7 @@ func TestCommitSettlesUnsettledPrefixTurns(t *testing.T) {
 // Scenario 50: provider_owned mode rewrites each bound child turn's binding, so the child is
 // forkable again and a fork of the fork commits.
 func TestCommitProviderOwnedForkOfFork(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.driver.SetDescriptor(forkengine.Descriptor{Kind: "owned", Version: "v1",
 		StateBindingMode: forkengine.BindingProviderOwned, ThroughTurn: true}, nil)
@@ -173,6 +178,7 @@ func TestCommitProviderOwnedForkOfFork(t *testing.T) {
 // Scenarios 21-23: when the local commit fails after the provider accepted, the acceptance is
 // kept, and a later read, replay or recovery commits it without calling the provider again.
 func TestCommitRetriedAfterLocalFailure(t *testing.T) {
+	t.Parallel()
 	for _, finish := range []string{"OKOperationReadCommits", "OKReplayThenProcessCommits", "OKRecoveryCommits"} {
 		t.Run(finish, func(t *testing.T) {
 			flaky := &flakyStore{MemStore: forkenginetest.NewMemStore()}
@@ -238,6 +244,7 @@ func (tx flakyTx) InsertLineage(ctx context.Context, l forkengine.Lineage) error
 
 // Committing twice changes nothing the second time.
 func TestCommitIsIdempotent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(3)
 	op := h.forkAndProcess("request-1", "turn-3")
@@ -257,6 +264,7 @@ func TestCommitIsIdempotent(t *testing.T) {
 // A snapshot that no longer matches its hash (changed in storage after it was frozen) is never
 // copied; the acceptance stays recorded.
 func TestCommitRefusesATamperedSnapshot(t *testing.T) {
+	t.Parallel()
 	var tampered tamperingStore
 	h := newHarness(t, func(cfg *forkengine.Config) {
 		tampered.Store = cfg.Store
@@ -311,6 +319,7 @@ func (tx tamperingTx) GetOperation(ctx context.Context, workspaceID, id string) 
 // the transcript (the source session, the boundary, the segments): no transcript is stored in
 // it. The projection still answers after the target is deleted.
 func TestCommitKeepsTheReferenceSnapshot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(3)
 	prepared := h.mustFork("request-1", "turn-3")
@@ -338,6 +347,7 @@ func TestCommitKeepsTheReferenceSnapshot(t *testing.T) {
 // after an upgrade it still commits, as the copy it was prepared as: the child gets rows of its
 // own, under the copied ids of then.
 func TestVersion1SnapshotCommitsAsACopy(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(2)
 	turns, err := h.store.TurnsThrough(h.ctx, ws, source, 2)

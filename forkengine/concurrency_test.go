@@ -34,6 +34,7 @@ func startTogether(h *harness, n int, requestID func(i int) string) ([]forkengin
 }
 
 func TestConcurrentStartsOfOneRequest(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withBackground)
 	h.seed(7)
 	ops, errs := startTogether(h, 50, func(int) string { return "request-1" })
@@ -48,6 +49,7 @@ func TestConcurrentStartsOfOneRequest(t *testing.T) {
 }
 
 func TestConcurrentStartsOnOneBoundary(t *testing.T) {
+	t.Parallel()
 	t.Run("BarrierOnSameOperation", func(t *testing.T) {
 		h := newHarness(t, withBackground)
 		h.seed(7)
@@ -84,6 +86,7 @@ func TestConcurrentStartsOnOneBoundary(t *testing.T) {
 
 // Two workers racing to dispatch one prepared operation call the driver once.
 func TestConcurrentProcessingDispatchesOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(7)
 	op := h.mustFork("request-1", "turn-7")
@@ -110,6 +113,7 @@ func TestConcurrentProcessingDispatchesOnce(t *testing.T) {
 // A worker that loses the compare-and-swap to dispatching never calls the driver: it continues
 // from the state the winner left.
 func TestLostDispatchRaceDoesNotCallTheDriver(t *testing.T) {
+	t.Parallel()
 	holding := &holdingDriver{ScriptedDriver: forkenginetest.NewScriptedDriver(),
 		held: make(chan struct{}), release: make(chan struct{})}
 	h := newHarness(t, func(cfg *forkengine.Config) { cfg.Drivers[provider] = holding })
@@ -156,6 +160,7 @@ func (d *holdingDriver) Describe(ctx context.Context, s forkengine.Session) (for
 // A start that lost a race its reads could not see (another writer's insert was not visible to
 // it) hits a unique rule on insert; it runs again and answers as the later request.
 func TestStartForkLostRaceRunsAgain(t *testing.T) {
+	t.Parallel()
 	for _, requestID := range []string{"request-1", "request-2"} {
 		t.Run(requestID, func(t *testing.T) {
 			blind := &blindStore{MemStore: forkengineMemStore()}

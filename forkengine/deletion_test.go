@@ -10,6 +10,7 @@ import (
 )
 
 func TestDeleteSession(t *testing.T) {
+	t.Parallel()
 	t.Run("OKSoftDeleteKeepsOperations", func(t *testing.T) {
 		h := newHarness(t)
 		h.seed(2)
@@ -91,6 +92,7 @@ func TestDeleteSession(t *testing.T) {
 
 // Scenario 53: every other write to the source stays allowed while it is being forked.
 func TestSourceStaysWritableDuringFork(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(2)
 	op := h.mustFork("request-1", "turn-2")

@@ -16,6 +16,7 @@ import (
 
 // Every row of the delivery table (reference §3.5) makes exactly one Fork call.
 func TestDeliveryDisposition(t *testing.T) {
+	t.Parallel()
 	accepted := func(mutate func(*forkengine.ForkResult)) func(context.Context, forkengine.ForkRequest) (forkengine.ForkResult, error) {
 		return func(_ context.Context, req forkengine.ForkRequest) (forkengine.ForkResult, error) {
 			res := forkenginetest.AcceptedResult(req)
@@ -80,6 +81,7 @@ func TestDeliveryDisposition(t *testing.T) {
 
 // provider_owned evidence must name one usable binding per bound snapshot turn and a receipt.
 func TestDeliveryProviderOwnedEvidence(t *testing.T) {
+	t.Parallel()
 	owned := forkengine.Descriptor{Kind: "owned", Version: "v1", StateBindingMode: forkengine.BindingProviderOwned, ThroughTurn: true}
 	mutated := func(mutate func(*forkengine.ForkResult)) forkenginetest.ForkStep {
 		return forkenginetest.ForkStep{Func: func(_ context.Context, req forkengine.ForkRequest) (forkengine.ForkResult, error) {
@@ -120,6 +122,7 @@ func TestDeliveryProviderOwnedEvidence(t *testing.T) {
 
 // A Fork call that outlives DispatchTimeout is delivery unknown: it may have reached the provider.
 func TestDeliveryTimeoutIsUnknown(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(cfg *forkengine.Config) { cfg.DispatchTimeout = time.Millisecond })
 	h.seed(7)
 	h.driver.QueueFork(forkenginetest.ForkStep{Func: func(ctx context.Context, _ forkengine.ForkRequest) (forkengine.ForkResult, error) {
@@ -135,6 +138,7 @@ func TestDeliveryTimeoutIsUnknown(t *testing.T) {
 // Scenario 35: the caller hangs up while the provider forks; the acceptance is still recorded and
 // committed.
 func TestDeliveryCallerCancellationStillCommits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(7)
 	op := h.mustFork("request-1", "turn-7")
@@ -164,6 +168,7 @@ func TestDeliveryCallerCancellationStillCommits(t *testing.T) {
 // Scenario 36: the driver changed between prepare and dispatch, so the frozen promise no longer
 // holds: the operation fails without a Fork call.
 func TestDispatchVerification(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(h *harness)

@@ -15,6 +15,7 @@ type detachKey struct{}
 // DetachContext makes the background work's context, and its end function runs when that work
 // is done: the hook tracing uses to give a fork's dispatch a trace linked to the request.
 func TestBackgroundWorkRunsInTheDetachedContext(t *testing.T) {
+	t.Parallel()
 	var made, ended atomic.Int32
 	var sawValue atomic.Bool
 	h := newHarness(t, withBackground, func(cfg *forkengine.Config) {

@@ -9,6 +9,7 @@ import (
 // The store's sentinels are Errors: one way to ask about a missing row, whoever coded it, and a
 // duplicate that no other internal error passes for.
 func TestSentinelsAreErrors(t *testing.T) {
+	t.Parallel()
 	miss := fmt.Errorf("read session s: %w", ErrNotFound)
 	coded := fmt.Errorf("resolve: %w", Errorf(CodeNotFound, "session %q not found", "s"))
 	for name, err := range map[string]error{"a store miss": miss, "a coded NOT_FOUND": coded} {

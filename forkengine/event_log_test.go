@@ -10,6 +10,7 @@ import (
 )
 
 func TestCheckResumeCursor(t *testing.T) {
+	t.Parallel()
 	store := forkenginetest.NewMemStore()
 	engine, err := forkengine.New(forkengine.Config{Store: store})
 	require.NoError(t, err)

@@ -24,6 +24,7 @@ func drain(sub *forkengine.Subscription) []forkengine.Event {
 // The durable log and the published stream carry the same events, in the same order, and a
 // commit logs the target session (not each copied turn) and the operation's move.
 func TestForkEvents(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(2)
 	start := h.eventCount()
@@ -58,6 +59,7 @@ func TestForkEvents(t *testing.T) {
 
 // A transaction that rolls back logs and publishes nothing.
 func TestNoEventsFromARolledBackCommit(t *testing.T) {
+	t.Parallel()
 	flaky := &flakyStore{MemStore: forkengineMemStore()}
 	h := newHarness(t, func(cfg *forkengine.Config) { cfg.Store = flaky })
 	h.store = flaky.MemStore
@@ -78,6 +80,7 @@ func TestNoEventsFromARolledBackCommit(t *testing.T) {
 
 // Deleting publishes SESSION_DELETED; purge too.
 func TestDeleteEvents(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(1)
 	h.session("other", "provider-other", "other")

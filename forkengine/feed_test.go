@@ -125,6 +125,7 @@ func cursorOf(ev *forkengine.Event) int64 { return ev.Cursor }
 // subscribes and replays again from there; an event committed while that second page is read
 // reaches the subscriber twice, in the page and live, and the seam keeps one.
 func TestReplaySeamSendsAnEventCommittedDuringTheReplayOnce(t *testing.T) {
+	t.Parallel()
 	f := newFeedFixture(t, forkengine.EventsConfig{})
 	f.report("s1", "one")
 	f.waitDelivered()
@@ -149,6 +150,7 @@ func TestReplaySeamSendsAnEventCommittedDuringTheReplayOnce(t *testing.T) {
 // TestFeedDeliversInLogOrderUnderConcurrentWriters: many writers commit and publish at once;
 // a live subscriber sees the log's order, with no gap and no duplicate.
 func TestFeedDeliversInLogOrderUnderConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	f := newFeedFixture(t, forkengine.EventsConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -173,6 +175,7 @@ func TestFeedDeliversInLogOrderUnderConcurrentWriters(t *testing.T) {
 // TestFeedWakesOnAnotherProcessesCommitAndPollsWithoutOne: commits this process did not make
 // (another instance's) reach subscribers through Wake, and at the next poll when no wake-up comes.
 func TestFeedWakesOnAnotherProcessesCommitAndPollsWithoutOne(t *testing.T) {
+	t.Parallel()
 	for name, cfg := range map[string]func(chan struct{}) forkengine.EventsConfig{
 		"Wake": func(wake chan struct{}) forkengine.EventsConfig {
 			return forkengine.EventsConfig{Wake: wake, Poll: time.Hour}
@@ -202,6 +205,7 @@ func TestFeedWakesOnAnotherProcessesCommitAndPollsWithoutOne(t *testing.T) {
 // TestLiveSubscriberThatFallsBehindMustResume: the broker ends a subscriber whose queue is full
 // with RESUME_REQUIRED and the stream names the last cursor it sent.
 func TestLiveSubscriberThatFallsBehindMustResume(t *testing.T) {
+	t.Parallel()
 	f := newFeedFixture(t, forkengine.EventsConfig{QueueSize: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -218,6 +222,7 @@ func TestLiveSubscriberThatFallsBehindMustResume(t *testing.T) {
 // TestLiveStreamWakesAConsumerWaitingWithoutAGoroutine: OnReady says whether a receive would
 // wait and, when it would, calls the wake it was given once a value arrives or the stream ends.
 func TestLiveStreamWakesAConsumerWaitingWithoutAGoroutine(t *testing.T) {
+	t.Parallel()
 	f := newFeedFixture(t, forkengine.EventsConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -261,6 +266,7 @@ func (f *feedFixture) appendElsewhere(session string) {
 // next ones reaches subscribers from Publish, with no read of the log; one that follows
 // another instance's commit makes the feed read the log, and both arrive in order.
 func TestFeedDeliversLocalCommitsWithoutReadingTheLog(t *testing.T) {
+	t.Parallel()
 	log := &countedLog{}
 	f := newFeedFixture(t, forkengine.EventsConfig{Poll: time.Hour}, log)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -287,6 +293,7 @@ func TestFeedDeliversLocalCommitsWithoutReadingTheLog(t *testing.T) {
 // cursor's were already delivered are not delivered again, and ones published ahead of an
 // earlier cursor wait for the log, so a subscriber sees each once, in cursor order.
 func TestFeedDeliversPublishedEventsOutOfOrderOnceInLogOrder(t *testing.T) {
+	t.Parallel()
 	f := newFeedFixture(t, forkengine.EventsConfig{Poll: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 // The remap of a fork's interactions (reference §6.2): one test per fail-closed case, named
 // given / when / then, and the mapping itself.
 func TestChildInteractions(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	boundary := Turn{WorkspaceID: "ws", SessionID: "src", ID: "src-t2", Sequence: 2}
 	frozen := func(seq int64, turn, request string) FrozenInteraction {

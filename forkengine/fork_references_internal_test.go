@@ -9,6 +9,7 @@ import (
 // Two different references that the child's mapping would give one id fail closed. Derived ids
 // are 64-bit hashes, so a real collision cannot be produced; a mapping that folds ids stands in.
 func TestPrefixReferencesTargetCollisionFailsClosed(t *testing.T) {
+	t.Parallel()
 	msgs := []Message{
 		{ID: "m1", TurnID: "t1", Parts: []MessagePart{{Kind: PartToolCall, CallID: "call-a", Name: "shell"}}},
 		{ID: "m2", TurnID: "t1", Parts: []MessagePart{{Kind: PartToolCall, CallID: "call-b", Name: "shell"}}},

@@ -12,6 +12,7 @@ import (
 )
 
 func TestStartFork(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		h := newHarness(t)
 		h.seed(7)
@@ -101,6 +102,7 @@ func TestStartFork(t *testing.T) {
 }
 
 func TestStartForkErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		setup  func(h *harness)

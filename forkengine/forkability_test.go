@@ -25,6 +25,7 @@ func forkabilityFixture(t *testing.T, h *harness) (forkengine.Session, forkengin
 }
 
 func TestTurnForkability(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		edit   func(h *harness, s *forkengine.Session, turn *forkengine.Turn)
@@ -62,6 +63,7 @@ func TestTurnForkability(t *testing.T) {
 // Scenarios 5-8 and SPEC §3: one ProbeTurns call per provider per batch, identical turns probed
 // once, and a failing provider fails closed without affecting another.
 func TestTurnForkabilityBatching(t *testing.T) {
+	t.Parallel()
 	t.Run("OKOneCallForManySessions", func(t *testing.T) {
 		h := newHarness(t)
 		var qs []forkengine.ForkabilityQuery
@@ -112,6 +114,7 @@ func TestTurnForkabilityBatching(t *testing.T) {
 
 // Scenarios 2 and 3: the session capability comes from the descriptor and ignores busy state.
 func TestCapabilities(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		edit func(h *harness, s *forkengine.Session)
@@ -169,6 +172,7 @@ func (d *rendezvousDriver) Describe(ctx context.Context, s forkengine.Session) (
 // A page of sessions is described concurrently (a remote driver answers over the network), and
 // every answer lands on its own session.
 func TestCapabilitiesDescribesConcurrently(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	d := &rendezvousDriver{arrived: make(chan struct{}, n), release: make(chan struct{})}
 	engine, err := forkengine.New(forkengine.Config{Store: forkenginetest.NewMemStore(),

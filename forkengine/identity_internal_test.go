@@ -9,6 +9,7 @@ import (
 // version. The reference is the definition in forkIDs' comment, spelled with digest, plus one
 // literal so that a change to digest itself shows too.
 func TestForkIDsAreTheDocumentedDigest(t *testing.T) {
+	t.Parallel()
 	op := ForkOperation{WorkspaceID: "ws", ID: "op-1", SourceSessionID: "src", TargetSessionID: "dst"}
 	ids := newForkIDs(op)
 	prefixSum := digest(identityNamespace, "prefix", "ws", "op-1", "src", "dst")

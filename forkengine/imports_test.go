@@ -9,6 +9,7 @@ import (
 // The domain must stay free of infrastructure: storage, GraphQL and transports depend on it, never
 // the other way round.
 func TestImportsOnlyStandardLibrary(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)

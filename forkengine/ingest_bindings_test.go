@@ -35,6 +35,7 @@ func (h *harness) snapshot() storeSnapshot {
 }
 
 func TestReportTurnBindingRules(t *testing.T) {
+	t.Parallel()
 	report := func(h *harness, id string, phase forkengine.TurnPhase, providerTurnID *string, binding string) (forkengine.Turn, error) {
 		in := forkengine.TurnReport{WorkspaceID: ws, SessionID: source, ID: id, Phase: phase, ProviderTurnID: providerTurnID}
 		if phase == forkengine.PhaseSettled {
@@ -123,6 +124,7 @@ func TestReportTurnBindingRules(t *testing.T) {
 }
 
 func TestReportSessionKeepsItsProviderSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(1)
 	before := h.snapshot()

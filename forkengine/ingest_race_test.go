@@ -17,6 +17,7 @@ import (
 // (session locks do not keep two sessions' appends apart) hits the unique id on insert; it runs
 // again and answers exactly as it does when it comes second.
 func TestAppendMessagesLostRaceRunsAgain(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		session, turn string
 		reason        string
@@ -60,6 +61,7 @@ func TestAppendMessagesLostRaceRunsAgain(t *testing.T) {
 // must not move that turn (the store refuses with ErrDuplicate); it runs again and is refused as
 // it is when it comes second.
 func TestReportTurnLostRaceRunsAgain(t *testing.T) {
+	t.Parallel()
 	stale := &staleStore{MemStore: forkengineMemStore()}
 	h := newHarness(t, func(cfg *forkengine.Config) { cfg.Store = stale })
 	h.session("a", "provider-a", "a")

@@ -19,6 +19,7 @@ func (h *harness) eventCount() int {
 }
 
 func TestReportSession(t *testing.T) {
+	t.Parallel()
 	t.Run("OKDefaults", func(t *testing.T) {
 		h := newHarness(t)
 		s, err := h.engine.ReportSession(h.ctx, forkengine.SessionReport{WorkspaceID: ws, ID: "s-1", Provider: provider})
@@ -112,6 +113,7 @@ func TestReportSession(t *testing.T) {
 }
 
 func TestReportTurn(t *testing.T) {
+	t.Parallel()
 	settled := func(id string, outcome forkengine.TurnOutcome) forkengine.TurnReport {
 		return forkengine.TurnReport{WorkspaceID: ws, SessionID: source, ID: id, Phase: forkengine.PhaseSettled, Outcome: outcome}
 	}
@@ -221,6 +223,7 @@ func TestReportTurn(t *testing.T) {
 }
 
 func TestAppendMessages(t *testing.T) {
+	t.Parallel()
 	appendTo := func(turnID string, msgs ...forkengine.MessageInput) forkengine.MessageAppend {
 		return forkengine.MessageAppend{WorkspaceID: ws, SessionID: source, TurnID: turnID, Messages: msgs}
 	}

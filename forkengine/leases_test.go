@@ -55,6 +55,7 @@ func (h *harness) advance(d time.Duration) {
 // A live lease belongs to its instance: a peer starting up, reading or processing leaves the
 // operation alone and calls no provider.
 func TestPeersLeaveALiveLeaseAlone(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(2)
 	prepared := h.mustFork("request-prepared", "turn-1")
@@ -79,6 +80,7 @@ func TestPeersLeaveALiveLeaseAlone(t *testing.T) {
 // rules: dispatching → unknown with no provider call, prepared → dispatched once,
 // provider_accepted → committed with no provider call.
 func TestTakeOverAfterTheLeaseExpires(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(3)
 	prepared := h.mustFork("request-prepared", "turn-1")
@@ -113,6 +115,7 @@ func TestTakeOverAfterTheLeaseExpires(t *testing.T) {
 // the taker, which marks it unknown; the late answer then changes nothing and nothing is sent
 // twice.
 func TestALateAnswerAfterATakeoverChangesNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withBackground)
 	op, gate := h.forkInFlight()
 	b := h.peer()
@@ -129,6 +132,7 @@ func TestALateAnswerAfterATakeoverChangesNothing(t *testing.T) {
 // While an instance works on a fork it renews the lease, so a peer never takes it over; and its
 // own sweep re-leases, without touching, a fork it is still driving whose renewal came late.
 func TestRenewedLeasesAreNotTakenOver(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withBackground)
 	op, gate := h.forkInFlight()
 	require.Equal(t, 1, h.engine.HeldLeases())
@@ -153,6 +157,7 @@ func TestRenewedLeasesAreNotTakenOver(t *testing.T) {
 // A fork whose own background work never ran (or failed in passing) is driven by its instance's
 // sweep once its lease expires, without a restart.
 func TestOwnStalledForkIsTakenOverByTheSweep(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t) // no background work: the fork stays prepared
 	h.seed(1)
 	op := h.mustFork("request-1", "turn-1")
@@ -171,6 +176,7 @@ func TestOwnStalledForkIsTakenOverByTheSweep(t *testing.T) {
 // On a store only this process can open, start-up recovery takes over every unfinished fork at
 // once, whatever its lease says: every lease there belongs to a dead process.
 func TestExclusiveStoreRecoversEveryLeaseAtStartUp(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(1)
 	op := putOperation(t, h, h.mustFork("request-1", "turn-1"), forkengine.StatusDispatching)
@@ -190,6 +196,7 @@ func TestExclusiveStoreRecoversEveryLeaseAtStartUp(t *testing.T) {
 // process must not wait those leases out: its sweep takes them as soon as the attempt is due, and
 // an attempt a person asks for takes them at once. A shared store still waits for the lease.
 func TestExclusiveStoreSweepTakesADeadProcessesReconcileLeases(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(2)
 	swept := h.unknownForkThrough("request-1", "turn-1") // leased to h.engine, the process that dies
@@ -277,6 +284,7 @@ func (d *hookedDriver) Describe(ctx context.Context, s forkengine.Session) (fork
 // touched by another instance"). The lost swap returns the stored row, which carries the taker's
 // owner; retrying from it, the swap succeeded and the old instance dispatched the taker's fork.
 func TestAnInstanceThatLostItsLeaseBeforeDispatchStops(t *testing.T) {
+	t.Parallel()
 	h, hd := newHookedHarness(t)
 	h.seed(1)
 	op := h.mustFork("request-1", "turn-1") // prepared, leased to instance A (h.engine)
@@ -301,6 +309,7 @@ func TestAnInstanceThatLostItsLeaseBeforeDispatchStops(t *testing.T) {
 
 // Stopping leaves nothing undone: the taker finishes the fork, with the one provider call.
 func TestATakeoverBeforeDispatchLeavesTheForkToTheTaker(t *testing.T) {
+	t.Parallel()
 	h, hd := newHookedHarness(t)
 	h.seed(1)
 	op := h.mustFork("request-1", "turn-1")

@@ -48,6 +48,7 @@ func (s *sweepSignal) ClaimOperations(ctx context.Context, c forkengine.LeaseCla
 // leases) never finds it expired. Renewing once a lease instead of every third of it would let
 // the lease lapse at each period's end, and the peer would take a fork that is still in flight.
 func TestMaintainedLeasesOutliveEveryPeerSweep(t *testing.T) {
+	t.Parallel()
 	ticker := newStepTicker()
 	var signal *sweepSignal
 	h := newHarness(t, withBackground, func(c *forkengine.Config) {

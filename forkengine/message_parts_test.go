@@ -10,6 +10,7 @@ import (
 )
 
 func TestRemapParts(t *testing.T) {
+	t.Parallel()
 	mapRef := func(kind, id string) string { return kind + ":" + id }
 	t.Run("OK", func(t *testing.T) {
 		parts := []forkengine.MessagePart{
@@ -38,6 +39,7 @@ func TestRemapParts(t *testing.T) {
 }
 
 func TestRenderParts(t *testing.T) {
+	t.Parallel()
 	got := forkengine.RenderParts([]forkengine.MessagePart{
 		{Kind: forkengine.PartText, Text: "hi"},
 		{Kind: forkengine.PartReasoning, Text: "hidden"},

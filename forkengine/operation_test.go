@@ -14,6 +14,7 @@ var allStatuses = []forkengine.OperationStatus{forkengine.StatusPrepared, forken
 
 // Scenario 16 and SPEC §2: the public projection collapses the active statuses into ACCEPTED.
 func TestPublicProjection(t *testing.T) {
+	t.Parallel()
 	want := map[forkengine.OperationStatus][2]string{
 		forkengine.StatusPrepared:         {"accepted", "frozen"},
 		forkengine.StatusDispatching:      {"accepted", "dispatching"},
@@ -31,6 +32,7 @@ func TestPublicProjection(t *testing.T) {
 // The state table: the saga only moves forward, nothing leaves committed or failed, and unknown is
 // left only for an answer (reconciliation's found or absent, or abandon), never for a dispatch.
 func TestTransitions(t *testing.T) {
+	t.Parallel()
 	legal := map[string]bool{
 		"prepared->dispatching": true, "prepared->failed": true,
 		"dispatching->provider_accepted": true, "dispatching->failed": true, "dispatching->unknown": true,
@@ -47,6 +49,7 @@ func TestTransitions(t *testing.T) {
 
 // Scenario 1: a boundary reason survives wrapping and can be matched by code and reason.
 func TestBoundaryReasonSurvivesWrapping(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(1)
 	h.turn(source, "turn-2", forkengine.PhaseRunning)

@@ -11,6 +11,7 @@ import (
 
 // Scenarios 17-20: the committed projection comes from the operation and its snapshot.
 func TestCommittedResult(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		h := newHarness(t)
 		h.seed(7)
@@ -64,6 +65,7 @@ func TestCommittedResult(t *testing.T) {
 
 // Scenario 31: reading a prepared or dispatching operation does nothing to it.
 func TestOperationRead(t *testing.T) {
+	t.Parallel()
 	t.Run("OKPreparedUnchanged", func(t *testing.T) {
 		h := newHarness(t)
 		h.seed(7)
@@ -115,6 +117,7 @@ func TestOperationRead(t *testing.T) {
 
 // A background start dispatches and commits on its own; Close waits for it.
 func TestStartForkBackground(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withBackground)
 	h.seed(7)
 	sub := h.broker.Subscribe(ws)
@@ -137,6 +140,7 @@ func TestStartForkBackground(t *testing.T) {
 
 // After Close, started forks stay prepared for recovery instead of racing the shutdown.
 func TestStartForkAfterCloseStaysPrepared(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withBackground)
 	h.seed(7)
 	require.NoError(t, h.engine.Close(h.ctx))

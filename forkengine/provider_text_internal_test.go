@@ -7,6 +7,7 @@ import (
 )
 
 func TestCleanProviderText(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", MaxProviderTextBytes) // 2 bytes a character: twice the bound
 	tests := []struct {
 		name, in, want string

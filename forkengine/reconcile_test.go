@@ -34,6 +34,7 @@ func (h *harness) unknownForkThrough(requestID, turnID string) forkengine.ForkOp
 }
 
 func TestReconcileAnswers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		step      func(forkengine.ReconcileRequest) forkenginetest.ReconcileStep
@@ -112,6 +113,7 @@ func TestReconcileAnswers(t *testing.T) {
 // The barrier holds while unknown, holds while committed-unacknowledged, and lets go on absent and
 // on abandon, so a new request id then makes a new operation.
 func TestReconcileAndAbandonReleaseTheBarrier(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		resolve func(h *harness, op forkengine.ForkOperation)
@@ -156,6 +158,7 @@ func TestReconcileAndAbandonReleaseTheBarrier(t *testing.T) {
 
 // Only unknown operations are reconciled or abandoned; the others get a conflict of their own.
 func TestReconcileAndAbandonConflicts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(2)
 	committed := h.process(h.mustFork("request-1", "turn-1"))
@@ -178,6 +181,7 @@ func TestReconcileAndAbandonConflicts(t *testing.T) {
 // off exponentially, never more than five minutes apart; the schedule is durable, so another engine (a restart, or another instance
 // once the lease is gone) goes on from it without repeating or losing an attempt.
 func TestBackgroundReconcileBacksOffDurably(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(1)
 	op := h.unknownFork("request-1")
@@ -224,6 +228,7 @@ func TestBackgroundReconcileBacksOffDurably(t *testing.T) {
 // A driver that cannot reconcile leaves the operation unknown and stops the schedule: only a
 // person can resolve it (abandon).
 func TestNoReconcilerStopsTheSchedule(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(1)
 	op := h.unknownFork("request-1")
@@ -238,6 +243,7 @@ func TestNoReconcilerStopsTheSchedule(t *testing.T) {
 
 // A turn's pending operation is what a new request on it would get back.
 func TestPendingOperations(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(4)
 	unknown := h.unknownFork("request-unknown") // turn-1
@@ -263,6 +269,7 @@ func TestPendingOperations(t *testing.T) {
 // not a takeover, and logs nothing at info level: that is the normal course of a lost answer,
 // and a single server logged it as if it had taken forks over from a dead instance (issue 27).
 func TestADueReconcileAttemptIsNotATakeover(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(1)
 	op := h.unknownFork("request-1")

@@ -27,6 +27,7 @@ func putOperation(t *testing.T, h *harness, op forkengine.ForkOperation, status 
 
 // Scenarios 23, 32 and SPEC §2.7: recovery never sends a fork twice.
 func TestRecover(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(4)
 	prepared := h.mustFork("request-prepared", "turn-1")
@@ -64,6 +65,7 @@ func TestRecover(t *testing.T) {
 // Scenario 33 (adapted): a prepared operation whose driver no longer resolves fails without a
 // Fork call; failing is an outcome, not a recovery error.
 func TestRecoverPreparedWithoutDriverFails(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(1)
 	op := h.mustFork("request-1", "turn-1")
@@ -79,6 +81,7 @@ func TestRecoverPreparedWithoutDriverFails(t *testing.T) {
 
 // A store failure while recovering one operation is collected; the others still recover.
 func TestRecoverCollectsErrors(t *testing.T) {
+	t.Parallel()
 	flaky := &flakyStore{MemStore: forkengineMemStore()}
 	h := newHarness(t, func(cfg *forkengine.Config) { cfg.Store = flaky })
 	h.store = flaky.MemStore
@@ -98,8 +101,10 @@ func TestRecoverCollectsErrors(t *testing.T) {
 
 // Scenario 34: recovery pages through every operation with a stable cursor.
 func TestRecoverPages(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ pageSize, pages int }{{0, 3}, {7, 30}} {
 		t.Run(fmt.Sprintf("PageSize%d", tc.pageSize), func(t *testing.T) {
+			t.Parallel()
 			paging := &pagingStore{MemStore: forkengineMemStore()}
 			h := newHarness(t, func(cfg *forkengine.Config) {
 				cfg.RecoveryPageSize = tc.pageSize
@@ -135,6 +140,7 @@ func TestRecoverPages(t *testing.T) {
 }
 
 func TestRecoverStopsWhenContextEnds(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(1)
 	h.mustFork("request-1", "turn-1")
@@ -146,6 +152,7 @@ func TestRecoverStopsWhenContextEnds(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	_, err := forkengine.New(forkengine.Config{})
 	require.Error(t, err)
 	_, err = forkengine.New(forkengine.Config{Store: forkengineMemStore(), RecoveryPageSize: 1001})
@@ -169,6 +176,7 @@ func (s *pagingStore) ClaimOperations(ctx context.Context, c forkengine.LeaseCla
 // StartRecovery turns leftovers from dispatching into unknown before it returns, and resumes the
 // rest in the background, so a server can listen while a slow provider answers.
 func TestStartRecoveryResumesInTheBackground(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(3)
 	prepared := h.mustFork("request-prepared", "turn-1")

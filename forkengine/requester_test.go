@@ -12,6 +12,7 @@ import (
 // acknowledgement came first; replays, barrier answers and later acknowledgements by others
 // change neither.
 func TestRequestedAndAcknowledgedBy(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.seed(7)
 	in := forkengine.ForkInput{WorkspaceID: ws, SourceSessionID: source, ThroughTurnID: "turn-7", RequestID: "request-1",

@@ -13,6 +13,7 @@ import (
 // lower bound when the read stopped at its bound); a full page, another page, a backward page
 // and a one-word search (counted exactly from the word counts) leave the count to be read.
 func TestSearchPageCountOfFirstPage(t *testing.T) {
+	t.Parallel()
 	two := forkengine.SessionFilter{Search: []string{"alpha", "beta"}}
 	one := forkengine.SessionFilter{Search: []string{"alpha"}}
 	oneByKind := forkengine.SessionFilter{Search: []string{"alpha"}, Kind: forkengine.SessionRoot}

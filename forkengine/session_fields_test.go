@@ -40,6 +40,7 @@ func frozenHashSnapshot(version int) Snapshot {
 // none may change. A version 1 hash does not cover metadata (its session is hashed field by
 // field, as it was before metadata existed); the others do.
 func TestFrozenSnapshotHashesStillVerify(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		version  int
 		metadata bool
@@ -70,6 +71,7 @@ func TestFrozenSnapshotHashesStillVerify(t *testing.T) {
 
 // The version 1 hash covers every base field: changing any one of them breaks the match.
 func TestVersion1HashCoversEveryBaseField(t *testing.T) {
+	t.Parallel()
 	want, err := snapshotHash(frozenHashSnapshot(1))
 	require.NoError(t, err)
 	for _, f := range SessionSnapshotFields() {
@@ -100,6 +102,7 @@ func TestVersion1HashCoversEveryBaseField(t *testing.T) {
 // (TestFrozenSnapshotHashesStillVerify); set, it is covered by the version 2 hash, and the version
 // 1 hash, field by field over the base places, stays as it was.
 func TestLaterFieldsAreHashedOnlyWhenSet(t *testing.T) {
+	t.Parallel()
 	later := 0
 	for _, f := range SessionSnapshotFields() {
 		if f.Base() {
@@ -132,6 +135,7 @@ func TestLaterFieldsAreHashedOnlyWhenSet(t *testing.T) {
 // The base places are the layout of the first encodings, in the order the hash of version 1
 // and the store's first binary and compact formats wrote them: it must never change.
 func TestSessionSnapshotPlacesOfTheFirstEncodings(t *testing.T) {
+	t.Parallel()
 	var base []string
 	for _, f := range SessionSnapshotFields() {
 		if f.Base() {
@@ -145,6 +149,7 @@ func TestSessionSnapshotPlacesOfTheFirstEncodings(t *testing.T) {
 
 // A tag that does not fit its field panics when the plan is made (at init, for Session).
 func TestSessionFieldTagsThatDoNotFitPanic(t *testing.T) {
+	t.Parallel()
 	type base struct {
 		A string          `snapshot:"1,a"`
 		B string          `snapshot:"2,b"`
@@ -262,6 +267,7 @@ func flatten(t reflect.Type) reflect.Type {
 }
 
 func TestInputNames(t *testing.T) {
+	t.Parallel()
 	for goName, want := range map[string]string{"ProviderSessionID": "providerSessionId", "ID": "id",
 		"RailSectionKey": "railSectionKey", "Cwd": "cwd", "URLPath": "urlPath", "Metadata": "metadata"} {
 		require.Equal(t, want, inputName(goName))
@@ -271,6 +277,7 @@ func TestInputNames(t *testing.T) {
 // Every field a report applies reaches the session (set, it replaces the stored value; a kept
 // one left out keeps it), and an identical replay is one that changes none of them.
 func TestSessionReportAppliesEveryTaggedField(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
 	stored := frozenHashSnapshot(1).Session
 	stored.DeletedAt = nil
@@ -318,6 +325,7 @@ func TestSessionReportAppliesEveryTaggedField(t *testing.T) {
 // ids), a title is free text; the first invalid field in name order is the one reported; JSON
 // must be an object.
 func TestSessionReportChecksTextsByTheirTags(t *testing.T) {
+	t.Parallel()
 	check := func(in SessionReport) error {
 		in.WorkspaceID, in.ID, in.Provider = "w", "s", "simulated"
 		return cleanSessionReport(&in)

@@ -20,6 +20,7 @@ func hashedSnapshot() Snapshot {
 }
 
 func TestSnapshotHashSurvivesAJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := hashedSnapshot()
 	want, err := snapshotHash(s)
 	require.NoError(t, err)
@@ -35,6 +36,7 @@ func TestSnapshotHashSurvivesAJSONRoundTrip(t *testing.T) {
 }
 
 func TestSnapshotHashChangesWithTheHistory(t *testing.T) {
+	t.Parallel()
 	want, err := snapshotHash(hashedSnapshot())
 	require.NoError(t, err)
 	for name, change := range map[string]func(*Snapshot){
@@ -56,6 +58,7 @@ func TestSnapshotHashChangesWithTheHistory(t *testing.T) {
 }
 
 func TestSnapshotHashOfAnEarlierVersionStillVerifies(t *testing.T) {
+	t.Parallel()
 	s := hashedSnapshot()
 	old, err := jsonSnapshotHash(s)
 	require.NoError(t, err)
@@ -72,6 +75,7 @@ func TestSnapshotHashOfAnEarlierVersionStillVerifies(t *testing.T) {
 // bindings holding &, <, >, U+2028 or U+2029 read back escaped; those snapshots must still verify
 // (their commits failed for ever), and the escapes' undoing must not touch anything else.
 func TestSnapshotHashSurvivesTheHTMLEscapingOfEarlierStores(t *testing.T) {
+	t.Parallel()
 	s := hashedSnapshot()
 	s.Session.Settings = json.RawMessage(`{"endpoint":"https://example.test/v1?a=1&b=2","prompt":"<b>bold</b>","sep":"a` + "\u2028" + `b","kept":"\\u0026 \u00e9"}`)
 	s.Turns[0].ProviderTurnBinding = json.RawMessage(`{"handle":"x&y"}`)
@@ -95,6 +99,7 @@ func TestSnapshotHashSurvivesTheHTMLEscapingOfEarlierStores(t *testing.T) {
 }
 
 func TestUnescapeHTMLKeepsOtherEscapes(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`"a\u0026b\u003cc\u003e"`: `"a&b<c>"`,
 		`"\u2028\u2029"`:          "\"\u2028\u2029\"",
@@ -110,6 +115,7 @@ func TestUnescapeHTMLKeepsOtherEscapes(t *testing.T) {
 // A value that held both a character and that character's escape reads back, from such a store,
 // with both escaped: the escapes undone must be chosen one by one to find the frozen bytes.
 func TestHTMLEscapedSnapshotWithTheClientsOwnEscapesVerifies(t *testing.T) {
+	t.Parallel()
 	s := hashedSnapshot()
 	s.Session.Settings = json.RawMessage(`{"url":"https://x.test/?a=1&b=2","blob":"{\"q\":\"\u0026\"}","lt":"<"}`)
 	s.Turns[0].ProviderTurnBinding = json.RawMessage(`{"h":"\u003e>"}`)

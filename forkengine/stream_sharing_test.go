@@ -9,6 +9,7 @@ import (
 )
 
 func TestWorkspacePositionShareable(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		from forkengine.WorkspacePosition
 		want bool

@@ -13,6 +13,7 @@ import (
 // does not hold back the reconcile attempts claimed beside it, which would then be late by however
 // long that call takes (up to DispatchTimeout).
 func TestOneSlowReconcileDoesNotHoldBackTheOthers(t *testing.T) {
+	t.Parallel()
 	h, _, d := newCheckpointHarness(t)
 	h.seed(2)
 	slow, quick := h.unknownForkThrough("request-1", "turn-1"), h.unknownForkThrough("request-2", "turn-2")

@@ -11,6 +11,7 @@ import (
 
 // Scenario 51: the family root's title numbers every fork of the family.
 func TestTitles(t *testing.T) {
+	t.Parallel()
 	t.Run("OKFamilyNumbering", func(t *testing.T) {
 		h := newHarness(t, withoutBarrier)
 		h.seed(2)

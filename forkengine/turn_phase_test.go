@@ -17,6 +17,7 @@ var phases = []forkengine.TurnPhase{forkengine.PhaseSubmitted, forkengine.PhaseR
 // TestTurnPhaseNeverMovesBack tries every pair of phases, so a move back by a single step (the
 // one a rule off by one would let through) is tried for each phase, not only jumps of two.
 func TestTurnPhaseNeverMovesBack(t *testing.T) {
+	t.Parallel()
 	for i, from := range phases {
 		for j, to := range phases {
 			name := fmt.Sprintf("%s->%s", from, to)
@@ -49,6 +50,7 @@ func TestTurnPhaseNeverMovesBack(t *testing.T) {
 
 // TestPhaseRanksAreConsecutive pins the order the rule relies on.
 func TestPhaseRanksAreConsecutive(t *testing.T) {
+	t.Parallel()
 	for i, p := range phases {
 		require.Equal(t, i+1, p.Rank(), "%s", p)
 	}

@@ -39,6 +39,7 @@ func withPoisonedStore(cfg *forkengine.Config) { cfg.Store = poisonedStore{cfg.S
 // dispatching: a refusal stays a failure (so nothing can reconcile it into a commit later), an
 // unknown stays unknown with its first attempt scheduled.
 func TestUnrecordableForkAnswerIsRecordedWithAFixedText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		disposition forkengine.Disposition
@@ -68,6 +69,7 @@ func TestUnrecordableForkAnswerIsRecordedWithAFixedText(t *testing.T) {
 // An acceptance whose recording fails (the commit, then the acceptance alone) becomes unknown:
 // the child may exist, so the fork is never dispatched again, and reconciliation asks for it.
 func TestUnrecordableAcceptanceBecomesUnknown(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, withPoisonedStore)
 	h.seed(1)
 	h.driver.QueueFork(forkenginetest.ForkStep{Func: func(_ context.Context, req forkengine.ForkRequest) (forkengine.ForkResult, error) {
@@ -87,6 +89,7 @@ func TestUnrecordableAcceptanceBecomesUnknown(t *testing.T) {
 // A reconcile answer whose recording fails is recorded as an attempt with a fixed text: it
 // counts, and the next one is scheduled, instead of being asked again at every sweep.
 func TestUnrecordableReconcileAnswerIsCountedWithAFixedText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		answer forkengine.ReconcileAnswer
