@@ -11,6 +11,7 @@ import (
 )
 
 func TestClientAddress(t *testing.T) {
+	t.Parallel()
 	proxies, err := ParseTrustedProxies("10.0.0.0/8, 192.0.2.1, ::1")
 	require.NoError(t, err)
 	cases := []struct {
@@ -44,6 +45,7 @@ func TestClientAddress(t *testing.T) {
 // ClientKey names a client by the valid credential Authenticator.HTTPMiddleware recorded, else
 // by its address as ClientAddress resolves it: an unknown token, or none, is the address.
 func TestClientKey(t *testing.T) {
+	t.Parallel()
 	proxies, err := ParseTrustedProxies("10.0.0.0/8")
 	require.NoError(t, err)
 	auth := testAuthenticator(t, "token-a-0123456789=demo")
@@ -82,6 +84,7 @@ func TestClientKey(t *testing.T) {
 // An operation's client is named from its context alone: its accepted credential's subject (a
 // websocket's connection_init one replacing the upgrade request's), else its address.
 func TestContextClientKey(t *testing.T) {
+	t.Parallel()
 	auth := testAuthenticator(t, "tok-a-0123456789=a")
 	proxies, err := ParseTrustedProxies("10.0.0.0/8")
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestHosts(t *testing.T) {
+	t.Parallel()
 	listed, err := ParseHosts("api.example.com, .internal.example, 192.0.2.10, [2001:db8::1]")
 	require.NoError(t, err)
 	cases := []struct {
@@ -50,6 +51,7 @@ func TestHosts(t *testing.T) {
 // The DNS rebinding reproduction of issue 10: a request naming an attacker's host is refused
 // with a coded error before it reaches the handler.
 func TestHostsMiddlewareRefusesRebinding(t *testing.T) {
+	t.Parallel()
 	reached := false
 	h := LoopbackHosts().Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
 	r := httptest.NewRequest(http.MethodPost, "http://evil.example:8080/graphql", nil)
@@ -62,6 +64,7 @@ func TestHostsMiddlewareRefusesRebinding(t *testing.T) {
 }
 
 func TestIsLoopbackListen(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]bool{
 		"127.0.0.1:8080": true, "localhost:8080": true, "[::1]:8080": true, "127.0.0.1:0": true,
 		":8080": false, "0.0.0.0:8080": false, "[::]:8080": false, "192.168.1.5:8080": false, "garbage": false,

@@ -10,6 +10,7 @@ import (
 // golang.org/x/time/rate, go-jose (JWS, JWK, JWT claims) and forkengine's error codes only, so
 // resolvers and transports depend on it and not the other way round.
 func TestAccessImportsOnlyTheEdge(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)

@@ -58,6 +58,7 @@ func reasonOf(t *testing.T, err error) string {
 
 // Every case of issue 22's list, against a real issuer (discovery + JWKS over HTTP).
 func TestJWTVerification(t *testing.T) {
+	t.Parallel()
 	iss := testissuer.New(t)
 	clk := newClock()
 	v := newVerifier(t, iss, clk, nil)
@@ -136,6 +137,7 @@ func TestJWTSizeCapIsCheap(t *testing.T) {
 // Keys are cached by kid: one fetch serves every later token; an unknown kid refreshes once,
 // rate-limited, which picks up a rotation; a withdrawn key stops verifying after a refresh.
 func TestJWTKeyRotation(t *testing.T) {
+	t.Parallel()
 	iss := testissuer.New(t)
 	clk := newClock()
 	v := newVerifier(t, iss, clk, func(c *access.JWTConfig) { c.Keys.UnknownKeyRefresh = 10 * time.Second })
@@ -184,6 +186,7 @@ func TestJWTKeyRotation(t *testing.T) {
 // The issuer down: tokens signed with keys already known keep working; a token needing a new
 // key is refused with keys_unavailable (retryable), and works once the issuer is back.
 func TestJWTIssuerDown(t *testing.T) {
+	t.Parallel()
 	iss := testissuer.New(t)
 	clk := newClock()
 	var mu sync.Mutex
@@ -228,6 +231,7 @@ func TestJWTIssuerDown(t *testing.T) {
 
 // An issuer that is down at start delays JWTs only: the first token that needs keys fetches them.
 func TestJWTIssuerDownAtStart(t *testing.T) {
+	t.Parallel()
 	iss := testissuer.New(t)
 	iss.SetDown(true)
 	clk := newClock()
@@ -246,6 +250,7 @@ func TestJWTIssuerDownAtStart(t *testing.T) {
 // The claim mapping: a fixed workspace per issuer, a scope prefix, array claims, a JWKS URL
 // without discovery.
 func TestJWTClaimMapping(t *testing.T) {
+	t.Parallel()
 	iss := testissuer.New(t)
 	clk := newClock()
 	ctx := context.Background()
@@ -276,6 +281,7 @@ func TestJWTClaimMapping(t *testing.T) {
 
 // Configuration mistakes are refused when the server starts.
 func TestJWTConfigRefusals(t *testing.T) {
+	t.Parallel()
 	for name, cfg := range map[string]access.JWTConfig{
 		"no issuer nor JWKS":    {Audience: "a"},
 		"no audience":           {Issuer: "https://id.example"},
@@ -293,6 +299,7 @@ func TestJWTConfigRefusals(t *testing.T) {
 
 // An issuer whose discovery document names another issuer is not trusted.
 func TestJWTDiscoveryIssuerMismatch(t *testing.T) {
+	t.Parallel()
 	iss := testissuer.New(t)
 	clk := newClock()
 	v, err := access.NewJWTVerifier(access.JWTConfig{Issuer: iss.URL() + "/realms/other", Audience: testissuer.Audience, Now: clk.Now})

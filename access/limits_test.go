@@ -12,6 +12,7 @@ import (
 )
 
 func TestLimitBody(t *testing.T) {
+	t.Parallel()
 	var read int
 	var readErr error
 	h := LimitBody(10, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
@@ -37,6 +38,7 @@ func TestLimitBody(t *testing.T) {
 }
 
 func TestRequestIDs(t *testing.T) {
+	t.Parallel()
 	var seen string
 	h := RequestIDs(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen = RequestID(r.Context()) }))
 	for given, kept := range map[string]bool{

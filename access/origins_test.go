@@ -9,6 +9,7 @@ import (
 )
 
 func TestOriginsMiddleware(t *testing.T) {
+	t.Parallel()
 	origins, err := ParseOrigins("https://app.example.com, http://localhost:5173")
 	require.NoError(t, err)
 	reached := 0

@@ -16,6 +16,7 @@ import (
 // The header bound is exact: a request whose line and headers are maxBytes on the wire passes,
 // one a byte longer is refused with 431 and a code.
 func TestLimitHeadersIsExact(t *testing.T) {
+	t.Parallel()
 	const limit = 1000
 	srv := httptest.NewServer(LimitHeaders(limit, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})))
 	defer srv.Close()
@@ -46,6 +47,7 @@ func TestLimitHeadersIsExact(t *testing.T) {
 // Only net/http's own answers are rewritten: a handler's response, even a plain-text 400 with
 // the same headers, has a Date and passes as it is; so does a websocket frame.
 func TestCodeNetHTTPAnswerTouchesNetHTTPsOwnOnly(t *testing.T) {
+	t.Parallel()
 	coded, ok := codeNetHTTPAnswer([]byte("HTTP/1.1 431 Request Header Fields Too Large" + netHTTPErrorHeaders +
 		"431 Request Header Fields Too Large"))
 	require.True(t, ok)

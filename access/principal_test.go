@@ -13,6 +13,7 @@ import (
 )
 
 func TestPrincipalAuthorize(t *testing.T) {
+	t.Parallel()
 	path := writeTokenFile(t, "front "+tokFront+" demo,lisbon read,fork\n")
 	tf, err := access.LoadTokenFile(path, nil, nil)
 	require.NoError(t, err)
@@ -53,6 +54,7 @@ func TestPrincipalAuthorize(t *testing.T) {
 }
 
 func TestIdentify(t *testing.T) {
+	t.Parallel()
 	open := access.NewAuthenticator(access.AuthConfig{})
 	require.True(t, open.Open())
 	p, err := open.Identify(context.Background())
@@ -81,6 +83,7 @@ func TestIdentify(t *testing.T) {
 
 // A JWT principal's lifetime ends at exp plus the clock skew, with TOKEN_EXPIRED.
 func TestJWTLifetime(t *testing.T) {
+	t.Parallel()
 	iss := testissuer.New(t)
 	v, err := access.NewJWTVerifier(access.JWTConfig{Issuer: iss.URL(), Audience: testissuer.Audience, ClockSkew: -1})
 	require.NoError(t, err)

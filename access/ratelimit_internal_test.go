@@ -11,6 +11,7 @@ import (
 )
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	limit := NewRateLimit(nil, 1, 2)
 	limit.now = func() time.Time { return clock }
@@ -48,6 +49,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestRateLimitOff(t *testing.T) {
+	t.Parallel()
 	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})
 	h := NewRateLimit(nil, 0, 1).HTTPMiddleware(next)
 	for range 5 {
@@ -60,6 +62,7 @@ func TestRateLimitOff(t *testing.T) {
 // Behind a trusted proxy each client has its own bucket, named by X-Forwarded-For; from anyone
 // else the header is ignored, so a client cannot get a fresh bucket by inventing addresses.
 func TestRateLimitByForwardedClient(t *testing.T) {
+	t.Parallel()
 	proxies, err := ParseTrustedProxies("10.0.0.0/8")
 	require.NoError(t, err)
 	limit := NewRateLimit(proxies, 0.001, 1)

@@ -14,6 +14,7 @@ import (
 // Rate limits are per subject: two tokens of one user share a bucket, another user has their own,
 // so one user's burst throttles that user only; a made-up token is its sender's address.
 func TestRateLimitPerSubject(t *testing.T) {
+	t.Parallel()
 	iss := testissuer.New(t)
 	v, err := access.NewJWTVerifier(access.JWTConfig{Issuer: iss.URL(), Audience: testissuer.Audience})
 	require.NoError(t, err)

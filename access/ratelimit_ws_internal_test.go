@@ -19,6 +19,7 @@ import (
 // A websocket's operations draw on its token's bucket, the one that token's HTTP requests
 // draw on: a socket cannot be used to get around the per-token limit (SPEC §8).
 func TestRateLimitChargesEveryWebsocketOperationToItsToken(t *testing.T) {
+	t.Parallel()
 	auth := testAuthenticator(t, "token-a-0123456789=wa")
 	limit := NewRateLimit(nil, 0.001, 3) // no refill within the test
 	gql := testserver.New()
@@ -89,6 +90,7 @@ func TestRateLimitChargesEveryWebsocketOperationToItsToken(t *testing.T) {
 
 // Without a limiter in the connection's context (open mode) operations are never refused.
 func TestLimitWebsocketOperationWithoutALimiter(t *testing.T) {
+	t.Parallel()
 	ctx := BindWebsocketRateLimit(context.Background())
 	for range 100 {
 		require.NoError(t, LimitWebsocketOperation(ctx))

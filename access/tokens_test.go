@@ -36,6 +36,7 @@ func identify(t *testing.T, a *access.Authenticator, authorization string) (acce
 }
 
 func TestParseTokensKeepsItsMeaning(t *testing.T) {
+	t.Parallel()
 	none, err := access.ParseTokens(" ")
 	require.NoError(t, err)
 	require.Zero(t, none.Len())
@@ -68,6 +69,7 @@ func TestParseTokensKeepsItsMeaning(t *testing.T) {
 }
 
 func TestParseTokenFile(t *testing.T) {
+	t.Parallel()
 	file := "# name token workspaces scopes\n" +
 		"front  " + sha(tokFront) + "  demo,lisbon,demo  read,fork\n" +
 		"\n" +
@@ -134,6 +136,7 @@ func replaceFile(t *testing.T, path, text string) {
 // its streams end (TOKEN_REVOKED); an unchanged one keeps working, its streams untouched; a bad
 // file keeps the set in force and says why.
 func TestTokenFileReload(t *testing.T) {
+	t.Parallel()
 	path := writeTokenFile(t, "front "+tokFront+" demo read\ningest "+tokIngest+" demo ingest\nadmin "+sha(tokAdmin)+" demo all\n")
 	var mu sync.Mutex
 	var reloads []access.TokenReload
@@ -214,6 +217,7 @@ func codeOf(err error) string {
 
 // Watch notices a change to the file by itself, edits in place and renames alike.
 func TestTokenFileWatch(t *testing.T) {
+	t.Parallel()
 	path := writeTokenFile(t, "front "+tokFront+" demo read\n")
 	reloaded := make(chan access.TokenReload, 10)
 	tf, err := access.LoadTokenFile(path, nil, func(r access.TokenReload) { reloaded <- r })
@@ -258,6 +262,7 @@ func awaitReload(t *testing.T, ch <-chan access.TokenReload) access.TokenReload 
 }
 
 func TestLoadTokenFileRefusesABadFile(t *testing.T) {
+	t.Parallel()
 	_, err := access.LoadTokenFile(filepath.Join(t.TempDir(), "missing"), nil, nil)
 	require.Error(t, err)
 	_, err = access.LoadTokenFile(writeTokenFile(t, "a "+tokFront+" demo read\nb "+tokFront+" demo read\n"), nil, nil)
