@@ -88,7 +88,9 @@ func TestJWTLifetime(t *testing.T) {
 	v, err := access.NewJWTVerifier(access.JWTConfig{Issuer: iss.URL(), Audience: testissuer.Audience, ClockSkew: -1})
 	require.NoError(t, err)
 	a := access.NewAuthenticator(access.AuthConfig{JWT: v})
-	token := iss.Mint("ed-1", testissuer.Claims{ExpiresIn: 2 * time.Second})
+	// exp is a whole second: 1.5 s from now puts it 0.5 to 1.5 s ahead, time enough for the
+	// in-process calls below and a shorter wait than 2 s (1 to 2 s ahead).
+	token := iss.Mint("ed-1", testissuer.Claims{ExpiresIn: 1500 * time.Millisecond})
 	ctx, err := a.WebsocketInit(context.Background(), map[string]any{"authorization": "Bearer " + token})
 	require.NoError(t, err)
 	p, err := a.Identify(ctx)
