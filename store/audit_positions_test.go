@@ -68,7 +68,10 @@ func testAuditPositionsMigration(t *testing.T, cfg Config) {
 	require.Equal(t, src[1], byID[src[1].ID])
 }
 
-func TestAuditPositionsMigrationSQLite(t *testing.T) { testAuditPositionsMigration(t, sqliteConfig(t)) }
+func TestAuditPositionsMigrationSQLite(t *testing.T) {
+	t.Parallel()
+	testAuditPositionsMigration(t, sqliteConfig(t))
+}
 
 func TestAuditPositionsMigrationPostgres(t *testing.T) {
 	requirePostgres(t)

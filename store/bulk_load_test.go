@@ -177,6 +177,7 @@ func testBulkLoadMatchesUpdate(t *testing.T, newConfig func(testing.TB) Config) 
 }
 
 func TestBulkLoadMatchesUpdateSQLite(t *testing.T) {
+	t.Parallel()
 	testBulkLoadMatchesUpdate(t, sqliteConfig)
 }
 

@@ -53,6 +53,7 @@ func openEngine(t *testing.T) (*store.DB, *forkengine.Engine) {
 }
 
 func TestCommittedResultsStatementsDoNotGrowWithThePage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, engine := openEngine(t)
 	ops := committedOps(t, db, 40)
@@ -74,6 +75,7 @@ func TestCommittedResultsStatementsDoNotGrowWithThePage(t *testing.T) {
 }
 
 func TestCommittedResultsErrorsArePerOperation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, engine := openEngine(t)
 	ops := committedOps(t, db, 3)
@@ -91,6 +93,7 @@ func TestCommittedResultsErrorsArePerOperation(t *testing.T) {
 }
 
 func TestCommittedResultsOfAnEmptyPageReadNothing(t *testing.T) {
+	t.Parallel()
 	db, engine := openEngine(t)
 	before := db.Statements()
 	results, err := engine.CommittedResults(context.Background(), nil)

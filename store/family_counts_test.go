@@ -10,6 +10,7 @@ import (
 // A database made before the per-family counts gets them from its existing operations and
 // lineages, so titles keep their numbering across the upgrade.
 func TestFamilyCountMigrationCountsExistingForks(t *testing.T) {
+	t.Parallel()
 	cfg := sqliteConfig(t)
 	ctx := context.Background()
 	old := openAtVersion(t, cfg, 5) // the schema of a binary from before version 6

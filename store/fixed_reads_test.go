@@ -14,6 +14,7 @@ import (
 // every table it reads, that target must be the WorkspaceID of the domain value, and every table
 // must start with workspace_id (newTable panics otherwise, at package init).
 func TestScanTargetsStartWithWorkspace(t *testing.T) {
+	t.Parallel()
 	var s forkengine.Session
 	var tr forkengine.Turn
 	var m forkengine.Message
@@ -37,6 +38,7 @@ func TestScanTargetsStartWithWorkspace(t *testing.T) {
 // turn in the same order, with the same turn, role and content, and the columns it does not read
 // left zero (the workspace is the one asked for).
 func TestMessageTextsAreMessagesByTurnsText(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTest(t, migratedSQLite(t))
 	var turnIDs []string
@@ -80,6 +82,7 @@ func TestMessageTextsAreMessagesByTurnsText(t *testing.T) {
 // An id list bound as one JSON array (idList, on SQLite) finds every id as it is: quotes,
 // backslashes, control characters and non-ASCII text included, and no id that was not asked for.
 func TestIDListsFindIDsAsTheyAre(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTest(t, migratedSQLite(t))
 	ids := []string{`quote"d`, `back\slash`, "tab\tand\x01", "ünïcødé ✓", "plain", `\u0041`}

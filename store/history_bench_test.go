@@ -64,6 +64,7 @@ func buildChain(t testing.TB, db *DB, rootTurns, depth int) chainFixture {
 // whatever the depth, and with as many rows: the page's (a deep page's turns read has one more,
 // the child's own latest turn, which its own part finds after the cursor).
 func TestDeepChainPagesTakeTheStatementsOfARoot(t *testing.T) {
+	t.Parallel()
 	t.Run(DriverSQLite, func(t *testing.T) { testDeepChainCosts(t, migratedSQLite(t)) })
 	t.Run(DriverPostgres, func(t *testing.T) {
 		requirePostgres(t)

@@ -17,6 +17,7 @@ import (
 // its runs and its parts back into the turns asked for, in position order, and the text read
 // (MessageTextsByTurnIDs) is the same messages' turn, role and content. On both drivers.
 func TestMessagesOfMixedTurnBatches(t *testing.T) {
+	t.Parallel()
 	for _, d := range []struct {
 		name   string
 		config func(testing.TB) Config

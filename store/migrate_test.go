@@ -48,7 +48,10 @@ func testMigrations(t *testing.T, cfg Config) {
 	require.ErrorContains(t, err, fmt.Sprintf("version %d", newer))
 }
 
-func TestMigrationsSQLite(t *testing.T) { testMigrations(t, sqliteConfig(t)) }
+func TestMigrationsSQLite(t *testing.T) {
+	t.Parallel()
+	testMigrations(t, sqliteConfig(t))
+}
 
 func TestMigrationsPostgres(t *testing.T) {
 	requirePostgres(t)
@@ -56,6 +59,7 @@ func TestMigrationsPostgres(t *testing.T) {
 }
 
 func TestMigrationVersionsIncrease(t *testing.T) {
+	t.Parallel()
 	for i := 1; i < len(migrations); i++ {
 		require.Greater(t, migrations[i].version, migrations[i-1].version, "migration %d", i)
 	}
@@ -63,6 +67,7 @@ func TestMigrationVersionsIncrease(t *testing.T) {
 
 // A database made before snapshots had a table of their own keeps every operation's snapshot.
 func TestSnapshotMigrationCarriesExistingSnapshots(t *testing.T) {
+	t.Parallel()
 	cfg := sqliteConfig(t)
 	ctx := context.Background()
 	old := openAtVersion(t, cfg, 3) // the schema of a binary from before version 4
@@ -87,6 +92,7 @@ func TestSnapshotMigrationCarriesExistingSnapshots(t *testing.T) {
 // readable and stores new ones in the binary encoding, and a forkgraph that knows only up to
 // version 11 refuses the migrated file instead of failing on a snapshot it cannot decode.
 func TestBinarySnapshotMigration(t *testing.T) {
+	t.Parallel()
 	cfg := sqliteConfig(t)
 	ctx := context.Background()
 	old := openAtVersion(t, cfg, 11)
@@ -211,6 +217,7 @@ func testOperationClassesMigration(t *testing.T, cfg Config) {
 }
 
 func TestOperationClassesMigrationSQLite(t *testing.T) {
+	t.Parallel()
 	testOperationClassesMigration(t, sqliteConfig(t))
 }
 

@@ -93,7 +93,10 @@ func testTargetReservation(t *testing.T, cfg Config) {
 	require.Len(t, all, 3)
 }
 
-func TestTargetReservationSQLite(t *testing.T) { testTargetReservation(t, sqliteConfig(t)) }
+func TestTargetReservationSQLite(t *testing.T) {
+	t.Parallel()
+	testTargetReservation(t, sqliteConfig(t))
+}
 
 func TestTargetReservationPostgres(t *testing.T) {
 	requirePostgres(t)
@@ -101,6 +104,7 @@ func TestTargetReservationPostgres(t *testing.T) {
 }
 
 func TestOperationClassesFollowStatusSQLite(t *testing.T) {
+	t.Parallel()
 	testOperationClassesFollowStatus(t, sqliteConfig(t))
 }
 

@@ -12,6 +12,7 @@ import (
 // is the value a ? was: the same rows for text, integer, real, blob and NULL arguments, compared
 // with a column's affinity as before, through an index seek, a join and a LIMIT.
 func TestPlaceholdersAsEachDriverTakesThem(t *testing.T) {
+	t.Parallel()
 	q := "SELECT a FROM t WHERE a = ? AND b IN (?, ?) LIMIT ?"
 	require.Equal(t, "SELECT a FROM t WHERE a = $1 AND b IN ($2, $3) LIMIT $4", postgresDialect.placeholders(q))
 	require.Equal(t, "SELECT a FROM t WHERE a = +? AND b IN (+?, +?) LIMIT +?", sqliteDialect.placeholders(q))
@@ -68,6 +69,7 @@ func TestPlaceholdersAsEachDriverTakesThem(t *testing.T) {
 
 // Every fixed statement the store sends to SQLite binds its arguments as +?, never a bare ?.
 func TestSQLiteStatementsBindNoBareParameter(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	selects := captureSelects(t, db)
 	c := buildChain(t, db, 3, 2)

@@ -576,6 +576,7 @@ func checkPlans(t *testing.T, db *DB, explain explainer) {
 }
 
 func TestSQLitePageQueriesSeek(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	sqlDB, err := db.gorm.DB()
 	require.NoError(t, err)

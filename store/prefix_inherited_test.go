@@ -19,6 +19,7 @@ import (
 // ids in IN lists. The read is the walk's (the contract suite checks it at every boundary); here
 // its counts are checked against the chain's two messages a turn.
 func TestInheritedPrefixStatements(t *testing.T) {
+	t.Parallel()
 	t.Run(DriverSQLite, func(t *testing.T) { testInheritedPrefixStatements(t, migratedSQLite) })
 	t.Run(DriverPostgres, func(t *testing.T) {
 		requirePostgres(t)

@@ -17,6 +17,7 @@ import (
 // Exactly one workspace owns it and the other is refused with provider_session_owned, never an
 // internal error and never two owners.
 func TestProviderSessionReportedByTwoWorkspacesAtOnceHasOneOwner(t *testing.T) {
+	t.Parallel()
 	in := newTwoInstances(t)
 	ctx := context.Background()
 	const pairs = 60
@@ -97,6 +98,7 @@ func testProviderSessionsMigration(t *testing.T, cfg Config) {
 }
 
 func TestProviderSessionsMigrationSQLite(t *testing.T) {
+	t.Parallel()
 	testProviderSessionsMigration(t, sqliteConfig(t))
 }
 

@@ -15,6 +15,7 @@ import (
 // The columns the migrations add to sessions are the ones the tests of old rows leave out: the
 // helper finds metadata and rail_project_path after their versions and none before.
 func TestLaterSessionColumns(t *testing.T) {
+	t.Parallel()
 	beforeMetadata := laterSessionColumns(sessionMetadataMigration.version - 1)
 	require.Subset(t, beforeMetadata, []string{"metadata", "rail_project_path"})
 	require.Less(t, slices.Index(beforeMetadata, "metadata"), slices.Index(beforeMetadata, "rail_project_path"), "in migration order")
@@ -28,6 +29,7 @@ func TestLaterSessionColumns(t *testing.T) {
 // encodings, beside metadata or alone: the binary one in format 2 as its bytes, the compact JSON
 // under "rp"; a snapshot without it keeps the bytes of the first formats (the frozen tests).
 func TestRailProjectPathIsKeptByTheSnapshotEncodings(t *testing.T) {
+	t.Parallel()
 	const path = "/home/me/projects/a & <b>"
 	place := slices.IndexFunc(forkengine.SessionSnapshotFields(), func(f forkengine.SnapshotField) bool { return f.Name == "RailProjectPath" })
 	require.GreaterOrEqual(t, place, 0)
@@ -73,6 +75,7 @@ func testRailProjectPathMigration(t *testing.T, cfg Config) {
 }
 
 func TestRailProjectPathMigrationSQLite(t *testing.T) {
+	t.Parallel()
 	testRailProjectPathMigration(t, sqliteConfig(t))
 }
 

@@ -21,6 +21,7 @@ const rejectedWithNUL = `{"simulated":{"fork":"rejected","error":"a\u0000b"}}`
 // write of the answer, the lease expired, the operation became unknown, and the simulated
 // provider's reconcile found a child: the refused fork was COMMITTED.
 func TestRejectedForkNeverCommits(t *testing.T) {
+	t.Parallel()
 	for name, cfg := range map[string]func(*testing.T) Config{"SQLite": func(t *testing.T) Config { return sqliteConfig(t) }, "Postgres": postgresOrSkip} {
 		t.Run(name, func(t *testing.T) {
 			db := openTest(t, cfg(t))

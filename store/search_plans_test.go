@@ -206,6 +206,7 @@ func reversed(ids []string) []string {
 // database written by the binary before it is at 32 without it). Were steps skipped by the
 // highest version, the covering key would never be built there.
 func TestMigrationBelowTheLatestRuns(t *testing.T) {
+	t.Parallel()
 	cfg := migratedSQLite(t)
 	db, err := Open(context.Background(), cfg)
 	require.NoError(t, err)

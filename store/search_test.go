@@ -60,7 +60,10 @@ func testSearchBackfill(t *testing.T, cfg Config) {
 	require.Equal(t, []string{"s4"}, find("4499", forkengine.SessionFilter{IncludeDeleted: true}), "deleted sessions keep their class")
 }
 
-func TestSearchBackfillSQLite(t *testing.T) { testSearchBackfill(t, sqliteConfig(t)) }
+func TestSearchBackfillSQLite(t *testing.T) {
+	t.Parallel()
+	testSearchBackfill(t, sqliteConfig(t))
+}
 
 func TestSearchBackfillPostgres(t *testing.T) {
 	requirePostgres(t)
@@ -70,6 +73,7 @@ func TestSearchBackfillPostgres(t *testing.T) {
 // TestSearchPageStatements: a search page is one statement and so is its count, whatever the
 // word matches; several words add the one that reads their counts.
 func TestSearchPageStatements(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTest(t, migratedSQLite(t))
 	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
@@ -179,7 +183,10 @@ func testSearchCountsFollowRows(t *testing.T, cfg Config) {
 	check("after a purge")
 }
 
-func TestSearchCountsFollowRowsSQLite(t *testing.T) { testSearchCountsFollowRows(t, sqliteConfig(t)) }
+func TestSearchCountsFollowRowsSQLite(t *testing.T) {
+	t.Parallel()
+	testSearchCountsFollowRows(t, sqliteConfig(t))
+}
 
 func TestSearchCountsFollowRowsPostgres(t *testing.T) {
 	requirePostgres(t)

@@ -52,7 +52,10 @@ func testSessionCountsBackfill(t *testing.T, cfg Config) {
 	require.Equal(t, 3, n, "root, fork and hidden")
 }
 
-func TestSessionCountsBackfillSQLite(t *testing.T) { testSessionCountsBackfill(t, sqliteConfig(t)) }
+func TestSessionCountsBackfillSQLite(t *testing.T) {
+	t.Parallel()
+	testSessionCountsBackfill(t, sqliteConfig(t))
+}
 
 func TestSessionCountsBackfillPostgres(t *testing.T) {
 	requirePostgres(t)
@@ -107,7 +110,10 @@ func testConcurrentCountedWrites(t *testing.T, cfg Config) {
 	require.Equal(t, writers*(each/2), n, "the odd-numbered sessions of each writer are roots")
 }
 
-func TestConcurrentCountedWritesSQLite(t *testing.T) { testConcurrentCountedWrites(t, sqliteConfig(t)) }
+func TestConcurrentCountedWritesSQLite(t *testing.T) {
+	t.Parallel()
+	testConcurrentCountedWrites(t, sqliteConfig(t))
+}
 
 func TestConcurrentCountedWritesPostgres(t *testing.T) {
 	requirePostgres(t)

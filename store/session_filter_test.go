@@ -14,6 +14,7 @@ import (
 // page and the row count apply the same conditions through gorm (filterSessions). Every filter,
 // with and without a cursor, must select the same sessions both ways.
 func TestSessionFilterSQLMatchesGorm(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	deleted := at(1000)

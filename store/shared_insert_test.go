@@ -11,6 +11,7 @@ import (
 )
 
 func TestSharedKeyColumnsAreWorkspaceAndSession(t *testing.T) {
+	t.Parallel()
 	for _, cols := range [][]string{turnsTable.names, messagesTable.names} {
 		require.Equal(t, "workspace_id", cols[sharedKeyColumns[0]])
 		require.Equal(t, "session_id", cols[sharedKeyColumns[1]])
@@ -22,6 +23,7 @@ func TestSharedKeyColumnsAreWorkspaceAndSession(t *testing.T) {
 // A batch of one session binds its workspace and session once; a batch that mixes sessions (or
 // workspaces) binds every value. Both store exactly the rows given.
 func TestInsertedRowsKeepTheirSessions(t *testing.T) {
+	t.Parallel()
 	for name, sessionOf := range map[string]func(i int) string{
 		"OneSession":    func(int) string { return "s1" },
 		"MixedSessions": func(i int) string { return fmt.Sprintf("s%d", 1+i%2) },

@@ -73,6 +73,7 @@ func columnListPatterns() []*regexp.Regexp {
 // the descriptions' derivations and the exempt places spells a column list of a described
 // table, so each table's columns are named in its description alone.
 func TestNoHandWrittenColumnListOfADescribedTable(t *testing.T) {
+	t.Parallel()
 	patterns := columnListPatterns()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
@@ -118,6 +119,7 @@ func TestNoHandWrittenColumnListOfADescribedTable(t *testing.T) {
 // TestHandWrittenColumnListIsFound holds the matcher of the test above to the shapes it must
 // catch, and to what it must let through.
 func TestHandWrittenColumnListIsFound(t *testing.T) {
+	t.Parallel()
 	patterns := columnListPatterns()
 	for _, sql := range []string{
 		"INSERT INTO counters (scope, name, value) VALUES (?, ?, ?)",

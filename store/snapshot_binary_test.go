@@ -25,6 +25,7 @@ func binaryRoundTrip(t *testing.T, s forkengine.Snapshot) (encodedSnapshot, fork
 // The binary form gives back exactly what it was given, bytes included: raw JSON as it was (not
 // compacted) and strings that are not valid UTF-8 (the JSON encodings replace those bytes).
 func TestBinarySnapshotIsSmallAndExact(t *testing.T) {
+	t.Parallel()
 	s := storedSnapshot()
 	s.Messages[2].Content = "not utf-8: \xff\xfe"
 	s.Messages[1].TurnID = "turn-of-an-older-snapshot" // not among the snapshot's turns
@@ -43,6 +44,7 @@ func TestBinarySnapshotIsSmallAndExact(t *testing.T) {
 // A JSON null stored as raw JSON comes back nil, as from the JSON encodings; an empty value
 // (which encoding/json refuses to write) too.
 func TestBinarySnapshotNullsAreNil(t *testing.T) {
+	t.Parallel()
 	s := storedSnapshot()
 	s.Session.Settings = json.RawMessage("null")
 	s.Turns[1].ProviderTurnBinding = json.RawMessage{}
@@ -54,6 +56,7 @@ func TestBinarySnapshotNullsAreNil(t *testing.T) {
 }
 
 func TestBinarySnapshotSessionOnlyAndEmpty(t *testing.T) {
+	t.Parallel()
 	full := storedSnapshot()
 	s := forkengine.Snapshot{Version: full.Version, Session: full.Session}
 	_, back := binaryRoundTrip(t, s)
@@ -71,6 +74,7 @@ func TestBinarySnapshotSessionOnlyAndEmpty(t *testing.T) {
 // What the compact content cannot hold exactly is stored as JSON on SQLite too, and PostgreSQL
 // always stores JSON text.
 func TestBinarySnapshotOnlyWhereItFits(t *testing.T) {
+	t.Parallel()
 	s := storedSnapshot()
 	s.Messages[0].CreatedAt = s.Messages[0].CreatedAt.Add(1) // nanoseconds
 	enc, back := binaryRoundTrip(t, s)
@@ -86,6 +90,7 @@ func TestBinarySnapshotOnlyWhereItFits(t *testing.T) {
 
 // A damaged binary snapshot is an error, never a panic or a partial snapshot.
 func TestBinarySnapshotRefusesDamage(t *testing.T) {
+	t.Parallel()
 	enc, _ := binaryRoundTrip(t, storedSnapshot())
 	for n := 1; n < len(enc.text); n++ {
 		_, err := decodeSnapshot(enc.text[:n])
@@ -109,6 +114,7 @@ func TestBinarySnapshotRefusesDamage(t *testing.T) {
 // On SQLite the stored column holds the binary form as a BLOB, and a store that did not write it
 // (so has nothing cached) reads the snapshot back exactly.
 func TestSQLiteStoresBinarySnapshotsAsBlobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := sqliteConfig(t)
 	db := openTest(t, cfg)

@@ -24,6 +24,7 @@ func decodedSnapshot(t *testing.T, title string) forkengine.Snapshot {
 }
 
 func TestSnapshotCacheNeverServesStaleOrSharedData(t *testing.T) {
+	t.Parallel()
 	c := newSnapshotCache()
 	key := snapshotKey{"ws", "op"}
 	c.put(cachedSnapshot{key: key, hash: "h1", decoded: true, snapshot: decodedSnapshot(t, "one")})
@@ -46,6 +47,7 @@ func TestSnapshotCacheNeverServesStaleOrSharedData(t *testing.T) {
 }
 
 func TestSnapshotCacheDecodesInsertedTextOnFirstRead(t *testing.T) {
+	t.Parallel()
 	c := newSnapshotCache()
 	raw, err := json.Marshal(forkengine.Snapshot{Version: 1, Session: forkengine.Session{ID: "s", Title: "lazy"}})
 	require.NoError(t, err)
@@ -62,6 +64,7 @@ func TestSnapshotCacheDecodesInsertedTextOnFirstRead(t *testing.T) {
 }
 
 func TestSnapshotCacheStaysBounded(t *testing.T) {
+	t.Parallel()
 	c := newSnapshotCache()
 	s := decodedSnapshot(t, "x")
 	for i := range 3 * snapshotCacheSize {

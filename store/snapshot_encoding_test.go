@@ -53,6 +53,7 @@ func canonical(t *testing.T, s forkengine.Snapshot) forkengine.Snapshot {
 }
 
 func TestSnapshotEncodingIsCompactAndExact(t *testing.T) {
+	t.Parallel()
 	s := storedSnapshot()
 	text, back := roundTrip(t, s)
 	require.True(t, strings.HasPrefix(text, compactSnapshotPrefix))
@@ -63,6 +64,7 @@ func TestSnapshotEncodingIsCompactAndExact(t *testing.T) {
 }
 
 func TestSnapshotEncodingFallsBackWhenCompactWouldNotBeExact(t *testing.T) {
+	t.Parallel()
 	for name, change := range map[string]func(*forkengine.Snapshot){
 		"NanosecondTime": func(s *forkengine.Snapshot) { s.Messages[1].CreatedAt = s.Messages[1].CreatedAt.Add(1) },
 		"NonUTCTime": func(s *forkengine.Snapshot) {
@@ -86,6 +88,7 @@ func TestSnapshotEncodingFallsBackWhenCompactWouldNotBeExact(t *testing.T) {
 // A committed operation's snapshot (its session, no transcript) is compact too, and decodes with
 // nil turns and messages, as it was given; an empty transcript still decodes as empty.
 func TestSessionOnlySnapshotIsCompactAndExact(t *testing.T) {
+	t.Parallel()
 	full := storedSnapshot()
 	s := forkengine.Snapshot{Version: full.Version, Session: full.Session}
 	text, back := roundTrip(t, s)

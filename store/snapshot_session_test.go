@@ -42,6 +42,7 @@ const (
 // A snapshot without later session fields is stored in the bytes it always was, and the bytes
 // stored before decode to it.
 func TestSnapshotEncodingsOfTheFirstFormatsAreUnchanged(t *testing.T) {
+	t.Parallel()
 	full := frozenCodecSnapshot()
 	sessionOnly := forkengine.Snapshot{Version: 1, Session: full.Session}
 	for _, c := range []struct {
@@ -78,6 +79,7 @@ func TestSnapshotEncodingsOfTheFirstFormatsAreUnchanged(t *testing.T) {
 // with its bytes as they were, the compact JSON under its key; a snapshot of an earlier store
 // that kept such a session as encoding/json still decodes.
 func TestLaterSessionFieldsAreKeptByTheCompactEncodings(t *testing.T) {
+	t.Parallel()
 	const metadata = `{"team": "a&b", "goal": "<x>"}`
 	full := frozenCodecSnapshot()
 	full.Session.Metadata = json.RawMessage(metadata)
@@ -110,6 +112,7 @@ func TestLaterSessionFieldsAreKeptByTheCompactEncodings(t *testing.T) {
 // A damaged format 2 session is an error: truncated anywhere, a later field of a place this
 // forkgraph does not know (written by a newer one), or one given twice.
 func TestBinarySnapshotRefusesDamagedLaterFields(t *testing.T) {
+	t.Parallel()
 	s := forkengine.Snapshot{Version: 1, Session: frozenCodecSnapshot().Session}
 	s.Session.Metadata = json.RawMessage(`{"k":1}`)
 	enc, _ := binaryRoundTrip(t, s)

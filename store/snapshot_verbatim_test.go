@@ -58,6 +58,7 @@ func testSnapshotKeepsJSONVerbatim(t *testing.T, db *DB) {
 }
 
 func TestSnapshotKeepsJSONVerbatimSQLite(t *testing.T) {
+	t.Parallel()
 	testSnapshotKeepsJSONVerbatim(t, openTest(t, migratedSQLite(t)))
 }
 
@@ -68,6 +69,7 @@ func TestSnapshotKeepsJSONVerbatimPostgres(t *testing.T) {
 
 // A snapshot an earlier store wrote HTML-escaped still commits, once, after an upgrade.
 func TestHTMLEscapedSnapshotOfAnEarlierStoreCommits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := sqliteConfig(t)
 	db, err := Open(ctx, cfg)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 // walCounts reads the log's frames and how many of them are copied into the database file, on a
@@ -21,14 +22,12 @@ func walCounts(t *testing.T, db *DB) (frames, copied int) {
 	t.Helper()
 	sqlDB, err := db.gorm.DB()
 	require.NoError(t, err)
-	for {
+	await.Until(t, 10*time.Second, "SQLite to say how long the log is", func() bool {
 		var busy int
 		require.NoError(t, sqlDB.QueryRow("PRAGMA wal_checkpoint(NOOP)").Scan(&busy, &frames, &copied))
-		if frames >= 0 {
-			return frames, copied
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
+		return frames >= 0
+	})
+	return frames, copied
 }
 
 // writeSessions commits n transactions, each upserting one session with a title of about a
@@ -47,6 +46,7 @@ func writeSessions(t *testing.T, db *DB, prefix string, n int) {
 // TestCheckpointerCopiesTheLogBesideTheWriters: a few commits leave the log far below SQLite's
 // autocheckpoint, which would not copy them; the checkpointer does, soon after.
 func TestCheckpointerCopiesTheLogBesideTheWriters(t *testing.T) {
+	t.Parallel()
 	cfg := sqliteConfig(t)
 	cfg.checkpoints = &checkpointPolicy{interval: 5 * time.Millisecond, settle: time.Millisecond, restartFrames: 1 << 30}
 	db := openTest(t, cfg)
@@ -87,9 +87,10 @@ func TestRestartStartsTheLogOverUnderASteadyLoad(t *testing.T) {
 	})
 	defer func() { close(stop); wg.Wait() }()
 
-	for frames, _ := walCounts(t, db); frames < 4000; frames, _ = walCounts(t, db) {
-		time.Sleep(time.Millisecond)
-	}
+	await.Until(t, time.Minute, "the log to grow to 4000 frames", func() bool {
+		frames, _ := walCounts(t, db)
+		return frames >= 4000
+	})
 	_, _, err := db.ckpt.checkpoint("PASSIVE")
 	require.NoError(t, err)
 	before, copied := walCounts(t, db)
@@ -116,6 +117,7 @@ func TestRestartStartsTheLogOverUnderASteadyLoad(t *testing.T) {
 // TestCheckpointerKeepsUpWithASteadyLoad: with a small restartFrames the background passes start
 // the log over again and again while one writer commits back to back, and nothing is lost.
 func TestCheckpointerKeepsUpWithASteadyLoad(t *testing.T) {
+	t.Parallel()
 	cfg := sqliteConfig(t)
 	cfg.checkpoints = &checkpointPolicy{interval: 2 * time.Millisecond, settle: time.Millisecond, restartFrames: 200}
 	db := openTest(t, cfg)
@@ -141,6 +143,7 @@ func TestCheckpointerKeepsUpWithASteadyLoad(t *testing.T) {
 // TestCheckpointWaitsForABackgroundPass: SQLite runs one checkpoint at a time and answers a
 // second with SQLITE_BUSY at once; an explicit Checkpoint during a background pass waits for it.
 func TestCheckpointWaitsForABackgroundPass(t *testing.T) {
+	t.Parallel()
 	cfg := sqliteConfig(t)
 	cfg.checkpoints = &checkpointPolicy{interval: 0, settle: 0, restartFrames: 100}
 	db := openTest(t, cfg)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestSQLitePragmasHoldOnEveryConnection(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	sqlDB, err := db.gorm.DB()
@@ -45,6 +46,7 @@ func TestSQLitePragmasHoldOnEveryConnection(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for name, cfg := range map[string]Config{
 		"SQLiteWithoutPath":      {},
@@ -62,6 +64,7 @@ func TestConfigErrors(t *testing.T) {
 // same file (another process, or a restart while the old one still runs) is refused at once,
 // before it could run recovery over the first one's live forks. Closing the first frees it.
 func TestSecondOpenOfOneSQLiteFileIsRefused(t *testing.T) {
+	t.Parallel()
 	cfg := sqliteConfig(t)
 	ctx := context.Background()
 	first, err := Open(ctx, cfg)
@@ -77,6 +80,7 @@ func TestSecondOpenOfOneSQLiteFileIsRefused(t *testing.T) {
 // TestConcurrentWritersOnSQLiteSerialise: read-modify-write transactions on one handle lose no
 // update, and the event cursors they take are dense and in commit order.
 func TestConcurrentWritersOnSQLiteSerialise(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	counter := forkengine.Session{WorkspaceID: "ws", ID: "counter", Title: "0"}
@@ -127,6 +131,7 @@ func incrementTitle(ctx context.Context, db *DB) error {
 // TestRacingStartsOnOneBoundaryMakeOneOperation races inserts of active operations on one
 // boundary: the unique indexes, not application checks, must let exactly one in.
 func TestRacingStartsOnOneBoundaryMakeOneOperation(t *testing.T) {
+	t.Parallel()
 	cfg := sqliteConfig(t)
 	one := openTest(t, cfg)
 	handles := []*DB{one, one}
@@ -163,6 +168,7 @@ func TestRacingStartsOnOneBoundaryMakeOneOperation(t *testing.T) {
 }
 
 func TestSQLitePathWithURISyntaxCharacters(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "odd dir ?#%", "forkgraph.db")
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	db := openTest(t, Config{DSN: path, Logger: quietLog})
@@ -175,6 +181,7 @@ func TestSQLitePathWithURISyntaxCharacters(t *testing.T) {
 }
 
 func TestCheckpointEmptiesTheWriteAheadLog(t *testing.T) {
+	t.Parallel()
 	cfg := sqliteConfig(t)
 	db := openTest(t, cfg)
 	ctx := context.Background()

@@ -108,6 +108,7 @@ func statementsOf(t *testing.T, db *DB, fn func(context.Context) error) int64 {
 }
 
 func TestEveryBatchReaderIsOneStatement(t *testing.T) {
+	t.Parallel()
 	t.Run("SQLite", func(t *testing.T) { testOneStatementPerBatchReader(t, sqliteConfig(t)) })
 	t.Run("Postgres", func(t *testing.T) {
 		requirePostgres(t)
@@ -129,6 +130,7 @@ func testOneStatementPerBatchReader(t *testing.T, cfg Config) {
 }
 
 func TestBatchReadersSplitOnlyAboveTheParameterLimit(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	sessions, turns := seedGraph(t, db, 350) // 1050 turns: two chunks of turn ids
 	for name, read := range batchReaders(db, sessions, turns) {
@@ -145,6 +147,7 @@ func TestBatchReadersSplitOnlyAboveTheParameterLimit(t *testing.T) {
 }
 
 func TestStatementsCountsInsideTransactions(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	n := statementsOf(t, db, func(ctx context.Context) error {
 		return db.Update(ctx, func(tx forkengine.Tx) error {

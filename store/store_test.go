@@ -77,6 +77,7 @@ func laterSessionColumns(version int) []string {
 var addSessionColumn = regexp.MustCompile(`^ALTER TABLE sessions ADD COLUMN (\w+)`)
 
 func TestSQLiteContract(t *testing.T) {
+	t.Parallel()
 	forkenginetest.RunStoreTests(t, func(t *testing.T) forkengine.Store { return openTest(t, migratedSQLite(t)) })
 }
 

@@ -15,6 +15,7 @@ import (
 // TestSubmissionTextNeverReachesTheDatabase reports a plain-text submission and then reads the
 // SQLite file and its write-ahead log byte by byte: the text is nowhere, only its keyed digest.
 func TestSubmissionTextNeverReachesTheDatabase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := sqliteConfig(t)
 	db, err := Open(ctx, cfg)

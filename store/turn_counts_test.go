@@ -51,7 +51,10 @@ func testTurnCountsBackfill(t *testing.T, cfg Config) {
 	require.Equal(t, map[string]int{"long": 7, "short": 1, "empty": 1}, got)
 }
 
-func TestTurnCountsBackfillSQLite(t *testing.T) { testTurnCountsBackfill(t, sqliteConfig(t)) }
+func TestTurnCountsBackfillSQLite(t *testing.T) {
+	t.Parallel()
+	testTurnCountsBackfill(t, sqliteConfig(t))
+}
 
 func TestTurnCountsBackfillPostgres(t *testing.T) {
 	requirePostgres(t)

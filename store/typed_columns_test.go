@@ -31,6 +31,7 @@ func testUnknownStoredPartKindFailsClosed(t *testing.T, cfg Config) {
 }
 
 func TestUnknownStoredPartKindFailsClosedSQLite(t *testing.T) {
+	t.Parallel()
 	testUnknownStoredPartKindFailsClosed(t, sqliteConfig(t))
 }
 

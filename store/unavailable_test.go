@@ -15,11 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 // IsUnavailable tells the errors of a database that cannot serve now (the request may work in a
 // moment: UNAVAILABLE, 503) from every other failure, on errors the real drivers return.
 func TestIsUnavailableOnSQLiteErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// SQLITE_FULL: the file may not grow past its pages, as on a full disk.
 	raw, err := sql.Open("sqlite3", filepath.Join(t.TempDir(), "full.db"))
@@ -85,15 +87,10 @@ func TestIsUnavailableOnPostgresErrors(t *testing.T) {
 	t.Cleanup(func() { _ = admin.Close(ctx) })
 	_, err = admin.Exec(ctx, "SELECT pg_terminate_backend($1)", pid)
 	require.NoError(t, err)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	await.Until(t, 10*time.Second, "a read on the ended connection to fail", func() bool {
 		_, err = db.CountSessions(ctx, "w", forkengine.SessionFilter{})
-		if err != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // until the backend is gone; bounded by the deadline
-	}
-	require.Error(t, err, "a read on the ended connection fails")
+		return err != nil
+	})
 	require.True(t, IsUnavailable(err), "a terminated connection: %v", err)
 
 	// A refused statement is no outage.

@@ -87,6 +87,7 @@ func requireSessions(t *testing.T, db *DB, want map[string]bool) {
 // transaction, each all or nothing: the one that failed and the one that panicked leave nothing,
 // get their own error and panic back, and do not take the others down with them.
 func TestWriteGroupCommitsQueuedWritesTogether(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	before := db.WriteGroupStats()
 	refused := errors.New("refused by the write itself")
@@ -121,6 +122,7 @@ func TestWriteGroupCommitsQueuedWritesTogether(t *testing.T) {
 // TestWriteGroupRunsWritesInQueueOrder: a later write of a group sees what an earlier one wrote,
 // as it would had the first committed before it began.
 func TestWriteGroupRunsWritesInQueueOrder(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	var seen string
@@ -150,6 +152,7 @@ func TestWriteGroupRunsWritesInQueueOrder(t *testing.T) {
 // transaction (here by rolling it back behind the group's back) rolls everyone's work back; each
 // write then runs again in a transaction of its own, so the others still commit, once.
 func TestWriteGroupRerunsItsWritesAloneWhenItsTransactionBreaks(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	var mu sync.Mutex
@@ -195,6 +198,7 @@ func TestWriteGroupRerunsItsWritesAloneWhenItsTransactionBreaks(t *testing.T) {
 // TestWriteGroupSkipsAWriteWhoseContextEnded: a write cancelled while it waited for writeMu never
 // runs and gets its context's error; the rest of its group commits.
 func TestWriteGroupSkipsAWriteWhoseContextEnded(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel() // as if cancelled while it waited: the group checks when the write's turn comes
@@ -220,6 +224,7 @@ func TestWriteGroupSkipsAWriteWhoseContextEnded(t *testing.T) {
 // TestWriteGroupUnderConcurrentWriters: many goroutines writing at once all commit exactly their
 // own rows, whatever groups they fell into.
 func TestWriteGroupUnderConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	const writers, each = 8, 40
 	var wg sync.WaitGroup
@@ -267,6 +272,7 @@ const slowUpsert = `INSERT INTO sessions (workspace_id, id, kind, provider, prov
 // its statements without their cancellation, so the write finishes and all three commit in one
 // transaction, none run twice.
 func TestWriteGroupDoesNotInterruptAWriteWhoseContextEndsMidStatement(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	cancelled, cancel := context.WithCancel(ctx)
@@ -321,6 +327,7 @@ func TestWriteGroupDoesNotInterruptAWriteWhoseContextEndsMidStatement(t *testing
 // other writes get errLeaderExited, and the store still takes writes: the lead and writeMu are
 // handed on, not lost with the goroutine.
 func TestWriteGroupSurvivesAWriteThatEndsItsGoroutine(t *testing.T) {
+	t.Parallel()
 	db := openTest(t, migratedSQLite(t))
 	ctx := context.Background()
 	exited := func() error {
