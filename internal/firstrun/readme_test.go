@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkgraph/forkgraph/internal/await"
 	"github.com/forkgraph/forkgraph/internal/testbin"
 )
 
@@ -175,33 +176,29 @@ func freePort(t *testing.T) string {
 // awaitHealthy polls base's /healthz (another process: polling is how to await it), bounded.
 func awaitHealthy(t *testing.T, base, logFile string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+	err := await.Poll(context.Background(), 2*time.Minute, func() (bool, error) {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false, nil // not listening yet
 		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logFile)
-			t.Fatalf("%s did not answer /healthz within 2 minutes; its log:\n%s", base, log)
-		}
-		time.Sleep(100 * time.Millisecond)
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		log, _ := os.ReadFile(logFile)
+		t.Fatalf("%s did not answer /healthz within 2 minutes; its log:\n%s", base, log)
 	}
 }
 
 // awaitGone waits until pid has exited (the stop commands send SIGTERM; a server drains first).
 func awaitGone(t *testing.T, pid int, logName, runDir string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(runDir, logName))
-			t.Errorf("process %d is still running 30s after the stop commands; its log:\n%s", pid, log)
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	err := await.Poll(context.Background(), 30*time.Second, func() (bool, error) {
+		return syscall.Kill(pid, 0) != nil, nil
+	})
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(runDir, logName))
+		t.Errorf("process %d is still running 30s after the stop commands; its log:\n%s", pid, log)
 	}
 }
 
