@@ -89,7 +89,7 @@ func TestFloorCutsCollectionsAndStopRestores(t *testing.T) {
 	// A stopped tuner stays stopped: later cycles leave the percentage alone.
 	runtime.GC()
 	runtime.GC()
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // the wait is the point: time for a tuner that ran on to act
 	if got := int(gogc()); got != base {
 		t.Errorf("GOGC after stop and two cycles = %d, want %d", got, base)
 	}
@@ -136,7 +136,7 @@ func TestZeroFloorAndGOGCOffDoNothing(t *testing.T) {
 	defer debug.SetGCPercent(old)
 	stop := Start(64 << 20)
 	runtime.GC()
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // the wait is the point: time for the tuner to act on GOGC=off
 	stop()
 	if got := debug.SetGCPercent(-1); got != -1 {
 		t.Fatalf("GOGC=off became %d", got)
