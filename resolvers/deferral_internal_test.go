@@ -15,6 +15,7 @@ import (
 // resolver fields, and methods that take a context, which this schema has none of. Read from
 // graph/generated.go, so a field gqlgen starts resolving on its own cannot drift from it.
 func TestResolvedLaterIsWhatGqlgenResolvesConcurrently(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("../graph/generated.go")
 	require.NoError(t, err)
 	defer f.Close()

@@ -14,6 +14,7 @@ import (
 // canceled" for every resolver still running. A cancellation is not the server's fault: it is
 // not logged as an internal error; other errors still are.
 func TestCancelledOperationsAreNotLoggedAsInternalErrors(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	present := presentError(slog.New(slog.NewTextHandler(&logs, nil)), func(context.Context) string { return "r1" }, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -36,6 +37,7 @@ func TestCancelledOperationsAreNotLoggedAsInternalErrors(t *testing.T) {
 // with a fixed message; its cause goes to the log with the request id. Any other error is still
 // INTERNAL_SERVER_ERROR, and a domain error keeps its code.
 func TestUnavailableDatabaseIsRetryable(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	outage := errors.New(`failed to connect to "user=forkgraph database=prod": dial tcp 10.0.0.5:5432: connection refused`)
 	present := presentError(slog.New(slog.NewTextHandler(&logs, nil)), func(context.Context) string { return "r1" },

@@ -10,6 +10,7 @@ import (
 )
 
 func TestEventViewsBuildOneViewPerPublishedEvent(t *testing.T) {
+	t.Parallel()
 	var views eventViews
 	first := &forkengine.Event{Cursor: 1, WorkspaceID: "w", Kind: forkengine.EventTurnUpserted, SessionID: "s", TurnID: "t"}
 	shared := views.of(first)

@@ -33,6 +33,7 @@ func (a *testAPI) interaction(session, turn, request string) {
 }
 
 func TestReportInteractionAndRead(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "src", 2, "")
 	var out struct{ ReportInteraction interactionView }
@@ -79,6 +80,7 @@ func TestReportInteractionAndRead(t *testing.T) {
 }
 
 func TestInteractionsOfAForkedChild(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("w", "src", 2, "")
 	api.interaction("src", "src-t1", "ask")
@@ -151,12 +153,14 @@ func measureInteractions(t *testing.T, n int) int64 {
 }
 
 func TestBatchingInteractions(t *testing.T) {
+	t.Parallel()
 	small, large := measureInteractions(t, 5), measureInteractions(t, 50)
 	t.Logf("interactions of every turn: %d SQL statements for 5 sessions, %d for 50", small, large)
 	require.Equal(t, small, large)
 }
 
 func TestAuditMessagesAndTheirBatching(t *testing.T) {
+	t.Parallel()
 	measure := func(n int) int64 {
 		api := newTestAPI(t, apiOptions{engine: noBackground})
 		for s := range n {

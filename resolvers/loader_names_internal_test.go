@@ -16,6 +16,7 @@ import (
 // LoaderNames lists exactly the relations newLoaders makes, so the batch-size metric's series
 // exported from the start are the loaders there are.
 func TestLoaderNamesAreTheLoaders(t *testing.T) {
+	t.Parallel()
 	engine, err := forkengine.New(forkengine.Config{Store: forkenginetest.NewMemStore(), Drivers: map[string]forkengine.Driver{}})
 	require.NoError(t, err)
 	l := reflect.ValueOf(newLoaders(context.Background(), loaderSources{engine: engine})).Elem()

@@ -36,6 +36,7 @@ func (f *fetchLog) fetch(_ context.Context, keys []int) (map[int]string, error) 
 }
 
 func TestRelationFetchesHintedSiblingsOnce(t *testing.T) {
+	t.Parallel()
 	log := &fetchLog{}
 	r := newRelation(nil, "test", log.fetch)
 	r.hint(0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
@@ -63,6 +64,7 @@ func TestRelationFetchesHintedSiblingsOnce(t *testing.T) {
 }
 
 func TestRelationPrimedKeysCostNothing(t *testing.T) {
+	t.Parallel()
 	log := &fetchLog{}
 	r := newRelation(nil, "test", log.fetch)
 	r.prime(map[int]string{2: "primed"})
@@ -74,6 +76,7 @@ func TestRelationPrimedKeysCostNothing(t *testing.T) {
 }
 
 func TestRelationFailureIsNotRemembered(t *testing.T) {
+	t.Parallel()
 	log := &fetchLog{fail: errors.New("store down")}
 	r := newRelation(nil, "test", log.fetch)
 	_, _, err := r.load(context.Background(), 2)
@@ -90,6 +93,7 @@ func TestRelationFailureIsNotRemembered(t *testing.T) {
 // A hinted key's batch is known before anyone asks, so its load must not wait for the loader's
 // timer: with a wait of an hour, the loads below only return because they skip it.
 func TestRelationHintedLoadDoesNotWaitForTheTimer(t *testing.T) {
+	t.Parallel()
 	log := &fetchLog{}
 	r := newRelationWaiting(nil, "test", log.fetch, time.Hour)
 	r.hint(0, 1, 2, 3)
@@ -110,6 +114,7 @@ func TestRelationHintedLoadDoesNotWaitForTheTimer(t *testing.T) {
 
 // Loads that join a running fetch share its error instead of each reading again.
 func TestRelationWaitersShareAFailedFetch(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var calls atomic.Int32
 	r := newRelationWaiting(nil, "test", func(_ context.Context, keys []int) (map[int]string, error) {
@@ -145,6 +150,7 @@ func TestRelationWaitersShareAFailedFetch(t *testing.T) {
 // Relations following one hint set fetch its keys as their own hints: each relation once, with
 // the keys added since its last fetch.
 func TestRelationsShareAHintSet(t *testing.T) {
+	t.Parallel()
 	set := newHintSet[int]()
 	logA, logB := &fetchLog{}, &fetchLog{}
 	a := newRelationWaiting(nil, "a", logA.fetch, time.Hour)

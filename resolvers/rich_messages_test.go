@@ -87,6 +87,7 @@ func (a *testAPI) reportRichTurn() {
 }
 
 func TestTypedPartsAndTurnDetailsRoundTrip(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("ws", "s1", 0, "")
 	api.reportRichTurn()
@@ -194,6 +195,7 @@ func fork2Source(t *testing.T, api *testAPI, op string) string {
 
 // The workspace's events carry the turn, and through it the typed transcript.
 func TestTypedPartsInWorkspaceEvents(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("ws", "s1", 0, "")
 	after := models.EventCursor(api.lastCursor("ws"))
@@ -222,6 +224,7 @@ func TestTypedPartsInWorkspaceEvents(t *testing.T) {
 
 // Refusals of typed messages and turn details: a stable reason each, and the database unchanged.
 func TestTypedPartsAndTurnDetailsRefused(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("ws", "s1", 0, "")
 	api.reportRichTurn()
@@ -281,6 +284,7 @@ func reportT2(extra map[string]any) map[string]any {
 // A turn stored with free text before the origin set was closed reads as LEGACY_UNKNOWN, and
 // one without an origin as null.
 func TestLegacyOriginReadsAsLegacyUnknown(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	api.seedSession("ws", "s1", 2, "")
 	ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 // The committed schema gives every root field the scope issue 22 names, in its directive and in
 // the last line of its description.
 func TestEveryRootFieldNamesItsScope(t *testing.T) {
+	t.Parallel()
 	rules, err := readRootRules(graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{}}).Schema())
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func TestEveryRootFieldNamesItsScope(t *testing.T) {
 // A root field without a rule, with a bad one, or whose description says otherwise stops the
 // server from starting.
 func TestRootFieldRulesRefuseAnUndecidedField(t *testing.T) {
+	t.Parallel()
 	const header = `directive @requiresScope(scope: Scope!) on FIELD_DEFINITION
 		directive @authenticated on FIELD_DEFINITION
 		enum Scope { READ FORK INGEST ADMIN }

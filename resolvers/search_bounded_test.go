@@ -24,6 +24,7 @@ type boundedSearchPage struct {
 // the rows end; a search whose words meet is paged to exactly its matches, forward and back;
 // totalCount is a lower bound past the bound and says so, and exact for one word.
 func TestSessionsSearchBounded(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{limits: func(c *resolvers.Config) { c.SearchScanRows = 3 }})
 	var both []string
 	for i := range 12 {

@@ -12,6 +12,7 @@ const reportMetadataMutation = `mutation($md: JSON, $title: String) { reportSess
 // A session's metadata is reported with reportSession, projected on Session, kept by a report
 // that omits it, and refused unless it is a JSON object, with nothing changed.
 func TestSessionMetadata(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	var s struct {
 		ReportSession struct {

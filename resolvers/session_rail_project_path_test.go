@@ -14,6 +14,7 @@ const reportRailProjectPath = `mutation($path: String, $title: String) { reportS
 // changed, and copied to a fork's child: on SQLite and on PostgreSQL, where the fork reads it
 // back from the snapshot frozen at prepare in each one's encoding.
 func TestSessionRailProjectPath(t *testing.T) {
+	t.Parallel()
 	for name, opts := range map[string]apiOptions{
 		"SQLite":   {engine: noBackground},
 		"Postgres": {engine: noBackground, postgres: true},

@@ -53,6 +53,7 @@ func events(n int) []*models.WorkspaceEvent {
 }
 
 func TestSharedMembersExecuteEachEventOnce(t *testing.T) {
+	t.Parallel()
 	var s sharedStreams
 	var executions atomic.Int64
 	evs := events(50)
@@ -87,6 +88,7 @@ func TestSharedMembersExecuteEachEventOnce(t *testing.T) {
 // A result is kept only until every member has taken it, and a group of one keeps none: distinct
 // subscriptions by the thousand hold no responses.
 func TestSharedResultsAreDroppedOnceTaken(t *testing.T) {
+	t.Parallel()
 	var s sharedStreams
 	var executions atomic.Int64
 	alone := newFakeMember(s.enter("alone"), &executions)
@@ -113,6 +115,7 @@ func TestSharedResultsAreDroppedOnceTaken(t *testing.T) {
 // A member that stops taking events (its client is slow) never holds up the others; a member
 // further behind than the kept results executes on its own; the results kept stay bounded.
 func TestSharedMemberThatStopsHoldsNobody(t *testing.T) {
+	t.Parallel()
 	var s sharedStreams
 	var executions atomic.Int64
 	stuck, going := newFakeMember(s.enter("k"), &executions), newFakeMember(s.enter("k"), &executions)
@@ -136,6 +139,7 @@ func TestSharedMemberThatStopsHoldsNobody(t *testing.T) {
 // A response with errors is never shared: errors are presented per request (an internal error
 // names the request's id), so every member executes such an event itself.
 func TestSharedResponsesWithErrorsAreNotShared(t *testing.T) {
+	t.Parallel()
 	var s sharedStreams
 	var executions atomic.Int64
 	first, second := newFakeMember(s.enter("k"), &executions), newFakeMember(s.enter("k"), &executions)
@@ -152,6 +156,7 @@ func TestSharedResponsesWithErrorsAreNotShared(t *testing.T) {
 // The response handed to the group owns its data: gqlgen reuses its buffer for the member's next
 // response.
 func TestSharedResponseOwnsItsData(t *testing.T) {
+	t.Parallel()
 	var s sharedStreams
 	s.enter("k") // another member, which will take the response later
 	m := &sharedMember{group: s.enter("k"), out: make(chan *models.WorkspaceEvent, 1)}
@@ -168,6 +173,7 @@ func TestSharedResponseOwnsItsData(t *testing.T) {
 }
 
 func TestSharedGroupLeaves(t *testing.T) {
+	t.Parallel()
 	var s sharedStreams
 	g := s.enter("k")
 	require.Same(t, g, s.enter("k"))
@@ -184,6 +190,7 @@ func TestSharedGroupLeaves(t *testing.T) {
 }
 
 func TestShareKey(t *testing.T) {
+	t.Parallel()
 	op := func(query string, vars map[string]any) *graphql.OperationContext {
 		doc, err := parser.ParseQuery(&ast.Source{Input: query})
 		require.NoError(t, err)
@@ -226,6 +233,7 @@ func TestShareKey(t *testing.T) {
 // per response is one hop, not a walk down every layer): it must end with the operation and
 // with the stream, and a query's must not get one.
 func TestSubscriptionResponsesGetTheirOwnCancellation(t *testing.T) {
+	t.Parallel()
 	opCtx := func(op ast.Operation) context.Context {
 		return graphql.WithOperationContext(context.Background(),
 			&graphql.OperationContext{Operation: &ast.OperationDefinition{Operation: op}})

@@ -12,6 +12,7 @@ import (
 // A fork's child shows the audit messages placed before its boundary, read through its history
 // under ids of its own, which node(id:) finds; one placed after the boundary it never shows.
 func TestAuditMessagesOfAForkedChild(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
 	ctx := context.Background()
 	api.seedSession("w", "src", 1, "")
@@ -55,6 +56,7 @@ const reportRuntimeContextMutation = `mutation($rc: JSON, $title: String) { repo
 // A session's runtime context is reported with reportSession, projected on Session, kept by a
 // report that omits it, and refused unless it is a JSON object, with nothing changed.
 func TestSessionRuntimeContext(t *testing.T) {
+	t.Parallel()
 	api := newTestAPI(t, apiOptions{})
 	var s struct {
 		ReportSession struct {
