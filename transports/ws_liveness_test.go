@@ -39,6 +39,7 @@ func TestWebsocket_RefusesUnsupportedSubprotocolBeforeUpgrade(t *testing.T) {
 }
 
 func TestWebsocket_ServerPingsAndLivePeerStays(t *testing.T) {
+	t.Parallel() // its waits are timers: let them overlap the others'
 	_, url := newTestServer(t, Websocket{PingInterval: 100 * time.Millisecond})
 	c := dial(t, url, SubprotocolTransportWS)
 	c.initialise()
@@ -67,6 +68,7 @@ func TestWebsocket_ServerPingsAndLivePeerStays(t *testing.T) {
 }
 
 func TestWebsocket_DeadPeerIsClosed(t *testing.T) {
+	t.Parallel() // its waits are timers: let them overlap the others'
 	hooks, url := newStreamServer(t, Websocket{PingInterval: 20 * time.Millisecond})
 	c := dial(t, url, SubprotocolTransportWS)
 	c.initialise()
@@ -118,6 +120,7 @@ func TestWebsocket_NothingLeaksAfterClose(t *testing.T) {
 }
 
 func TestWebsocket_SlowClientIsClosedAndOthersKeepFlowing(t *testing.T) {
+	t.Parallel() // its waits are timers: let them overlap the others'
 	hooks, url := newStreamServer(t, Websocket{SendQueue: 8, SlowClientTimeout: 300 * time.Millisecond, WriteTimeout: time.Second})
 	slow := dial(t, url, SubprotocolTransportWS)
 	slow.initialise()
@@ -168,6 +171,7 @@ func TestWebsocket_SlowClientIsClosedAndOthersKeepFlowing(t *testing.T) {
 }
 
 func TestWebsocket_ServerShutdownClosesWithGoingAway(t *testing.T) {
+	t.Parallel() // its waits are timers: let them overlap the others'
 	hooks := newStreamHooks()
 	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(Websocket{})
