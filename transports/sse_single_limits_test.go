@@ -68,7 +68,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // A reservation whose stream never opens expires, cancelling the operation waiting for it; an
 // opened one does not.
 func TestSSESingle_UnopenedReservationsExpire(t *testing.T) {
-	t.Parallel() // its wait is the reservation TTL: let it overlap the others'
 	res := &Reservations{TTL: 100 * time.Millisecond}
 	hooks, hs := singleServer(t, res)
 	kept := reserve(t, hs.URL, "")

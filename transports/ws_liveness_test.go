@@ -40,7 +40,9 @@ func TestWebsocket_RefusesUnsupportedSubprotocolBeforeUpgrade(t *testing.T) {
 
 func TestWebsocket_ServerPingsAndLivePeerStays(t *testing.T) {
 	t.Parallel() // its waits are timers: let them overlap the others'
-	_, url := newTestServer(t, Websocket{PingInterval: 100 * time.Millisecond})
+	// A peer is closed if it has not answered within two intervals: 500 ms here, which a loaded
+	// machine does not take from the reading goroutine below (at 100 ms it once did).
+	_, url := newTestServer(t, Websocket{PingInterval: 250 * time.Millisecond})
 	c := dial(t, url, SubprotocolTransportWS)
 	c.initialise()
 	pings := make(chan struct{}, 100)
@@ -55,7 +57,7 @@ func TestWebsocket_ServerPingsAndLivePeerStays(t *testing.T) {
 			}
 		}
 	}()
-	for i := 0; i < 6; i++ { // six pings answered is three dead-peer deadlines survived
+	for i := 0; i < 4; i++ { // four pings answered is two dead-peer deadlines survived
 		select {
 		case <-pings:
 		case <-time.After(5 * time.Second):
@@ -68,7 +70,6 @@ func TestWebsocket_ServerPingsAndLivePeerStays(t *testing.T) {
 }
 
 func TestWebsocket_DeadPeerIsClosed(t *testing.T) {
-	t.Parallel() // its waits are timers: let them overlap the others'
 	hooks, url := newStreamServer(t, Websocket{PingInterval: 20 * time.Millisecond})
 	c := dial(t, url, SubprotocolTransportWS)
 	c.initialise()
