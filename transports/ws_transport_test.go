@@ -144,7 +144,6 @@ func TestTransportWS_CloseCodes(t *testing.T) {
 }
 
 func TestTransportWS_InitTimeout(t *testing.T) {
-	t.Parallel() // its wait is InitTimeout: let it overlap the others'
 	_, url := newTestServer(t, Websocket{InitTimeout: 50 * time.Millisecond})
 	c := dial(t, url, SubprotocolTransportWS)
 	c.send(map[string]any{"type": "ping"}) // pings are allowed before init but do not extend it
