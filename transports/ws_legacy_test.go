@@ -79,9 +79,9 @@ func TestLegacyWS_RejectedInitSendsConnectionErrorThenCloses(t *testing.T) {
 func TestLegacyWS_KeepAliveEveryPingInterval(t *testing.T) {
 	t.Parallel() // its waits are ping intervals: let them overlap the others'
 	// A peer that has not answered a ping within two intervals is closed: at 20 ms that is 40 ms,
-	// which a client goroutine on a loaded machine can miss (this test's known flake; at 100 ms,
-	// beside the other parallel tests, it still did once in 20 runs); 250 ms leaves it 500 ms.
-	_, url := newTestServer(t, Websocket{PingInterval: 250 * time.Millisecond})
+	// which a client goroutine on a loaded machine can miss (this test's known flake; beside the
+	// other parallel tests it did at 100 ms, and under -race at 250 ms); 400 ms leaves it 800 ms.
+	_, url := newTestServer(t, Websocket{PingInterval: 400 * time.Millisecond})
 	c := dial(t, url, SubprotocolLegacyWS)
 	c.send(map[string]any{"type": "connection_init"})
 	c.expect("connection_ack", "")

@@ -62,8 +62,8 @@ func TestAClientPingDoesNotCutTheWriteInProgress(t *testing.T) {
 
 // lateWriteTimeout is TestALatePongDoesNotSwallowTheCloseFrame's WriteTimeout: a batch is cut
 // 1.25 × it after it starts, a pong written with WriteTimeout from its ping at 1 × it after the
-// ping, so a batch that starts just before the ping leaves a quarter of it (300 ms) between the two.
-const lateWriteTimeout = 1200 * time.Millisecond
+// ping, so a batch that starts just before the ping leaves a quarter of it (400 ms) between the two.
+const lateWriteTimeout = 1600 * time.Millisecond
 
 // A pong that waits for a long batch must not cost the connection its later control frames. Sent
 // through gorilla with a deadline counted from the ping, such a pong was written with a deadline
@@ -71,7 +71,7 @@ const lateWriteTimeout = 1200 * time.Millisecond
 // control frame, so this 4400 never reached the client (1006).
 func TestALatePongDoesNotSwallowTheCloseFrame(t *testing.T) {
 	t.Parallel() // its waits are the peer's pace: let them overlap the others'
-	// The client must start reading inside a 300 ms window; a test goroutine that wakes past it
+	// The client must start reading inside a 400 ms window; a test goroutine that wakes past it
 	// (a loaded machine) sees the batch cut by its own WriteTimeout, which proves nothing either
 	// way, so that attempt is dropped and made again.
 	for attempt := 1; ; attempt++ {
@@ -94,15 +94,17 @@ func latePongAttempt(t *testing.T) bool {
 	// The connection_ack's write left a deadline 1.25 × timeout after it; once that has less than
 	// timeout left, the next batch renews it to 1.25 × timeout from the batch's start.
 	time.Sleep(timeout/4 + 100*time.Millisecond)
-	c.subscribe("s", "subscription { ticks(n: 3, size: 400000) }")
-	batchStart := awaitBatchInWrite(t, srv) // 400 kB through 32 KiB of socket buffers: stuck
+	// 150 kB each: more than the two sockets' buffers hold (16 KiB each, doubled by the kernel),
+	// so the first batch is stuck, and little enough to be read within the window's second half.
+	c.subscribe("s", "subscription { ticks(n: 3, size: 150000) }")
+	batchStart := awaitBatchInWrite(t, srv)
 	if err := c.conn.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	pongDeadline := time.Now().Add(timeout)                                       // the old pong's, counted from the ping
 	batchDeadline := batchStart.Add(timeout * 5 / 4)                              // the batch's
 	time.Sleep(time.Until(pongDeadline.Add(batchDeadline.Sub(pongDeadline) / 2))) // past the first, before the second
-	if time.Until(batchDeadline) < 50*time.Millisecond {
+	if time.Until(batchDeadline) < 150*time.Millisecond {
 		return false
 	}
 	for range 3 {
