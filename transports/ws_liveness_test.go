@@ -38,12 +38,15 @@ func TestWebsocket_RefusesUnsupportedSubprotocolBeforeUpgrade(t *testing.T) {
 	}
 }
 
+// pingTestInterval is the PingInterval of the tests that keep a live peer through pings.
+var pingTestInterval = map[bool]time.Duration{false: 400 * time.Millisecond, true: 800 * time.Millisecond}[raceEnabled]
+
 func TestWebsocket_ServerPingsAndLivePeerStays(t *testing.T) {
 	t.Parallel() // its waits are timers: let them overlap the others'
-	// A peer is closed if it has not answered within two intervals: 800 ms here. At 100 ms, and
-	// at 250 ms under -race beside the other parallel tests, a loaded machine once kept the
-	// reading goroutine below from answering in time.
-	_, url := newTestServer(t, Websocket{PingInterval: 400 * time.Millisecond})
+	// A peer is closed if it has not answered within two intervals: 800 ms here (1.6 s under the
+	// race detector). At 100 ms, and at 250 ms under -race beside the other parallel tests, a
+	// loaded machine once kept the reading goroutine below from answering in time.
+	_, url := newTestServer(t, Websocket{PingInterval: pingTestInterval})
 	c := dial(t, url, SubprotocolTransportWS)
 	c.initialise()
 	pings := make(chan struct{}, 100)

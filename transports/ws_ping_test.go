@@ -62,8 +62,12 @@ func TestAClientPingDoesNotCutTheWriteInProgress(t *testing.T) {
 
 // lateWriteTimeout is TestALatePongDoesNotSwallowTheCloseFrame's WriteTimeout: a batch is cut
 // 1.25 × it after it starts, a pong written with WriteTimeout from its ping at 1 × it after the
-// ping, so a batch that starts just before the ping leaves a quarter of it (400 ms) between the two.
-const lateWriteTimeout = 1600 * time.Millisecond
+// ping, so a batch that starts just before the ping leaves a quarter of it (400 ms; 800 ms under
+// the race detector) between the two.
+var lateWriteTimeout = map[bool]time.Duration{false: 1600 * time.Millisecond, true: 3200 * time.Millisecond}[raceEnabled]
+
+// lateReadMargin is what the late pong test leaves itself to read the batch before its deadline.
+var lateReadMargin = lateWriteTimeout / 8
 
 // A pong that waits for a long batch must not cost the connection its later control frames. Sent
 // through gorilla with a deadline counted from the ping, such a pong was written with a deadline
@@ -71,9 +75,10 @@ const lateWriteTimeout = 1600 * time.Millisecond
 // control frame, so this 4400 never reached the client (1006).
 func TestALatePongDoesNotSwallowTheCloseFrame(t *testing.T) {
 	t.Parallel() // its waits are the peer's pace: let them overlap the others'
-	// The client must start reading inside a 400 ms window; a test goroutine that wakes past it
-	// (a loaded machine) sees the batch cut by its own WriteTimeout, which proves nothing either
-	// way, so that attempt is dropped and made again.
+	// The client must start reading inside a window of a quarter of the WriteTimeout, less the
+	// time from the batch's start to the ping; an attempt that pinged too late to leave the read
+	// lateReadMargin, or woke too late for it (a loaded machine), would see the batch cut by its
+	// own WriteTimeout, which proves nothing either way, so it is dropped and made again.
 	for attempt := 1; ; attempt++ {
 		if latePongAttempt(t) {
 			return
@@ -86,9 +91,9 @@ func TestALatePongDoesNotSwallowTheCloseFrame(t *testing.T) {
 }
 
 // latePongAttempt runs TestALatePongDoesNotSwallowTheCloseFrame once and reports false, having
-// read nothing, if the test goroutine woke too late to read the batch before its deadline.
+// read nothing, if the test goroutine was too late to read the batch before its deadline.
 func latePongAttempt(t *testing.T) bool {
-	const timeout = lateWriteTimeout
+	timeout := lateWriteTimeout
 	c, srv := dialSlowReader(t, Websocket{WriteTimeout: timeout, SlowClientTimeout: 30 * time.Second})
 	defer c.conn.Close()
 	// The connection_ack's write left a deadline 1.25 × timeout after it; once that has less than
@@ -101,11 +106,15 @@ func latePongAttempt(t *testing.T) bool {
 	if err := c.conn.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	pongDeadline := time.Now().Add(timeout)                                       // the old pong's, counted from the ping
-	batchDeadline := batchStart.Add(timeout * 5 / 4)                              // the batch's
-	time.Sleep(time.Until(pongDeadline.Add(batchDeadline.Sub(pongDeadline) / 2))) // past the first, before the second
-	if time.Until(batchDeadline) < 150*time.Millisecond {
-		return false
+	pongDeadline := time.Now().Add(timeout)          // the old pong's, counted from the ping
+	batchDeadline := batchStart.Add(timeout * 5 / 4) // the batch's
+	readAt := batchDeadline.Add(-lateReadMargin)     // past the first, as late before the second as the read allows
+	if readAt.Sub(pongDeadline) < 50*time.Millisecond {
+		return false // pinged too long after the batch started
+	}
+	time.Sleep(time.Until(readAt))
+	if time.Until(batchDeadline) < lateReadMargin*3/4 {
+		return false // woke too late
 	}
 	for range 3 {
 		c.expect("next", "s")
