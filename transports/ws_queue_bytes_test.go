@@ -1,8 +1,8 @@
 package transports
 
 import (
-	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,17 +14,15 @@ import (
 // exceed the bound (a message larger than the bound aside, which this test does not send), and it
 // is closed with 1013 and told to resume.
 func TestWebsocket_SendQueueIsBoundedInBytes(t *testing.T) {
-	t.Parallel() // its wait is SlowClientTimeout: let it overlap the others'
 	const limit = 512 << 10
-	hooks := newStreamHooks()
-	srv := streamHandler(streamSchema(hooks))
-	srv.AddTransport(Websocket{SendQueue: 100_000, SendQueueBytes: limit,
+	var mu sync.Mutex
+	var conns []*conn
+	observeConn = func(c *conn) { mu.Lock(); conns = append(conns, c); mu.Unlock() }
+	t.Cleanup(func() { observeConn = nil })
+	hooks, url := newStreamServer(t, Websocket{SendQueue: 100_000, SendQueueBytes: limit,
 		SlowClientTimeout: 300 * time.Millisecond, WriteTimeout: time.Second})
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	slow := dial(t, "ws"+strings.TrimPrefix(hs.URL, "http"), SubprotocolTransportWS)
+	slow := dial(t, url, SubprotocolTransportWS)
 	slow.initialise()
-	c := servedConns(hs.Config)[0] // initialised, so served
 	const subscriptions, size = 20, 100_000
 	for i := range subscriptions {
 		slow.subscribe(string(rune('a'+i)), "subscription { ticks(n: 1000, size: 100000) }")
@@ -36,6 +34,9 @@ func TestWebsocket_SendQueueIsBoundedInBytes(t *testing.T) {
 			t.Fatal("a client that never reads held its producers")
 		}
 	}
+	mu.Lock()
+	c := conns[len(conns)-1]
+	mu.Unlock()
 	c.mu.Lock()
 	peak := c.peakBytes
 	c.mu.Unlock()
