@@ -2,6 +2,7 @@ package transports
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/forkgraph/forkgraph/internal/await"
 )
 
 // smallSendBuffers gives every accepted connection a 16 KiB send buffer, so a batch for a client
@@ -31,29 +34,40 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 // SlowClientTimeout): the connection dropped without a close frame (1006).
 func TestAClientPingDoesNotCutTheWriteInProgress(t *testing.T) {
 	t.Parallel() // its waits are the peer's pace: let them overlap the others'
-	c := dialSlowReader(t, Websocket{WriteTimeout: 20 * time.Second, SlowClientTimeout: 20 * time.Second})
+	c, _ := dialSlowReader(t, Websocket{WriteTimeout: 20 * time.Second, SlowClientTimeout: 20 * time.Second})
 	ws := c.conn
-	const n = 14 // 100 kB each, read at about 400 kB/s: the batch is in write for seconds
-	c.subscribe("s", "subscription { ticks(n: 14, size: 100000) }")
-	start, pinged := time.Now(), false
+	// 100 kB each, read at about 500 kB/s: once the first is read, the rest are in write for
+	// 1.4 s, past the second a deadline set by the ping would give them.
+	const n, pace = 8, 200 * time.Millisecond
+	c.subscribe("s", "subscription { ticks(n: 8, size: 100000) }")
+	var pingedAt time.Time
 	for got := 0; got < n; got++ {
 		_ = ws.SetReadDeadline(time.Now().Add(15 * time.Second))
 		if _, _, err := ws.ReadMessage(); err != nil {
-			t.Fatalf("after %d of %d results (%v; pinged: %v): %v", got, n, time.Since(start).Round(time.Millisecond), pinged, err)
+			t.Fatalf("after %d of %d results (pinged %v before): %v", got, n, time.Since(pingedAt).Round(time.Millisecond), err)
 		}
-		time.Sleep(250 * time.Millisecond)
-		if !pinged && time.Since(start) > 1500*time.Millisecond {
-			pinged = true
+		if pingedAt.IsZero() {
 			if err := ws.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second)); err != nil {
 				t.Fatal(err)
 			}
+			pingedAt = time.Now()
 		}
+		time.Sleep(pace) // the slow reader's pace is the point of the test
 	}
-	if !pinged {
-		t.Fatal("the results came before the ping; the test proves nothing")
+	if since := time.Since(pingedAt); since < 1200*time.Millisecond {
+		t.Fatalf("the results were read %v after the ping, within the second its deadline gives; the test proves nothing", since)
 	}
 	c.expect("complete", "s")
 }
+
+// lateWriteTimeout is TestALatePongDoesNotSwallowTheCloseFrame's WriteTimeout: a batch is cut
+// 1.25 × it after it starts, a pong written with WriteTimeout from its ping at 1 × it after the
+// ping, so a batch that starts just before the ping leaves a quarter of it (400 ms; 800 ms under
+// the race detector) between the two.
+var lateWriteTimeout = map[bool]time.Duration{false: 1600 * time.Millisecond, true: 3200 * time.Millisecond}[raceEnabled]
+
+// lateReadMargin is what the late pong test leaves itself to read the batch before its deadline.
+var lateReadMargin = lateWriteTimeout / 8
 
 // A pong that waits for a long batch must not cost the connection its later control frames. Sent
 // through gorilla with a deadline counted from the ping, such a pong was written with a deadline
@@ -61,22 +75,54 @@ func TestAClientPingDoesNotCutTheWriteInProgress(t *testing.T) {
 // control frame, so this 4400 never reached the client (1006).
 func TestALatePongDoesNotSwallowTheCloseFrame(t *testing.T) {
 	t.Parallel() // its waits are the peer's pace: let them overlap the others'
-	c := dialSlowReader(t, Websocket{WriteTimeout: 3 * time.Second, SlowClientTimeout: 30 * time.Second})
-	ws := c.conn
-	time.Sleep(1200 * time.Millisecond) // the next batch renews its deadline: 3.75 s from its start
-	c.subscribe("s", "subscription { ticks(n: 3, size: 400000) }")
-	start := time.Now()
-	time.Sleep(200 * time.Millisecond) // the first 400 kB batch is stuck in write
-	if err := ws.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second)); err != nil {
+	// The client must start reading inside a window of a quarter of the WriteTimeout, less the
+	// time from the batch's start to the ping; an attempt that pinged too late to leave the read
+	// lateReadMargin, or woke too late for it (a loaded machine), would see the batch cut by its
+	// own WriteTimeout, which proves nothing either way, so it is dropped and made again.
+	for attempt := 1; ; attempt++ {
+		if latePongAttempt(t) {
+			return
+		}
+		if attempt == 3 {
+			t.Fatal("three attempts woke too late to read the batch within its WriteTimeout; the machine is too loaded for this test")
+		}
+		t.Logf("attempt %d woke too late to read the batch within its WriteTimeout; again", attempt)
+	}
+}
+
+// latePongAttempt runs TestALatePongDoesNotSwallowTheCloseFrame once and reports false, having
+// read nothing, if the test goroutine was too late to read the batch before its deadline.
+func latePongAttempt(t *testing.T) bool {
+	timeout := lateWriteTimeout
+	c, srv := dialSlowReader(t, Websocket{WriteTimeout: timeout, SlowClientTimeout: 30 * time.Second})
+	defer c.conn.Close()
+	// The connection_ack's write left a deadline 1.25 × timeout after it; once that has less than
+	// timeout left, the next batch renews it to 1.25 × timeout from the batch's start.
+	time.Sleep(timeout/4 + 100*time.Millisecond)
+	// 150 kB each: more than the two sockets' buffers hold (16 KiB each, doubled by the kernel),
+	// so the first batch is stuck, and little enough to be read within the window's second half.
+	c.subscribe("s", "subscription { ticks(n: 3, size: 150000) }")
+	batchStart := awaitBatchInWrite(t, srv)
+	if err := c.conn.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3400*time.Millisecond - time.Since(start)) // past a pong's 3 s, before the batch's 3.75 s
+	pongDeadline := time.Now().Add(timeout)          // the old pong's, counted from the ping
+	batchDeadline := batchStart.Add(timeout * 5 / 4) // the batch's
+	readAt := batchDeadline.Add(-lateReadMargin)     // past the first, as late before the second as the read allows
+	if readAt.Sub(pongDeadline) < 50*time.Millisecond {
+		return false // pinged too long after the batch started
+	}
+	time.Sleep(time.Until(readAt))
+	if time.Until(batchDeadline) < lateReadMargin*3/4 {
+		return false // woke too late
+	}
 	for range 3 {
 		c.expect("next", "s")
 	}
 	c.expect("complete", "s")
 	c.sendRaw(`{"type":1}`)
 	c.expectClose(CloseBadRequest, "")
+	return true
 }
 
 // A client that stopped reading but still sends pings is let go within closeGrace at shutdown.
@@ -91,21 +137,27 @@ func TestAStuckClientThatPingsIsLetGoAfterCloseGrace(t *testing.T) {
 	c := dial(t, "ws"+strings.TrimPrefix(hs.URL, "http"), SubprotocolTransportWS)
 	c.initialise()
 	c.subscribe("flood", "subscription { ticks(n: 1000000, size: 32000) }")
-	time.Sleep(1500 * time.Millisecond) // the socket buffers are full: the writer's batch is stuck
+	awaitStuckWriters(t, hs.Config, 1) // the socket buffers are full: the writer's batch is stuck
 	if err := c.conn.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The reader hands the ping to the writer (pendingPong). Waited for without failing: the old
+	// reader blocked in the pong's write instead, which the shutdown below must catch.
+	sc := servedConns(hs.Config)[0] // awaitStuckWriters saw it
+	_ = await.Poll(context.Background(), time.Second, func() (bool, error) {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		return sc.pendingPong != nil, nil
+	})
 	start := time.Now()
 	go func() { _ = hs.Config.Shutdown(context.Background()) }()
-	time.Sleep(50 * time.Millisecond)
 	requireConnsGoneWithinCloseGrace(t, hs.Config, start)
 }
 
 // dialSlowReader serves ws on a server whose connections have 16 KiB send buffers and dials it
 // with a 16 KiB receive buffer, initialised: a client on a slow link, for as long as it reads
-// slowly, keeps the server's batch in write.
-func dialSlowReader(t *testing.T, ws Websocket) *client {
+// slowly, keeps the server's batch in write. It returns the client and the server.
+func dialSlowReader(t *testing.T, ws Websocket) (*client, *http.Server) {
 	t.Helper()
 	srv := streamHandler(streamSchema(newStreamHooks()))
 	srv.AddTransport(ws)
@@ -125,7 +177,63 @@ func dialSlowReader(t *testing.T, ws Websocket) *client {
 	t.Cleanup(func() { conn.Close() })
 	c := &client{t: t, conn: conn}
 	c.initialise()
-	return c
+	return c, hs.Config
+}
+
+// servedConns are the websockets srv serves now.
+func servedConns(srv *http.Server) []*conn {
+	v, ok := serverConns.Load(srv)
+	if !ok {
+		return nil
+	}
+	live := v.(*liveConns)
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	conns := make([]*conn, 0, len(live.conns))
+	for c := range live.conns {
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+// awaitBatchInWrite waits until the one websocket srv serves has a batch of messages in write
+// and returns when that batch started (its write deadline counts from then).
+func awaitBatchInWrite(t *testing.T, srv *http.Server) time.Time {
+	t.Helper()
+	var start time.Time
+	await.State(t, 5*time.Second, "a batch in write", func() (bool, string) {
+		conns := servedConns(srv)
+		if len(conns) != 1 {
+			return false, fmt.Sprintf("%d connections served", len(conns))
+		}
+		c := conns[0]
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		start = c.progressAt
+		return c.writingBytes > 0, fmt.Sprintf("writing %d bytes, %d queued", c.writingBytes, c.queuedBytes)
+	})
+	return start
+}
+
+// stuckFor is how long a batch must have been in write before awaitStuckWriters calls it stuck:
+// on loopback a batch is written in microseconds unless the peer's socket buffers are full.
+const stuckFor = 100 * time.Millisecond
+
+// awaitStuckWriters waits until n of the websockets srv serves have had one batch in write for
+// stuckFor: their clients stopped reading, and their socket buffers are full.
+func awaitStuckWriters(t *testing.T, srv *http.Server, n int) {
+	t.Helper()
+	await.State(t, 10*time.Second, fmt.Sprintf("%d connections' writes to be stuck", n), func() (bool, string) {
+		stuck := 0
+		for _, c := range servedConns(srv) {
+			c.mu.Lock()
+			if c.writingBytes > 0 && time.Since(c.progressAt) >= stuckFor {
+				stuck++
+			}
+			c.mu.Unlock()
+		}
+		return stuck >= n, fmt.Sprintf("%d stuck", stuck)
+	})
 }
 
 // requireConnsGoneWithinCloseGrace waits until srv serves no websocket, failing if any is still

@@ -15,6 +15,7 @@ import (
 // its connection, up to closeGrace for a client that stopped reading; sent one connection after
 // another, each such client delayed every later client's 1001 by about a second.
 func TestShutdownClosesEveryWebsocketAtOnce(t *testing.T) {
+	t.Parallel() // its wait is closeGrace: let it overlap the others'
 	hooks := newStreamHooks()
 	srv := streamHandler(streamSchema(hooks))
 	srv.AddTransport(Websocket{SlowClientTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
@@ -36,7 +37,7 @@ func TestShutdownClosesEveryWebsocketAtOnce(t *testing.T) {
 		<-hooks.started
 		live = append(live, c)
 	}
-	time.Sleep(1500 * time.Millisecond) // the flooded clients' socket buffers fill up
+	awaitStuckWriters(t, hs.Config, stuck) // the flooded clients' socket buffers are full
 
 	start := time.Now()
 	go func() { _ = hs.Config.Shutdown(context.Background()) }()

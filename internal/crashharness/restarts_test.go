@@ -21,9 +21,18 @@ const (
 )
 
 // killAfter is how long each restarted process lives, all within the 2 s before the first
-// reconcile attempts its start-up scheduled fall due. The last is short, so the final process
-// starts before those of the last killed one are due.
-var killAfter = []time.Duration{1800, 400, 1200, 700, 1900, 1000, 1500, 300}
+// reconcile attempts its start-up scheduled fall due (forkengine.FirstReconcileDelay). Those
+// after the first add up to more than 2 s, so the forks the first restart's start made unknown
+// fall due before the final process starts (whose start-up then makes their attempts); the last
+// is short, so the final process starts before those of the last killed one are due.
+var killAfter = []time.Duration{450, 150, 400, 200, 450, 300, 450, 100}
+
+// restartLease is every process's -fork-lease, shorter than the default so that the final
+// process sweeps every 3 s instead of 5 s, and long enough that waiting out a dead process's
+// leases misses the bound: a lease the last killed process took at its start is live until 9 s
+// after it, while the bound of the forks it made unknown ends 2 s + 3 s + reconcileSlack (8 s)
+// after it.
+const restartLease = 9 * time.Second
 
 // restartLimit bounds the wait for every fork to settle once the final process runs.
 const restartLimit = 90 * time.Second
@@ -38,6 +47,11 @@ const restartLimit = 90 * time.Second
 // found each child, and no fork was sent to the provider twice.
 func TestRestartsKilledWithinTwoSecondsReconcileOnTime(t *testing.T) {
 	t.Parallel() // its own file and processes; the bounds it holds are measured from each start
+	for _, d := range killAfter {
+		if life := d * time.Millisecond; life >= forkengine.FirstReconcileDelay {
+			t.Fatalf("a process that lives %s outlives its start-up's first reconcile attempts", life)
+		}
+	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -54,7 +68,7 @@ func TestRestartsKilledWithinTwoSecondsReconcileOnTime(t *testing.T) {
 	start := func(name string) *multiinstance.Instance {
 		t.Helper()
 		in, err := multiinstance.Start(ctx, multiinstance.Options{Name: name, Binary: bin, DB: dbPath,
-			WebhookURL: adapter.URL(name), LogDir: dir, Extra: []string{"-webhook-timeout", "60s"}})
+			ForkLease: restartLease, WebhookURL: adapter.URL(name), LogDir: dir, Extra: []string{"-webhook-timeout", "60s"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,8 +94,9 @@ func TestRestartsKilledWithinTwoSecondsReconcileOnTime(t *testing.T) {
 	var forks []string
 	for round := range restartRounds {
 		name := fmt.Sprintf("restart-%d", round)
-		for s := range restartSources {
-			adapter.HoldFork(name, source(s)) // dies with the process: the fork stays dispatching
+		holds := make([]*multiinstance.Hold, restartSources)
+		for s := range holds {
+			holds[s] = adapter.HoldFork(name, source(s)) // dies with the process: the fork stays dispatching
 		}
 		in := start(name)
 		kill := time.Now().Add(killAfter[round] * time.Millisecond)
@@ -92,6 +107,13 @@ func TestRestartsKilledWithinTwoSecondsReconcileOnTime(t *testing.T) {
 				t.Fatalf("fork in %s: %v", name, err)
 			}
 			forks = append(forks, op.ID)
+		}
+		for s, h := range holds { // each source's fork is held in dispatching before the kill
+			select {
+			case <-h.Reached():
+			case <-ctx.Done():
+				t.Fatalf("%s: the fork of %s never reached the adapter", name, source(s))
+			}
 		}
 		time.Sleep(time.Until(kill)) // the kill time is the point of the pass, not a wait for a state
 		in.Kill()
@@ -123,10 +145,13 @@ func TestRestartsKilledWithinTwoSecondsReconcileOnTime(t *testing.T) {
 			notDue++
 		}
 	}
-	bound := multiinstance.ReconcileBound{Lease: forkengine.DefaultLeaseDuration, Slack: reconcileSlack, Starts: starts}
+	bound := multiinstance.ReconcileBound{Lease: restartLease, Slack: reconcileSlack, Starts: starts}
 	late, worst := bound.Late(resolutions)
 	t.Logf("%d forks, %d became unknown (%d not yet due when the final process started); %s; worst against the bound %s",
 		len(forks), len(resolutions), notDue, multiinstance.SpreadOf(resolutions), worst.Round(time.Millisecond))
+	if notDue == len(resolutions) {
+		t.Errorf("none of the %d unknown forks fell due before the final process started; the pass needs some that do", notDue)
+	}
 	if len(resolutions) < restartRounds {
 		t.Errorf("only %d forks became unknown; the pass needs the kills to leave forks dispatching", len(resolutions))
 	}
@@ -142,7 +167,8 @@ func TestRestartsKilledWithinTwoSecondsReconcileOnTime(t *testing.T) {
 
 // reconcileSlack is what the restart pass allows beyond the bound, for the provider's answer and
 // the write that records it on a shared two-core machine. Waiting out a dead process's lease, as
-// restarts did before, is late by about two thirds of a lease (10 s).
+// restarts did before, is late by at least restartLease - 2 s - restartLease/3 - reconcileSlack
+// (1 s), and by up to a third of the lease more (the sweep that finds the lease expired).
 const reconcileSlack = 3 * time.Second
 
 func source(i int) string { return fmt.Sprintf("src-%d", i) }
