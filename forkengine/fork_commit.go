@@ -114,8 +114,8 @@ func writeSharedTarget(ctx context.Context, tx Tx, c *changes, op ForkOperation,
 	}
 	c.session(EventSessionUpserted, session) // as writeTarget: the target is new, one event says so
 	h := History{WorkspaceID: op.WorkspaceID, SessionID: op.TargetSessionID, Key: ids.historyKey(),
-		Boundary: op.Snapshot.Boundary.Sequence, Segments: op.Snapshot.Segments, AuditBound: auditBound(op.Snapshot),
-		InheritedMessages: op.Snapshot.PrefixMessages}
+		Boundary: op.Snapshot.Boundary.Sequence, Segments: op.Snapshot.Segments, AuditBound: auditBound(op.Snapshot)}
+	h.InheritedMessages, h.MessagesCounted = op.Snapshot.PrefixCount()
 	overrides, err := sharedOverrides(ctx, tx, op, h, c.at)
 	if err != nil {
 		return err

@@ -31,8 +31,11 @@ type Prefix struct {
 	// InheritedMessages is what a child frozen now through the last turn of the prefix
 	// inherits through its segments (childSegments): the messages History.InheritedMessages
 	// counts, read from the counts the writes keep instead of summed over the prefix's turns at
-	// the commit. 0 when the store does not count them (WalkPrefix): the commit counts then.
+	// the commit, when Counted.
 	InheritedMessages int64
+	// Counted says the store counted InheritedMessages (ReadPrefix does, 0 included); WalkPrefix
+	// does not, and the commit counts them then.
+	Counted bool
 }
 
 // PrefixReader is an optional Reader that reads a Prefix without walking the prefix's turns.

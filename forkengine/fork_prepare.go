@@ -149,7 +149,8 @@ func freezeSnapshot(ctx context.Context, r Reader, source Session, boundary Turn
 	frozen := boundary.Clone() // the operation's source binding is this turn's too: share no bytes
 	snap := Snapshot{Version: snapshotVersion, Session: source, Boundary: &frozen, PrefixTurns: prefix.Turns,
 		Segments:     childSegments(history, history.Overrides(), ws, source.ID, boundary.Sequence, watermark),
-		Interactions: prefix.Interactions, BoundTurns: prefix.Turns, PrefixMessages: prefix.InheritedMessages}
+		Interactions: prefix.Interactions, BoundTurns: prefix.Turns, PrefixMessages: prefix.InheritedMessages,
+		PrefixCounted: prefix.Counted}
 	// The child reads the audit messages through its segments, up to the clock's value now.
 	snap.AuditBound = watermark
 	if err := checkInheritedAudits(ctx, r, source, boundary, childKey); err != nil {

@@ -34,9 +34,10 @@ type History struct {
 	// the child presents its segments' owners' audit messages up to it (InheritsAudit).
 	// LegacyAuditBound for a child committed before then, which holds copies of them.
 	AuditBound int64
-	// InheritedMessages, when not 0, is the number of messages the segments present, as the
-	// snapshot froze it (Snapshot.PrefixMessages): a store keeps it instead of counting them.
+	// InheritedMessages is the number of messages the segments present, as the snapshot froze
+	// it (Snapshot.PrefixCount), when MessagesCounted: a store keeps it instead of counting them.
 	InheritedMessages int64
+	MessagesCounted   bool
 }
 
 // HistorySegment is a range of one owner's turns a child reads: the owner's turns with From <

@@ -233,9 +233,21 @@ type Snapshot struct {
 	AuditBound int64 `json:"auditBound,omitempty"`
 	// PrefixMessages is the number of messages the Segments present (version 2), read from the
 	// source's kept counts at the freeze (Prefix.InheritedMessages); the commit stores it as the
-	// child's History.InheritedMessages instead of summing the prefix's turns. 0 when the freeze
-	// did not count them (a walked prefix, a snapshot frozen before): the commit counts then.
+	// child's History.InheritedMessages instead of summing the prefix's turns, when the freeze
+	// counted them (PrefixCount).
 	PrefixMessages int64 `json:"prefixMessages,omitempty"`
+	// PrefixCounted says the freeze counted the prefix's messages, so PrefixMessages is the count
+	// even when it is 0 (a prefix of no messages, which the commit used to count again). A
+	// snapshot frozen before it holds false: its count is PrefixMessages when not 0, and unknown
+	// otherwise (a walked prefix or one frozen before the counts; the commit counts then). It is
+	// hashed only when set, so those snapshots keep their hashes.
+	PrefixCounted bool `json:"prefixCounted,omitempty"`
+}
+
+// PrefixCount is the number of messages the Segments present as the freeze counted them, and
+// whether it counted them.
+func (s Snapshot) PrefixCount() (int64, bool) {
+	return s.PrefixMessages, s.PrefixCounted || s.PrefixMessages != 0
 }
 
 // Shared reports whether s is a version 2 reference snapshot.

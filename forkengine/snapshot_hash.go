@@ -188,6 +188,9 @@ func (w *snapshotHasher) reference(s Snapshot) {
 		w.str("prefix messages")
 		w.int(s.PrefixMessages)
 	}
+	if s.PrefixCounted { // likewise: a snapshot frozen before it hashes as it did
+		w.str("prefix counted")
+	}
 	if len(s.AuditMessages) > 0 {
 		w.str("audit messages")
 		w.int(int64(len(s.AuditMessages)))

@@ -163,10 +163,10 @@ func (tx *txn) InsertHistory(ctx context.Context, h forkengine.History) error {
 			via: encodeVia(s.Via)}
 	}
 	return tx.guarded(ctx, func(db *gorm.DB) error {
-		// A count the snapshot carried is stored with the row; without one the commit counts the
+		// A count the snapshot carried (0 too) is stored with the row; without one the commit counts the
 		// segments' messages (countInheritedMessagesSQL, a sum over every turn they cover).
 		insert, values := insertSQL("histories", historiesTable.names, 1), historiesTable.values(&h)
-		if h.InheritedMessages > 0 {
+		if h.MessagesCounted {
 			insert, values = insertCountedHistorySQL, append(values, h.InheritedMessages)
 		}
 		if _, err := tx.execFixed(db, insert, values...); err != nil {
@@ -175,7 +175,7 @@ func (tx *txn) InsertHistory(ctx context.Context, h forkengine.History) error {
 		if err := insertRows(tx.execWith(db), segmentsTable, rows, false); err != nil {
 			return classify(err, "insert %d segments of %s", len(rows), h.SessionID)
 		}
-		if h.InheritedMessages > 0 {
+		if h.MessagesCounted {
 			return nil
 		}
 		return tx.countInheritedMessages(db, h.WorkspaceID, h.SessionID)

@@ -219,7 +219,7 @@ func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through i
 		p = forkengine.Prefix{Turns: int(through), Last: forkengine.PresentedTurnID(key, through)}
 	}
 	if p.Turns <= 0 {
-		return forkengine.Prefix{Turns: 0}, true, nil
+		return forkengine.Prefix{Turns: 0, Counted: true}, true, nil
 	}
 	// What the child's segments present (forkengine's childSegments): every segment of the
 	// session's History whole (each starts below its boundary, under the one read through here),
@@ -248,7 +248,7 @@ func (q queries) ReadPrefix(ctx context.Context, ws, sessionID string, through i
 		}
 		ownBelow = ownBelowZero
 	}
-	p.InheritedMessages = inheritedMessages + own - ownAbove - ownBelow
+	p.InheritedMessages, p.Counted = inheritedMessages+own-ownAbove-ownBelow, true
 	err = eachOfWorkspace(ctx, q, turnsTable, ws, prefixIrregularSQL, []any{ws, sessionID, through, ws, sessionID, through}, func(t *forkengine.Turn) {
 		if !t.Settled() || !t.HasProviderBinding() {
 			p.Irregular = append(p.Irregular, *t)

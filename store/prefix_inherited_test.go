@@ -54,12 +54,12 @@ func testInheritedPrefixStatements(t *testing.T, config func(testing.TB) Config)
 			h, _, err := db.HistoryOf(ctx, "ws", c.session)
 			require.NoError(t, err)
 			require.Equal(t, forkengine.Prefix{Turns: int(c.through), Last: forkengine.PresentedTurnID(h.Key, c.through),
-				InheritedMessages: 2 * c.through}, p, name)
+				InheritedMessages: 2 * c.through, Counted: true}, p, name)
 			s, rows = db.Statements(), db.RowsRead()
 			walk, err := forkengine.WalkPrefix(ctx, db, "ws", c.session, c.through)
 			walked := cost{db.Statements() - s, db.RowsRead() - rows}
 			require.NoError(t, err)
-			walk.InheritedMessages = p.InheritedMessages
+			walk.InheritedMessages, walk.Counted = p.InheritedMessages, p.Counted
 			require.Equal(t, walk, p, name)
 			t.Logf("%s: %d statements, %d rows read; the walk: %d statements, %d rows", name, got.statements, got.rows, walked.statements, walked.rows)
 			require.Equal(t, int64(6), got.statements, name)

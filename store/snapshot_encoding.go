@@ -133,7 +133,7 @@ func decodeSnapshot(text string) (forkengine.Snapshot, error) {
 // time a whole UTC microsecond, every turn and message of the snapshot's session, and turns and
 // messages either both nil (a session-only snapshot) or both present.
 func compactable(s forkengine.Snapshot) bool {
-	if s.Shared() || s.Segments != nil || s.Overrides != nil || s.PrefixTurns != 0 || s.BoundTurns != 0 || s.Interactions != nil || s.AuditMessages != nil || s.PrefixMessages != 0 {
+	if s.Shared() || s.Segments != nil || s.Overrides != nil || s.PrefixTurns != 0 || s.BoundTurns != 0 || s.Interactions != nil || s.AuditMessages != nil || s.PrefixMessages != 0 || s.PrefixCounted {
 		return false // a reference (version 2): a few hundred bytes of JSON, which keeps every field
 	}
 	ss := s.Session

@@ -21,6 +21,7 @@ func prefixTests() map[string]storeTest {
 		"GivenAChainOfForks_WhenTheirPrefixesAreRead_ThenAtEveryBoundaryItIsTheWalks":                         testPrefixOfAFork,
 		"GivenADeepChainOverAnIrregularRoot_WhenForkedThroughInheritedTurns_ThenTheReadIsTheWalkAndCommits":   testPrefixThroughInheritedTurns,
 		"GivenMessagesAppendedBetweenPrepareAndCommit_WhenTheForksCommit_ThenTheyCountWhatWasFrozen":          testFrozenMessageCount,
+		"GivenAPrefixOfNoMessages_WhenForked_ThenTheSnapshotSaysItCountedNoneAndTheChildHoldsNone":            testCountedEmptyPrefix,
 	}
 }
 
@@ -132,7 +133,8 @@ func requireInheritedMessages(t *testing.T, ctx context.Context, r forkengine.Re
 		want += len(m)
 	}
 	require.Equal(t, int64(want), got.InheritedMessages, "%s through %d: the messages a child would inherit", session, through)
-	got.InheritedMessages = 0
+	require.True(t, got.Counted, "%s through %d: a read prefix is counted, 0 messages too", session, through)
+	got.InheritedMessages, got.Counted = 0, false
 }
 
 // Given a chain root → child → grand whose prefixes hold an override (a turn unbound when the
@@ -327,5 +329,61 @@ func testPrefixThroughInheritedTurns(t *testing.T, s forkengine.Store) {
 			require.NoError(t, err)
 			require.Equal(t, want, counts[target], target)
 		}
+	}
+}
+
+// Given a root whose turns hold no message and a fork of it through its own turn (so the fork's
+// prefix through an inherited turn holds none either), when each is forked, messages are appended
+// to the source's prefix turns between prepare and commit, and the forks commit, then a
+// PrefixReader's snapshot says it counted none (PrefixCounted with PrefixMessages 0: 0 used to
+// mean "not counted" too, and the commit counted such a prefix again), the stored operation keeps
+// that, and each child reads and counts no message; a fork of a prefix with messages still carries
+// their count.
+func testCountedEmptyPrefix(t *testing.T, s forkengine.Store) {
+	f := newHistoryFixture(t, s)
+	_, err := f.engine.ReportSession(f.ctx, forkengine.SessionReport{WorkspaceID: historyWS, ID: "quiet", Provider: "scripted",
+		ProviderSessionID: ptrTo("p-quiet"), Title: ptrTo("quiet")})
+	require.NoError(t, err)
+	for i := 1; i <= 3; i++ {
+		turn := fmt.Sprintf("quiet-t%d", i)
+		_, err := f.engine.ReportTurn(f.ctx, forkengine.TurnReport{WorkspaceID: historyWS, SessionID: "quiet", ID: turn,
+			Phase: forkengine.PhaseSettled, Outcome: forkengine.OutcomeCompleted, ProviderTurnID: ptrTo("p-" + turn),
+			ProviderTurnBinding: []byte(`{"turn":"` + turn + `"}`)})
+		require.NoError(t, err)
+	}
+	f.fork("quiet", "quiet-t3", "quiet-child")
+	f.addTurns("quiet-child", 4, 4) // two messages of its own, above its boundary
+	child, ok, err := s.HistoryOf(f.ctx, historyWS, "quiet-child")
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, counted := s.(forkengine.PrefixReader)
+	for _, c := range []struct {
+		source, through, target string
+		frozen                  int64
+	}{
+		{"quiet", "quiet-t3", "quiet-fork", 0},
+		{"quiet-child", forkengine.PresentedTurnID(child.Key, 2), "quiet-inherited", 0},
+		// its own turn's two and the one appended to its inherited turn 2 above (adopted)
+		{"quiet-child", "quiet-child-t4", "quiet-own", 3},
+	} {
+		op, err := f.engine.StartFork(f.ctx, forkengine.ForkInput{WorkspaceID: historyWS, SourceSessionID: c.source,
+			ThroughTurnID: c.through, RequestID: "req-" + c.target, TargetSessionID: c.target})
+		require.NoError(t, err)
+		stored, err := s.GetOperation(f.ctx, historyWS, op.ID)
+		require.NoError(t, err)
+		if counted {
+			n, ok := stored.Snapshot.PrefixCount()
+			require.True(t, ok, "%s: the stored snapshot says the freeze counted", c.target)
+			require.Equal(t, c.frozen, n, c.target)
+			require.True(t, stored.Snapshot.PrefixCounted, c.target)
+		}
+		f.append(c.source, c.through, "after the prepare of "+c.target)
+		op, err = f.engine.ProcessOperation(f.ctx, historyWS, op.ID)
+		require.NoError(t, err)
+		require.Equal(t, forkengine.StatusCommitted, op.Status, op.Error)
+		require.Equal(t, int(c.frozen), len(f.read(c.target).contents()), "%s: what was frozen, nothing appended after", c.target)
+		counts, err := s.CountSessionMessages(f.ctx, historyWS, []string{c.target})
+		require.NoError(t, err)
+		require.Equal(t, int(c.frozen), counts[c.target], c.target)
 	}
 }
