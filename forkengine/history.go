@@ -72,13 +72,19 @@ const (
 // PresentedTurnID is the id under which a child with history key key presents its inherited turn
 // of sequence seq.
 func PresentedTurnID(key string, seq int64) string {
-	return presentedPrefix + key + presentedTurn + strconv.FormatInt(seq, 36)
+	// Built in one allocation: a page presents one id per row it reads.
+	var buf [64]byte
+	b := append(append(append(buf[:0], presentedPrefix...), key...), presentedTurn...)
+	return string(strconv.AppendInt(b, seq, 36))
 }
 
 // PresentedMessageID is the id under which a child presents an inherited message: its turn's
 // sequence and its position.
 func PresentedMessageID(key string, seq, position int64) string {
-	return presentedPrefix + key + presentedMessage + strconv.FormatInt(seq, 36) + "." + strconv.FormatInt(position, 36)
+	var buf [64]byte
+	b := append(append(append(buf[:0], presentedPrefix...), key...), presentedMessage...)
+	b = append(strconv.AppendInt(b, seq, 36), '.')
+	return string(strconv.AppendInt(b, position, 36))
 }
 
 // ParsePresentedTurnID decodes a PresentedTurnID; ok is false for any other id.
@@ -138,6 +144,9 @@ func PresentTurn(h History, t Turn) Turn {
 func PresentMessage(h History, via []string, seq int64, m Message) Message {
 	m.WorkspaceID, m.SessionID = h.WorkspaceID, h.SessionID
 	m.TurnID, m.ID = PresentedTurnID(h.Key, seq), PresentedMessageID(h.Key, seq, m.Position)
+	if m.Parts == nil {
+		return m // a plain message: nothing to remap (and no closure to allocate per row)
+	}
 	parts, err := RemapParts(m.Parts, func(kind, id string) string { return presentedRefVia(h.Key, via, kind, id) })
 	if err != nil {
 		parts = nil
