@@ -364,7 +364,7 @@ func inOrder(turns []forkengine.Turn, backward bool) bool {
 // mergeTurnSpans orders one session's span rows by sequence, keeps the row of the highest
 // precedence at each sequence, presents the inherited ones as the session's, and keeps n.
 func mergeTurnSpans(ws string, rows []spanRow, n int, backward bool) []forkengine.Turn {
-	slices.SortFunc(rows, func(a, b spanRow) int {
+	order := func(a, b spanRow) int {
 		c := cmp.Compare(a.turn.Sequence, b.turn.Sequence)
 		if backward {
 			c = -c
@@ -373,7 +373,12 @@ func mergeTurnSpans(ws string, rows []spanRow, n int, backward bool) []forkengin
 			c = cmp.Compare(b.ord, a.ord)
 		}
 		return c
-	})
+	}
+	// The parts read in their indexes' order, the segments' and the own rows' after them, so a
+	// page is usually in order already (its own rows follow the inherited ones).
+	if !slices.IsSortedFunc(rows, order) {
+		slices.SortFunc(rows, order)
+	}
 	out := make([]forkengine.Turn, 0, len(rows))
 	for i, r := range rows {
 		if i > 0 && rows[i-1].turn.Sequence == r.turn.Sequence {
