@@ -73,13 +73,19 @@ const (
 // PresentedTurnID is the id under which a child with history key key presents its inherited turn
 // of sequence seq.
 func PresentedTurnID(key string, seq int64) string {
-	return presentedPrefix + key + presentedTurn + strconv.FormatInt(seq, 36)
+	// Built in one allocation: a page presents one id per row it reads.
+	var buf [64]byte
+	b := append(append(append(buf[:0], presentedPrefix...), key...), presentedTurn...)
+	return string(strconv.AppendInt(b, seq, 36))
 }
 
 // PresentedMessageID is the id under which a child presents an inherited message: its turn's
 // sequence and its position.
 func PresentedMessageID(key string, seq, position int64) string {
-	return presentedPrefix + key + presentedMessage + strconv.FormatInt(seq, 36) + "." + strconv.FormatInt(position, 36)
+	var buf [64]byte
+	b := append(append(append(buf[:0], presentedPrefix...), key...), presentedMessage...)
+	b = append(strconv.AppendInt(b, seq, 36), '.')
+	return string(strconv.AppendInt(b, position, 36))
 }
 
 // ParsePresentedTurnID decodes a PresentedTurnID; ok is false for any other id.
@@ -89,10 +95,25 @@ func ParsePresentedTurnID(id string) (key string, seq int64, ok bool) {
 		return "", 0, false
 	}
 	seq, err := strconv.ParseInt(rest, 36, 64)
-	if err != nil || seq <= 0 || strconv.FormatInt(seq, 36) != rest {
+	if err != nil || seq <= 0 || !canonicalBase36(rest) {
 		return "", 0, false
 	}
 	return key, seq, true
+}
+
+// canonicalBase36 reports whether s is spelled as strconv.FormatInt spells a positive number in
+// base 36 (lower case, no sign, no leading zero), checked without formatting it again: a read of
+// a page of inherited turns' messages parses every presented id it is given.
+func canonicalBase36(s string) bool {
+	if s == "" || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // ParsePresentedMessageID decodes a PresentedMessageID; ok is false for any other id.
@@ -137,8 +158,18 @@ func PresentTurn(h History, t Turn) Turn {
 // (checkPrefixReferences); if it still failed, the message is shown as its plain text, never
 // with the source's references.
 func PresentMessage(h History, via []string, seq int64, m Message) Message {
+	return PresentMessageOfTurn(h, via, PresentedTurnID(h.Key, seq), seq, m)
+}
+
+// PresentMessageOfTurn is PresentMessage for a caller that holds the presented turn id already
+// (turnID, which must be PresentedTurnID(h.Key, seq)): a page presents each turn's messages one
+// after the other, and building the same turn id again for each was an allocation per message.
+func PresentMessageOfTurn(h History, via []string, turnID string, seq int64, m Message) Message {
 	m.WorkspaceID, m.SessionID = h.WorkspaceID, h.SessionID
-	m.TurnID, m.ID = PresentedTurnID(h.Key, seq), PresentedMessageID(h.Key, seq, m.Position)
+	m.TurnID, m.ID = turnID, PresentedMessageID(h.Key, seq, m.Position)
+	if m.Parts == nil {
+		return m // a plain message: nothing to remap (and no closure to allocate per row)
+	}
 	parts, err := RemapParts(m.Parts, func(kind, id string) string { return presentedRefVia(h.Key, via, kind, id) })
 	if err != nil {
 		parts = nil

@@ -245,7 +245,7 @@ func (q queries) presentedTurns(ctx context.Context, ws string, ids []string, ou
 // part alone; a page wholly inherited is the run parts alone, with no probe per presented id of
 // the messages the child stored under it (there are none unless it adopted the turn). It
 // selects the turn id (NULL for an inherited message: the caller presents it), the message's
-// position, whether it is inherited, the session and key presenting it, the turn's sequence and
+// position, whether it is inherited, the session presenting it, the index of the run whose key presents it, the turn's sequence and
 // the segment's stored Via, then columns (without runs, the columns alone); typedOnly keeps the messages with typed
 // parts alone (typedMessage). Arguments: the workspace and the ids (inList) when in is not empty, then for
 // each run part the runs' values and the workspace.
@@ -283,7 +283,7 @@ func buildMessagesOfTurnsSQL(d dialect, in string, runs int, columns string, typ
 	}
 	own := ""
 	if in != "" {
-		own = "SELECT m.turn_id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, '', " + columns +
+		own = "SELECT m.turn_id, m.position, 0, CAST(NULL AS TEXT), -1, 0, '', " + columns +
 			" FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + typed
 	}
 	if own != "" {
@@ -291,8 +291,11 @@ func buildMessagesOfTurnsSQL(d dialect, in string, runs int, columns string, typ
 	}
 	// On SQLite the runs are a subquery of each part, not a CTE: SQLite materialises a CTE that
 	// two parts name, a temporary table built for every statement, which cost more than the read.
-	values := "(VALUES (CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT))" + strings.Repeat(", (?, ?, ?)", runs-1) + ")"
-	runsOf, with := "(SELECT column1 AS hkey, column2 AS lo, column3 AS hi FROM "+values+" v) runs", ""
+	// Each run carries its index in the runs (messagesOfTurnsArgs adds it), which the inherited
+	// part selects for the run's key: the caller knows the keys, and an integer is not a string
+	// the driver copies out for every message.
+	values := "(VALUES (CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))" + strings.Repeat(", (?, ?, ?, ?)", runs-1) + ")"
+	runsOf, with := "(SELECT column1 AS hkey, column2 AS lo, column3 AS hi, column4 AS ix FROM "+values+" v) runs", ""
 	if d.lateralJoins {
 		// PostgreSQL: one MATERIALIZED CTE that hides the runs' values from the planner, so that
 		// the custom plans of the prepared statement cost what its generic plan does and the
@@ -301,7 +304,7 @@ func buildMessagesOfTurnsSQL(d dialect, in string, runs int, columns string, typ
 		// (1,032): it was planned again on every run, 0.4-1.7 ms of planning for 0.15 ms of
 		// execution. The plan is the same (the LATERAL joins fix its order and its seeks).
 		// Arguments: the runs' values first, once (messagesOfTurnsArgs).
-		with, runsOf = "WITH runs (hkey, lo, hi) AS MATERIALIZED "+values+" ", "runs"
+		with, runsOf = "WITH runs (hkey, lo, hi, ix) AS MATERIALIZED "+values+" ", "runs"
 	}
 	byKey := "h.workspace_id = ? AND h.history_key = runs.hkey"
 	inRun := "t.sequence >= runs.lo AND t.sequence <= runs.hi AND t.sequence <= h.boundary"
@@ -316,8 +319,20 @@ func buildMessagesOfTurnsSQL(d dialect, in string, runs int, columns string, typ
 		joinStep{"histories", "h", byKey + " AND h.inherited_turns < h.prefix_turns"},
 		joinStep{"turns", "t", "t.workspace_id = h.workspace_id AND t.session_id = h.session_id AND " + inRun},
 		joinStep{"messages", "m", "m.workspace_id = t.workspace_id AND m.turn_id = t.id" + typed})
-	return with + own + "SELECT CAST(NULL AS TEXT), m.position, 1, h.session_id, h.history_key, t.sequence, " + viaIfTyped("g.via") + ", " + columns + " " + inherited +
-		"\n\tUNION ALL\n\tSELECT t.id, m.position, 0, CAST(NULL AS TEXT), CAST(NULL AS TEXT), 0, '', " + columns + " " + adopted
+	return with + own + "SELECT CAST(NULL AS TEXT), m.position, 1, h.session_id, runs.ix, t.sequence, " + viaIfTyped("g.via") + ", " +
+		presentedMessageColumns(columns) + " " + inherited +
+		"\n\tUNION ALL\n\tSELECT t.id, m.position, 0, CAST(NULL AS TEXT), -1, 0, '', " + columns + " " + adopted
+}
+
+// presentedMessageColumns is columns as the inherited part of messagesOfTurnsSQL selects them:
+// the owner's id, session and turn of a message are empty, since forkengine.PresentMessage
+// replaces all three with the child's. Each is a string the driver would copy out per row, and
+// a page of inherited messages read them for nothing (a tenth of a deep page's messages' CPU).
+func presentedMessageColumns(columns string) string {
+	if rest, ok := strings.CutPrefix(columns, "m.id, m.session_id, m.turn_id, "); ok {
+		return "'', '', '', " + rest
+	}
+	return columns
 }
 
 // joinStep is one table of a seekChain: its alias and the condition that seeks it.
@@ -393,9 +408,13 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 			in, args = q.inList(stored, ws)
 		}
 		args = messagesOfTurnsArgs(q.dialect, args, values, ws)
-		var tid, sid, hkey, via string
+		keys := make([]string, runs) // by the run index each inherited row selects
+		for i := range keys {
+			keys[i] = values[3*i].(string)
+		}
+		var tid, sid, via, turnID string
 		var vias viaDecoder
-		var position, inherited, seq int64
+		var position, inherited, seq, ix int64
 		m := forkengine.Message{WorkspaceID: ws}
 		all := make([]forkengine.Message, 0, 2*len(chunk))
 		if runs == 0 {
@@ -406,19 +425,32 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 			groupMessages(all, out)
 			return nil
 		}
-		head := []any{textScan[string]{&tid}, &position, &inherited, textScan[string]{&sid}, textScan[string]{&hkey}, &seq, &via}
+		head := []any{textScan[string]{&tid}, &position, &inherited, textScan[string]{&sid}, &ix, &seq, &via}
 		var positions []int64 // of all's messages, for the order of the parts
+		// grouped: every row so far is inherited, in (key, sequence, position) order, so each
+		// turn's messages are already one run in position order (a page inside the segments, the
+		// usual read, comes so from the seeks) and need no sort.
+		grouped, lastRun, lastSeq, lastPos := true, int64(-1), int64(0), int64(0)
 		err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, runs, columns, typedOnly), args, append(head, targets(&m)...), func() {
 			got := m
 			got.TurnID = tid
+			if grouped {
+				// Runs have distinct keys or disjoint sequences, so rows in (run, sequence,
+				// position) order are grouped by turn.
+				grouped = inherited == 1 && (ix > lastRun || ix == lastRun && (seq > lastSeq || seq == lastSeq && position > lastPos))
+			}
 			if inherited == 1 {
-				h := forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}
+				key := keys[ix]
+				if ix != lastRun || seq != lastSeq || turnID == "" {
+					turnID = forkengine.PresentedTurnID(key, seq) // once per turn, not per message
+				}
 				if full {
 					got.Position = position
-					got = forkengine.PresentMessage(h, vias.decode(via), seq, got)
+					got = forkengine.PresentMessageOfTurn(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: key}, vias.decode(via), turnID, seq, got)
 				} else {
-					got.TurnID = forkengine.PresentedTurnID(hkey, seq)
+					got.TurnID = turnID
 				}
+				lastRun, lastSeq, lastPos = ix, seq, position
 			}
 			all = append(all, got)
 			positions = append(positions, position)
@@ -426,7 +458,10 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 		if err != nil {
 			return classify(err, "messages by turns")
 		}
-		groupMessages(byTurnAndPosition(all, positions), out)
+		if !grouped {
+			all = byTurnAndPosition(all, positions)
+		}
+		groupMessages(all, out)
 		return nil
 	})
 	return out, err
@@ -439,12 +474,16 @@ func messagesOfTurnsArgs(d dialect, inArgs, values []any, ws string) []any {
 	if len(values) == 0 {
 		return inArgs
 	}
+	runs := make([]any, 0, len(values)/3*4) // each run's (key, lo, hi) and its index
+	for i := 0; i+2 < len(values); i += 3 {
+		runs = append(runs, values[i], values[i+1], values[i+2], i/3)
+	}
 	if d.lateralJoins {
-		return append(append(append(make([]any, 0, len(values)+len(inArgs)+2), values...), inArgs...), ws, ws)
+		return append(append(append(make([]any, 0, len(runs)+len(inArgs)+2), runs...), inArgs...), ws, ws)
 	}
 	args := inArgs
 	for range 2 {
-		args = append(append(args, values...), ws)
+		args = append(append(args, runs...), ws)
 	}
 	return args
 }

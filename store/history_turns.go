@@ -32,13 +32,24 @@ const ownOrdinal = math.MaxInt32
 
 // spanHeadOwn and spanHeadInherited are what each part selects before the turn's columns (every
 // one but workspace_id, as eachOfWorkspace reads them): the precedence of the row's span, and for
-// an inherited row the session it is read for and the history key that presents it. An own row
-// leaves both NULL: its session is its own column, and the driver copies out every string it
-// returns, which on a page of a hundred latest turns was a sixth of the read.
+// an inherited row the history key that presents it. An own row leaves the key NULL: the driver
+// copies out every string it returns, which on a page of a hundred latest turns was a sixth of
+// the read. inheritedTurnColumns are the turn's columns as the inherited part selects them: the
+// session the row is read for in the session's place, and no id, since PresentTurn gives the row
+// the child's id and session (the owner's id and session were two strings a row copied out for
+// nothing).
 const (
-	spanHeadOwn       = "2147483647, CAST(NULL AS TEXT), CAST(NULL AS TEXT), "
-	spanHeadInherited = "g.ordinal, g.session_id, g.history_key, "
+	spanHeadOwn       = "2147483647, CAST(NULL AS TEXT), "
+	spanHeadInherited = "g.ordinal, g.history_key, "
 )
+
+var inheritedTurnColumns = func() string {
+	rest, ok := strings.CutPrefix(qualifiedTurnsOfWorkspace, "t.id, t.session_id, ")
+	if !ok {
+		panic("store: the turns' columns no longer start with id and session_id")
+	}
+	return "'', g.session_id, " + rest
+}()
 
 // segmentsOf joins, per id of the ids CTE, the session's segments that cond keeps (on alias g)
 // and then, per segment, the owner's turns that turnCond keeps (on alias t): one seek of the
@@ -222,7 +233,7 @@ func turnsBeforeArgs(d dialect, ids []string, ws string, upTo int64, n int, late
 // spanArgs.
 func spanRead(d dialect, n int, own, inherited string) string {
 	head := "SELECT " + spanHeadOwn + qualifiedTurnsOfWorkspace + " "
-	rest := "\nUNION ALL\nSELECT " + spanHeadInherited + qualifiedTurnsOfWorkspace + " "
+	rest := "\nUNION ALL\nSELECT " + spanHeadInherited + inheritedTurnColumns + " "
 	if d.jsonIDLists {
 		const ids = "FROM (SELECT value AS id FROM json_each(?)) ids "
 		const guarded = "FROM (SELECT 1 AS one WHERE " + anyHistorySQL + ") guard CROSS JOIN (SELECT value AS id FROM json_each(?)) ids "
@@ -264,7 +275,7 @@ func (q queries) readTurnSpans(ctx context.Context, ws string, sessionIDs []stri
 		var inherited map[string][]spanRow
 		var r spanRow
 		r.turn.WorkspaceID = ws
-		targets := append([]any{&r.ord, textScan[string]{&r.sid}, textScan[string]{&r.key}}, turnsTable.targets(&r.turn)[1:]...)
+		targets := append([]any{&r.ord, textScan[string]{&r.key}}, turnsTable.targets(&r.turn)[1:]...)
 		err := scanEach(ctx, q, query, args, targets, func() {
 			if r.ord == ownOrdinal {
 				out[r.turn.SessionID] = append(out[r.turn.SessionID], r.turn)
@@ -273,6 +284,7 @@ func (q queries) readTurnSpans(ctx context.Context, ws string, sessionIDs []stri
 			if inherited == nil {
 				inherited = map[string][]spanRow{}
 			}
+			r.sid = r.turn.SessionID
 			inherited[r.sid] = append(inherited[r.sid], r)
 		})
 		if err != nil {
@@ -313,12 +325,9 @@ func (q queries) latestTurnSpans(ctx context.Context, ws, query string, args []a
 	var inherited map[string]int64 // the ordinal of each session's kept row, when it is inherited
 	var r spanRow
 	r.turn.WorkspaceID = ws
-	targets := append([]any{&r.ord, textScan[string]{&r.sid}, textScan[string]{&r.key}}, turnsTable.targets(&r.turn)[1:]...)
+	targets := append([]any{&r.ord, textScan[string]{&r.key}}, turnsTable.targets(&r.turn)[1:]...)
 	err := scanEach(ctx, q, query, args, targets, func() {
-		sid := r.sid
-		if r.ord == ownOrdinal {
-			sid = r.turn.SessionID
-		}
+		sid := r.turn.SessionID // an inherited row's is the session it is read for (inheritedTurnColumns)
 		if kept, ok := out[sid]; ok {
 			ord, was := inherited[sid]
 			if !was {
@@ -355,7 +364,7 @@ func inOrder(turns []forkengine.Turn, backward bool) bool {
 // mergeTurnSpans orders one session's span rows by sequence, keeps the row of the highest
 // precedence at each sequence, presents the inherited ones as the session's, and keeps n.
 func mergeTurnSpans(ws string, rows []spanRow, n int, backward bool) []forkengine.Turn {
-	slices.SortFunc(rows, func(a, b spanRow) int {
+	order := func(a, b spanRow) int {
 		c := cmp.Compare(a.turn.Sequence, b.turn.Sequence)
 		if backward {
 			c = -c
@@ -364,7 +373,12 @@ func mergeTurnSpans(ws string, rows []spanRow, n int, backward bool) []forkengin
 			c = cmp.Compare(b.ord, a.ord)
 		}
 		return c
-	})
+	}
+	// The parts read in their indexes' order, the segments' and the own rows' after them, so a
+	// page is usually in order already (its own rows follow the inherited ones).
+	if !slices.IsSortedFunc(rows, order) {
+		slices.SortFunc(rows, order)
+	}
 	out := make([]forkengine.Turn, 0, len(rows))
 	for i, r := range rows {
 		if i > 0 && rows[i-1].turn.Sequence == r.turn.Sequence {
