@@ -8,10 +8,31 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: test check staticcheck generate-check lint-schema schema-changes test-go test-go-client test-postgres test-e2e test-client test-browser test-server-bin generate run build fuzz
+.PHONY: check-code test test-stages schema-checks test-go-all check staticcheck generate-check lint-schema schema-changes test-go test-go-client test-postgres test-e2e test-client test-browser test-server-bin generate run build fuzz
 
-test: check generate-check lint-schema schema-changes test-go test-go-client test-postgres test-e2e test-client test-browser
+# make test runs its stages concurrently: on two cores the Go suite is CPU-bound while the Node,
+# browser and PostgreSQL suites mostly wait on processes, Chromium and the database. The
+# generated-code check goes first and alone (it rewrites graph/ in place, which a concurrent
+# build must not read half-written); then every other stage runs at once, each stage's output
+# printed whole when it ends (--output-sync), every stage run even when one fails (-k), and make
+# test fails when any did. TEST_JOBS=1 runs them one after another.
+TEST_JOBS ?= 8
+test: generate-check
+	@echo "make test: running its stages concurrently; each stage's output appears when it ends"
+	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) --output-sync=target test-stages
 	@echo "make test: all suites passed"
+
+test-stages: check schema-checks test-go-all test-go-client test-e2e test-client test-browser
+
+# The two schema checks share tools/schema's npm ci, so they run one after the other.
+schema-checks:
+	@bash scripts/stage.sh "schema lint" bash scripts/run-optional.sh "schema lint (graphql-schema-linter)" scripts/lint-schema.sh
+	@bash scripts/stage.sh "schema changes" bash scripts/run-optional.sh "breaking schema change check" scripts/check-schema-changes.sh
+
+# Every Go package once with -race, the PostgreSQL tests in the same run (scripts/test-go.sh):
+# what test-go and test-postgres run, without running the SQLite tests of store and crashharness twice.
+test-go-all:
+	@bash scripts/stage.sh "go test -race (with PostgreSQL)" bash scripts/test-go.sh
 
 run:
 	$(GO) run .
@@ -30,6 +51,9 @@ generate:
 
 # gofmt and vet over hand-written code (graph/ is generated).
 check:
+	@bash scripts/stage.sh check $(MAKE) --no-print-directory check-code
+
+check-code:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*') | grep -v '^graph/' || true); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -60,10 +84,10 @@ test-go:
 # examples/go-client is a module of its own (genqlient and its tools stay out of the root go.mod):
 # vet it and run its test, which starts the real server and forks through the generated client.
 test-go-client:
-	cd examples/go-client && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@bash scripts/stage.sh "go client" bash -c 'cd examples/go-client && $(GO) vet ./... && $(GO) test -race -count=1 ./...'
 
 test-postgres:
-	@bash scripts/test-postgres.sh
+	@bash scripts/stage.sh "PostgreSQL suites" bash scripts/test-postgres.sh
 
 # The three shell suites run the server as a process: they share one build of it, TEST_BIN, passed
 # as FORKGRAPH_BIN (each script run alone builds its own). go build does not link again a target
@@ -74,15 +98,15 @@ test-server-bin:
 	$(GO) build -o $(TEST_BIN) .
 
 test-e2e: test-server-bin
-	@FORKGRAPH_BIN=$(TEST_BIN) bash scripts/run-optional.sh "end-to-end client suite (e2e/)" e2e/run.sh
+	@FORKGRAPH_BIN=$(TEST_BIN) bash scripts/stage.sh e2e bash scripts/run-optional.sh "end-to-end client suite (e2e/)" e2e/run.sh
 
 # The TypeScript client (clients/typescript): generated types up to date, build, Node tests against
 # real servers, and the npm pack / consumer checks.
 test-client: test-server-bin
-	@FORKGRAPH_BIN=$(TEST_BIN) bash scripts/run-optional.sh "TypeScript client suite (clients/typescript/)" clients/typescript/test.sh
+	@FORKGRAPH_BIN=$(TEST_BIN) bash scripts/stage.sh "TypeScript client" bash scripts/run-optional.sh "TypeScript client suite (clients/typescript/)" clients/typescript/test.sh
 
 test-browser: test-server-bin
-	@FORKGRAPH_BIN=$(TEST_BIN) bash scripts/run-optional.sh "playground browser tests (web/playground/)" web/playground/test-browser.sh
+	@FORKGRAPH_BIN=$(TEST_BIN) bash scripts/stage.sh browser bash scripts/run-optional.sh "playground browser tests (web/playground/)" web/playground/test-browser.sh
 
 # Fuzz every target for FUZZTIME each (their seed corpora, and any failure found and kept under
 # testdata/fuzz/, already run in every `go test`). `make fuzz FUZZTIME=5m` for a longer hunt.

@@ -51,7 +51,11 @@ wait_healthy() {
 }
 
 port="$(free_port)"
-"$bin" -addr "127.0.0.1:$port" -db "$tmp/db" -sim-latency 50ms >"$tmp/server.log" 2>&1 &
+# -sim-latency is each simulated provider step's time: the fork flows follow an operation after
+# the fork's answer and must see it move, so a step must outlast the client's turn-around on a
+# loaded machine (50 ms did not, once, when make test ran its suites beside the Go suite at a
+# load of 14: the follow saw only COMMITTED).
+"$bin" -addr "127.0.0.1:$port" -db "$tmp/db" -sim-latency 250ms >"$tmp/server.log" 2>&1 &
 server_pid=$!
 base="http://127.0.0.1:$port"
 wait_healthy "$base" "$server_pid" "$tmp/server.log"

@@ -15,6 +15,7 @@ import (
 // one connection that runs it, for a page inside one segment's range and one across twenty.
 func TestPostgresDeepMessagesTakeTheGenericPlan(t *testing.T) {
 	requirePostgres(t)
+	t.Parallel() // a schema of its own, and its plan counts are of the one connection it holds
 	db := openTest(t, postgresConfig(t))
 	ctx := context.Background()
 	c := buildChain(t, db, 52, 50)

@@ -101,6 +101,7 @@ const postgresDSNEnv = "FORKGRAPH_TEST_POSTGRES_DSN"
 
 func TestPostgresContract(t *testing.T) {
 	requirePostgres(t)
+	t.Parallel() // every subtest opens a schema of its own; beside the other PostgreSQL tests it waits on the server, not the CPU
 	forkenginetest.RunStoreTests(t, func(t *testing.T) forkengine.Store { return openTest(t, postgresConfig(t)) })
 }
 

@@ -46,8 +46,11 @@ echo "client: generated types are up to date"
 npx graphql-codegen --config codegen.ts --check >"$tmp/codegen.log" 2>&1 ||
   { cat "$tmp/codegen.log" >&2; fail "src/generated/graphql.ts is stale: run npm --prefix clients/typescript run codegen and commit it"; }
 
-echo "client: build"
-npm run --silent build || fail "tsc build"
+# npm pack runs the build (prepack: tsc), so packing first builds dist/ once for the Node tests
+# and the tarball both, the way a publish would build it.
+echo "client: build (npm pack's prepack)"
+npm pack --silent --pack-destination "$tmp" >"$tmp/pack.log" ||
+  { cat "$tmp/pack.log" >&2; fail "npm pack (its prepack runs the tsc build)"; }
 
 if [ -z "${FORKGRAPH_BIN:-}" ]; then
   echo "client: building the server"
@@ -58,8 +61,7 @@ fi
 echo "client: node tests against the real server"
 node --test --test-concurrency=1 --test-timeout=120000 test/*.test.mjs || fail "node tests"
 
-echo "client: npm pack, install into an empty project, compile under --strict, run the README examples"
-npm pack --silent --pack-destination "$tmp" >"$tmp/pack.log" || fail "npm pack"
+echo "client: the packed tarball, installed into an empty project, compiled under --strict, the README examples run"
 tarball="$tmp/$(tail -n 1 "$tmp/pack.log")"
 [ -f "$tarball" ] || fail "npm pack made no tarball ($tarball)"
 consumer="$tmp/consumer"

@@ -23,6 +23,13 @@ const pressureSlowBy = 11 * time.Second
 // slow one by the slow call (11 s), an answer lost by a whole reconcile cycle.
 const pressureSlack = 5 * time.Second
 
+// pressureDuration is how long the clients fork under the spinner: three of the default lease's
+// sweeps (5 s apart), so unknowns fall due in several sweeps and the slow source's answers (11 s
+// each) queue behind one another, which is what the pass looks for, and about 110 unknowns in
+// all. It was 30 s (about 220); the spinner takes every core for this long plus the settling,
+// and in make test every other suite runs beside it.
+const pressureDuration = 15 * time.Second
+
 // TestUnknownsReconcileWithinTheBoundUnderCPUPressure: two instances on PostgreSQL, a CPU
 // spinner as wide as the machine beside them, busy clients forking all along, and clients whose
 // forks the provider answers unknown, one of them with a /reconcile that takes 11 s. Every
@@ -39,7 +46,7 @@ func TestUnknownsReconcileWithinTheBoundUnderCPUPressure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	load := ReconcileLoad{Instances: []*Instance{a, b}, Adapter: c.adapter, Workspace: workspace,
-		Busy: 4, Unknown: 3, Slow: 1, SlowBy: pressureSlowBy, Every: 400 * time.Millisecond, Duration: 30 * time.Second}
+		Busy: 4, Unknown: 3, Slow: 1, SlowBy: pressureSlowBy, Every: 400 * time.Millisecond, Duration: pressureDuration}
 	if err := load.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
