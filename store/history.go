@@ -243,10 +243,9 @@ func (q queries) presentedTurns(ctx context.Context, ws string, ids []string, ou
 // messages. A turn presented by several segments gets the messages of each. A root's turns, and
 // a child's own turns above its boundary, are never presented ids, so their read is the first
 // part alone; a page wholly inherited is the run parts alone, with no probe per presented id of
-// the messages the child stored under it (there are none unless it adopted the turn). It
-// selects the turn id (NULL for an inherited message: the caller presents it), the message's
-// position, whether it is inherited, the session presenting it, the index of the run whose key presents it, the turn's sequence and
-// the segment's stored Via, then columns (without runs, the columns alone); typedOnly keeps the messages with typed
+// the messages the child stored under it (there are none unless it adopted the turn). With
+// runs every part selects messagesOfTurnsHead, then columns (presentedMessageColumns in the
+// inherited part); without runs, the columns alone. typedOnly keeps the messages with typed
 // parts alone (typedMessage). Arguments: the workspace and the ids (inList) when in is not empty, then for
 // each run part the runs' values and the workspace.
 func messagesOfTurnsSQL(d dialect, in string, runs int, columns string, typedOnly bool) string {
@@ -281,9 +280,10 @@ func buildMessagesOfTurnsSQL(d dialect, in string, runs int, columns string, typ
 		// columns alone, with nothing to tell apart.
 		return "SELECT " + columns + " FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + typed + " ORDER BY m.turn_id, m.position"
 	}
+	ownHead, inheritedHead := messagesOfTurnsHead(columns)
 	own := ""
 	if in != "" {
-		own = "SELECT m.turn_id, m.position, 0, CAST(NULL AS TEXT), -1, 0, '', " + columns +
+		own = "SELECT " + ownHead + columns +
 			" FROM messages m WHERE m.workspace_id = ? AND m.turn_id IN " + in + typed
 	}
 	if own != "" {
@@ -319,18 +319,42 @@ func buildMessagesOfTurnsSQL(d dialect, in string, runs int, columns string, typ
 		joinStep{"histories", "h", byKey + " AND h.inherited_turns < h.prefix_turns"},
 		joinStep{"turns", "t", "t.workspace_id = h.workspace_id AND t.session_id = h.session_id AND " + inRun},
 		joinStep{"messages", "m", "m.workspace_id = t.workspace_id AND m.turn_id = t.id" + typed})
-	return with + own + "SELECT CAST(NULL AS TEXT), m.position, 1, h.session_id, runs.ix, t.sequence, " + viaIfTyped("g.via") + ", " +
-		presentedMessageColumns(columns) + " " + inherited +
-		"\n\tUNION ALL\n\tSELECT t.id, m.position, 0, CAST(NULL AS TEXT), -1, 0, '', " + columns + " " + adopted
+	return with + own + "SELECT " + inheritedHead + presentedMessageColumns(columns) + " " + inherited +
+		"\n\tUNION ALL\n\tSELECT " + ownHead + columns + " " + adopted
+}
+
+// wholeMessageColumns begin the columns of a read of whole messages (qualifiedMessagesOfWorkspace);
+// a narrower read (messageTextColumns) begins with the turn alone.
+const wholeMessageColumns = "m.id, m.session_id, m.turn_id, "
+
+// wholeMessages reports whether columns read whole messages, which are presented when inherited.
+func wholeMessages(columns string) bool { return strings.HasPrefix(columns, wholeMessageColumns) }
+
+// messagesOfTurnsHead is what each part of messagesOfTurnsSQL with runs selects before its
+// columns: the index of the run whose key presents the row (-1: a stored row, of a turn read by
+// id or adopted), the turn's sequence, and for whole messages the segment's stored Via (what
+// PresentMessageOfTurn remaps a typed message's references through), else the message's
+// position, which the narrower columns lack. A stored row's turn and session are its columns'.
+// (The head used to carry the turn id, the position again, an inherited flag and the session
+// beside the columns: fifteen columns an inherited message where a root's read has eight; now
+// eleven.)
+func messagesOfTurnsHead(columns string) (own, inherited string) {
+	if wholeMessages(columns) {
+		return "-1, 0, '', ", "runs.ix, t.sequence, " + viaIfTyped("g.via") + ", "
+	}
+	return "-1, 0, m.position, ", "runs.ix, t.sequence, m.position, "
 }
 
 // presentedMessageColumns is columns as the inherited part of messagesOfTurnsSQL selects them:
-// the owner's id, session and turn of a message are empty, since forkengine.PresentMessage
-// replaces all three with the child's. Each is a string the driver would copy out per row, and
-// a page of inherited messages read them for nothing (a tenth of a deep page's messages' CPU).
+// the owner's id and turn of a message are empty, since forkengine.PresentMessageOfTurn replaces
+// both with the child's, and the session is the child's, which the History found by the run's
+// key names (each owner's string was one the driver copied out per row for nothing).
 func presentedMessageColumns(columns string) string {
-	if rest, ok := strings.CutPrefix(columns, "m.id, m.session_id, m.turn_id, "); ok {
-		return "'', '', '', " + rest
+	if rest, ok := strings.CutPrefix(columns, wholeMessageColumns); ok {
+		return "'', h.session_id, '', " + rest
+	}
+	if rest, ok := strings.CutPrefix(columns, "m.turn_id, "); ok {
+		return "'', " + rest
 	}
 	return columns
 }
@@ -393,11 +417,12 @@ func presentedRuns(ids []string) (stored []string, runs []any) {
 }
 
 // messagesOfTurns reads turnIDs' messages (messagesOfTurnsSQL) into targets of one message m and
-// groups them by turn in Position order; full says the columns make whole messages, which are
-// presented when inherited.
+// groups them by turn in Position order. The columns begin with the message's turn; whole
+// messages (wholeMessages) are presented when inherited, narrower ones get the presented turn.
 func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []string, columns string,
-	targets func(*forkengine.Message) []any, full, typedOnly bool,
+	targets func(*forkengine.Message) []any, typedOnly bool,
 ) (map[string][]forkengine.Message, error) {
+	full := wholeMessages(columns)
 	out := make(map[string][]forkengine.Message, len(turnIDs))
 	err := q.inChunks(turnIDs, func(chunk []string) error {
 		stored, values := presentedRuns(chunk)
@@ -412,9 +437,9 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 		for i := range keys {
 			keys[i] = values[3*i].(string)
 		}
-		var tid, sid, via, turnID string
+		var via, turnID string
 		var vias viaDecoder
-		var position, inherited, seq, ix int64
+		var position, seq, ix int64
 		m := forkengine.Message{WorkspaceID: ws}
 		all := make([]forkengine.Message, 0, 2*len(chunk))
 		if runs == 0 {
@@ -425,7 +450,10 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 			groupMessages(all, out)
 			return nil
 		}
-		head := []any{textScan[string]{&tid}, &position, &inherited, textScan[string]{&sid}, &ix, &seq, &via}
+		head := []any{&ix, &seq, &via} // messagesOfTurnsHead
+		if !full {
+			head[2] = &position
+		}
 		var positions []int64 // of all's messages, for the order of the parts
 		// grouped: every row so far is inherited, in (key, sequence, position) order, so each
 		// turn's messages are already one run in position order (a page inside the segments, the
@@ -433,20 +461,23 @@ func (q queries) messagesOfTurns(ctx context.Context, ws string, turnIDs []strin
 		grouped, lastRun, lastSeq, lastPos := true, int64(-1), int64(0), int64(0)
 		err := scanEach(ctx, q, messagesOfTurnsSQL(q.dialect, in, runs, columns, typedOnly), args, append(head, targets(&m)...), func() {
 			got := m
-			got.TurnID = tid
+			if full {
+				position = got.Position
+			}
+			inherited := ix >= 0
 			if grouped {
 				// Runs have distinct keys or disjoint sequences, so rows in (run, sequence,
 				// position) order are grouped by turn.
-				grouped = inherited == 1 && (ix > lastRun || ix == lastRun && (seq > lastSeq || seq == lastSeq && position > lastPos))
+				grouped = inherited && (ix > lastRun || ix == lastRun && (seq > lastSeq || seq == lastSeq && position > lastPos))
 			}
-			if inherited == 1 {
+			if inherited {
 				key := keys[ix]
 				if ix != lastRun || seq != lastSeq || turnID == "" {
 					turnID = forkengine.PresentedTurnID(key, seq) // once per turn, not per message
 				}
 				if full {
-					got.Position = position
-					got = forkengine.PresentMessageOfTurn(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: key}, vias.decode(via), turnID, seq, got)
+					// got.SessionID is the child's (presentedMessageColumns).
+					got = forkengine.PresentMessageOfTurn(forkengine.History{WorkspaceID: ws, SessionID: got.SessionID, Key: key}, vias.decode(via), turnID, seq, got)
 				} else {
 					got.TurnID = turnID
 				}

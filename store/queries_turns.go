@@ -96,7 +96,7 @@ func (q queries) TurnsThrough(ctx context.Context, ws, sessionID string, maxSequ
 func (q queries) MessagesByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
 	return q.messagesOfTurns(ctx, ws, turnIDs, qualifiedMessagesOfWorkspace, func(m *forkengine.Message) []any {
 		return messagesTable.targets(m)[1:] // listAfterWorkspace: every column but workspace_id
-	}, true, false)
+	}, false)
 }
 
 // TypedMessagesByTurnIDs is MessagesByTurnIDs restricted to the messages with typed parts
@@ -105,7 +105,7 @@ func (q queries) MessagesByTurnIDs(ctx context.Context, ws string, turnIDs []str
 func (q queries) TypedMessagesByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
 	return q.messagesOfTurns(ctx, ws, turnIDs, qualifiedMessagesOfWorkspace, func(m *forkengine.Message) []any {
 		return messagesTable.targets(m)[1:]
-	}, true, true)
+	}, true)
 }
 
 // messageTextColumns are what MessageTextsByTurnIDs reads of a message: its turn and its text.
@@ -119,7 +119,7 @@ const messageTextColumns = "m.turn_id, m.role, m.content"
 func (q queries) MessageTextsByTurnIDs(ctx context.Context, ws string, turnIDs []string) (map[string][]forkengine.Message, error) {
 	return q.messagesOfTurns(ctx, ws, turnIDs, messageTextColumns, func(m *forkengine.Message) []any {
 		return []any{&m.TurnID, textScan[forkengine.MessageRole]{&m.Role}, &m.Content}
-	}, false, false)
+	}, false)
 }
 
 // MessagesByIDs returns the existing messages among ids, keyed by id.
