@@ -140,11 +140,17 @@ func cutPresented(id, kind string) (string, string, bool) {
 	return id[len(presentedPrefix):n], id[n+len(kind):], true
 }
 
-// PresentTurn is t, a row of a segment's owner, as the child with history h shows it. It is the
-// one place an inherited turn becomes the child's.
+// PresentTurn is t, a row of a segment's owner, as the child with history h shows it
+// (PresentTurnIn).
 func PresentTurn(h History, t Turn) Turn {
-	t.WorkspaceID, t.SessionID, t.ID = h.WorkspaceID, h.SessionID, PresentedTurnID(h.Key, t.Sequence)
+	PresentTurnIn(h, &t)
 	return t
+}
+
+// PresentTurnIn presents t in place: the one place an inherited turn becomes the child's. A store
+// presenting a page's rows where it read them copies no turn.
+func PresentTurnIn(h History, t *Turn) {
+	t.WorkspaceID, t.SessionID, t.ID = h.WorkspaceID, h.SessionID, PresentedTurnID(h.Key, t.Sequence)
 }
 
 // PresentMessage is m, a message of the owner's turn of sequence seq read through a segment whose

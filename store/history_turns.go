@@ -255,12 +255,19 @@ func spanArgs(d dialect, ids []string, own, inherited []any) []any {
 	return idArgs(d, ids, append(own, inherited...)...)
 }
 
-// spanRow is one row of a span read: the turn, the session it is read for, its span's
-// precedence and the history key that presents it when inherited.
+// spanRow is one row of a span read: the turn, its span's precedence and the history key that
+// presents it when inherited.
 type spanRow struct {
-	sid, key string
-	ord      int64
-	turn     forkengine.Turn
+	key  string
+	ord  int64
+	turn forkengine.Turn
+}
+
+// sessionSpans are the rows of one session of a span read that has inherited ones: the turns,
+// the inherited ones presented where they were read, and beside each its span's precedence.
+type sessionSpans struct {
+	turns []forkengine.Turn
+	ords  []int64
 }
 
 // readTurnSpans runs a span read of sessionIDs, chunk by chunk (read builds each chunk's
@@ -272,33 +279,46 @@ func (q queries) readTurnSpans(ctx context.Context, ws string, sessionIDs []stri
 	read func(chunk []string) (string, []any), out map[string][]forkengine.Turn) error {
 	return q.inChunks(sessionIDs, func(chunk []string) error {
 		query, args := read(chunk)
-		var inherited map[string][]spanRow
+		var spans map[string]*sessionSpans
 		var r spanRow
 		r.turn.WorkspaceID = ws
 		targets := append([]any{&r.ord, textScan[string]{&r.key}}, turnsTable.targets(&r.turn)[1:]...)
 		err := scanEach(ctx, q, query, args, targets, func() {
-			if r.ord == ownOrdinal {
-				out[r.turn.SessionID] = append(out[r.turn.SessionID], r.turn)
+			sid := r.turn.SessionID // an inherited row's is the session it is read for (inheritedTurnColumns)
+			s := spans[sid]
+			if r.ord == ownOrdinal && s == nil {
+				out[sid] = append(out[sid], r.turn)
 				return
 			}
-			if inherited == nil {
-				inherited = map[string][]spanRow{}
+			if s == nil {
+				s = &sessionSpans{}
+				if n > 0 {
+					// A page's rows are about n (a few more where segments overlap): grown by
+					// doubling from one, a page of twenty copied its rows five times.
+					s.turns, s.ords = make([]forkengine.Turn, 0, 2*n), make([]int64, 0, 2*n)
+				}
+				if spans == nil {
+					spans = map[string]*sessionSpans{}
+				}
+				spans[sid] = s
 			}
-			r.sid = r.turn.SessionID
-			inherited[r.sid] = append(inherited[r.sid], r)
+			s.turns, s.ords = append(s.turns, r.turn), append(s.ords, r.ord)
+			if r.ord != ownOrdinal {
+				forkengine.PresentTurnIn(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: r.key}, &s.turns[len(s.turns)-1])
+			}
 		})
 		if err != nil {
 			return classify(err, "turns of %d sessions", len(chunk))
 		}
 		for _, sid := range chunk {
 			own, ok := out[sid]
-			switch {
-			case len(inherited[sid]) > 0:
-				rows := inherited[sid]
+			switch s := spans[sid]; {
+			case s != nil:
+				// The own rows read before the first inherited one join them.
 				for _, t := range own {
-					rows = append(rows, spanRow{sid: sid, ord: ownOrdinal, turn: t})
+					s.turns, s.ords = append(s.turns, t), append(s.ords, ownOrdinal)
 				}
-				out[sid] = mergeTurnSpans(ws, rows, n, backward)
+				out[sid] = mergeTurnSpans(s, n, backward)
 			case ok && !inOrder(own, backward):
 				// Each part reads in its index's order; a plan that does not is sorted here.
 				slices.SortFunc(own, func(a, b forkengine.Turn) int {
@@ -362,36 +382,48 @@ func inOrder(turns []forkengine.Turn, backward bool) bool {
 }
 
 // mergeTurnSpans orders one session's span rows by sequence, keeps the row of the highest
-// precedence at each sequence, presents the inherited ones as the session's, and keeps n.
-func mergeTurnSpans(ws string, rows []spanRow, n int, backward bool) []forkengine.Turn {
-	order := func(a, b spanRow) int {
-		c := cmp.Compare(a.turn.Sequence, b.turn.Sequence)
+// precedence at each sequence, and keeps n.
+func mergeTurnSpans(s *sessionSpans, n int, backward bool) []forkengine.Turn {
+	order := func(i, j int) int {
+		c := cmp.Compare(s.turns[i].Sequence, s.turns[j].Sequence)
 		if backward {
 			c = -c
 		}
 		if c == 0 {
-			c = cmp.Compare(b.ord, a.ord)
+			c = cmp.Compare(s.ords[j], s.ords[i])
 		}
 		return c
 	}
 	// The parts read in their indexes' order, the segments' and the own rows' after them, so a
-	// page is usually in order already (its own rows follow the inherited ones).
-	if !slices.IsSortedFunc(rows, order) {
-		slices.SortFunc(rows, order)
-	}
-	out := make([]forkengine.Turn, 0, len(rows))
-	for i, r := range rows {
-		if i > 0 && rows[i-1].turn.Sequence == r.turn.Sequence {
-			continue // a span of lower precedence at the same sequence
-		}
-		if n > 0 && len(out) == n {
+	// forward page is usually in order already (its own rows follow the inherited ones).
+	turns := s.turns
+	for i := 1; i < len(turns); i++ {
+		if order(i-1, i) > 0 {
+			perm := make([]int, len(turns))
+			for k := range perm {
+				perm[k] = k
+			}
+			slices.SortFunc(perm, order)
+			sorted, ords := make([]forkengine.Turn, len(turns)), make([]int64, len(turns))
+			for k, p := range perm {
+				sorted[k], ords[k] = turns[p], s.ords[p]
+			}
+			turns, s.turns, s.ords = sorted, sorted, ords
 			break
 		}
-		t := r.turn
-		if r.ord != ownOrdinal {
-			t = forkengine.PresentTurn(forkengine.History{WorkspaceID: ws, SessionID: r.sid, Key: r.key}, t)
-		}
-		out = append(out, t)
 	}
-	return out
+	kept := 0
+	for i := range turns {
+		if kept > 0 && turns[kept-1].Sequence == turns[i].Sequence {
+			continue // a span of lower precedence at the same sequence
+		}
+		if n > 0 && kept == n {
+			break
+		}
+		if kept != i {
+			turns[kept] = turns[i]
+		}
+		kept++
+	}
+	return turns[:kept]
 }
