@@ -27,7 +27,7 @@ const postgresDSNEnv = "FORKGRAPH_TEST_POSTGRES_DSN"
 
 // requirePostgres skips a PostgreSQL case without a server (scripts/test-postgres.sh runs the
 // resolvers' PostgreSQL cases with one).
-func requirePostgres(t *testing.T) {
+func requirePostgres(t testing.TB) {
 	t.Helper()
 	if os.Getenv(postgresDSNEnv) == "" {
 		t.Skipf("%s is not set; run: eval \"$(scripts/start-postgres.sh)\"", postgresDSNEnv)
@@ -36,7 +36,7 @@ func requirePostgres(t *testing.T) {
 
 // postgresTestConfig creates a schema of its own for the test (dropped afterwards) and returns
 // a store config whose connections use it.
-func postgresTestConfig(t *testing.T) store.Config {
+func postgresTestConfig(t testing.TB) store.Config {
 	t.Helper()
 	requirePostgres(t)
 	base := os.Getenv(postgresDSNEnv)

@@ -113,8 +113,13 @@ func postCode(b *testing.B, h http.Handler, body []byte) string {
 }
 
 func newBenchServer(b *testing.B) http.Handler {
+	return newBenchServerOn(b, store.Config{Driver: "sqlite", DSN: filepath.Join(b.TempDir(), "bench.db"), Logger: quiet})
+}
+
+// newBenchServerOn is newBenchServer on the store cfg opens.
+func newBenchServerOn(b *testing.B, cfg store.Config) http.Handler {
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: filepath.Join(b.TempDir(), "bench.db"), Logger: quiet})
+	db, err := store.Open(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -158,7 +158,11 @@ func BenchmarkTurnsPage(b *testing.B) {
 				// chain's few hundred rows its planner rightly scans the turns and messages per
 				// segment, and autovacuum's analyse, arriving in the middle of a run, changed the
 				// plans under it. (SQLite keeps no statistics: its plans do not depend on the size.)
+				// The long transcript makes messages a real table's size and the wide one turns: with
+				// the chain's 200 turns alone (seven pages) the planner scanned turns whole once per
+				// segment, which cost the tail page 1.7x a root's wall time (20 scans of 5 µs each).
 				seedLongTranscript(b, db, "long", 40, 1000)
+				seedLongTranscript(b, db, "wide", 1500, 1)
 				require.NoError(b, db.queries.db.Exec("ANALYZE").Error)
 			}
 			ctx := context.Background()
