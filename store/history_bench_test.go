@@ -123,8 +123,9 @@ func testDeepChainCosts(t *testing.T, cfg Config) {
 	require.Equal(t, map[string]int{c.root: 52, c.deep: 102}, counts)
 }
 
-// BenchmarkTurnsPage reads a page of 20 turns and their messages, of a root and of a child 50
-// forks deep (aim: within 1.2x of the root's time), on SQLite and, when
+// BenchmarkTurnsPage reads a page of 20 turns and their messages (each turn's whole list, and a
+// page of each as the API reads them), of a root and of a child 50 forks deep (aim: within 1.2x
+// of the root's time), on SQLite and, when
 // FORKGRAPH_TEST_POSTGRES_DSN is set, PostgreSQL. The child's history is the root's 52 turns
 // then one turn of each of 49 forks: Depth50 reads the page after sequence 10, within the root's
 // segment, Depth50Tail the page after 80, across twenty segments of one turn each (the worst a
@@ -166,37 +167,53 @@ func BenchmarkTurnsPage(b *testing.B) {
 				require.NoError(b, db.queries.db.Exec("ANALYZE").Error)
 			}
 			ctx := context.Background()
-			var rootCPU, rootWall float64 // the root page's of this run: the deep pages report their ratios to them
-			for _, s := range []struct {
-				name, id string
-				after    int64
-			}{{"Root", c.root, 10}, {"Depth50", c.deep, 10}, {"Depth50Tail", c.deep, 80}} {
-				b.Run("page="+s.name, func(b *testing.B) {
-					cpu0, wall0 := processCPU(b), time.Now()
-					for b.Loop() {
-						page, err := db.TurnsBySessionIDs(ctx, "ws", []string{s.id}, s.after, 20)
-						if err != nil || len(page[s.id]) != 20 {
-							b.Fatalf("page: %v, %d turns", err, len(page[s.id]))
+			// A page's messages as the engine reads a list of them (MessagesByTurnIDs) and as
+			// the API reads them, Turn.messages and Turn.messagesConnection alike: a page per
+			// turn (TurnMessagesAfter; a connection's first ten and one more).
+			reads := []struct {
+				name string
+				read func(ids []string) (map[string][]forkengine.Message, error)
+			}{
+				{"byTurn", func(ids []string) (map[string][]forkengine.Message, error) {
+					return db.MessagesByTurnIDs(ctx, "ws", ids)
+				}},
+				{"paged", func(ids []string) (map[string][]forkengine.Message, error) {
+					return db.TurnMessagesAfter(ctx, "ws", ids, 0, 11)
+				}},
+			}
+			for _, messages := range reads {
+				var rootCPU, rootWall float64 // the root page's of this run: the deep pages report their ratios to them
+				for _, s := range []struct {
+					name, id string
+					after    int64
+				}{{"Root", c.root, 10}, {"Depth50", c.deep, 10}, {"Depth50Tail", c.deep, 80}} {
+					b.Run("messages="+messages.name+"/page="+s.name, func(b *testing.B) {
+						cpu0, wall0 := processCPU(b), time.Now()
+						for b.Loop() {
+							page, err := db.TurnsBySessionIDs(ctx, "ws", []string{s.id}, s.after, 20)
+							if err != nil || len(page[s.id]) != 20 {
+								b.Fatalf("page: %v, %d turns", err, len(page[s.id]))
+							}
+							ids := make([]string, 0, 20)
+							for _, t := range page[s.id] {
+								ids = append(ids, t.ID)
+							}
+							msgs, err := messages.read(ids)
+							if err != nil || len(msgs) != 20 {
+								b.Fatalf("messages: %v, of %d turns", err, len(msgs))
+							}
 						}
-						ids := make([]string, 0, 20)
-						for _, t := range page[s.id] {
-							ids = append(ids, t.ID)
+						cpu := float64(processCPU(b)-cpu0) / float64(b.N) / 1e3
+						wall := float64(time.Since(wall0).Nanoseconds()) / float64(b.N)
+						b.ReportMetric(cpu, "cpu-us/op")
+						if s.name == "Root" {
+							rootCPU, rootWall = cpu, wall
+						} else if rootCPU > 0 {
+							b.ReportMetric(cpu/rootCPU, "x-root")
+							b.ReportMetric(wall/rootWall, "x-root-wall")
 						}
-						msgs, err := db.MessagesByTurnIDs(ctx, "ws", ids)
-						if err != nil || len(msgs) != 20 {
-							b.Fatalf("messages: %v, of %d turns", err, len(msgs))
-						}
-					}
-					cpu := float64(processCPU(b)-cpu0) / float64(b.N) / 1e3
-					wall := float64(time.Since(wall0).Nanoseconds()) / float64(b.N)
-					b.ReportMetric(cpu, "cpu-us/op")
-					if s.name == "Root" {
-						rootCPU, rootWall = cpu, wall
-					} else if rootCPU > 0 {
-						b.ReportMetric(cpu/rootCPU, "x-root")
-						b.ReportMetric(wall/rootWall, "x-root-wall")
-					}
-				})
+					})
+				}
 			}
 		})
 	}

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/forkgraph/forkgraph/forkengine"
 )
@@ -186,41 +189,186 @@ func presentedCount(chunk []string) int {
 	return n
 }
 
-// turnMessagesSQL reads a page of each turn's messages: tid, inh, sid, hkey, seq, via, then every
-// column of messages. Each stream is cut to the page in SQL (a LATERAL on PostgreSQL; on SQLite
-// a correlated subquery that finds the page's last position, an index range bound). Arguments:
-// turnSourcesArgs, then turnMessagesArgs.
-func turnMessagesSQL(d dialect, ids, presented int, backward bool) string {
-	head := turnSourcesCTE(d, ids, presented) + "SELECT msrc.tid, msrc.inh, msrc.sid, msrc.hkey, msrc.seq, " + viaIfTyped("msrc.via") + ", " + messagesTable.list("m.")
-	near, dir, far := "m.position > CAST(? AS BIGINT)", "", "m.position <= msrc.wm"
-	if backward {
-		near, dir, far = "m.position <= "+least(d, "CAST(? AS BIGINT) - 1", "msrc.wm"), " DESC", "m.position >= 0"
+// turnMessagePagesSQL reads a page of each turn's messages: stored of them stored turns' ids
+// (a root's, a child's own), runs the runs of presented ids (presentedRuns), as
+// messagesOfTurnsSQL reads their whole lists, each stream cut to the page in SQL. A stream is a
+// stored turn's messages, or a run's segment owner's turn's up to the segment's watermark, or an
+// adopted turn's (the child's rows under a presented id): a LATERAL read ordered and limited on
+// PostgreSQL; on SQLite an index range of messages_by_turn between the cursor and the page's
+// last position, which a correlated subquery finds walking the same index (once per stream: it is
+// the range's bound). Every part selects messagesOfTurnsHead, then the message's columns
+// (presentedMessageColumns in the inherited part). A page of inherited turns is read per run,
+// not per turn: its History by key and its segments overlapping the run once, then each
+// segment's owner's turns in the run (at depth 50 the per-turn read sought the segments twenty
+// times and read a stream of the presented id itself, empty unless adopted, for each turn).
+// Arguments: turnMessagePagesArgs.
+func turnMessagePagesSQL(d dialect, stored, runs int, backward bool) string {
+	k := turnMessagePagesKey{d.lateralJoins, stored, runs, backward}
+	if d.jsonIDLists {
+		k.stored = min(stored, 1) // one JSON array, whatever its length
 	}
-	order := " ORDER BY msrc.tid, m.position" + dir
-	if d.lateralJoins {
-		return head + ` FROM msrc CROSS JOIN LATERAL (SELECT * FROM messages m WHERE m.workspace_id = msrc.ows
-	AND m.turn_id = msrc.mturn AND ` + near + ` AND ` + far + ` ORDER BY m.position` + dir + ` LIMIT ?) m` + order
+	if s, ok := turnMessagePagesStatements.Load(k); ok {
+		return s.(string)
 	}
-	sub := func(alias string) string {
-		return strings.ReplaceAll(near, "m.", alias+".")
-	}
-	bound := "m.position <= COALESCE((SELECT x.position FROM messages x WHERE x.workspace_id = msrc.ows AND x.turn_id = msrc.mturn AND " +
-		sub("x") + " AND x.position <= msrc.wm ORDER BY x.position LIMIT 1 OFFSET ?), msrc.wm)"
-	if backward {
-		bound = "m.position >= COALESCE((SELECT x.position FROM messages x WHERE x.workspace_id = msrc.ows AND x.turn_id = msrc.mturn AND " +
-			sub("x") + " ORDER BY x.position DESC LIMIT 1 OFFSET ?), 0)"
-		return head + ` FROM msrc CROSS JOIN messages m WHERE m.workspace_id = msrc.ows AND m.turn_id = msrc.mturn AND ` +
-			near + ` AND ` + bound + order
-	}
-	return head + ` FROM msrc CROSS JOIN messages m WHERE m.workspace_id = msrc.ows AND m.turn_id = msrc.mturn AND ` +
-		near + ` AND ` + bound + order
+	s := buildTurnMessagePagesSQL(d, stored, runs, backward)
+	turnMessagePagesStatements.Store(k, s)
+	return s
 }
 
-func turnMessagesArgs(d dialect, position int64, n int) []any {
-	if d.lateralJoins {
-		return []any{position, n}
+// turnMessagePagesStatements remembers the statements turnMessagePagesSQL built.
+var turnMessagePagesStatements sync.Map
+
+type turnMessagePagesKey struct {
+	lateral      bool
+	stored, runs int
+	backward     bool
+}
+
+func buildTurnMessagePagesSQL(d dialect, stored, runs int, backward bool) string {
+	cols := qualifiedMessagesOfWorkspace
+	ownHead, inheritedHead := messagesOfTurnsHead(cols)
+	dir := ""
+	if backward {
+		dir = " DESC"
 	}
-	return []any{position, position, n - 1}
+	// stream is the messages m of turn, on ws, up to wm (empty: no watermark), cut to the page.
+	stream := func(ws, turn, wm string) string {
+		if d.lateralJoins {
+			near := "m.position > CAST(? AS BIGINT)"
+			if backward {
+				near = "m.position < CAST(? AS BIGINT)"
+			}
+			if wm != "" {
+				near += " AND m.position <= " + wm
+			}
+			return "CROSS JOIN LATERAL (SELECT * FROM messages m WHERE m.workspace_id = " + ws + " AND m.turn_id = " + turn + " AND " + near +
+				" ORDER BY m.position" + dir + " LIMIT ?) m"
+		}
+		// SQLite: the range's two ends are one bound each (with two upper bounds, the cursor's or
+		// the watermark's and the page's end, it ranged over one and filtered by the other, which
+		// for the page's end was its subquery once per message instead of once per stream).
+		// Forward: after the cursor, up to the page's last position or else the watermark (the
+		// subquery stops there too). Backward: below the cursor and the watermark, down to the
+		// page's last position or else the first.
+		seek := "m.workspace_id = " + ws + " AND m.turn_id = " + turn
+		first := "x.workspace_id = " + ws + " AND x.turn_id = " + turn
+		if !backward {
+			end := "9223372036854775807"
+			if wm != "" {
+				end = wm
+				first += " AND x.position <= " + wm
+			}
+			return "CROSS JOIN messages m WHERE " + seek + " AND m.position > ? AND m.position <= COALESCE((SELECT x.position FROM messages x WHERE " +
+				first + " AND x.position > ? ORDER BY x.position LIMIT 1 OFFSET ?), " + end + ")"
+		}
+		below := "? - 1"
+		if wm != "" {
+			below = "MIN(? - 1, " + wm + ")"
+		}
+		return "CROSS JOIN messages m WHERE " + seek + " AND m.position <= " + below + " AND m.position >= COALESCE((SELECT x.position FROM messages x WHERE " +
+			first + " AND x.position <= " + below + " ORDER BY x.position DESC LIMIT 1 OFFSET ?), 0)"
+	}
+	var parts []string
+	with := ""
+	if stored > 0 {
+		if d.jsonIDLists {
+			parts = append(parts, "SELECT "+ownHead+cols+" FROM (SELECT value AS id FROM json_each(?)) s "+stream("?", "s.id", ""))
+		} else {
+			with = strings.TrimSuffix(idsCTE(d, stored), " ")
+			parts = append(parts, "SELECT "+ownHead+cols+" FROM ids "+stream("?", "ids.id", ""))
+		}
+	}
+	if runs > 0 {
+		values := "(VALUES (CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))" + strings.Repeat(", (?, ?, ?, ?)", runs-1) + ")"
+		runsOf := "(SELECT column1 AS hkey, column2 AS lo, column3 AS hi, column4 AS ix FROM " + values + " v) runs"
+		if d.lateralJoins {
+			// One MATERIALIZED CTE, as messagesOfTurnsSQL's (its generic plan), its values first.
+			cte := "runs (hkey, lo, hi, ix) AS MATERIALIZED " + values
+			if with == "" {
+				with = "WITH " + cte
+			} else {
+				with += ", " + cte
+			}
+			runsOf = "runs"
+		}
+		byKey := "h.workspace_id = ? AND h.history_key = runs.hkey"
+		inRun := "t.sequence >= runs.lo AND t.sequence <= runs.hi AND t.sequence <= h.boundary"
+		inherited := []joinStep{
+			{"histories", "h", byKey + " AND runs.lo <= h.boundary"},
+			{"history_segments", "g", "g.workspace_id = h.workspace_id AND g.session_id = h.session_id AND " +
+				"g.from_sequence < runs.hi AND g.to_sequence >= runs.lo"},
+			{"turns", "t", "t.workspace_id = g.owner_workspace_id AND t.session_id = g.owner_session_id AND " + inRun +
+				" AND t.sequence > g.from_sequence AND t.sequence <= g.to_sequence"}}
+		adopted := []joinStep{
+			{"histories", "h", byKey + " AND h.inherited_turns < h.prefix_turns"},
+			{"turns", "t", "t.workspace_id = h.workspace_id AND t.session_id = h.session_id AND " + inRun}}
+		parts = append(parts,
+			"SELECT "+inheritedHead+presentedMessageColumns(cols)+" "+chainThenStream(d, runsOf, inherited, stream("g.owner_workspace_id", "t.id", "g.watermark")),
+			"SELECT "+ownHead+cols+" "+chainThenStream(d, runsOf, adopted, stream("t.workspace_id", "t.id", "")))
+	}
+	if with != "" {
+		with += " "
+	}
+	return with + strings.Join(parts, "\n\tUNION ALL\n\t")
+}
+
+// chainThenStream is seekChain of first and steps, then the stream of messages (a LATERAL
+// subquery on PostgreSQL; on SQLite the messages joined last, the stream's conditions after the
+// steps').
+func chainThenStream(d dialect, first string, steps []joinStep, stream string) string {
+	chain := seekChain(d, first, steps...)
+	if d.lateralJoins {
+		return chain + " " + stream
+	}
+	head, where, _ := strings.Cut(stream, " WHERE ")
+	return strings.Replace(chain, " WHERE ", " "+head+" WHERE ", 1) + " AND " + where
+}
+
+// turnMessagePagesArgs are the arguments of turnMessagePagesSQL: for stored the ids, then (on
+// PostgreSQL) the runs' values, then each part's: the workspace, the cursor, the limit (on
+// SQLite the cursor again and the limit less one, the subquery's offset), the runs' values first
+// in each run part on SQLite.
+func turnMessagePagesArgs(d dialect, ws string, stored []string, values []any, position int64, limit int) []any {
+	runs := make([]any, 0, len(values)/3*4)
+	for i := 0; i+2 < len(values); i += 3 {
+		runs = append(runs, values[i], values[i+1], values[i+2], i/3)
+	}
+	var args []any
+	part := func(workspace bool) {
+		if workspace {
+			args = append(args, ws)
+		}
+		if d.lateralJoins {
+			args = append(args, position, limit)
+			return
+		}
+		args = append(args, position, position, limit-1)
+	}
+	if d.lateralJoins {
+		if len(stored) > 0 {
+			args = idArgs(d, stored)
+		}
+		args = append(args, runs...)
+		if len(stored) > 0 {
+			part(true)
+		}
+		if len(runs) > 0 {
+			part(true)
+			part(true)
+		}
+		return args
+	}
+	if len(stored) > 0 {
+		args = append(args, idList(stored), ws, position)
+		args = append(args, ws, position, limit-1)
+	}
+	if len(runs) > 0 {
+		for range 2 {
+			args = append(append(args, runs...), ws)
+			part(false)
+		}
+	}
+	return args
 }
 
 // TurnMessagesAfter returns per turn up to limit messages after afterPosition.
@@ -241,24 +389,56 @@ func (q queries) turnMessagePages(ctx context.Context, ws string, turnIDs []stri
 	limit = max(limit, 1)
 	out := map[string][]forkengine.Message{}
 	err := q.inChunks(turnIDs, func(chunk []string) error {
-		var tid, sid, hkey, via string
+		stored, values := presentedRuns(chunk)
+		keys := make([]string, len(values)/3) // by the run index each inherited row selects
+		for i := range keys {
+			keys[i] = values[3*i].(string)
+		}
+		var via, turnID string
 		var vias viaDecoder
-		var inherited, seq int64
-		var m forkengine.Message
-		targets := append([]any{&tid, &inherited, &sid, &hkey, &seq, &via}, messagesTable.targets(&m)...)
-		args := turnSourcesArgs(q.dialect, ws, chunk, turnMessagesArgs(q.dialect, position, limit)...)
-		err := scanEach(ctx, q, turnMessagesSQL(q.dialect, len(chunk), presentedCount(chunk), backward), args, targets, func() {
-			if len(out[tid]) >= limit {
-				return
+		var ix, seq int64
+		lastRun, lastSeq := int64(-1), int64(0)
+		m := forkengine.Message{WorkspaceID: ws}
+		targets := append([]any{&ix, &seq, &via}, messagesTable.targets(&m)[1:]...) // messagesOfTurnsHead, then every column but workspace_id
+		var unordered map[string]bool                                               // turns whose streams arrived interleaved
+		err := scanEach(ctx, q, turnMessagePagesSQL(q.dialect, len(stored), len(keys), backward),
+			turnMessagePagesArgs(q.dialect, ws, stored, values, position, limit), targets, func() {
+				got := m
+				if ix >= 0 {
+					if ix != lastRun || seq != lastSeq || turnID == "" {
+						turnID, lastRun, lastSeq = forkengine.PresentedTurnID(keys[ix], seq), ix, seq // once per turn, not per message
+					}
+					// got.SessionID is the child's (presentedMessageColumns).
+					got = forkengine.PresentMessageOfTurn(forkengine.History{WorkspaceID: ws, SessionID: got.SessionID, Key: keys[ix]}, vias.decode(via), turnID, seq, got)
+				}
+				list := out[got.TurnID]
+				if n := len(list); n > 0 && (got.Position > list[n-1].Position) == backward {
+					if unordered == nil {
+						unordered = map[string]bool{}
+					}
+					unordered[got.TurnID] = true
+				}
+				out[got.TurnID] = append(list, got)
+			})
+		if err != nil {
+			return classify(err, "message pages of %d turns", len(chunk))
+		}
+		// A turn shown by several streams (segments over one sequence, an adopted turn) has each
+		// one's page: merged in position order, the page is the first limit of them.
+		for tid := range unordered {
+			slices.SortFunc(out[tid], func(a, b forkengine.Message) int {
+				if backward {
+					return cmp.Compare(b.Position, a.Position)
+				}
+				return cmp.Compare(a.Position, b.Position)
+			})
+		}
+		for _, id := range chunk {
+			if list := out[id]; len(list) > limit {
+				out[id] = list[:limit]
 			}
-			got := m
-			got.TurnID = tid
-			if inherited == 1 {
-				got = forkengine.PresentMessage(forkengine.History{WorkspaceID: ws, SessionID: sid, Key: hkey}, vias.decode(via), seq, got)
-			}
-			out[tid] = append(out[tid], got)
-		})
-		return classify(err, "message pages of %d turns", len(chunk))
+		}
+		return nil
 	})
 	return out, err
 }
