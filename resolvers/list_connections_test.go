@@ -316,7 +316,8 @@ func TestDeprecatedListsRefuseLongLists(t *testing.T) {
 
 // TestDeprecatedTurnMessagesReadsNoFurtherThanItsCap: Turn.messages refuses a turn of more than
 // MaxListLength messages having read one more than the cap, not the whole turn (a turn of
-// 3,000 messages read all 3,000 before answering list_too_long).
+// 3,000 messages read all 3,000 before answering list_too_long), whether it reads whole messages
+// or their text alone.
 func TestDeprecatedTurnMessagesReadsNoFurtherThanItsCap(t *testing.T) {
 	t.Parallel()
 	api := newTestAPI(t, apiOptions{engine: noBackground})
@@ -331,15 +332,18 @@ func TestDeprecatedTurnMessagesReadsNoFurtherThanItsCap(t *testing.T) {
 		_, err := api.engine.AppendMessages(ctx, in)
 		require.NoError(t, err)
 	}
-	const q = `{ session(workspaceId: "w", id: "huge") { latestTurn { messages { localId } } } }`
-	before := api.db.RowsRead()
-	e := api.with(t).expectCode("BAD_USER_INPUT", q, nil)
-	rows := api.db.RowsRead() - before
-	require.Equal(t, resolvers.ReasonListTooLong, e.Extensions["reason"])
-	// The cap and one, the session and its latest turn, and a few rows of the response's other
-	// reads; the whole turn would be 3,002.
-	require.GreaterOrEqual(t, rows, int64(resolvers.MaxListLength+1))
-	require.Less(t, rows, int64(resolvers.MaxListLength+20), "rows read to refuse a turn of %d messages", total+2)
+	// The whole messages, and their role and content alone (the narrow read).
+	for _, q := range []string{`{ session(workspaceId: "w", id: "huge") { latestTurn { messages { localId } } } }`,
+		`{ session(workspaceId: "w", id: "huge") { latestTurn { messages { role content } } } }`} {
+		before := api.db.RowsRead()
+		e := api.with(t).expectCode("BAD_USER_INPUT", q, nil)
+		rows := api.db.RowsRead() - before
+		require.Equal(t, resolvers.ReasonListTooLong, e.Extensions["reason"], q)
+		// The cap and one, the session and its latest turn, and a few rows of the response's other
+		// reads; the whole turn would be 3,002.
+		require.GreaterOrEqual(t, rows, int64(resolvers.MaxListLength+1), q)
+		require.Less(t, rows, int64(resolvers.MaxListLength+20), "rows read by %s to refuse a turn of %d messages", q, total+2)
+	}
 
 	var out struct {
 		Session struct {

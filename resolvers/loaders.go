@@ -173,11 +173,14 @@ func newLoaders(ctx context.Context, with loaderSources) *loaders {
 		return byWorkspace(ctx, keys, rd.CountTurnsBySessionIDs)
 	})
 	l.turnMessages = newRelation(batch, "turnMessages", func(ctx context.Context, keys []key) (map[key][]forkengine.Message, error) {
-		if with.narrow != nil && showsOnly(ctx, "Message", messageTextFields) {
-			return byWorkspace(ctx, keys, with.narrow.MessageTextsByTurnIDs)
-		}
 		// The deprecated whole list refuses more than MaxListLength messages, so it reads one more
-		// than that per turn and no further (a page cut in SQL), not the whole turn.
+		// than that per turn and no further (a page cut in SQL), not the whole turn: its narrow
+		// read (role and content alone) too.
+		if with.narrow != nil && showsOnly(ctx, "Message", messageTextFields) {
+			return byWorkspace(ctx, keys, func(ctx context.Context, ws string, ids []string) (map[string][]forkengine.Message, error) {
+				return with.narrow.MessageTextsByTurnIDs(ctx, ws, ids, MaxListLength+1)
+			})
+		}
 		return byWorkspace(ctx, keys, func(ctx context.Context, ws string, ids []string) (map[string][]forkengine.Message, error) {
 			return rd.TurnMessagesAfter(ctx, ws, ids, 0, MaxListLength+1)
 		})

@@ -15,8 +15,9 @@ import (
 // (a page's latest turns' messages as role and content, each lineage's source session) read
 // several columns per row that nobody saw.
 type NarrowReads interface {
-	// MessageTextsByTurnIDs is MessagesByTurnIDs with only each message's turn, role and content.
-	MessageTextsByTurnIDs(ctx context.Context, workspaceID string, turnIDs []string) (map[string][]forkengine.Message, error)
+	// MessageTextsByTurnIDs is TurnMessagesAfter from the first message with only each message's
+	// turn, role and content.
+	MessageTextsByTurnIDs(ctx context.Context, workspaceID string, turnIDs []string, limit int) (map[string][]forkengine.Message, error)
 	// LineageEndsByTargetIDs is LineagesByTargetIDs with only each lineage's two sessions.
 	LineageEndsByTargetIDs(ctx context.Context, workspaceID string, targetIDs []string) (map[string]forkengine.Lineage, error)
 }

@@ -19,9 +19,9 @@ type countingNarrow struct {
 	calls, lineageCalls atomic.Int64
 }
 
-func (c *countingNarrow) MessageTextsByTurnIDs(ctx context.Context, ws string, ids []string) (map[string][]forkengine.Message, error) {
+func (c *countingNarrow) MessageTextsByTurnIDs(ctx context.Context, ws string, ids []string, limit int) (map[string][]forkengine.Message, error) {
 	c.calls.Add(1)
-	return c.db.MessageTextsByTurnIDs(ctx, ws, ids)
+	return c.db.MessageTextsByTurnIDs(ctx, ws, ids, limit)
 }
 
 func (c *countingNarrow) LineageEndsByTargetIDs(ctx context.Context, ws string, ids []string) (map[string]forkengine.Lineage, error) {

@@ -196,21 +196,21 @@ func presentedCount(chunk []string) int {
 // adopted turn's (the child's rows under a presented id): a LATERAL read ordered and limited on
 // PostgreSQL; on SQLite an index range of messages_by_turn between the cursor and the page's
 // last position, which a correlated subquery finds walking the same index (once per stream: it is
-// the range's bound). Every part selects messagesOfTurnsHead, then the message's columns
-// (presentedMessageColumns in the inherited part). A page of inherited turns is read per run,
+// the range's bound). Every part selects messagesOfTurnsHead, then columns (whole messages, or
+// the narrower messageTextColumns; presentedMessageColumns in the inherited part). A page of inherited turns is read per run,
 // not per turn: its History by key and its segments overlapping the run once, then each
 // segment's owner's turns in the run (at depth 50 the per-turn read sought the segments twenty
 // times and read a stream of the presented id itself, empty unless adopted, for each turn).
 // Arguments: turnMessagePagesArgs.
-func turnMessagePagesSQL(d dialect, stored, runs int, backward bool) string {
-	k := turnMessagePagesKey{d.lateralJoins, stored, runs, backward}
+func turnMessagePagesSQL(d dialect, columns string, stored, runs int, backward bool) string {
+	k := turnMessagePagesKey{d.lateralJoins, columns, stored, runs, backward}
 	if d.jsonIDLists {
 		k.stored = min(stored, 1) // one JSON array, whatever its length
 	}
 	if s, ok := turnMessagePagesStatements.Load(k); ok {
 		return s.(string)
 	}
-	s := buildTurnMessagePagesSQL(d, stored, runs, backward)
+	s := buildTurnMessagePagesSQL(d, columns, stored, runs, backward)
 	turnMessagePagesStatements.Store(k, s)
 	return s
 }
@@ -220,12 +220,12 @@ var turnMessagePagesStatements sync.Map
 
 type turnMessagePagesKey struct {
 	lateral      bool
+	columns      string
 	stored, runs int
 	backward     bool
 }
 
-func buildTurnMessagePagesSQL(d dialect, stored, runs int, backward bool) string {
-	cols := qualifiedMessagesOfWorkspace
+func buildTurnMessagePagesSQL(d dialect, cols string, stored, runs int, backward bool) string {
 	ownHead, inheritedHead := messagesOfTurnsHead(cols)
 	dir := ""
 	if backward {
@@ -373,7 +373,7 @@ func turnMessagePagesArgs(d dialect, ws string, stored []string, values []any, p
 
 // TurnMessagesAfter returns per turn up to limit messages after afterPosition.
 func (q queries) TurnMessagesAfter(ctx context.Context, ws string, turnIDs []string, afterPosition int64, limit int) (map[string][]forkengine.Message, error) {
-	return q.turnMessagePages(ctx, ws, turnIDs, afterPosition, limit, false)
+	return q.turnMessagePages(ctx, ws, turnIDs, qualifiedMessagesOfWorkspace, wholeMessageTargets, afterPosition, limit, false)
 }
 
 // TurnMessagesBefore returns per turn up to limit messages before beforePosition (<= 0: from the
@@ -382,11 +382,22 @@ func (q queries) TurnMessagesBefore(ctx context.Context, ws string, turnIDs []st
 	if beforePosition <= 0 {
 		beforePosition = forkengine.TranscriptEnd.Position
 	}
-	return q.turnMessagePages(ctx, ws, turnIDs, beforePosition, limit, true)
+	return q.turnMessagePages(ctx, ws, turnIDs, qualifiedMessagesOfWorkspace, wholeMessageTargets, beforePosition, limit, true)
 }
 
-func (q queries) turnMessagePages(ctx context.Context, ws string, turnIDs []string, position int64, limit int, backward bool) (map[string][]forkengine.Message, error) {
+// wholeMessageTargets are the scan targets of qualifiedMessagesOfWorkspace: every column but
+// workspace_id.
+func wholeMessageTargets(m *forkengine.Message) []any { return messagesTable.targets(m)[1:] }
+
+// turnMessagePages reads turnMessagePagesSQL of columns into targets of one message: per turn up
+// to limit messages from position on, in position order (descending when backward). Whole
+// messages are presented when inherited (wholeMessages); narrower ones get the presented turn, and
+// their Position is left zero as their columns do.
+func (q queries) turnMessagePages(ctx context.Context, ws string, turnIDs []string, columns string, targetsOf func(*forkengine.Message) []any,
+	position int64, limit int, backward bool,
+) (map[string][]forkengine.Message, error) {
 	limit = max(limit, 1)
+	full := wholeMessages(columns)
 	out := map[string][]forkengine.Message{}
 	err := q.inChunks(turnIDs, func(chunk []string) error {
 		stored, values := presentedRuns(chunk)
@@ -396,20 +407,30 @@ func (q queries) turnMessagePages(ctx context.Context, ws string, turnIDs []stri
 		}
 		var via, turnID string
 		var vias viaDecoder
-		var ix, seq int64
+		var ix, seq, at int64
 		lastRun, lastSeq := int64(-1), int64(0)
 		m := forkengine.Message{WorkspaceID: ws}
-		targets := append([]any{&ix, &seq, &via}, messagesTable.targets(&m)[1:]...) // messagesOfTurnsHead, then every column but workspace_id
-		var unordered map[string]bool                                               // turns whose streams arrived interleaved
-		err := scanEach(ctx, q, turnMessagePagesSQL(q.dialect, len(stored), len(keys), backward),
+		targets := append([]any{&ix, &seq, &via}, targetsOf(&m)...) // messagesOfTurnsHead, then the columns
+		if !full {
+			targets[2] = &at
+		}
+		var unordered map[string]bool // turns whose streams arrived interleaved
+		err := scanEach(ctx, q, turnMessagePagesSQL(q.dialect, columns, len(stored), len(keys), backward),
 			turnMessagePagesArgs(q.dialect, ws, stored, values, position, limit), targets, func() {
 				got := m
+				if !full {
+					got.Position = at // for the order below, zeroed after it
+				}
 				if ix >= 0 {
 					if ix != lastRun || seq != lastSeq || turnID == "" {
 						turnID, lastRun, lastSeq = forkengine.PresentedTurnID(keys[ix], seq), ix, seq // once per turn, not per message
 					}
-					// got.SessionID is the child's (presentedMessageColumns).
-					got = forkengine.PresentMessageOfTurn(forkengine.History{WorkspaceID: ws, SessionID: got.SessionID, Key: keys[ix]}, vias.decode(via), turnID, seq, got)
+					if full {
+						// got.SessionID is the child's (presentedMessageColumns).
+						got = forkengine.PresentMessageOfTurn(forkengine.History{WorkspaceID: ws, SessionID: got.SessionID, Key: keys[ix]}, vias.decode(via), turnID, seq, got)
+					} else {
+						got.TurnID = turnID
+					}
 				}
 				list := out[got.TurnID]
 				if n := len(list); n > 0 && (got.Position > list[n-1].Position) == backward {
@@ -434,8 +455,15 @@ func (q queries) turnMessagePages(ctx context.Context, ws string, turnIDs []stri
 			})
 		}
 		for _, id := range chunk {
-			if list := out[id]; len(list) > limit {
-				out[id] = list[:limit]
+			list := out[id]
+			if len(list) > limit {
+				list = list[:limit]
+				out[id] = list
+			}
+			if !full {
+				for i := range list {
+					list[i].Position = 0
+				}
 			}
 		}
 		return nil

@@ -40,7 +40,7 @@ func TestPostgresDeepMessagesTakeTheGenericPlan(t *testing.T) {
 		}{
 			{"whole lists", db.dialect.placeholders(messagesOfTurnsSQL(db.dialect, "", len(values)/3, qualifiedMessagesOfWorkspace, false)),
 				messagesOfTurnsArgs(db.dialect, nil, values, "ws")},
-			{"pages", db.dialect.placeholders(turnMessagePagesSQL(db.dialect, 0, len(values)/3, false)),
+			{"pages", db.dialect.placeholders(turnMessagePagesSQL(db.dialect, qualifiedMessagesOfWorkspace, 0, len(values)/3, false)),
 				turnMessagePagesArgs(db.dialect, "ws", nil, values, 0, 11)},
 		} {
 			conn, err := sqlDB.Conn(ctx)

@@ -48,7 +48,7 @@ func TestMessagesOfMixedTurnBatches(t *testing.T) {
 			slices.Reverse(asked) // the order asked is not the order of sequences
 			batch, err := db.MessagesByTurnIDs(ctx, "ws", asked)
 			require.NoError(t, err)
-			texts, err := db.MessageTextsByTurnIDs(ctx, "ws", asked)
+			texts, err := db.MessageTextsByTurnIDs(ctx, "ws", asked, 100)
 			require.NoError(t, err)
 			require.Len(t, batch, len(asked)-1, "every turn but the unknown one")
 			for _, id := range asked {

@@ -35,7 +35,7 @@ func BenchmarkListQueryReads(b *testing.B) {
 		{"LineageEnds", func() (int, error) { m, err := db.LineageEndsByTargetIDs(ctx, "ws", sessions); return len(m), err }},
 		{"LatestTurns", func() (int, error) { m, err := db.LatestTurnsBySessionIDs(ctx, "ws", sessions); return len(m), err }},
 		{"Messages", func() (int, error) { m, err := db.MessagesByTurnIDs(ctx, "ws", turns); return len(m), err }},
-		{"MessageTexts", func() (int, error) { m, err := db.MessageTextsByTurnIDs(ctx, "ws", turns); return len(m), err }},
+		{"MessageTexts", func() (int, error) { m, err := db.MessageTextsByTurnIDs(ctx, "ws", turns, 1001); return len(m), err }},
 		// What the deprecated Turn.messages reads with every field selected: the cap and one per turn.
 		{"MessagesCapped", func() (int, error) { m, err := db.TurnMessagesAfter(ctx, "ws", turns, 0, 1001); return len(m), err }},
 	} {

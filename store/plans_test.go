@@ -182,7 +182,7 @@ func planCases() []planCase {
 			return err
 		}, sqlite: []string{"messages_by_turn (workspace_id=? AND turn_id=?)"}, postgres: []string{"messages_by_turn"}},
 		{name: "MessageTextsOfTurns", read: func(ctx context.Context, db *DB) error {
-			_, err := db.MessageTextsByTurnIDs(ctx, "ws", []string{"s001-t1", "s002-t3"})
+			_, err := db.MessageTextsByTurnIDs(ctx, "ws", []string{"s001-t1", "s002-t3"}, 1001)
 			return err
 		}, sqlite: []string{"messages_by_turn (workspace_id=? AND turn_id=?)"}, postgres: []string{"messages_by_turn"}},
 		// A fork's prepare reads the typed messages of its prefix by the partial index alone.
