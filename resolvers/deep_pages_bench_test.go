@@ -123,18 +123,7 @@ func seedDeepChain(b *testing.B, h http.Handler, rootTurns, depth int) string {
 		benchDo(b, h, `mutation($w: ID!, $src: ID!, $t: ID!, $r: ID!, $s: ID!) { forkSession(input: {workspaceId: $w,
 			sourceSessionId: $src, throughTurnId: $t, requestId: $r, targetSessionId: $s}) { id } }`,
 			map[string]any{"w": "demo", "src": source, "t": through, "r": "fork-" + target, "s": target}, &started)
-		op := map[string]any{"w": "demo", "id": started.ForkSession.ID}
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			var got struct{ ForkOperation struct{ Status string } }
-			benchDo(b, h, `query($w: ID!, $id: ID!) { forkOperation(workspaceId: $w, id: $id) { status } }`, op, &got)
-			if got.ForkOperation.Status == "COMMITTED" {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("fork %s is %s after 30s", target, got.ForkOperation.Status)
-			}
-			time.Sleep(2 * time.Millisecond) // the engine commits in the background
-		}
+		benchAwaitCommitted(b, h, started.ForkSession.ID)
 		through, source = report(target, rootTurns+i), target
 	}
 	return source

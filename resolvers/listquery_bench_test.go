@@ -100,18 +100,25 @@ func seedListQuery(b *testing.B, h http.Handler) {
 		benchDo(b, h, `mutation($w: ID!, $r: ID!, $s: ID!) { forkSession(input: {workspaceId: $w, sourceSessionId: "s0",
 			throughTurnId: "s0-t3", requestId: $r, targetSessionId: $s}) { id } }`,
 			map[string]any{"w": "demo", "r": fmt.Sprint("fork-", i), "s": fmt.Sprint("s", i)}, &started)
-		op := map[string]any{"w": "demo", "id": started.ForkSession.ID}
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			var got struct{ ForkOperation struct{ Status string } }
-			benchDo(b, h, `query($w: ID!, $id: ID!) { forkOperation(workspaceId: $w, id: $id) { status } }`, op, &got)
-			if got.ForkOperation.Status == "COMMITTED" {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("fork %d is %s after 30s", i, got.ForkOperation.Status)
-			}
-			time.Sleep(2 * time.Millisecond) // the engine commits in the background
-		}
+		op := benchAwaitCommitted(b, h, started.ForkSession.ID)
 		benchDo(b, h, `mutation($w: ID!, $id: ID!) { acknowledgeForkOperation(workspaceId: $w, id: $id) { id } }`, op, nil)
+	}
+}
+
+// benchAwaitCommitted polls fork operation id of workspace demo until it is COMMITTED (30 s at
+// most) and returns the variables that name it.
+func benchAwaitCommitted(b *testing.B, h http.Handler, id string) map[string]any {
+	b.Helper()
+	op := map[string]any{"w": "demo", "id": id}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var got struct{ ForkOperation struct{ Status string } }
+		benchDo(b, h, `query($w: ID!, $id: ID!) { forkOperation(workspaceId: $w, id: $id) { status } }`, op, &got)
+		if got.ForkOperation.Status == "COMMITTED" {
+			return op
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("fork %s is %s after 30s", id, got.ForkOperation.Status)
+		}
+		time.Sleep(2 * time.Millisecond) // the engine commits in the background
 	}
 }

@@ -112,51 +112,42 @@ func TestIDListsFindIDsAsTheyAre(t *testing.T) {
 // first turn (limit 2: a's 12 messages). On both drivers.
 func TestMessageTextsAreTheFirstPageOfEachTurn(t *testing.T) {
 	t.Parallel()
-	for _, d := range []struct {
-		name   string
-		config func(testing.TB) Config
-	}{{DriverSQLite, sqliteConfig}, {DriverPostgres, postgresConfig}} {
-		t.Run(d.name, func(t *testing.T) {
-			if d.name == DriverPostgres {
-				requirePostgres(t)
-			}
-			ctx := context.Background()
-			db := openTest(t, d.config(t))
-			sizes := map[string]int{"a": 12, "b": 1, "c": 4, "d": 0, "e": 3}
-			require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
-				if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "s", CreatedAt: at(1)}); err != nil {
-					return err
-				}
-				var turns []forkengine.Turn
-				var msgs []forkengine.Message
-				for i, id := range []string{"a", "b", "c", "d", "e"} {
-					turns = append(turns, forkengine.Turn{WorkspaceID: "ws", ID: id, SessionID: "s", Sequence: int64(i + 1)})
-					for j := range sizes[id] {
-						msgs = append(msgs, forkengine.Message{WorkspaceID: "ws", ID: fmt.Sprintf("m-%s-%d", id, j), SessionID: "s",
-							TurnID: id, Role: forkengine.RoleUser, Content: fmt.Sprintf("%s %d", id, j), CreatedAt: at(10*i + j)})
-					}
-				}
-				if err := tx.InsertTurns(ctx, turns); err != nil {
-					return err
-				}
-				_, err := tx.InsertMessages(ctx, msgs)
+	onBothDrivers(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		sizes := map[string]int{"a": 12, "b": 1, "c": 4, "d": 0, "e": 3}
+		require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
+			if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "s", CreatedAt: at(1)}); err != nil {
 				return err
-			}))
-			asked := []string{"e", "c", "a", "d", "b", "none"}
-			for _, limit := range []int{10, 3, 2} {
-				pages, err := db.TurnMessagesAfter(ctx, "ws", asked, 0, limit)
-				require.NoError(t, err)
-				texts, err := db.MessageTextsByTurnIDs(ctx, "ws", asked, limit)
-				require.NoError(t, err)
-				for _, id := range asked {
-					var want []forkengine.Message
-					for _, m := range pages[id] {
-						want = append(want, forkengine.Message{WorkspaceID: "ws", TurnID: id, Role: m.Role, Content: m.Content})
-					}
-					require.Len(t, want, min(sizes[id], limit), "turn %s, limit %d", id, limit)
-					require.Equal(t, want, texts[id], "turn %s, limit %d", id, limit)
+			}
+			var turns []forkengine.Turn
+			var msgs []forkengine.Message
+			for i, id := range []string{"a", "b", "c", "d", "e"} {
+				turns = append(turns, forkengine.Turn{WorkspaceID: "ws", ID: id, SessionID: "s", Sequence: int64(i + 1)})
+				for j := range sizes[id] {
+					msgs = append(msgs, forkengine.Message{WorkspaceID: "ws", ID: fmt.Sprintf("m-%s-%d", id, j), SessionID: "s",
+						TurnID: id, Role: forkengine.RoleUser, Content: fmt.Sprintf("%s %d", id, j), CreatedAt: at(10*i + j)})
 				}
 			}
-		})
-	}
+			if err := tx.InsertTurns(ctx, turns); err != nil {
+				return err
+			}
+			_, err := tx.InsertMessages(ctx, msgs)
+			return err
+		}))
+		asked := []string{"e", "c", "a", "d", "b", "none"}
+		for _, limit := range []int{10, 3, 2} {
+			pages, err := db.TurnMessagesAfter(ctx, "ws", asked, 0, limit)
+			require.NoError(t, err)
+			texts, err := db.MessageTextsByTurnIDs(ctx, "ws", asked, limit)
+			require.NoError(t, err)
+			for _, id := range asked {
+				var want []forkengine.Message
+				for _, m := range pages[id] {
+					want = append(want, forkengine.Message{WorkspaceID: "ws", TurnID: id, Role: m.Role, Content: m.Content})
+				}
+				require.Len(t, want, min(sizes[id], limit), "turn %s, limit %d", id, limit)
+				require.Equal(t, want, texts[id], "turn %s, limit %d", id, limit)
+			}
+		}
+	})
 }

@@ -505,10 +505,7 @@ func messagesOfTurnsArgs(d dialect, inArgs, values []any, ws string) []any {
 	if len(values) == 0 {
 		return inArgs
 	}
-	runs := make([]any, 0, len(values)/3*4) // each run's (key, lo, hi) and its index
-	for i := 0; i+2 < len(values); i += 3 {
-		runs = append(runs, values[i], values[i+1], values[i+2], i/3)
-	}
+	runs := runValues(values)
 	if d.lateralJoins {
 		return append(append(append(make([]any, 0, len(runs)+len(inArgs)+2), runs...), inArgs...), ws, ws)
 	}
@@ -517,6 +514,16 @@ func messagesOfTurnsArgs(d dialect, inArgs, values []any, ws string) []any {
 		args = append(append(args, runs...), ws)
 	}
 	return args
+}
+
+// runValues are the values of presentedRuns' runs as the statements bind them: each run's key,
+// lo and hi, and its index.
+func runValues(values []any) []any {
+	runs := make([]any, 0, len(values)/3*4)
+	for i := 0; i+2 < len(values); i += 3 {
+		runs = append(runs, values[i], values[i+1], values[i+2], i/3)
+	}
+	return runs
 }
 
 // groupMessages puts msgs, in turn order, into out by turn, each turn's one run of msgs.

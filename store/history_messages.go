@@ -189,19 +189,19 @@ func presentedCount(chunk []string) int {
 	return n
 }
 
-// turnMessagePagesSQL reads a page of each turn's messages: stored of them stored turns' ids
-// (a root's, a child's own), runs the runs of presented ids (presentedRuns), as
-// messagesOfTurnsSQL reads their whole lists, each stream cut to the page in SQL. A stream is a
-// stored turn's messages, or a run's segment owner's turn's up to the segment's watermark, or an
-// adopted turn's (the child's rows under a presented id): a LATERAL read ordered and limited on
+// turnMessagePagesSQL reads a page of each turn's messages, for stored ids of stored turns (a
+// root's, a child's own) and runs runs of presented ids (presentedRuns), the turns
+// messagesOfTurnsSQL reads whole, each stream cut to the page in SQL. A stream is a stored
+// turn's messages, a run's segment owner's turn's up to the segment's watermark, or an adopted
+// turn's (the child's rows under a presented id): a LATERAL read, ordered and limited, on
 // PostgreSQL; on SQLite an index range of messages_by_turn between the cursor and the page's
-// last position, which a correlated subquery finds walking the same index (once per stream: it is
-// the range's bound). Every part selects messagesOfTurnsHead, then columns (whole messages, or
-// the narrower messageTextColumns; presentedMessageColumns in the inherited part). A page of inherited turns is read per run,
-// not per turn: its History by key and its segments overlapping the run once, then each
-// segment's owner's turns in the run (at depth 50 the per-turn read sought the segments twenty
-// times and read a stream of the presented id itself, empty unless adopted, for each turn).
-// Arguments: turnMessagePagesArgs.
+// last position, which a correlated subquery finds walking the same index (once per stream: it
+// is the range's bound). Every part selects messagesOfTurnsHead, then columns (whole messages or
+// messageTextColumns; presentedMessageColumns in the inherited part). A page of inherited turns
+// is read per run, not per turn: its History by key and its segments overlapping the run once,
+// then each segment's owner's turns in the run (at depth 50 the per-turn read sought the
+// segments twenty times, and read for each turn a stream of the presented id itself, empty
+// unless adopted). Arguments: turnMessagePagesArgs.
 func turnMessagePagesSQL(d dialect, columns string, stored, runs int, backward bool) string {
 	k := turnMessagePagesKey{d.lateralJoins, columns, stored, runs, backward}
 	if d.jsonIDLists {
@@ -251,22 +251,22 @@ func buildTurnMessagePagesSQL(d dialect, cols string, stored, runs int, backward
 		// subquery stops there too). Backward: below the cursor and the watermark, down to the
 		// page's last position or else the first.
 		seek := "m.workspace_id = " + ws + " AND m.turn_id = " + turn
-		first := "x.workspace_id = " + ws + " AND x.turn_id = " + turn
+		walk := "x.workspace_id = " + ws + " AND x.turn_id = " + turn // the subquery's
 		if !backward {
 			end := "9223372036854775807"
 			if wm != "" {
 				end = wm
-				first += " AND x.position <= " + wm
+				walk += " AND x.position <= " + wm
 			}
 			return "CROSS JOIN messages m WHERE " + seek + " AND m.position > ? AND m.position <= COALESCE((SELECT x.position FROM messages x WHERE " +
-				first + " AND x.position > ? ORDER BY x.position LIMIT 1 OFFSET ?), " + end + ")"
+				walk + " AND x.position > ? ORDER BY x.position LIMIT 1 OFFSET ?), " + end + ")"
 		}
 		below := "? - 1"
 		if wm != "" {
 			below = "MIN(? - 1, " + wm + ")"
 		}
 		return "CROSS JOIN messages m WHERE " + seek + " AND m.position <= " + below + " AND m.position >= COALESCE((SELECT x.position FROM messages x WHERE " +
-			first + " AND x.position <= " + below + " ORDER BY x.position DESC LIMIT 1 OFFSET ?), 0)"
+			walk + " AND x.position <= " + below + " ORDER BY x.position DESC LIMIT 1 OFFSET ?), 0)"
 	}
 	var parts []string
 	with := ""
@@ -329,10 +329,7 @@ func chainThenStream(d dialect, first string, steps []joinStep, stream string) s
 // SQLite the cursor again and the limit less one, the subquery's offset), the runs' values first
 // in each run part on SQLite.
 func turnMessagePagesArgs(d dialect, ws string, stored []string, values []any, position int64, limit int) []any {
-	runs := make([]any, 0, len(values)/3*4)
-	for i := 0; i+2 < len(values); i += 3 {
-		runs = append(runs, values[i], values[i+1], values[i+2], i/3)
-	}
+	runs := runValues(values)
 	var args []any
 	part := func(workspace bool) {
 		if workspace {
