@@ -36,6 +36,9 @@ type TokenFile struct {
 	current atomic.Pointer[TokenSet]
 	mu      sync.Mutex // serialises reloads
 	stamp   fileStamp
+	// changed is the stamp of a change Watch saw at its last poll and has not read yet: it reads
+	// a changed file once it has not changed again for one interval (reloadIfChanged).
+	changed fileStamp
 }
 
 // fileStamp is what Watch compares to notice a change: a rename over the file (how editors and
@@ -146,7 +149,7 @@ func stampOf(path string) os.FileInfo {
 }
 
 // Watch reloads the file whenever it changes, checking every interval (<= 0: DefaultTokenFilePoll)
-// until ctx ends. Polling works on every filesystem and platform, inside containers whose
+// until ctx ends; a change is read once it has stayed the same for an interval (reloadIfChanged). Polling works on every filesystem and platform, inside containers whose
 // mounted secrets are swapped by symlink, and costs one stat per interval.
 func (f *TokenFile) Watch(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
@@ -164,15 +167,27 @@ func (f *TokenFile) Watch(ctx context.Context, interval time.Duration) {
 	}
 }
 
+// reloadIfChanged reloads the file when it has changed since the last read and not since the
+// last poll. A file written in place is truncated and then written: read between the two it is
+// empty, a set of no tokens, and applying that revoked every token of the file, ending their
+// streams, one poll before the whole file brought them back. So a change is read at the poll
+// after the one that saw it, when its stamp has stayed the same for an interval (a write taking
+// longer than the interval is read when it pauses that long). A missing file is reported at once.
 func (f *TokenFile) reloadIfChanged() {
 	info := stampOf(f.path)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if info != nil && f.stamp.same(info) {
+		f.changed = fileStamp{}
 		return
 	}
 	if info == nil && f.stamp.info == nil {
 		return // still missing: reported once already
 	}
+	if info != nil && !f.changed.same(info) {
+		f.changed = fileStamp{info: info} // changed, maybe still being written: read at the next poll if it stays so
+		return
+	}
+	f.changed = fileStamp{}
 	_ = f.reloadLocked() // reported to onReload
 }
