@@ -149,7 +149,8 @@ func stampOf(path string) os.FileInfo {
 }
 
 // Watch reloads the file whenever it changes, checking every interval (<= 0: DefaultTokenFilePoll)
-// until ctx ends; a change is read once it has stayed the same for an interval (reloadIfChanged). Polling works on every filesystem and platform, inside containers whose
+// until ctx ends; a change is read once it has stayed the same for an interval
+// (reloadIfChanged). Polling works on every filesystem and platform, inside containers whose
 // mounted secrets are swapped by symlink, and costs one stat per interval.
 func (f *TokenFile) Watch(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {

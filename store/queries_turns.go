@@ -115,12 +115,11 @@ const messageTextColumns = "m.turn_id, m.role, m.content"
 // only each message's role and content: up to limit messages per turn, of each only its turn,
 // role and content (ID, SessionID, Position and CreatedAt are left zero). The driver copies out
 // and boxes every column it returns, so a transcript read without the four columns nobody shows
-// costs less. A batch of stored turns only (the list query's latest turns) is read as the
-// whole lists MessagesByTurnIDs reads, under a limit of limit rows a turn (a turn of more than
-// limit is cut to it, having cost the rows the batch's others did not), and when a batch reaches
-// it the turns it did not read whole are read with
-// TurnMessagesAfter's page cut, which for the usual short turns costs a subquery a turn (a page
-// of 100 latest turns read 140 µs whole and 250 µs cut).
+// costs less. A batch of stored turns only (the list query's latest turns) is read as the whole
+// lists MessagesByTurnIDs reads, under a LIMIT of limit rows a turn (a turn longer than limit is
+// cut to it, having cost the rows the others did not use); when the batch reaches that LIMIT,
+// the turns it did not read whole are read with TurnMessagesAfter's page cut, which costs the
+// usual short turns a subquery each (a page of 100 latest turns: 140 µs whole, 250 µs cut).
 func (q queries) MessageTextsByTurnIDs(ctx context.Context, ws string, turnIDs []string, limit int) (map[string][]forkengine.Message, error) {
 	limit = max(limit, 1)
 	targets := func(m *forkengine.Message) []any {
