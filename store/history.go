@@ -249,17 +249,11 @@ func (q queries) presentedTurns(ctx context.Context, ws string, ids []string, ou
 // parts alone (typedMessage). Arguments: the workspace and the ids (inList) when in is not empty, then for
 // each run part the runs' values and the workspace.
 func messagesOfTurnsSQL(d dialect, in string, runs int, columns string, typedOnly bool) string {
-	k := messagesOfTurnsKey{d.lateralJoins, in, runs, columns, typedOnly}
-	if s, ok := messagesOfTurnsStatements.Load(k); ok {
-		return s.(string)
-	}
-	s := buildMessagesOfTurnsSQL(d, in, runs, columns, typedOnly)
-	messagesOfTurnsStatements.Store(k, s)
-	return s
+	return cachedSQL(&messagesOfTurnsStatements, messagesOfTurnsKey{d.lateralJoins, in, runs, columns, typedOnly},
+		func() string { return buildMessagesOfTurnsSQL(d, in, runs, columns, typedOnly) })
 }
 
-// messagesOfTurnsStatements remembers the statements messagesOfTurnsSQL built: a page's read
-// spent a twentieth of its CPU concatenating the same few kilobytes of SQL again.
+// messagesOfTurnsStatements remembers the statements messagesOfTurnsSQL built (cachedSQL).
 var messagesOfTurnsStatements sync.Map
 
 type messagesOfTurnsKey struct {

@@ -207,15 +207,10 @@ func turnMessagePagesSQL(d dialect, columns string, stored, runs int, backward b
 	if d.jsonIDLists {
 		k.stored = min(stored, 1) // one JSON array, whatever its length
 	}
-	if s, ok := turnMessagePagesStatements.Load(k); ok {
-		return s.(string)
-	}
-	s := buildTurnMessagePagesSQL(d, columns, stored, runs, backward)
-	turnMessagePagesStatements.Store(k, s)
-	return s
+	return cachedSQL(&turnMessagePagesStatements, k, func() string { return buildTurnMessagePagesSQL(d, columns, stored, runs, backward) })
 }
 
-// turnMessagePagesStatements remembers the statements turnMessagePagesSQL built.
+// turnMessagePagesStatements remembers the statements turnMessagePagesSQL built (cachedSQL).
 var turnMessagePagesStatements sync.Map
 
 type turnMessagePagesKey struct {
