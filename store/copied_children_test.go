@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
 )
 
 // copiedChildVersion is the last schema before shared history (historyMigration, version 15):
@@ -27,11 +26,7 @@ const copiedChildVersion = 14
 // On SQLite and PostgreSQL.
 func TestCopiedChildrenOfOldDatabasesReadUnchangedAfterMigration(t *testing.T) {
 	t.Parallel()
-	t.Run(DriverSQLite, func(t *testing.T) { testCopiedChildAfterMigration(t, sqliteConfig(t)) })
-	t.Run(DriverPostgres, func(t *testing.T) {
-		requirePostgres(t)
-		testCopiedChildAfterMigration(t, postgresConfig(t))
-	})
+	onBothConfigs(t, testCopiedChildAfterMigration)
 }
 
 // copiedFamily is a root and the child a version 14 fork copied it into, as that version wrote them.
@@ -127,9 +122,7 @@ func testCopiedChildAfterMigration(t *testing.T, cfg Config) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]forkengine.Lineage{"child": f.lineage}, lineages)
 
-	e, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"scripted": forkenginetest.NewScriptedDriver()},
-		Logger: quietLog, NoBackground: true, InstanceID: "migrated"})
-	require.NoError(t, err)
+	e := scriptedEngine(t, db, "migrated")
 	op, err := e.StartFork(ctx, forkengine.ForkInput{WorkspaceID: "ws", SourceSessionID: "child", ThroughTurnID: "child-t3",
 		RequestID: "r-grand", TargetSessionID: "grand"})
 	require.NoError(t, err)

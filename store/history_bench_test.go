@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
 )
 
 // chainFixture is a root of rootTurns settled turns (two messages each) and a chain of depth
@@ -24,9 +23,7 @@ type chainFixture struct {
 func buildChain(t testing.TB, db *DB, rootTurns, depth int) chainFixture {
 	t.Helper()
 	ctx := context.Background()
-	e, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"scripted": forkenginetest.NewScriptedDriver()},
-		Logger: quietLog, NoBackground: true, InstanceID: "chain"})
-	require.NoError(t, err)
+	e := scriptedEngine(t, db, "chain")
 	report := func(session string, from, to int) string {
 		last := ""
 		for i := from; i <= to; i++ {
@@ -43,7 +40,7 @@ func buildChain(t testing.TB, db *DB, rootTurns, depth int) chainFixture {
 		return last
 	}
 	psid := "p-root"
-	_, err = e.ReportSession(ctx, forkengine.SessionReport{WorkspaceID: "ws", ID: "root", Provider: "scripted", ProviderSessionID: &psid})
+	_, err := e.ReportSession(ctx, forkengine.SessionReport{WorkspaceID: "ws", ID: "root", Provider: "scripted", ProviderSessionID: &psid})
 	require.NoError(t, err)
 	through, source := report("root", 1, rootTurns), "root"
 	for i := 1; i <= depth; i++ {

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
 )
 
 // BenchmarkTranscriptPage reads a page of 50 messages from the middle of a transcript: of a root
@@ -70,10 +69,8 @@ func BenchmarkTranscriptPage(b *testing.B) {
 // seedLongTranscript reports a root of turns settled turns of perTurn messages each.
 func seedLongTranscript(b testing.TB, db *DB, id string, turns, perTurn int) string {
 	ctx := context.Background()
-	e, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"scripted": forkenginetest.NewScriptedDriver()},
-		Logger: quietLog, NoBackground: true, InstanceID: "long"})
-	require.NoError(b, err)
-	_, err = e.ReportSession(ctx, forkengine.SessionReport{WorkspaceID: "ws", ID: id, Provider: "scripted"})
+	e := scriptedEngine(b, db, "long")
+	_, err := e.ReportSession(ctx, forkengine.SessionReport{WorkspaceID: "ws", ID: id, Provider: "scripted"})
 	require.NoError(b, err)
 	for i := 1; i <= turns; i++ {
 		turn := fmt.Sprintf("%s-t%d", id, i)

@@ -28,10 +28,8 @@ func TestMessagesOfMixedTurnBatches(t *testing.T) {
 		}
 		deep, mid := pages(c.deep), pages("c2")
 		require.Len(t, deep, 11)
-		e, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"scripted": forkenginetest.NewScriptedDriver()},
-			Logger: quietLog, NoBackground: true, InstanceID: "mixed"})
-		require.NoError(t, err)
-		_, err = e.AppendMessages(ctx, forkengine.MessageAppend{WorkspaceID: "ws", SessionID: c.deep, TurnID: deep[3].ID,
+		e := scriptedEngine(t, db, "mixed")
+		_, err := e.AppendMessages(ctx, forkengine.MessageAppend{WorkspaceID: "ws", SessionID: c.deep, TurnID: deep[3].ID,
 			Messages: []forkengine.MessageInput{{Role: forkengine.RoleAssistant, Content: "the child's own note"}}})
 		require.NoError(t, err)
 
@@ -66,6 +64,12 @@ func TestMessagesOfMixedTurnBatches(t *testing.T) {
 // onBothDrivers runs test on a new store of each driver, SQLite and (with
 // FORKGRAPH_TEST_POSTGRES_DSN) PostgreSQL, as subtests named by the driver.
 func onBothDrivers(t *testing.T, test func(t *testing.T, db *DB)) {
+	onBothConfigs(t, func(t *testing.T, cfg Config) { test(t, openTest(t, cfg)) })
+}
+
+// onBothConfigs is onBothDrivers for a test that opens its stores itself: the config of a new
+// store of each driver.
+func onBothConfigs(t *testing.T, test func(t *testing.T, cfg Config)) {
 	for _, d := range []struct {
 		name   string
 		config func(testing.TB) Config
@@ -74,9 +78,19 @@ func onBothDrivers(t *testing.T, test func(t *testing.T, db *DB)) {
 			if d.name == DriverPostgres {
 				requirePostgres(t)
 			}
-			test(t, openTest(t, d.config(t)))
+			test(t, d.config(t))
 		})
 	}
+}
+
+// scriptedEngine is an engine over db with the scripted driver and no background work, so a test
+// processes each operation itself; instance names it.
+func scriptedEngine(t testing.TB, db *DB, instance string) *forkengine.Engine {
+	t.Helper()
+	e, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"scripted": forkenginetest.NewScriptedDriver()},
+		Logger: quietLog, NoBackground: true, InstanceID: instance})
+	require.NoError(t, err)
+	return e
 }
 
 func nilIfEmpty[T any](s []T) []T {

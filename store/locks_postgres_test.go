@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
 )
 
 // boundedWait is how long these tests wait for anything the database should do at once: a
@@ -203,11 +202,9 @@ func TestClaimsPassOverLockedOperationsPostgres(t *testing.T) {
 	requirePostgres(t)
 	db := openTest(t, postgresConfig(t))
 	ctx := context.Background()
-	engine, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"scripted": forkenginetest.NewScriptedDriver()},
-		InstanceID: "instance-a", Logger: quietLog, NoBackground: true})
-	require.NoError(t, err)
+	engine := scriptedEngine(t, db, "instance-a")
 	psid := "provider-src"
-	_, err = engine.ReportSession(ctx, forkengine.SessionReport{WorkspaceID: "w", ID: "src", Provider: "scripted", ProviderSessionID: &psid})
+	_, err := engine.ReportSession(ctx, forkengine.SessionReport{WorkspaceID: "w", ID: "src", Provider: "scripted", ProviderSessionID: &psid})
 	require.NoError(t, err)
 	var ops []forkengine.ForkOperation
 	for i := 1; i <= 2; i++ {

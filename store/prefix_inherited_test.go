@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
 )
 
 // A fork's prepare through an inherited turn of its source (a fork of a child at a turn the child
@@ -94,9 +93,7 @@ func mustKey(t *testing.T, db *DB, session string) string {
 // chainEngine is an engine over db as buildChain's, for forks of its chain.
 func chainEngine(t *testing.T, db *DB) *forkengine.Engine {
 	t.Helper()
-	e, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"scripted": forkenginetest.NewScriptedDriver()},
-		Logger: quietLog, NoBackground: true, InstanceID: "chain-forks"})
-	require.NoError(t, err)
+	e := scriptedEngine(t, db, "chain-forks")
 	return e
 }
 

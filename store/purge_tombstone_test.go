@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
-	"github.com/forkgraph/forkgraph/forkengine/forkenginetest"
 )
 
 // Purging a session whose rows other sessions' Histories read keeps those rows in a tombstone
@@ -25,9 +24,7 @@ func TestPurgeOfLastReaderFreesTombstoneRows(t *testing.T) {
 	onBothDrivers(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
 		c := buildChain(t, db, 3, 2) // root t1…t3, c1 presents 1…4, c2 presents 1…5
-		e, err := forkengine.New(forkengine.Config{Store: db, Drivers: map[string]forkengine.Driver{"scripted": forkenginetest.NewScriptedDriver()},
-			Logger: quietLog, NoBackground: true, InstanceID: "tombstone"})
-		require.NoError(t, err)
+		e := scriptedEngine(t, db, "tombstone")
 		op, err := e.StartFork(ctx, forkengine.ForkInput{WorkspaceID: "ws", SourceSessionID: c.root, ThroughTurnID: "root-t2",
 			RequestID: "r-sib", TargetSessionID: "sib"})
 		require.NoError(t, err)
