@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,17 +22,7 @@ func TestForkedIDsAreTheSameAcrossAReplayAndARestart(t *testing.T) {
 	db := servertest.SQLite(t)
 	first := servertest.Start(t, db, "-no-seed")
 	api := first.Client(t, "")
-	api.Must(`mutation { reportSession(input: {workspaceId: "w", id: "s", provider: "simulated",
-		providerSessionId: "p-s", title: "Source"}) { id } }`, nil, nil)
-	for i := 1; i <= 3; i++ {
-		turn := fmt.Sprintf("t%d", i)
-		api.Must(`mutation($id: ID!, $ptid: String!) { reportTurn(input: {workspaceId: "w", sessionId: "s", id: $id,
-			phase: SETTLED, outcome: COMPLETED, providerTurnId: $ptid, providerTurnBinding: {n: 1}}) { id } }`,
-			map[string]any{"id": turn, "ptid": "p-" + turn}, nil)
-		api.Must(`mutation($turn: ID!, $q: String!, $a: String!) { appendMessages(input: {workspaceId: "w", sessionId: "s",
-			turnId: $turn, messages: [{role: USER, content: $q}, {role: ASSISTANT, content: $a}]}) { id } }`,
-			map[string]any{"turn": turn, "q": "question " + turn, "a": "answer " + turn}, nil)
-	}
+	seedForkSource(api)
 
 	type forked struct {
 		ForkSession struct{ ID, TargetSessionID string }

@@ -50,17 +50,7 @@ func serverForkFlow(t *testing.T, db string) {
 	base, stop := startServer(t, db, "-no-seed")
 	api := servertest.Client{T: t, Base: base}
 
-	api.Must(`mutation { reportSession(input: {workspaceId: "w", id: "s", provider: "simulated",
-		providerSessionId: "p-s", title: "Source"}) { id } }`, nil, nil)
-	for i := 1; i <= 3; i++ {
-		turn := fmt.Sprintf("t%d", i)
-		api.Must(`mutation($id: ID!, $ptid: String!) { reportTurn(input: {workspaceId: "w", sessionId: "s", id: $id,
-			phase: SETTLED, outcome: COMPLETED, providerTurnId: $ptid, providerTurnBinding: {n: 1}}) { id } }`,
-			map[string]any{"id": turn, "ptid": "p-" + turn}, nil)
-		api.Must(`mutation($turn: ID!, $q: String!, $a: String!) { appendMessages(input: {workspaceId: "w", sessionId: "s",
-			turnId: $turn, messages: [{role: USER, content: $q}, {role: ASSISTANT, content: $a}]}) { id } }`,
-			map[string]any{"turn": turn, "q": "question " + turn, "a": "answer " + turn}, nil)
-	}
+	seedForkSource(api)
 
 	var forked struct {
 		ForkSession struct{ ID, Status, Phase, TargetSessionID string }
@@ -186,4 +176,20 @@ func TestSecondServerOnOneSQLiteFileIsRefused(t *testing.T) {
 	err := server.Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-db", dbPath}, server.Options{})
 	require.ErrorContains(t, err, "in use by another forkgraph process")
 	require.ErrorContains(t, err, "postgres://")
+}
+
+// seedForkSource reports session s of workspace w: three settled, bound turns t1…t3 of a
+// question and an answer each, a source to fork.
+func seedForkSource(api servertest.Client) {
+	api.Must(`mutation { reportSession(input: {workspaceId: "w", id: "s", provider: "simulated",
+		providerSessionId: "p-s", title: "Source"}) { id } }`, nil, nil)
+	for i := 1; i <= 3; i++ {
+		turn := fmt.Sprintf("t%d", i)
+		api.Must(`mutation($id: ID!, $ptid: String!) { reportTurn(input: {workspaceId: "w", sessionId: "s", id: $id,
+			phase: SETTLED, outcome: COMPLETED, providerTurnId: $ptid, providerTurnBinding: {n: 1}}) { id } }`,
+			map[string]any{"id": turn, "ptid": "p-" + turn}, nil)
+		api.Must(`mutation($turn: ID!, $q: String!, $a: String!) { appendMessages(input: {workspaceId: "w", sessionId: "s",
+			turnId: $turn, messages: [{role: USER, content: $q}, {role: ASSISTANT, content: $a}]}) { id } }`,
+			map[string]any{"turn": turn, "q": "question " + turn, "a": "answer " + turn}, nil)
+	}
 }
