@@ -2,10 +2,10 @@ package access
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/forkgraph/forkgraph/internal/benchclock"
 	"github.com/forkgraph/forkgraph/internal/testissuer"
 )
 
@@ -29,33 +29,23 @@ func BenchmarkJWTVerification(b *testing.B) {
 		alg := string(iss.Key(kid).Algorithm)
 		b.Run(alg+"/signature", func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := processCPU(b)
+			cpu0 := benchclock.ProcessCPU(b)
 			for b.Loop() {
 				if _, _, err := v.verifySigned(ctx, token, time.Now()); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-µs/op")
+			b.ReportMetric(float64(benchclock.ProcessCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-µs/op")
 		})
 		b.Run(alg+"/remembered", func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := processCPU(b)
+			cpu0 := benchclock.ProcessCPU(b)
 			for b.Loop() {
 				if _, err := v.Verify(ctx, token); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-µs/op")
+			b.ReportMetric(float64(benchclock.ProcessCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-µs/op")
 		})
 	}
-}
-
-// processCPU is the user+system CPU time this process used so far: on a shared machine it moves
-// much less with everyone else's load than wall time does.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/forkgraph/forkgraph/internal/benchclock"
 	"github.com/forkgraph/forkgraph/store"
 )
 
@@ -62,13 +62,12 @@ func BenchmarkDeepTurnsPage(b *testing.B) {
 				{"Depth50Tail", deep, turnCursorAfter(b, h, deep, 80)},
 			}
 			for _, messages := range []string{"list", "connection"} {
-				var rootCPU, rootWall float64
+				var ratios benchclock.Ratios // of the root page of this run
 				for _, p := range pages {
 					b.Run("messages="+messages+"/page="+p.name, func(b *testing.B) {
 						body := benchBody(b, deepPageQueries[messages], map[string]any{"w": "demo", "s": p.session, "a": p.after})
 						const want = 20 * 2 // messages on the page, each turn's two
-						cpu0, wall0 := processCPU(b), time.Now()
-						for b.Loop() {
+						ratios.Measure(b, p.name == "Root", func() {
 							rec := httptest.NewRecorder()
 							req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
 							req.Header.Set("Content-Type", "application/json")
@@ -77,16 +76,7 @@ func BenchmarkDeepTurnsPage(b *testing.B) {
 								strings.Count(rec.Body.String(), `"role"`) != want {
 								b.Fatalf("HTTP %d: %.300s", rec.Code, rec.Body.String())
 							}
-						}
-						cpu := float64(processCPU(b)-cpu0) / float64(b.N) / 1e3
-						wall := float64(time.Since(wall0).Nanoseconds()) / float64(b.N)
-						b.ReportMetric(cpu, "cpu-us/op")
-						if p.name == "Root" {
-							rootCPU, rootWall = cpu, wall
-						} else if rootCPU > 0 {
-							b.ReportMetric(cpu/rootCPU, "x-root")
-							b.ReportMetric(wall/rootWall, "x-root-wall")
-						}
+						})
 					})
 				}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/forkgraph/forkgraph/access"
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/benchclock"
 	"github.com/forkgraph/forkgraph/internal/testissuer"
 	"github.com/forkgraph/forkgraph/providers/simulated"
 	"github.com/forkgraph/forkgraph/resolvers"
@@ -75,7 +76,7 @@ func BenchmarkSmallQuery(b *testing.B) {
 	}{{"open", open, ""}, {"static token", authed, "Bearer " + tokA}, {"JWT remembered", authed, "Bearer " + jwt}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := processCPU(b)
+			cpu0 := benchclock.ProcessCPU(b)
 			for b.Loop() {
 				rec := httptest.NewRecorder()
 				req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
@@ -88,7 +89,7 @@ func BenchmarkSmallQuery(b *testing.B) {
 					b.Fatalf("HTTP %d: %.300s", rec.Code, rec.Body.String())
 				}
 			}
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-µs/op")
+			b.ReportMetric(float64(benchclock.ProcessCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-µs/op")
 		})
 	}
 }

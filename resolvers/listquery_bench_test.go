@@ -6,9 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/forkgraph/forkgraph/internal/benchclock"
 )
 
 // listQuery is issue 11's list query (the gqlgen-shape anchor's p1-query.json).
@@ -28,7 +29,7 @@ func BenchmarkListQuery(b *testing.B) {
 	body := benchBody(b, listQuery, map[string]any{"w": "demo"})
 	// The machine is shared: wall time per query moves with everyone else's load, the process's
 	// CPU time per query much less, so it is reported beside ns/op.
-	cpu0 := processCPU(b)
+	cpu0 := benchclock.ProcessCPU(b)
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
@@ -38,16 +39,7 @@ func BenchmarkListQuery(b *testing.B) {
 			b.Fatalf("HTTP %d: %.300s", rec.Code, rec.Body.String())
 		}
 	}
-	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
-}
-
-// processCPU is the user+system CPU time this process used so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(benchclock.ProcessCPU(b)-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
 func benchBody(b *testing.B, query string, vars map[string]any) string {

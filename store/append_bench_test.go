@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/benchclock"
 )
 
 // BenchmarkAppendMessages is the write side of session search: one transaction per turn that
@@ -103,9 +104,9 @@ func BenchmarkAppendMessages(b *testing.B) {
 // in this process), which a machine shared with other work inflates much less than wall time.
 type cpuClock struct{ start time.Duration }
 
-func startCPU(b *testing.B) cpuClock { return cpuClock{processCPU(b)} }
+func startCPU(b *testing.B) cpuClock { return cpuClock{benchclock.ProcessCPU(b)} }
 
 // report adds cpu-µs/op to the benchmark's line.
 func (c cpuClock) report(b *testing.B) {
-	b.ReportMetric(float64((processCPU(b)-c.start).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64((benchclock.ProcessCPU(b)-c.start).Microseconds())/float64(b.N), "cpu-µs/op")
 }

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/benchclock"
 )
 
 // chainFixture is a root of rootTurns settled turns (two messages each) and a chain of depth
@@ -179,14 +179,13 @@ func BenchmarkTurnsPage(b *testing.B) {
 				}},
 			}
 			for _, messages := range reads {
-				var rootCPU, rootWall float64 // the root page's of this run: the deep pages report their ratios to them
+				var ratios benchclock.Ratios // of the root page of this run
 				for _, s := range []struct {
 					name, id string
 					after    int64
 				}{{"Root", c.root, 10}, {"Depth50", c.deep, 10}, {"Depth50Tail", c.deep, 80}} {
 					b.Run("messages="+messages.name+"/page="+s.name, func(b *testing.B) {
-						cpu0, wall0 := processCPU(b), time.Now()
-						for b.Loop() {
+						ratios.Measure(b, s.name == "Root", func() {
 							page, err := db.TurnsBySessionIDs(ctx, "ws", []string{s.id}, s.after, 20)
 							if err != nil || len(page[s.id]) != 20 {
 								b.Fatalf("page: %v, %d turns", err, len(page[s.id]))
@@ -199,16 +198,7 @@ func BenchmarkTurnsPage(b *testing.B) {
 							if err != nil || len(msgs) != 20 {
 								b.Fatalf("messages: %v, of %d turns", err, len(msgs))
 							}
-						}
-						cpu := float64(processCPU(b)-cpu0) / float64(b.N) / 1e3
-						wall := float64(time.Since(wall0).Nanoseconds()) / float64(b.N)
-						b.ReportMetric(cpu, "cpu-us/op")
-						if s.name == "Root" {
-							rootCPU, rootWall = cpu, wall
-						} else if rootCPU > 0 {
-							b.ReportMetric(cpu/rootCPU, "x-root")
-							b.ReportMetric(wall/rootWall, "x-root-wall")
-						}
+						})
 					})
 				}
 			}

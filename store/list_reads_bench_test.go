@@ -3,11 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/benchclock"
 )
 
 // BenchmarkListQueryReads runs, one at a time, the batch reads issue 11's list query makes of a
@@ -42,25 +41,16 @@ func BenchmarkListQueryReads(b *testing.B) {
 		b.Run(r.name, func(b *testing.B) {
 			// The machine is shared: the process's CPU per read moves less with the others' load
 			// than the wall time does.
-			cpu0 := processCPU(b)
+			cpu0 := benchclock.ProcessCPU(b)
 			for b.Loop() {
 				n, err := r.read()
 				if err != nil || n < 99 {
 					b.Fatalf("%d rows, %v", n, err)
 				}
 			}
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-µs/op")
+			b.ReportMetric(float64(benchclock.ProcessCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-µs/op")
 		})
 	}
-}
-
-// processCPU is the user+system CPU time this process used so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // seedListQuery stores 100 sessions of three turns of two messages, 99 of them with a lineage

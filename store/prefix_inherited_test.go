@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forkgraph/forkgraph/forkengine"
+	"github.com/forkgraph/forkgraph/internal/benchclock"
 )
 
 // A fork's prepare through an inherited turn of its source (a fork of a child at a turn the child
@@ -146,14 +147,14 @@ func BenchmarkInheritedPrefix(b *testing.B) {
 			} {
 				b.Run("read="+read.name, func(b *testing.B) {
 					s := db.Statements()
-					cpu0 := processCPU(b)
+					cpu0 := benchclock.ProcessCPU(b)
 					for b.Loop() {
 						p, err := read.read()
 						if err != nil || p.Turns != int(through) {
 							b.Fatalf("%v, %d turns", err, p.Turns)
 						}
 					}
-					b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-us/op")
+					b.ReportMetric(float64(benchclock.ProcessCPU(b)-cpu0)/float64(b.N)/1e3, "cpu-us/op")
 					b.ReportMetric(float64(db.Statements()-s)/float64(b.N), "statements/op")
 				})
 			}
