@@ -41,28 +41,8 @@ func TestMessageTextsAreMessagesByTurnsText(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openTest(t, migratedSQLite(t))
-	var turnIDs []string
-	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
-		if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "s", CreatedAt: at(1)}); err != nil {
-			return err
-		}
-		var turns []forkengine.Turn
-		var msgs []forkengine.Message
-		for i := range 3 {
-			id := fmt.Sprintf("t%d", i)
-			turnIDs = append(turnIDs, id)
-			turns = append(turns, forkengine.Turn{WorkspaceID: "ws", ID: id, SessionID: "s", Sequence: int64(i + 1)})
-			for j := range i + 1 { // 1, 2 and 3 messages
-				msgs = append(msgs, forkengine.Message{WorkspaceID: "ws", ID: fmt.Sprintf("m%d-%d", i, j), SessionID: "s",
-					TurnID: id, Role: forkengine.RoleUser, Content: fmt.Sprintf("text %d of %s", j, id), CreatedAt: at(10*i + j)})
-			}
-		}
-		if err := tx.InsertTurns(ctx, turns); err != nil {
-			return err
-		}
-		_, err := tx.InsertMessages(ctx, msgs)
-		return err
-	}))
+	turnIDs := []string{"t0", "t1", "t2"}
+	seedTurnsOfMessages(t, db, turnIDs, map[string]int{"t0": 1, "t1": 2, "t2": 3})
 	asked := append(turnIDs, "no-such-turn")
 	full, err := db.MessagesByTurnIDs(ctx, "ws", asked)
 	require.NoError(t, err)
@@ -115,25 +95,7 @@ func TestMessageTextsAreTheFirstPageOfEachTurn(t *testing.T) {
 	onBothDrivers(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
 		sizes := map[string]int{"a": 12, "b": 1, "c": 4, "d": 0, "e": 3}
-		require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
-			if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "s", CreatedAt: at(1)}); err != nil {
-				return err
-			}
-			var turns []forkengine.Turn
-			var msgs []forkengine.Message
-			for i, id := range []string{"a", "b", "c", "d", "e"} {
-				turns = append(turns, forkengine.Turn{WorkspaceID: "ws", ID: id, SessionID: "s", Sequence: int64(i + 1)})
-				for j := range sizes[id] {
-					msgs = append(msgs, forkengine.Message{WorkspaceID: "ws", ID: fmt.Sprintf("m-%s-%d", id, j), SessionID: "s",
-						TurnID: id, Role: forkengine.RoleUser, Content: fmt.Sprintf("%s %d", id, j), CreatedAt: at(10*i + j)})
-				}
-			}
-			if err := tx.InsertTurns(ctx, turns); err != nil {
-				return err
-			}
-			_, err := tx.InsertMessages(ctx, msgs)
-			return err
-		}))
+		seedTurnsOfMessages(t, db, []string{"a", "b", "c", "d", "e"}, sizes)
 		asked := []string{"e", "c", "a", "d", "b", "none"}
 		for _, limit := range []int{10, 3, 2} {
 			pages, err := db.TurnMessagesAfter(ctx, "ws", asked, 0, limit)
@@ -150,4 +112,30 @@ func TestMessageTextsAreTheFirstPageOfEachTurn(t *testing.T) {
 			}
 		}
 	})
+}
+
+// seedTurnsOfMessages stores session s of workspace ws with the turns ids, in sequence order, and
+// of each sizes[id] user messages ("<turn> <i>").
+func seedTurnsOfMessages(t *testing.T, db *DB, ids []string, sizes map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, db.Update(ctx, func(tx forkengine.Tx) error {
+		if err := tx.UpsertSession(ctx, forkengine.Session{WorkspaceID: "ws", ID: "s", CreatedAt: at(1)}); err != nil {
+			return err
+		}
+		var turns []forkengine.Turn
+		var msgs []forkengine.Message
+		for i, id := range ids {
+			turns = append(turns, forkengine.Turn{WorkspaceID: "ws", ID: id, SessionID: "s", Sequence: int64(i + 1)})
+			for j := range sizes[id] {
+				msgs = append(msgs, forkengine.Message{WorkspaceID: "ws", ID: fmt.Sprintf("m-%s-%d", id, j), SessionID: "s",
+					TurnID: id, Role: forkengine.RoleUser, Content: fmt.Sprintf("%s %d", id, j), CreatedAt: at(10*i + j)})
+			}
+		}
+		if err := tx.InsertTurns(ctx, turns); err != nil {
+			return err
+		}
+		_, err := tx.InsertMessages(ctx, msgs)
+		return err
+	}))
 }

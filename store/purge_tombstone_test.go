@@ -13,9 +13,9 @@ import (
 
 // Purging a session whose rows other sessions' Histories read keeps those rows in a tombstone
 // workspace for as long as one reader is left, and purging the last reader frees them: root ->
-// c1 -> c2 and a fork of root through an earlier turn (sib: a committed
-// fork blocks another of its boundary until acknowledged); the root is purged (its rows now in a tombstone), then
-// c1 (its rows, read by c2, in a second tombstone), then sib. Until then the tombstones still hold
+// c1 -> c2 and a fork of root through an earlier turn (sib: a committed fork blocks another of
+// its boundary until acknowledged); the root is purged (its rows now in a tombstone), then c1
+// (its rows, read by c2, in a second tombstone), then sib. Until then the tombstones still hold
 // turns, messages, session rows and the segments that name them, and c2 (and sib, while it lives)
 // still read their whole prefix as before the first purge; once c2, the last reader, is purged,
 // no row of any table names a tombstone workspace. On both drivers.
